@@ -1,0 +1,218 @@
+"""The exceptions agentkit raises.
+
+Every error carries its facts as attributes; the message is built from those
+attributes in one place, so a CLI, a log line and a result dictionary all say
+the same thing.
+
+    AgentKitError                   base of everything agentkit raises
+    ├── SemanticError               misuse of the API: no TOOL_NAME, bad schema, duplicate name
+    │   └── SchemaDefinitionError   a schema definition with problems (each with its location)
+    ├── DefinitionError             tool definition files with problems (each file:line:column)
+    ├── CredentialError             a credential that cannot be resolved
+    ├── ToolValidationError         inputs or outputs that do not match a tool's schema
+    └── ToolExecutionError          a tool call that failed; the cause is kept
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal, final
+
+__all__ = [
+    "AgentKitError",
+    "CredentialError",
+    "DefinitionError",
+    "DefinitionProblem",
+    "SchemaDefinitionError",
+    "SchemaProblem",
+    "SemanticError",
+    "ToolExecutionError",
+    "ToolValidationError",
+]
+
+Direction = Literal["input", "output"]
+
+
+class AgentKitError(Exception):
+    """Base class of every error agentkit raises."""
+
+    #: The exit status the command-line interface uses for this kind of error.
+    exit_code = 1
+
+    def format_message(self) -> str:
+        """The error's message, as the command line shows it."""
+        return str(self)
+
+
+class SemanticError(AgentKitError):
+    """The API was used in a way that cannot work (a definition or call is wrong)."""
+
+    exit_code = 2
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class SchemaProblem:
+    """One problem in a schema definition.
+
+    ``location`` is the path from the schema's root to the offending key, such as
+    ``("parameters", 1, "default")``, so a loader can point at the line it came from.
+    """
+
+    location: tuple[str | int, ...]
+    message: str
+
+    @property
+    def field(self) -> str:
+        """The location as the definition format spells it: ``parameters[1].default``."""
+        return format_location(self.location)
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}" if self.location else self.message
+
+
+class SchemaDefinitionError(SemanticError):
+    """A schema definition (``INPUT_SCHEMA``, ``OUTPUT_SCHEMA``) has problems."""
+
+    def __init__(self, problems: Sequence[SchemaProblem], *, owner: str = "") -> None:
+        self.problems = tuple(problems)
+        self.owner = owner
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        subject = f"{self.owner} is invalid" if self.owner else "Invalid schema"
+        lines = [f"{subject}:"]
+        lines.extend(f"  - {problem}" for problem in self.problems)
+        return "\n".join(lines)
+
+    def with_owner(self, owner: str) -> SchemaDefinitionError:
+        """The same problems, attributed to ``owner`` (for example ``Tool 'x' INPUT_SCHEMA``)."""
+        return SchemaDefinitionError(self.problems, owner=owner)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class DefinitionProblem:
+    """One problem in a tool definition file, rendered ``path:line:column: field: message``.
+
+    ``line`` and ``column`` are 1-based; 0 means the position is unknown.
+    """
+
+    path: str
+    line: int
+    column: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line:
+            where += f":{self.line}:{self.column or 1}"
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
+
+
+class DefinitionError(AgentKitError):
+    """Tool definition files have problems; every problem of every file is listed at once."""
+
+    exit_code = 2
+
+    def __init__(self, problems: Iterable[DefinitionProblem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        count = len(self.problems)
+        noun = "problem" if count == 1 else "problems"
+        lines = [f"{count} {noun} in tool definitions:"]
+        lines.extend(f"  {problem}" for problem in self.problems)
+        return "\n".join(lines)
+
+
+class CredentialError(AgentKitError):
+    """A credential a tool needs could not be found.
+
+    The message names the tool, the credential and every place that was looked
+    in; it never contains a credential value.
+    """
+
+    def __init__(self, tool_name: str, credential: str, looked_in: Sequence[str]) -> None:
+        self.tool_name = tool_name
+        self.credential = credential
+        self.looked_in = tuple(looked_in)
+        places = "; ".join(self.looked_in) or "no credential providers are configured"
+        super().__init__(
+            f"Tool '{tool_name}' needs credential '{credential}', which was not found. "
+            f"Looked in: {places}. Provide it in one of those places."
+        )
+
+
+class ToolValidationError(AgentKitError):
+    """A tool's inputs or outputs do not match its schema."""
+
+    def __init__(self, tool_name: str, direction: Direction, errors: Sequence[str]) -> None:
+        self._tool_name = tool_name
+        self._direction: Direction = direction
+        self._errors = list(errors)
+        verb = "received invalid input" if direction == "input" else "returned invalid output"
+        lines = [f"Tool '{tool_name}' {verb}:"]
+        lines.extend(f"  - {error}" for error in self._errors)
+        super().__init__("\n".join(lines))
+
+    @property
+    def tool_name(self) -> str:
+        return self._tool_name
+
+    @property
+    def direction(self) -> Direction:
+        """``"input"`` or ``"output"``."""
+        return self._direction
+
+    @property
+    def errors(self) -> list[str]:
+        """Each problem, in the schema's wording (a copy; changing it changes nothing)."""
+        return list(self._errors)
+
+
+class ToolExecutionError(AgentKitError):
+    """A tool call failed: the tool raised, or what it needed (a credential) was missing.
+
+    ``cause`` is the original exception and is also chained as ``__cause__``.
+    ``detail`` replaces the cause's text in the message where it had to be
+    cleaned first (secrets redacted).
+    """
+
+    def __init__(self, tool_name: str, cause: BaseException, *, detail: str | None = None) -> None:
+        self._tool_name = tool_name
+        self._cause = cause
+        self.__cause__ = cause
+        self._detail = str(cause) if detail is None else detail
+        kind = type(cause).__name__
+        what = f"{kind}: {self._detail}" if self._detail else kind
+        super().__init__(f"Tool '{tool_name}' failed: {what}")
+
+    @property
+    def tool_name(self) -> str:
+        return self._tool_name
+
+    @property
+    def cause(self) -> BaseException:
+        return self._cause
+
+    @property
+    def detail(self) -> str:
+        """The cause's message as shown (secrets redacted)."""
+        return self._detail
+
+
+def format_location(location: Iterable[str | int]) -> str:
+    """``("parameters", 1, "default")`` -> ``parameters[1].default``."""
+    text = ""
+    for part in location:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+    return text

@@ -1,0 +1,498 @@
+"""ToolSchema: parsing definitions, validating values, exporting JSON Schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentkit import PARAMETER_TYPES, SchemaDefinitionError, ToolSchema
+
+
+def schema(*parameters: dict[str, Any]) -> ToolSchema:
+    return ToolSchema.from_dict({"parameters": list(parameters)})
+
+
+WEATHER = schema(
+    {"name": "city", "type": "string", "description": "City name"},
+    {"name": "days", "type": "integer", "required": False, "default": 1},
+    {"name": "units", "type": "string", "required": False, "enum": ["metric", "imperial"]},
+)
+
+
+# -- the chapter's wording -------------------------------------------------------------------
+
+
+def test_valid_values_give_no_errors_and_fill_defaults_in_place() -> None:
+    values: dict[str, Any] = {"city": "Oslo"}
+    assert WEATHER.validate(values) == []
+    assert values == {"city": "Oslo", "days": 1}
+
+
+def test_missing_required_parameter() -> None:
+    assert WEATHER.validate({}) == ["Missing required parameter: 'city'"]
+
+
+def test_wrong_type_uses_the_chapters_wording() -> None:
+    errors = WEATHER.validate({"city": "Oslo", "days": "3"})
+    assert errors == ["Parameter 'days': expected type 'integer', got 'str'"]
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    errors = WEATHER.validate({"days": "3", "units": "kelvin", "citty": "Oslo"})
+    assert errors == [
+        "Missing required parameter: 'city'",
+        "Parameter 'days': expected type 'integer', got 'str'",
+        "Parameter 'units': expected one of ['metric', 'imperial'], got 'kelvin'",
+        "Unknown parameter: 'citty' (did you mean 'city'?)",
+    ]
+
+
+def test_invalid_values_are_left_unchanged() -> None:
+    values: dict[str, Any] = {"days": "3"}
+    WEATHER.validate(values)
+    assert values == {"days": "3"}
+
+
+def test_non_mapping_values() -> None:
+    assert WEATHER.validate(["Oslo"]) == [  # type: ignore[arg-type]
+        "Expected a mapping of parameter names to values, got 'list'"
+    ]
+
+
+# -- the six types and the settled points ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("type_name", "good", "bad", "bad_type"),
+    [
+        pytest.param("string", "x", 1, "int", id="string"),
+        pytest.param("integer", 3, 3.0, "float", id="integer"),
+        pytest.param("float", 2.5, "2.5", "str", id="float"),
+        pytest.param("boolean", False, 0, "int", id="boolean"),
+        pytest.param("list", [1, "a"], (1,), "tuple", id="list"),
+        pytest.param("dictionary", {"a": 1}, [("a", 1)], "list", id="dictionary"),
+    ],
+)
+def test_each_type_accepts_its_values_and_names_the_wrong_one(
+    type_name: str, good: Any, bad: Any, bad_type: str
+) -> None:
+    one = schema({"name": "v", "type": type_name})
+    assert one.validate({"v": good}) == []
+    assert one.validate({"v": bad}) == [
+        f"Parameter 'v': expected type '{type_name}', got '{bad_type}'"
+    ]
+
+
+def test_the_six_types() -> None:
+    assert PARAMETER_TYPES == ("string", "integer", "float", "boolean", "list", "dictionary")
+
+
+@pytest.mark.parametrize("value", [True, False], ids=["true", "false"])
+@pytest.mark.parametrize("type_name", ["integer", "float"])
+def test_numbers_reject_booleans(type_name: str, value: bool) -> None:
+    errors = schema({"name": "n", "type": type_name}).validate({"n": value})
+    assert errors == [f"Parameter 'n': expected type '{type_name}', got 'bool'"]
+
+
+def test_float_accepts_an_integer_and_stores_a_float() -> None:
+    values: dict[str, Any] = {"t": 72}
+    assert schema({"name": "t", "type": "float"}).validate(values) == []
+    assert values["t"] == 72.0
+    assert type(values["t"]) is float
+
+
+def test_float_rejects_an_integer_too_large() -> None:
+    errors = schema({"name": "t", "type": "float"}).validate({"t": 10**400})
+    assert errors == ["Parameter 't': expected type 'float', got an integer too large"]
+
+
+@pytest.mark.parametrize(
+    ("type_name", "text"),
+    [("integer", "3"), ("float", "2.5"), ("boolean", "true")],
+    ids=["integer", "float", "boolean"],
+)
+def test_no_string_coercion(type_name: str, text: str) -> None:
+    assert schema({"name": "v", "type": type_name}).validate({"v": text}) != []
+
+
+def test_none_for_an_optional_parameter_applies_its_default() -> None:
+    values: dict[str, Any] = {"city": "Oslo", "days": None}
+    assert WEATHER.validate(values) == []
+    assert values["days"] == 1
+
+
+def test_none_for_an_optional_parameter_without_default_removes_it() -> None:
+    values: dict[str, Any] = {"city": "Oslo", "units": None}
+    assert WEATHER.validate(values) == []
+    assert "units" not in values
+
+
+def test_none_for_a_required_parameter_is_a_type_error() -> None:
+    assert WEATHER.validate({"city": None}) == [
+        "Parameter 'city': expected type 'string', got 'NoneType'"
+    ]
+
+
+def test_unknown_parameter_without_a_close_name() -> None:
+    assert WEATHER.validate({"city": "Oslo", "zzz": 1}) == ["Unknown parameter: 'zzz'"]
+
+
+def test_mutable_defaults_are_fresh_for_every_call() -> None:
+    tagged = schema({"name": "tags", "type": "list", "required": False, "default": ["a"]})
+    first: dict[str, Any] = {}
+    tagged.validate(first)
+    first["tags"].append("changed")
+    second: dict[str, Any] = {}
+    tagged.validate(second)
+    assert second["tags"] == ["a"]
+
+
+# -- extensions --------------------------------------------------------------------------------
+
+
+def test_enum() -> None:
+    units = schema({"name": "u", "type": "string", "enum": ["a", "b"]})
+    assert units.validate({"u": "a"}) == []
+    assert units.validate({"u": "c"}) == ["Parameter 'u': expected one of ['a', 'b'], got 'c'"]
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        pytest.param(0, "Parameter 'n': expected a value of at least 1, got 0", id="below"),
+        pytest.param(11, "Parameter 'n': expected a value of at most 10, got 11", id="above"),
+        pytest.param(1, None, id="low-edge"),
+        pytest.param(10, None, id="high-edge"),
+    ],
+)
+def test_minimum_and_maximum(value: int, error: str | None) -> None:
+    bounded = schema({"name": "n", "type": "integer", "minimum": 1, "maximum": 10})
+    assert bounded.validate({"n": value}) == ([error] if error else [])
+
+
+def test_pattern_must_match_the_whole_string() -> None:
+    code = schema({"name": "code", "type": "string", "pattern": "[A-Z]{3}"})
+    assert code.validate({"code": "OSL"}) == []
+    assert code.validate({"code": "OSLO"}) == [
+        "Parameter 'code': expected a string matching '[A-Z]{3}', got 'OSLO'"
+    ]
+
+
+def test_list_items_by_type_name_with_paths() -> None:
+    tags = schema({"name": "tags", "type": "list", "items": "string"})
+    assert tags.validate({"tags": ["a", "b"]}) == []
+    assert tags.validate({"tags": ["a", 2]}) == [
+        "Parameter 'tags[1]': expected type 'string', got 'int'"
+    ]
+
+
+def test_list_items_by_spec_convert_elements() -> None:
+    temps = schema({"name": "t", "type": "list", "items": {"type": "float", "minimum": -100}})
+    values: dict[str, Any] = {"t": [1, 2.5]}
+    assert temps.validate(values) == []
+    assert values["t"] == [1.0, 2.5]
+    assert temps.validate({"t": [-200]}) == [
+        "Parameter 't[0]': expected a value of at least -100, got -200.0"
+    ]
+
+
+FILTERS = schema(
+    {
+        "name": "filters",
+        "type": "dictionary",
+        "parameters": [
+            {"name": "tags", "type": "list", "items": "string"},
+            {"name": "since", "type": "string", "required": False, "default": "today"},
+        ],
+    }
+)
+
+
+def test_nested_errors_name_the_path() -> None:
+    errors = FILTERS.validate({"filters": {"tags": ["a", "b", 3]}})
+    assert errors == ["Parameter 'filters.tags[2]': expected type 'string', got 'int'"]
+
+
+def test_nested_missing_and_unknown_name_the_path() -> None:
+    errors = FILTERS.validate({"filters": {"tgs": []}})
+    assert errors == [
+        "Missing required parameter: 'filters.tags'",
+        "Unknown parameter: 'filters.tgs' (did you mean 'filters.tags'?)",
+    ]
+
+
+def test_nested_defaults_apply_to_a_copy_not_the_callers_dict() -> None:
+    inner = {"tags": ["a"]}
+    values: dict[str, Any] = {"filters": inner}
+    assert FILTERS.validate(values) == []
+    assert values["filters"] == {"tags": ["a"], "since": "today"}
+    assert inner == {"tags": ["a"]}
+
+
+def test_free_form_dictionary_and_list_accept_anything_inside() -> None:
+    free = schema({"name": "d", "type": "dictionary"}, {"name": "l", "type": "list"})
+    assert free.validate({"d": {"x": [1, {"y": None}]}, "l": [None, 1, "a"]}) == []
+
+
+# -- checking definitions ----------------------------------------------------------------------
+
+
+def problems_of(definition: Any) -> list[str]:
+    with pytest.raises(SchemaDefinitionError) as info:
+        ToolSchema.from_dict(definition)
+    return [str(problem) for problem in info.value.problems]
+
+
+@pytest.mark.parametrize(
+    ("parameter", "expected"),
+    [
+        pytest.param({"type": "string"}, "parameters[0]: missing 'name'", id="no-name"),
+        pytest.param(
+            {"name": "x"},
+            "parameters[0]: missing 'type'; expected one of: string, integer, float, "
+            "boolean, list, dictionary",
+            id="no-type",
+        ),
+        pytest.param(
+            {"name": "x", "type": "int"},
+            "parameters[0].type: unsupported type 'int' (did you mean 'integer'?); expected "
+            "one of: string, integer, float, boolean, list, dictionary",
+            id="alias-type",
+        ),
+        pytest.param(
+            {"name": "x", "type": "strng"},
+            "parameters[0].type: unsupported type 'strng' (did you mean 'string'?); expected "
+            "one of: string, integer, float, boolean, list, dictionary",
+            id="typo-type",
+        ),
+        pytest.param(
+            {"name": "x", "type": "integer", "required": False, "default": "3"},
+            "parameters[0].default: invalid default: Parameter 'x': expected type 'integer', "
+            "got 'str'",
+            id="default-type",
+        ),
+        pytest.param(
+            {"name": "x", "type": "integer", "default": 3},
+            "parameters[0].default: a required parameter cannot have a default; set "
+            "'required: false' or remove the default",
+            id="default-on-required",
+        ),
+        pytest.param(
+            {"name": "x", "type": "string", "descripton": "typo"},
+            "parameters[0].descripton: unknown key 'descripton' (did you mean "
+            "'description'?); allowed keys: name, required, default, type, description, "
+            "enum, items, parameters, minimum, maximum, pattern",
+            id="unknown-key",
+        ),
+        pytest.param(
+            {"name": "my city", "type": "string"},
+            "parameters[0].name: invalid parameter name 'my city': use letters, digits and "
+            "underscores, starting with a letter or underscore, at most 64 characters",
+            id="bad-name",
+        ),
+        pytest.param(
+            {"name": "x", "type": "string", "required": "no"},
+            "parameters[0].required: expected true or false, got 'str'",
+            id="required-not-bool",
+        ),
+        pytest.param(
+            {"name": "x", "type": "boolean", "enum": [True]},
+            "parameters[0].enum: 'enum' applies to string, integer and float parameters, "
+            "not 'boolean'",
+            id="enum-on-boolean",
+        ),
+        pytest.param(
+            {"name": "x", "type": "string", "enum": ["a", 1]},
+            "parameters[0].enum: every value must be of type 'string'; 1 is not",
+            id="enum-mixed",
+        ),
+        pytest.param(
+            {"name": "x", "type": "string", "enum": []},
+            "parameters[0].enum: expected a non-empty list of allowed values",
+            id="enum-empty",
+        ),
+        pytest.param(
+            {"name": "x", "type": "integer", "minimum": 5, "maximum": 1},
+            "parameters[0].maximum: maximum 1 is below minimum 5",
+            id="min-above-max",
+        ),
+        pytest.param(
+            {"name": "x", "type": "string", "minimum": 1},
+            "parameters[0].minimum: 'minimum' applies to integer and float parameters, "
+            "not 'string'",
+            id="minimum-on-string",
+        ),
+        pytest.param(
+            {"name": "x", "type": "string", "pattern": "("},
+            "parameters[0].pattern: invalid regular expression: missing ), unterminated "
+            "subpattern at position 0",
+            id="bad-pattern",
+        ),
+        pytest.param(
+            {"name": "x", "type": "string", "items": "string"},
+            "parameters[0].items: 'items' applies only to type 'list', not 'string'",
+            id="items-on-string",
+        ),
+        pytest.param(
+            {"name": "x", "type": "list", "parameters": []},
+            "parameters[0].parameters: 'parameters' applies only to type 'dictionary', not 'list'",
+            id="parameters-on-list",
+        ),
+        pytest.param(
+            {"name": "x", "type": "string", "required": False, "default": "b", "enum": ["a"]},
+            "parameters[0].default: invalid default: Parameter 'x': expected one of ['a'], got 'b'",
+            id="default-outside-enum",
+        ),
+        pytest.param(
+            "city",
+            "parameters[0]: expected a mapping with 'name' and 'type', got 'str'",
+            id="not-a-mapping",
+        ),
+    ],
+)
+def test_definition_problems(parameter: Any, expected: str) -> None:
+    assert problems_of({"parameters": [parameter]}) == [expected]
+
+
+def test_every_definition_problem_is_reported_at_once() -> None:
+    problems = problems_of(
+        {
+            "parameters": [
+                {"name": "a", "type": "nope"},
+                {"name": "a", "type": "string"},
+                {"name": "a", "type": "string"},
+                {"name": "n", "type": "dictionary", "parameters": [{"name": "m"}]},
+            ],
+            "paramters": [],
+        }
+    )
+    assert problems == [
+        "paramters: unknown key 'paramters' (did you mean 'parameters'?); a schema has only "
+        "'parameters'",
+        "parameters[0].type: unsupported type 'nope'; expected one of: string, integer, "
+        "float, boolean, list, dictionary",
+        "parameters[2].name: duplicate parameter name 'a' (first defined at parameters[1])",
+        "parameters[3].parameters[0]: missing 'type'; expected one of: string, integer, "
+        "float, boolean, list, dictionary",
+    ]
+
+
+def test_problem_locations_are_structured() -> None:
+    with pytest.raises(SchemaDefinitionError) as info:
+        ToolSchema.from_dict({"parameters": [{"name": "x", "type": "list", "items": "nope"}]})
+    (problem,) = info.value.problems
+    assert problem.location == ("parameters", 0, "items", "type")
+    assert problem.field == "parameters[0].items.type"
+
+
+@pytest.mark.parametrize("definition", [None, [], "parameters"], ids=["none", "list", "string"])
+def test_schema_must_be_a_mapping(definition: Any) -> None:
+    (problem,) = problems_of(definition)
+    assert problem.startswith("expected a mapping with a 'parameters' list")
+
+
+def test_empty_schema_is_valid() -> None:
+    assert len(ToolSchema.from_dict({})) == 0
+    assert ToolSchema.from_dict({}).validate({}) == []
+
+
+# -- JSON Schema -------------------------------------------------------------------------------
+
+
+def test_to_json_schema() -> None:
+    full = schema(
+        {"name": "city", "type": "string", "description": "City", "pattern": "[A-Za-z ]+"},
+        {"name": "days", "type": "integer", "required": False, "default": 1, "minimum": 1},
+        {"name": "units", "type": "string", "required": False, "enum": ["metric", "imperial"]},
+        {"name": "temps", "type": "list", "items": "float"},
+        {"name": "anything", "type": "list", "required": False},
+        {"name": "filters", "type": "dictionary", "parameters": [{"name": "q", "type": "string"}]},
+        {"name": "extra", "type": "dictionary", "required": False},
+        {"name": "flag", "type": "boolean", "required": False},
+    )
+    assert full.to_json_schema() == {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "description": "City", "pattern": "^(?:[A-Za-z ]+)$"},
+            "days": {"type": "integer", "minimum": 1, "default": 1},
+            "units": {"type": "string", "enum": ["metric", "imperial"]},
+            "temps": {"type": "array", "items": {"type": "number"}},
+            "anything": {"type": "array", "items": {}},
+            "filters": {
+                "type": "object",
+                "properties": {"q": {"type": "string"}},
+                "required": ["q"],
+                "additionalProperties": False,
+            },
+            "extra": {"type": "object"},
+            "flag": {"type": "boolean"},
+        },
+        "required": ["city", "temps", "filters"],
+        "additionalProperties": False,
+    }
+
+
+def test_to_dict_round_trips() -> None:
+    again = ToolSchema.from_dict(FILTERS.to_dict())
+    assert again == FILTERS
+    assert ToolSchema.from_dict(WEATHER.to_dict()) == WEATHER
+
+
+def test_schema_is_immutable() -> None:
+    with pytest.raises(AttributeError, match="immutable"):
+        WEATHER._parameters = ()
+    with pytest.raises(AttributeError, match="immutable"):
+        WEATHER.parameters[0].name = "x"
+
+
+def test_names_cannot_inject_code_into_the_generated_validator() -> None:
+    # Names are checked against an identifier pattern, and the generated code never
+    # embeds them as text anyway; a quote in a nested key reaches it only as data.
+    nested = schema(
+        {"name": "d", "type": "dictionary", "parameters": [{"name": "a", "type": "string"}]}
+    )
+    errors = nested.validate({"d": {"a": "x", "'); import os; ('": 1}})
+    assert errors == ["Unknown parameter: 'd.'); import os; (''"]
+
+
+# -- properties --------------------------------------------------------------------------------
+
+JSON_SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@given(st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=6))
+def test_validate_never_raises_and_reports_strings(values: dict[str, Any]) -> None:
+    for candidate in (WEATHER, FILTERS):
+        errors = candidate.validate(dict(values))
+        assert all(isinstance(error, str) for error in errors)
+
+
+@given(
+    st.text(min_size=1),
+    st.one_of(st.none(), st.integers(min_value=-(2**31), max_value=2**31)),
+)
+def test_valid_inputs_pass_and_keep_their_values(city: str, days: int | None) -> None:
+    values: dict[str, Any] = {"city": city}
+    if days is not None:
+        values["days"] = days
+    assert WEATHER.validate(values) == []
+    assert values["city"] == city
+    assert values["days"] == (1 if days is None else days)
+
+
+@given(st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=6))
+def test_invalid_values_are_never_changed(values: dict[str, Any]) -> None:
+    before = repr(values)
+    errors = FILTERS.validate(values)
+    if errors:
+        assert repr(values) == before
