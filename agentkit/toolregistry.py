@@ -1,0 +1,102 @@
+"""The set of tools an agent can call, by name."""
+
+from __future__ import annotations
+
+import difflib
+import threading
+from collections.abc import Iterable, Iterator
+
+from agentkit.tool import Tool
+from agentkit.toolerrors import SemanticError
+
+__all__ = ["ToolRegistry"]
+
+
+class ToolRegistry:
+    """Tools by name; a name is taken once. Safe to use from several threads.
+
+    Iteration, ``names()`` and ``lookup_by_tags`` see the tools in the order
+    they were registered, as a snapshot: registering during iteration is safe.
+    """
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._lock = threading.RLock()
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> Tool:
+        """Add ``tool``; a name already taken raises ``SemanticError`` naming both sources."""
+        if isinstance(tool, type) and issubclass(tool, Tool):
+            raise SemanticError(
+                f"register() takes a Tool instance, got the class {tool.__name__}; "
+                f"register {tool.__name__}() instead"
+            )
+        if not isinstance(tool, Tool):
+            raise SemanticError(f"register() takes a Tool instance, got {type(tool).__name__}")
+        name = tool.name
+        with self._lock:
+            existing = self._tools.get(name)
+            if existing is not None:
+                raise SemanticError(
+                    f"Tool '{name}' is already registered (defined by {existing.source}); "
+                    f"cannot register a second tool of that name (defined by {tool.source}). "
+                    "Rename one of them, or unregister the first."
+                )
+            self._tools[name] = tool
+        return tool
+
+    def unregister(self, name: str) -> Tool:
+        """Remove and return the tool called ``name``; ``KeyError`` when there is none."""
+        with self._lock:
+            try:
+                return self._tools.pop(name)
+            except KeyError:
+                raise KeyError(self._unknown(name)) from None
+
+    def lookup(self, name: str) -> Tool | None:
+        """The tool called ``name``, or ``None``."""
+        return self._tools.get(name)
+
+    def __getitem__(self, name: str) -> Tool:
+        tool = self._tools.get(name)
+        if tool is None:
+            raise KeyError(self._unknown(name))
+        return tool
+
+    def lookup_by_tags(self, **tags: str) -> list[Tool]:
+        """The tools whose tags include every ``key=value`` given (all tools when none are)."""
+        wanted = tags.items()
+        return [tool for tool in self._snapshot() if wanted <= tool.tags.items()]
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return list(self._tools)
+
+    def suggest(self, name: str) -> str | None:
+        """The registered name closest to ``name``, for "did you mean" hints."""
+        matches = difflib.get_close_matches(name, self.names(), n=1, cutoff=0.6)
+        return matches[0] if matches else None
+
+    def _unknown(self, name: str) -> str:
+        close = self.suggest(name)
+        hint = f" (did you mean '{close}'?)" if close else ""
+        return f"No tool named '{name}' is registered{hint}"
+
+    def _snapshot(self) -> list[Tool]:
+        with self._lock:
+            return list(self._tools.values())
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._snapshot())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, item: object) -> bool:
+        if isinstance(item, Tool):
+            return self._tools.get(item.name) is item
+        return item in self._tools
+
+    def __repr__(self) -> str:
+        return f"ToolRegistry({self.names()!r})"

@@ -1,0 +1,146 @@
+"""The outcome of one tool call."""
+
+from __future__ import annotations
+
+from typing import Any, Final, final
+
+from agentkit.toolerrors import ToolExecutionError, ToolValidationError
+
+__all__ = [
+    "STATUS_FAILURE",
+    "STATUS_SUCCESS",
+    "ResultBuilder",
+    "ToolResult",
+    "describe_error",
+    "make_result",
+]
+
+STATUS_SUCCESS: Final = "success"
+STATUS_FAILURE: Final = "failure"
+
+
+@final
+class ToolResult:
+    """An immutable record of one call: status, output, wall-clock duration and error.
+
+    ``output`` is the validated output on success and ``None`` on failure;
+    ``error`` is the typed exception on failure (``ToolValidationError`` or
+    ``ToolExecutionError``) and ``None`` on success.
+    """
+
+    __slots__ = ("duration", "error", "output", "status", "tool_name")
+
+    tool_name: str
+    status: str
+    output: dict[str, Any] | None
+    duration: float
+    error: Exception | None
+
+    def __init__(
+        self,
+        *,
+        tool_name: str,
+        status: str,
+        output: dict[str, Any] | None = None,
+        duration: float = 0.0,
+        error: Exception | None = None,
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "tool_name", tool_name)
+        _set(self, "status", status)
+        _set(self, "output", output)
+        _set(self, "duration", duration)
+        _set(self, "error", error)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"ToolResult is immutable; cannot set '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"ToolResult is immutable; cannot delete '{name}'")
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == STATUS_SUCCESS
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable form: tool, status, output, duration and error."""
+        return {
+            "tool": self.tool_name,
+            "status": self.status,
+            "output": self.output,
+            "duration": self.duration,
+            "error": describe_error(self.error) if self.error is not None else None,
+        }
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolResult):
+            return NotImplemented
+        return (
+            self.tool_name == other.tool_name
+            and self.status == other.status
+            and self.output == other.output
+            and self.duration == other.duration
+            and self.error is other.error
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # the output is a dict, so results are unhashable
+
+    def __repr__(self) -> str:
+        if self.succeeded:
+            detail = f"output={self.output!r}"
+        else:
+            detail = f"error={type(self.error).__name__}"
+        return (
+            f"ToolResult(tool_name={self.tool_name!r}, status={self.status!r}, {detail}, "
+            f"duration={self.duration:.6f})"
+        )
+
+
+class ResultBuilder:
+    """ToolResult's layout twin without the closed ``__setattr__``, to build results fast.
+
+    Results are made on every call. Plain slot assignment followed by a switch
+    of ``__class__`` costs about half of writing each slot through
+    ``object.__setattr__`` (benchmarks/), and the result is as closed as any other.
+    """
+
+    __slots__ = ("duration", "error", "output", "status", "tool_name")
+
+    def __init__(
+        self,
+        tool_name: str,
+        status: str,
+        output: dict[str, Any] | None,
+        duration: float,
+        error: Exception | None,
+    ) -> None:
+        self.tool_name = tool_name
+        self.status = status
+        self.output = output
+        self.duration = duration
+        self.error = error
+
+
+def make_result(
+    tool_name: str,
+    status: str,
+    output: dict[str, Any] | None,
+    duration: float,
+    error: Exception | None,
+) -> ToolResult:
+    """``ToolResult(...)`` by the fast path: the executor's constructor."""
+    result: Any = ResultBuilder(tool_name, status, output, duration, error)
+    result.__class__ = ToolResult
+    return result  # type: ignore[no-any-return]
+
+
+def describe_error(error: BaseException) -> dict[str, Any]:
+    """An error as data: its type and message, plus the fields its type carries."""
+    described: dict[str, Any] = {"type": type(error).__name__, "message": str(error)}
+    if isinstance(error, ToolValidationError):
+        described["direction"] = error.direction
+        described["errors"] = error.errors
+    elif isinstance(error, ToolExecutionError):
+        described["cause"] = type(error.cause).__name__
+        described["detail"] = error.detail
+    return described

@@ -1,0 +1,124 @@
+"""Tool: the class constants, their checks, and the read-only properties."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from agentkit import SemanticError, Tool, ToolSchema
+
+
+class Echo(Tool):
+    TOOL_NAME = "echo"
+    TOOL_DESCRIPTION = "Repeat the text."
+    TOOL_VERSION = "2.1.0"
+    TOOL_TAGS = {"kind": "test"}
+    CREDENTIAL_NAMES = ("echo-key",)
+    INPUT_SCHEMA = {"parameters": [{"name": "text", "type": "string"}]}
+    OUTPUT_SCHEMA = {"parameters": [{"name": "text", "type": "string"}]}
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        return {"text": inputs["text"]}
+
+
+def test_properties_come_from_the_class_constants() -> None:
+    tool = Echo()
+    assert tool.name == "echo"
+    assert tool.description == "Repeat the text."
+    assert tool.version == "2.1.0"
+    assert tool.tags == {"kind": "test"}
+    assert tool.credential_names == ("echo-key",)
+    assert isinstance(tool.input_schema, ToolSchema)
+    assert tool.input_schema.names == ("text",)
+    assert tool.output_schema.names == ("text",)
+    assert tool.source == "tests.test_tool.Echo"
+
+
+@pytest.mark.parametrize(
+    "attribute",
+    ["name", "description", "version", "input_schema", "output_schema", "tags", "credential_names"],
+)
+def test_properties_are_read_only(attribute: str) -> None:
+    with pytest.raises(AttributeError):
+        setattr(Echo(), attribute, "x")
+
+
+def test_tags_are_a_copy() -> None:
+    tool = Echo()
+    tool.tags["kind"] = "changed"
+    assert tool.tags == {"kind": "test"}
+
+
+def test_a_tool_without_a_name_fails_at_instantiation() -> None:
+    class Nameless(Tool):
+        def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+            return {}
+
+    with pytest.raises(SemanticError) as info:
+        Nameless()
+    assert str(info.value) == "A Tool name is required.  Set TOOL_NAME on the class."
+
+
+def test_a_tool_without_execute_fails_at_instantiation() -> None:
+    class Lazy(Tool):
+        TOOL_NAME = "lazy"
+
+    with pytest.raises(SemanticError, match=r"Tool 'lazy' \(.*Lazy\) does not implement execute"):
+        Lazy()
+
+
+def test_an_invalid_schema_fails_when_the_class_is_defined() -> None:
+    with pytest.raises(SemanticError) as info:
+
+        class Broken(Tool):
+            TOOL_NAME = "broken"
+            INPUT_SCHEMA = {"parameters": [{"name": "city", "type": "text"}]}
+
+    message = str(info.value)
+    assert message.startswith("Tool 'broken' (tests.test_tool.")
+    assert "INPUT_SCHEMA is invalid:" in message
+    assert "parameters[0].type: unsupported type 'text' (did you mean 'string'?)" in message
+
+
+def test_an_invalid_output_schema_names_the_output_schema() -> None:
+    with pytest.raises(SemanticError, match="OUTPUT_SCHEMA is invalid"):
+
+        class Broken(Tool):
+            TOOL_NAME = "broken"
+            OUTPUT_SCHEMA = {"parameters": [{"type": "string"}]}
+
+
+@pytest.mark.parametrize(
+    ("constants", "message"),
+    [
+        pytest.param({"TOOL_NAME": "has space"}, "TOOL_NAME 'has space' is invalid", id="name"),
+        pytest.param({"TOOL_NAME": "x" * 65}, "at most 64 characters", id="long-name"),
+        pytest.param({"TOOL_VERSION": ""}, "TOOL_VERSION must be a non-empty string", id="version"),
+        pytest.param({"TOOL_TAGS": {"a": 1}}, "TOOL_TAGS must map strings to strings", id="tags"),
+        pytest.param(
+            {"CREDENTIAL_NAMES": "key"}, "CREDENTIAL_NAMES must be a list", id="creds-str"
+        ),
+        pytest.param({"CREDENTIAL_NAMES": ("a", "a")}, "lists a credential twice", id="creds-dup"),
+        pytest.param(
+            {"TOOL_DESCRIPTION": 3}, "TOOL_DESCRIPTION must be a string", id="description"
+        ),
+    ],
+)
+def test_class_constants_are_checked(constants: dict[str, Any], message: str) -> None:
+    namespace: dict[str, Any] = {"TOOL_NAME": "ok", **constants}
+    with pytest.raises(SemanticError, match=message):
+        type("Bad", (Tool,), namespace)
+
+
+def test_a_subclass_inherits_and_may_override() -> None:
+    class Loud(Echo):
+        TOOL_NAME = "loud"
+
+        def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+            return {"text": inputs["text"].upper()}
+
+    assert Loud().name == "loud"
+    assert Loud().input_schema == Echo().input_schema
+    assert repr(Loud()) == "<Loud loud 2.1.0>"
