@@ -1,0 +1,291 @@
+"""Events, metrics and traces of tool calls.
+
+- **Events.** The executor sends ``tool.execution.started``, ``.completed`` and
+  ``.failed`` ``ToolEvent``s to its listeners (any callable taking one event). A
+  listener that raises is logged and skipped; it never breaks a call.
+- **Metrics.** Every call's wall-clock duration goes to the histogram
+  ``agent.tool.execution.duration`` (seconds): ``InMemoryHistogram`` by default,
+  ``OTelMetrics`` for an OpenTelemetry meter.
+- **Traces.** With a tracer, each call is one span named ``execute_tool {tool}``
+  carrying the OpenTelemetry GenAI semantic-convention attributes. ``OTelTracer``
+  adapts an OpenTelemetry tracer; without one, no span work is done at all.
+
+OpenTelemetry is imported only by the adapters, and only when one is made
+(``pip install agentkit[otel]``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol, final
+
+__all__ = [
+    "DEFAULT_BUCKETS",
+    "DURATION_METRIC",
+    "EVENT_COMPLETED",
+    "EVENT_FAILED",
+    "EVENT_STARTED",
+    "HistogramSnapshot",
+    "InMemoryHistogram",
+    "Listener",
+    "Metrics",
+    "OTelMetrics",
+    "OTelTracer",
+    "Span",
+    "ToolEvent",
+    "Tracer",
+]
+
+logger = logging.getLogger("agentkit")
+
+EVENT_STARTED: Final = "tool.execution.started"
+EVENT_COMPLETED: Final = "tool.execution.completed"
+EVENT_FAILED: Final = "tool.execution.failed"
+
+DURATION_METRIC: Final = "agent.tool.execution.duration"
+#: Bucket upper bounds in seconds: from in-process tools (100 µs) to slow APIs (60 s).
+DEFAULT_BUCKETS: Final = (
+    0.0001,
+    0.00025,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ToolEvent:
+    """One moment of a tool call, as listeners receive it.
+
+    ``inputs`` are the caller's on ``started`` and the validated ones (defaults
+    applied) afterwards; ``output`` is set on ``completed``. Messages and output
+    have credential values redacted; events never carry credentials.
+    """
+
+    name: str
+    tool_name: str
+    tool_version: str
+    call_id: str
+    timestamp: float
+    duration: float | None = None
+    status: str | None = None
+    error_type: str | None = None
+    error: Mapping[str, Any] | None = None
+    inputs: Mapping[str, Any] | None = None
+    output: Mapping[str, Any] | None = field(default=None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "event": self.name,
+            "tool": self.tool_name,
+            "version": self.tool_version,
+            "call_id": self.call_id,
+            "timestamp": self.timestamp,
+            "duration": self.duration,
+            "status": self.status,
+            "error_type": self.error_type,
+            "error": dict(self.error) if self.error is not None else None,
+        }
+
+
+Listener = Callable[[ToolEvent], object]
+
+
+def emit(listeners: Sequence[Listener], event: ToolEvent) -> None:
+    """Send ``event`` to each listener; one that raises is logged and the rest still run."""
+    for listener in listeners:
+        try:
+            listener(event)
+        except Exception as exc:
+            logger.warning(
+                "agentkit: listener %r failed on %s for tool '%s': %s: %s",
+                listener,
+                event.name,
+                event.tool_name,
+                type(exc).__name__,
+                exc,
+            )
+
+
+# -- metrics -------------------------------------------------------------------------------------
+
+
+class Metrics(Protocol):
+    """Where the executor records call durations."""
+
+    def record_duration(self, tool_name: str, duration: float, error_type: str | None) -> None:
+        """Record one call of ``tool_name`` that took ``duration`` seconds."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class HistogramSnapshot:
+    """One tool's durations so far.
+
+    ``buckets`` pairs each upper bound with the number of calls at or below it
+    and above the previous bound; the last pair has the bound ``inf``.
+    """
+
+    count: int
+    sum: float
+    failures: int
+    buckets: tuple[tuple[float, int], ...]
+
+    @property
+    def mean(self) -> float:
+        return self.sum / self.count if self.count else 0.0
+
+
+class InMemoryHistogram:
+    """The duration histogram, kept in memory, per tool: count, sum, failures and buckets."""
+
+    name: Final = DURATION_METRIC
+    unit: Final = "s"
+
+    def __init__(self, boundaries: Iterable[float] = DEFAULT_BUCKETS) -> None:
+        self.boundaries = tuple(sorted(boundaries))
+        self._lock = threading.Lock()
+        # tool name -> [count, sum, failures, per-bucket counts]
+        self._series: dict[str, list[Any]] = {}
+
+    def record_duration(self, tool_name: str, duration: float, error_type: str | None) -> None:
+        index = bisect.bisect_left(self.boundaries, duration)
+        lock = self._lock
+        # acquire/release rather than `with`: this runs on every call, and the
+        # context-manager protocol costs as much again as the lock itself.
+        lock.acquire()
+        try:
+            series = self._series.get(tool_name)
+            if series is None:
+                series = self._series[tool_name] = [0, 0.0, 0, [0] * (len(self.boundaries) + 1)]
+            series[0] += 1
+            series[1] += duration
+            if error_type is not None:
+                series[2] += 1
+            series[3][index] += 1
+        finally:
+            lock.release()
+
+    def tool_names(self) -> list[str]:
+        with self._lock:
+            return sorted(self._series)
+
+    def snapshot(self, tool_name: str) -> HistogramSnapshot | None:
+        """The durations recorded for ``tool_name``, or ``None`` when it was never called."""
+        with self._lock:
+            series = self._series.get(tool_name)
+            if series is None:
+                return None
+            count, total, failures, counts = series[0], series[1], series[2], list(series[3])
+        bounds = (*self.boundaries, float("inf"))
+        return HistogramSnapshot(count, total, failures, tuple(zip(bounds, counts, strict=True)))
+
+    def reset(self) -> None:
+        with self._lock:
+            self._series.clear()
+
+
+class OTelMetrics:
+    """Durations recorded on an OpenTelemetry histogram ``agent.tool.execution.duration``.
+
+    ``meter`` defaults to the global meter provider's ``agentkit`` meter.
+    """
+
+    def __init__(self, meter: Any = None) -> None:
+        if meter is None:
+            from opentelemetry import metrics
+
+            meter = metrics.get_meter("agentkit")
+        self._histogram = meter.create_histogram(
+            DURATION_METRIC, unit="s", description="Duration of agent tool executions."
+        )
+
+    def record_duration(self, tool_name: str, duration: float, error_type: str | None) -> None:
+        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool_name}
+        if error_type is not None:
+            attributes["error.type"] = error_type
+        self._histogram.record(duration, attributes=attributes)
+
+
+# -- traces --------------------------------------------------------------------------------------
+
+
+class Span(Protocol):
+    """An open span of one tool call."""
+
+    def end(self, error_type: str | None, message: str | None) -> None:
+        """Close the span, marking it failed when ``error_type`` is set."""
+
+
+class Tracer(Protocol):
+    """Opens one span per tool call."""
+
+    def start_span(self, tool_name: str, call_id: str, description: str) -> Span:
+        """Open the span of a call of ``tool_name``; it becomes the current span."""
+
+
+class OTelTracer:
+    """An OpenTelemetry tracer, naming and describing spans by the GenAI conventions.
+
+    ``tracer_provider`` defaults to the global one. The span is current while the
+    tool runs, so spans the tool makes (HTTP client spans, say) are its children.
+    """
+
+    def __init__(self, tracer_provider: Any = None) -> None:
+        from opentelemetry import context, trace
+
+        self._trace = trace
+        self._context = context
+        self._tracer = trace.get_tracer("agentkit", tracer_provider=tracer_provider)
+
+    def start_span(self, tool_name: str, call_id: str, description: str) -> Span:
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": tool_name,
+            "gen_ai.tool.call.id": call_id,
+            "gen_ai.tool.type": "function",
+        }
+        if description:
+            attributes["gen_ai.tool.description"] = description
+        span = self._tracer.start_span(
+            f"execute_tool {tool_name}", kind=self._trace.SpanKind.INTERNAL, attributes=attributes
+        )
+        token = self._context.attach(self._trace.set_span_in_context(span))
+        return _OTelSpan(self, span, token)
+
+
+class _OTelSpan:
+    __slots__ = ("_span", "_token", "_tracer")
+
+    def __init__(self, tracer: OTelTracer, span: Any, token: object) -> None:
+        self._tracer = tracer
+        self._span = span
+        self._token = token
+
+    def end(self, error_type: str | None, message: str | None) -> None:
+        trace = self._tracer._trace
+        try:
+            if error_type is not None:
+                self._span.set_attribute("error.type", error_type)
+                self._span.set_status(trace.Status(trace.StatusCode.ERROR, message))
+            self._span.end()
+        finally:
+            self._tracer._context.detach(self._token)

@@ -1,0 +1,295 @@
+"""Running tools: validate inputs, resolve credentials, execute, validate outputs, report."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from agentkit.credentials import CredentialsManager
+from agentkit.observability import (
+    EVENT_COMPLETED,
+    EVENT_FAILED,
+    EVENT_STARTED,
+    InMemoryHistogram,
+    Listener,
+    Metrics,
+    Span,
+    ToolEvent,
+    Tracer,
+    emit,
+)
+from agentkit.recording import ReplaySource
+from agentkit.redaction import Redactor
+from agentkit.tool import Tool
+from agentkit.toolerrors import (
+    AgentKitError,
+    CredentialError,
+    SemanticError,
+    ToolExecutionError,
+    ToolValidationError,
+)
+from agentkit.toolresult import (
+    STATUS_FAILURE,
+    STATUS_SUCCESS,
+    ResultBuilder,
+    ToolResult,
+    describe_error,
+    make_result,
+)
+
+__all__ = ["ToolExecutor"]
+
+_perf_counter = time.perf_counter
+_NO_CREDENTIALS: Mapping[str, str] = {}
+_CallError = ToolValidationError | ToolExecutionError
+
+
+def _new_call_id() -> str:
+    return "call_" + os.urandom(12).hex()
+
+
+class ToolExecutor:
+    """Runs tools through the five steps of a call and reports each outcome.
+
+    1. validate the inputs against the tool's input schema (defaults applied to
+       a copy: the caller's dict is never changed);
+    2. resolve the tool's named credentials;
+    3. run ``tool.execute`` (any exception becomes ``ToolExecutionError``);
+    4. validate the output against the output schema;
+    5. return a ``ToolResult`` -- or, in strict mode, raise the failure.
+
+    Credential values are redacted from every error message, event, span and
+    output the call produces. ``credentials`` is a ``CredentialsManager`` or a
+    plain mapping (default: environment variables). ``replay`` answers calls
+    from a recording instead of running the tools (no credentials are resolved).
+    """
+
+    def __init__(
+        self,
+        *,
+        credentials: CredentialsManager | Mapping[str, str] | None = None,
+        listeners: Iterable[Listener] = (),
+        tracer: Tracer | None = None,
+        metrics: Metrics | None = None,
+        replay: ReplaySource | None = None,
+    ) -> None:
+        if credentials is None:
+            credentials = CredentialsManager.from_env()
+        elif not isinstance(credentials, CredentialsManager):
+            credentials = CredentialsManager.from_mapping(credentials)
+        self._credentials = credentials
+        self._listeners: tuple[Listener, ...] = tuple(listeners)
+        self._tracer = tracer
+        self._metrics: Metrics = metrics if metrics is not None else InMemoryHistogram()
+        self._record_duration = self._metrics.record_duration
+        self._replay = replay
+
+    @property
+    def credentials(self) -> CredentialsManager:
+        return self._credentials
+
+    @property
+    def metrics(self) -> Metrics:
+        return self._metrics
+
+    def subscribe(self, listener: Listener) -> Listener:
+        """Send this executor's events to ``listener`` too; returns it."""
+        # Replacing the tuple is atomic, so a call in flight sees the old or new set, whole.
+        self._listeners = (*self._listeners, listener)
+        return listener
+
+    def unsubscribe(self, listener: Listener) -> None:
+        # Equality, not identity: each `events.append` is a new bound-method object.
+        self._listeners = tuple(known for known in self._listeners if known != listener)
+
+    def execute(
+        self,
+        tool: Tool,
+        inputs: Mapping[str, Any],
+        raise_on_failure: bool = True,
+        *,
+        call_id: str | None = None,
+    ) -> ToolResult:
+        """Call ``tool`` with ``inputs``.
+
+        Strict mode (the default) raises ``ToolValidationError`` or
+        ``ToolExecutionError`` on failure. With ``raise_on_failure=False`` every
+        failure comes back as a ``ToolResult`` with ``status == STATUS_FAILURE``
+        and the exception in ``error``. ``call_id`` (for events and spans) is
+        generated when not given, for example from a provider's tool-call id.
+        """
+        start = _perf_counter()
+        try:
+            spec = tool._spec
+        except AttributeError:
+            raise SemanticError(
+                f"execute() takes a Tool instance, got {type(tool).__name__}"
+            ) from None
+        if spec is None:
+            raise SemanticError("A Tool name is required.  Set TOOL_NAME on the class.")
+        name = spec.name
+        listeners = self._listeners
+        tracer = self._tracer
+        span: Span | None = None
+        if listeners or tracer is not None:
+            call_id = call_id or _new_call_id()
+            if listeners:
+                emit(listeners, self._event(EVENT_STARTED, tool, call_id, inputs=_shallow(inputs)))
+            if tracer is not None:
+                span = tracer.start_span(name, call_id, spec.description)
+
+        validated: dict[str, Any] | None = None  # for events: the inputs as validated
+        output: dict[str, Any] | None = None
+        redactor: Redactor | None = None
+        error: _CallError | None = None
+        try:
+            if type(inputs) is not dict and not isinstance(inputs, Mapping):
+                raise ToolValidationError(
+                    name,
+                    "input",
+                    [
+                        "Expected a mapping of parameter names to values, "
+                        f"got '{type(inputs).__name__}'"
+                    ],
+                )
+            problems: list[str] = []
+            # The schema's compiled check, called directly (validate() is the same
+            # check, made to work in place): it returns the caller's dict when
+            # nothing had to change, else a changed copy.
+            values = spec.input_schema._check(inputs, "", problems)  # type: ignore[arg-type]
+            if problems:
+                raise ToolValidationError(name, "input", problems)
+            if values is inputs:
+                values = dict(inputs)  # the tool gets its own dict, never the caller's
+            if listeners:
+                validated = dict(values)
+            if self._replay is not None:
+                raw = self._replay_call(tool, values)
+            else:
+                credentials = _NO_CREDENTIALS
+                if spec.credential_names:
+                    credentials = self._resolve(tool)
+                    redactor = Redactor(credentials.values())
+                try:
+                    raw = tool.execute(values, credentials)
+                except Exception as exc:
+                    detail = redactor.redact(str(exc)) if redactor else None
+                    raise ToolExecutionError(name, exc, detail=detail) from exc
+            if type(raw) is not dict and not isinstance(raw, dict):
+                raise ToolValidationError(
+                    name,
+                    "output",
+                    [f"Expected the tool to return a dictionary, got '{type(raw).__name__}'"],
+                )
+            output = spec.output_schema._check(raw, "", problems)
+            if problems:
+                if redactor:
+                    problems = [redactor.redact(problem) for problem in problems]
+                raise ToolValidationError(name, "output", problems)
+            if redactor:
+                output = redactor.redact_value(output)
+        except (ToolValidationError, ToolExecutionError) as exc:
+            error = exc
+            output = None
+
+        duration = _perf_counter() - start
+        error_type = type(error).__name__ if error is not None else None
+        self._record_duration(name, duration, error_type)
+        if span is not None:
+            span.end(error_type, str(error) if error is not None else None)
+        if listeners:
+            assert call_id is not None  # set above whenever there are listeners
+            seen = validated if validated is not None else _shallow(inputs)
+            self._finish_event(listeners, tool, call_id, duration, seen, output, error)
+
+        if error is not None:
+            if raise_on_failure:
+                raise error
+            return make_result(name, STATUS_FAILURE, None, duration, error)
+        result: Any = ResultBuilder(name, STATUS_SUCCESS, output, duration, None)
+        result.__class__ = ToolResult  # see ResultBuilder: the fast way to a closed result
+        return result  # type: ignore[no-any-return]
+
+    def execute_many(
+        self, calls: Iterable[tuple[Tool, Mapping[str, Any]]], max_workers: int | None = None
+    ) -> list[ToolResult]:
+        """Run independent calls concurrently; the results come back in call order.
+
+        Always in result mode: one call failing does not affect the others.
+        """
+        pending = list(calls)
+        if len(pending) <= 1:
+            return [self.execute(tool, inputs, raise_on_failure=False) for tool, inputs in pending]
+        workers = max_workers or min(len(pending), 32)
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentkit-tool") as pool:
+            futures = [
+                pool.submit(self.execute, tool, inputs, raise_on_failure=False)
+                for tool, inputs in pending
+            ]
+            return [future.result() for future in futures]
+
+    # -- the steps' helpers --------------------------------------------------------------------
+
+    def _resolve(self, tool: Tool) -> Mapping[str, str]:
+        try:
+            return self._credentials.resolve(tool.name, tool.credential_names)
+        except CredentialError as exc:
+            raise ToolExecutionError(tool.name, exc) from exc
+
+    def _replay_call(self, tool: Tool, values: dict[str, Any]) -> Any:
+        assert self._replay is not None
+        try:
+            recorded = self._replay.lookup(tool.name, tool.version, values)
+        except AgentKitError as exc:
+            raise ToolExecutionError(tool.name, exc) from exc
+        return recorded.replay()
+
+    def _event(self, kind: str, tool: Tool, call_id: str, **fields: Any) -> ToolEvent:
+        return ToolEvent(
+            name=kind,
+            tool_name=tool.name,
+            tool_version=tool.version,
+            call_id=call_id,
+            timestamp=time.time(),
+            **fields,
+        )
+
+    def _finish_event(
+        self,
+        listeners: tuple[Listener, ...],
+        tool: Tool,
+        call_id: str,
+        duration: float,
+        seen: dict[str, Any],
+        output: dict[str, Any] | None,
+        error: _CallError | None,
+    ) -> None:
+        if error is None:
+            event = self._event(
+                EVENT_COMPLETED,
+                tool,
+                call_id,
+                duration=duration,
+                status=STATUS_SUCCESS,
+                inputs=seen,
+                output=output,
+            )
+        else:
+            event = self._event(
+                EVENT_FAILED,
+                tool,
+                call_id,
+                duration=duration,
+                status=STATUS_FAILURE,
+                error_type=type(error).__name__,
+                error=describe_error(error),
+                inputs=seen,
+            )
+        emit(listeners, event)
+
+
+def _shallow(inputs: object) -> dict[str, Any]:
+    return dict(inputs) if isinstance(inputs, Mapping) else {}

@@ -1,0 +1,240 @@
+"""Events, the duration histogram and spans; and no secret in any of them."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+
+from agentkit import (
+    DURATION_METRIC,
+    EVENT_COMPLETED,
+    EVENT_FAILED,
+    EVENT_STARTED,
+    InMemoryHistogram,
+    OTelMetrics,
+    OTelTracer,
+    ToolEvent,
+    ToolExecutor,
+)
+from tests.helpers import SECRET, Adder, Scripted
+
+
+def leaky(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+    raise ValueError(f"bad key {credentials['api-key']}")
+
+
+def echo_secret(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+    return {"answer": credentials["api-key"]}
+
+
+def test_events_for_a_successful_call() -> None:
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={}, listeners=[events.append])
+    executor.execute(Adder(), {"a": 1})
+    assert [e.name for e in events] == [EVENT_STARTED, EVENT_COMPLETED]
+    started, completed = events
+    assert started.tool_name == completed.tool_name == "add"
+    assert started.tool_version == "1.0.0"
+    assert started.call_id == completed.call_id
+    assert started.call_id.startswith("call_")
+    assert started.timestamp <= completed.timestamp
+    assert started.inputs == {"a": 1}
+    assert completed.inputs == {"a": 1.0, "b": 0}
+    assert completed.output == {"sum": 1.0}
+    assert completed.status == "success"
+    assert completed.duration is not None
+    assert completed.duration > 0
+    assert completed.error_type is None
+
+
+def test_events_for_a_failed_call() -> None:
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={}, listeners=[events.append])
+    executor.execute(Adder(), {"a": "x"}, raise_on_failure=False)
+    failed = events[-1]
+    assert failed.name == EVENT_FAILED
+    assert failed.status == "failure"
+    assert failed.error_type == "ToolValidationError"
+    assert failed.error is not None
+    assert failed.error["direction"] == "input"
+
+
+def test_a_given_call_id_is_used() -> None:
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={}, listeners=[events.append])
+    executor.execute(Adder(), {"a": 1}, call_id="toolu_01")
+    assert {e.call_id for e in events} == {"toolu_01"}
+
+
+def test_a_failing_listener_never_breaks_a_call(caplog: pytest.LogCaptureFixture) -> None:
+    def broken(event: ToolEvent) -> None:
+        raise RuntimeError("listener bug")
+
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={}, listeners=[broken, events.append])
+    with caplog.at_level(logging.WARNING, logger="agentkit"):
+        result = executor.execute(Adder(), {"a": 1})
+    assert result.succeeded
+    assert len(events) == 2
+    assert "listener bug" in caplog.text
+
+
+def test_subscribe_and_unsubscribe() -> None:
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={})
+    executor.subscribe(events.append)
+    executor.execute(Adder(), {"a": 1})
+    executor.unsubscribe(events.append)
+    executor.execute(Adder(), {"a": 1})
+    assert len(events) == 2
+
+
+def test_no_secret_in_any_event() -> None:
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={"api-key": SECRET}, listeners=[events.append])
+    executor.execute(Scripted(leaky), {}, raise_on_failure=False)
+    executor.execute(Scripted(echo_secret), {}, raise_on_failure=False)
+    assert events
+    assert SECRET not in repr(events)
+    assert SECRET not in repr([e.to_dict() for e in events])
+
+
+# -- histogram ---------------------------------------------------------------------------------
+
+
+def test_histogram_per_tool_count_sum_and_buckets() -> None:
+    histogram = InMemoryHistogram(boundaries=(0.001, 0.01))
+    histogram.record_duration("a", 0.0005, None)
+    histogram.record_duration("a", 0.005, "ToolExecutionError")
+    histogram.record_duration("a", 5.0, None)
+    histogram.record_duration("b", 0.001, None)
+    snap = histogram.snapshot("a")
+    assert snap is not None
+    assert snap.count == 3
+    assert snap.sum == pytest.approx(5.0055)
+    assert snap.failures == 1
+    assert snap.buckets == ((0.001, 1), (0.01, 1), (float("inf"), 1))
+    assert snap.mean == pytest.approx(5.0055 / 3)
+    b = histogram.snapshot("b")
+    assert b is not None
+    assert b.buckets[0] == (0.001, 1)
+    assert histogram.snapshot("never") is None
+    assert histogram.tool_names() == ["a", "b"]
+    assert histogram.name == DURATION_METRIC
+
+
+def test_executor_records_every_call() -> None:
+    executor = ToolExecutor(credentials={})
+    executor.execute(Adder(), {"a": 1})
+    executor.execute(Adder(), {"a": "x"}, raise_on_failure=False)
+    assert isinstance(executor.metrics, InMemoryHistogram)
+    snap = executor.metrics.snapshot("add")
+    assert snap is not None
+    assert snap.count == 2
+    assert snap.failures == 1
+
+
+def test_histogram_counts_are_exact_under_threads() -> None:
+    executor = ToolExecutor(credentials={})
+    executor.execute_many([(Adder(), {"a": i}) for i in range(400)], max_workers=8)
+    assert isinstance(executor.metrics, InMemoryHistogram)
+    snap = executor.metrics.snapshot("add")
+    assert snap is not None
+    assert snap.count == 400
+    assert sum(count for _, count in snap.buckets) == 400
+
+
+# -- OpenTelemetry -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def spans() -> tuple[OTelTracer, InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return OTelTracer(provider), exporter
+
+
+def test_one_span_per_call_with_genai_attributes(
+    spans: tuple[OTelTracer, InMemorySpanExporter],
+) -> None:
+    tracer, exporter = spans
+    ToolExecutor(credentials={}, tracer=tracer).execute(Adder(), {"a": 1}, call_id="call_1")
+    (span,) = exporter.get_finished_spans()
+    assert span.name == "execute_tool add"
+    assert span.attributes is not None
+    assert dict(span.attributes) == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "add",
+        "gen_ai.tool.call.id": "call_1",
+        "gen_ai.tool.type": "function",
+        "gen_ai.tool.description": "Add two numbers.",
+    }
+    assert span.status.status_code is StatusCode.UNSET
+
+
+def test_failed_span_has_error_type_and_no_secret(
+    spans: tuple[OTelTracer, InMemorySpanExporter],
+) -> None:
+    tracer, exporter = spans
+    executor = ToolExecutor(credentials={"api-key": SECRET}, tracer=tracer)
+    executor.execute(Scripted(leaky), {}, raise_on_failure=False)
+    (span,) = exporter.get_finished_spans()
+    assert span.attributes is not None
+    assert span.attributes["error.type"] == "ToolExecutionError"
+    assert span.status.status_code is StatusCode.ERROR
+    assert SECRET not in (span.status.description or "")
+    assert SECRET not in repr(span.to_json())
+
+
+def test_the_span_is_current_while_the_tool_runs(
+    spans: tuple[OTelTracer, InMemorySpanExporter],
+) -> None:
+    from opentelemetry import trace
+
+    tracer, exporter = spans
+    seen: list[str] = []
+
+    def look(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        seen.append(trace.get_current_span().get_span_context().span_id.to_bytes(8, "big").hex())
+        return {"answer": "ok"}
+
+    ToolExecutor(credentials={"api-key": "k"}, tracer=tracer).execute(Scripted(look), {})
+    (span,) = exporter.get_finished_spans()
+    assert span.context is not None
+    assert seen == [span.context.span_id.to_bytes(8, "big").hex()]
+    assert not trace.get_current_span().get_span_context().is_valid
+
+
+def test_otel_metrics_record_the_duration_histogram() -> None:
+    reader = InMemoryMetricReader()
+    meter = MeterProvider(metric_readers=[reader]).get_meter("test")
+    executor = ToolExecutor(credentials={}, metrics=OTelMetrics(meter))
+    executor.execute(Adder(), {"a": 1})
+    executor.execute(Adder(), {"a": "x"}, raise_on_failure=False)
+    data = reader.get_metrics_data()
+    assert data is not None
+    (metric,) = [m for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics]
+    assert metric.name == DURATION_METRIC
+    assert metric.unit == "s"
+    points = {
+        tuple(sorted((point.attributes or {}).items())): point.count  # type: ignore[union-attr]
+        for point in metric.data.data_points
+    }
+    assert points == {
+        (("gen_ai.operation.name", "execute_tool"), ("gen_ai.tool.name", "add")): 1,
+        (
+            ("error.type", "ToolValidationError"),
+            ("gen_ai.operation.name", "execute_tool"),
+            ("gen_ai.tool.name", "add"),
+        ): 1,
+    }
