@@ -1,0 +1,20 @@
+"""`make bench`: every benchmark, each printing figures measured side by side in one run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import bench_executor
+
+
+def main() -> None:
+    for bench in (bench_executor,):
+        print("\n".join(bench.run()), flush=True)
+        print()
+
+
+if __name__ == "__main__":
+    main()

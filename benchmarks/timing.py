@@ -1,0 +1,46 @@
+"""Side-by-side timing: cases are interleaved round by round and each keeps its best round.
+
+On a shared, noisy machine the minimum of several rounds is the figure that
+reflects the code rather than the neighbours; interleaving the cases means a
+slow spell hits all of them alike, so their ratios stay meaningful.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Case:
+    label: str
+    run: Callable[[], object]
+
+
+def best_per_call(cases: Sequence[Case], *, number: int, rounds: int = 7) -> dict[str, float]:
+    """Seconds per call of each case: the best of ``rounds`` rounds of ``number`` calls."""
+    best = {case.label: float("inf") for case in cases}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for case in cases:  # warm-up: caches, lazy imports, branch predictors
+            for _ in range(min(number, 1000)):
+                case.run()
+        for _ in range(rounds):
+            for case in cases:
+                run = case.run
+                start = time.perf_counter()
+                for _ in range(number):
+                    run()
+                elapsed = (time.perf_counter() - start) / number
+                best[case.label] = min(best[case.label], elapsed)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return best
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
