@@ -4,6 +4,8 @@ One contract for every tool (``Tool``), a registry to find them, and an executor
 that validates, resolves credentials, runs, and reports each call.
 """
 
+import typing as _typing
+
 from agentkit.credentials import (
     CredentialProvider,
     CredentialsManager,
@@ -43,6 +45,20 @@ from agentkit.toolschema import PARAMETER_TYPES, Parameter, ToolSchema
 
 __version__ = "0.1.0"
 
+if _typing.TYPE_CHECKING:
+    from agentkit.declarative import DeclarativeTool, load_tools
+
+
+def __getattr__(name: str) -> _typing.Any:
+    # The YAML layer pulls in requests and Jinja2; `import agentkit` stays light
+    # until a definition is actually loaded.
+    if name in ("DeclarativeTool", "load_tools"):
+        from agentkit import declarative
+
+        return getattr(declarative, name)
+    raise AttributeError(f"module 'agentkit' has no attribute {name!r}")
+
+
 __all__ = [
     "DURATION_METRIC",
     "EVENT_COMPLETED",
@@ -55,6 +71,7 @@ __all__ = [
     "CredentialError",
     "CredentialProvider",
     "CredentialsManager",
+    "DeclarativeTool",
     "DefinitionError",
     "DefinitionProblem",
     "EnvironmentProvider",
@@ -81,4 +98,5 @@ __all__ = [
     "ToolSchema",
     "ToolValidationError",
     "__version__",
+    "load_tools",
 ]

@@ -1,0 +1,457 @@
+"""Parsing ``backend: {http: ...}``: every key checked, every template compiled, at load time."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from agentkit.declarative.problems import Location, Problems, check_keys, suggest
+from agentkit.declarative.templates import Template, TemplateSyntaxProblem, compile_template
+from agentkit.toolschema import ToolSchema
+
+__all__ = ["HttpSpec", "parse_http_spec"]
+
+HTTP_KEYS: Final = (
+    "method",
+    "url",
+    "query",
+    "headers",
+    "json",
+    "form",
+    "body",
+    "content_type",
+    "auth",
+    "timeout",
+    "retry",
+    "max_response_bytes",
+    "accept_status",
+    "follow_redirects",
+    "output",
+)
+METHODS: Final = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
+IDEMPOTENT: Final = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+REQUEST_ROOTS: Final = ("inputs", "credentials")
+OUTPUT_ROOTS: Final = ("inputs", "response")
+RESPONSE_FIELDS: Final = ("status", "headers", "json", "text")
+DEFAULT_TIMEOUTS: Final = {"connect": 5.0, "read": 30.0, "total": 60.0}
+DEFAULT_RETRY_STATUS: Final = (429, 502, 503, 504)
+_TOKEN: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP header name (RFC 9110)
+_TEMPLATE_SPAN: Final = re.compile(r"\{\{.*?\}\}", re.DOTALL)
+
+# A JSON body: a template, a literal, or a container of those.
+BodyNode = Template | tuple[str, Any] | Any
+
+
+@dataclass(frozen=True)
+class Retry:
+    attempts: int = 3
+    backoff: float = 0.5
+    on_status: frozenset[int] = frozenset(DEFAULT_RETRY_STATUS)
+    max_wait: float = 10.0
+    non_idempotent: bool = False
+
+
+@dataclass(frozen=True)
+class HttpSpec:
+    """A checked HTTP backend definition, templates compiled."""
+
+    method: str
+    origin: str
+    path: tuple[tuple[str | Template, ...], ...]  # segments, each literal text and templates
+    query: tuple[tuple[str, Template | Any], ...]
+    headers: tuple[tuple[str, Template | Any], ...]
+    body_kind: str | None  # "json", "form", "body" or None
+    body: Any
+    content_type: str | None
+    auth: tuple[str, ...] | None
+    connect_timeout: float
+    read_timeout: float
+    total_timeout: float
+    retry: Retry
+    max_response_bytes: int
+    accept_status: frozenset[int]
+    follow_redirects: bool
+    output: tuple[tuple[str, Template], ...] | None
+    input_names: tuple[str, ...]
+    output_names: tuple[str, ...] = field(default=())
+
+    @property
+    def idempotent(self) -> bool:
+        return self.method in IDEMPOTENT
+
+
+class _Context:
+    """What template checks need to know about the definition being parsed."""
+
+    def __init__(
+        self,
+        inputs: ToolSchema,
+        outputs: ToolSchema,
+        credentials: Sequence[str],
+        problems: Problems,
+    ) -> None:
+        self.inputs = inputs
+        self.outputs = outputs
+        self.credentials = tuple(credentials)
+        self.problems = problems
+
+    def template(self, raw: str, location: Location, roots: Sequence[str]) -> Template | None:
+        try:
+            template = compile_template(raw, ".".join(map(str, location)), roots)
+        except TemplateSyntaxProblem as exc:
+            self.problems.add(location, str(exc))
+            return None
+        for root, key in template.references:
+            self._check_reference(root, key, location)
+        return template
+
+    def _check_reference(self, root: str, key: str | None, location: Location) -> None:
+        if key is None:
+            return
+        if root == "inputs" and key not in self.inputs:
+            hint = suggest(key, self.inputs.names, "inputs.")
+            self.problems.add(location, f"'inputs.{key}' is not a declared input{hint}")
+        elif root == "credentials" and key not in self.credentials:
+            self.problems.add(
+                location,
+                f"credential '{key}' is used but not declared; add it under 'credentials:'"
+                + suggest(key, self.credentials),
+            )
+        elif root == "response" and key not in RESPONSE_FIELDS:
+            self.problems.add(
+                location,
+                f"'response.{key}' does not exist; a response has "
+                + ", ".join(RESPONSE_FIELDS)
+                + suggest(key, RESPONSE_FIELDS, "response."),
+            )
+
+    def value(self, raw: Any, location: Location, roots: Sequence[str]) -> Template | Any:
+        """A query, header or form value: a template when a string, else a plain scalar."""
+        if isinstance(raw, str):
+            return self.template(raw, location, roots)
+        if raw is None or isinstance(raw, (bool, int, float)):
+            return raw
+        self.problems.add(location, f"expected a string or number, got '{type(raw).__name__}'")
+        return None
+
+    def credential(self, raw: Any, location: Location) -> str | None:
+        if not isinstance(raw, str) or not raw:
+            self.problems.add(location, "expected a credential name")
+            return None
+        if raw not in self.credentials:
+            self.problems.add(
+                location,
+                f"credential '{raw}' is used but not declared; add it under 'credentials:'"
+                + suggest(raw, self.credentials),
+            )
+            return None
+        return raw
+
+
+def parse_http_spec(
+    raw: Any,
+    location: Location,
+    inputs: ToolSchema,
+    outputs: ToolSchema,
+    credentials: Sequence[str],
+    problems: Problems,
+) -> HttpSpec | None:
+    if not check_keys(raw, HTTP_KEYS, location, problems, "an http backend"):
+        return None
+    start = len(problems)
+    context = _Context(inputs, outputs, credentials, problems)
+
+    def at(*keys: str | int) -> Location:
+        return (*location, *keys)
+
+    method = raw.get("method", "GET")
+    if not isinstance(method, str) or method.upper() not in METHODS:
+        problems.add(
+            at("method"), f"unsupported method {method!r}; use one of: {', '.join(METHODS)}"
+        )
+        method = "GET"
+    method = method.upper()
+
+    origin, path = _parse_url(raw.get("url"), at("url"), context)
+    query = _parse_pairs(raw, "query", at, context, REQUEST_ROOTS)
+    headers = _parse_pairs(raw, "headers", at, context, REQUEST_ROOTS)
+    for name, _ in headers:
+        if not _TOKEN.fullmatch(name):
+            problems.add(at("headers", name), f"invalid header name {name!r}")
+    body_kind, body, content_type = _parse_body(raw, at, context)
+    auth = _parse_auth(raw.get("auth"), at("auth"), context) if "auth" in raw else None
+    connect, read, total = _parse_timeout(raw.get("timeout"), at("timeout"), problems)
+    retry = _parse_retry(raw.get("retry"), at("retry"), problems) if "retry" in raw else Retry()
+    max_bytes = raw.get("max_response_bytes", 10 * 1024 * 1024)
+    if not _is_int(max_bytes) or max_bytes < 1:
+        problems.add(at("max_response_bytes"), "expected a whole number of bytes above 0")
+    accept = _parse_statuses(raw.get("accept_status", []), at("accept_status"), problems)
+    follow = raw.get("follow_redirects", True)
+    if not isinstance(follow, bool):
+        problems.add(at("follow_redirects"), "expected true or false")
+    output = _parse_output(raw.get("output"), at("output"), context) if "output" in raw else None
+
+    if len(problems) > start or origin is None:
+        return None
+    return HttpSpec(
+        method=method,
+        origin=origin,
+        path=path,
+        query=query,
+        headers=headers,
+        body_kind=body_kind,
+        body=body,
+        content_type=content_type,
+        auth=auth,
+        connect_timeout=connect,
+        read_timeout=read,
+        total_timeout=total,
+        retry=retry,
+        max_response_bytes=max_bytes,
+        accept_status=accept,
+        follow_redirects=follow,
+        output=output,
+        input_names=inputs.names,
+        output_names=outputs.names,
+    )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _parse_url(
+    raw: Any, location: Location, context: _Context
+) -> tuple[str | None, tuple[tuple[str | Template, ...], ...]]:
+    problems = context.problems
+    if not isinstance(raw, str) or not raw:
+        problems.add(
+            location, "missing 'url': the endpoint, such as https://api.example.com/v1/items"
+        )
+        return None, ()
+    first = _TEMPLATE_SPAN.search(raw)
+    literal_head = raw[: first.start()] if first else raw
+    parts = urlsplit(literal_head)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        problems.add(
+            location, f"the URL must start with http:// or https:// and a host, got {raw!r}"
+        )
+        return None, ()
+    origin = f"{parts.scheme}://{parts.netloc}"
+    rest = raw[len(origin) :]
+    if rest and rest[0] != "/":
+        # A template touching the host or port: "https://{{ inputs.host }}/" or ":{{ port }}".
+        problems.add(
+            location,
+            "templates may not reach the scheme, host or port; keep the origin literal "
+            "and template only path segments",
+        )
+        return None, ()
+    if "{%" in rest or "{#" in rest:
+        problems.add(location, "the URL path may hold only '{{ ... }}' expressions")
+        return None, ()
+    if "?" in rest or "#" in rest:
+        problems.add(location, "put query parameters under 'query:', not in the URL")
+        return None, ()
+    segments: list[tuple[str | Template, ...]] = []
+    for segment in rest.split("/")[1:] if rest else []:
+        pieces: list[str | Template] = []
+        position = 0
+        for match in _TEMPLATE_SPAN.finditer(segment):
+            if match.start() > position:
+                pieces.append(segment[position : match.start()])
+            template = context.template(match.group(0), location, REQUEST_ROOTS)
+            if template is not None:
+                pieces.append(template)
+            position = match.end()
+        if position < len(segment):
+            pieces.append(segment[position:])
+        segments.append(tuple(pieces))
+    if _TEMPLATE_SPAN.sub("", rest).count("{{"):
+        problems.add(location, "an unclosed '{{' in the URL path")
+    return origin, tuple(segments)
+
+
+def _parse_pairs(
+    raw: dict[str, Any], key: str, at: Any, context: _Context, roots: Sequence[str]
+) -> tuple[tuple[str, Any], ...]:
+    if key not in raw:
+        return ()
+    entries = raw[key]
+    if not isinstance(entries, dict):
+        context.problems.add(at(key), f"'{key}' must be a mapping of names to values")
+        return ()
+    pairs = []
+    for name, value in entries.items():
+        if not isinstance(name, str) or not name:
+            context.problems.add(at(key), f"{key} names must be strings, got {name!r}")
+            continue
+        pairs.append((name, context.value(value, at(key, name), roots)))
+    return tuple(pairs)
+
+
+def _parse_body(
+    raw: dict[str, Any], at: Any, context: _Context
+) -> tuple[str | None, Any, str | None]:
+    given = [key for key in ("json", "form", "body") if key in raw]
+    problems = context.problems
+    if len(given) > 1:
+        problems.add(at(given[1]), f"give one body: '{given[0]}' or '{given[1]}', not both")
+        return None, None, None
+    content_type = raw.get("content_type")
+    if content_type is not None and not isinstance(content_type, str):
+        problems.add(at("content_type"), "expected a media type such as 'text/plain'")
+    if not given:
+        if content_type is not None:
+            problems.add(at("content_type"), "'content_type' goes with 'body'")
+        return None, None, None
+    kind = given[0]
+    if kind == "json":
+        return "json", _parse_json(raw["json"], at("json"), context), content_type
+    if kind == "form":
+        return "form", _parse_pairs(raw, "form", at, context, REQUEST_ROOTS), content_type
+    body = raw["body"]
+    if not isinstance(body, str):
+        problems.add(at("body"), "expected a string (a template); for JSON use 'json:'")
+        return None, None, None
+    return "body", context.template(body, at("body"), REQUEST_ROOTS), content_type or "text/plain"
+
+
+def _parse_json(raw: Any, location: Location, context: _Context) -> Any:
+    if isinstance(raw, str):
+        return context.template(raw, location, REQUEST_ROOTS)
+    if isinstance(raw, dict):
+        return (
+            "map",
+            tuple(
+                (str(key), _parse_json(value, (*location, key), context))
+                for key, value in raw.items()
+            ),
+        )
+    if isinstance(raw, list):
+        return (
+            "list",
+            tuple(_parse_json(item, (*location, i), context) for i, item in enumerate(raw)),
+        )
+    return ("value", raw)
+
+
+def _parse_auth(raw: Any, location: Location, context: _Context) -> tuple[str, ...] | None:
+    problems = context.problems
+    if not isinstance(raw, dict) or len(raw) != 1:
+        problems.add(
+            location,
+            "expected one of {bearer: CRED}, {basic: {username: CRED, password: CRED}}, "
+            "{api_key: {credential: CRED, in: header|query, name: NAME}}",
+        )
+        return None
+    ((kind, value),) = raw.items()
+    here = (*location, kind)
+    if kind == "bearer":
+        credential = context.credential(value, here)
+        return ("bearer", credential) if credential else None
+    if kind == "basic":
+        if not check_keys(value, ("username", "password"), here, problems, "basic auth"):
+            return None
+        user = context.credential(value.get("username"), (*here, "username"))
+        password = context.credential(value.get("password"), (*here, "password"))
+        return ("basic", user, password) if user and password else None
+    if kind == "api_key":
+        if not check_keys(value, ("credential", "in", "name"), here, problems, "api_key auth"):
+            return None
+        credential = context.credential(value.get("credential"), (*here, "credential"))
+        where = value.get("in", "header")
+        name = value.get("name")
+        if where not in ("header", "query"):
+            problems.add((*here, "in"), "expected 'header' or 'query'")
+            return None
+        if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+            problems.add((*here, "name"), "expected the header or query parameter name")
+            return None
+        return ("api_key", credential, where, name) if credential else None
+    problems.add(here, f"unknown auth '{kind}'{suggest(str(kind), ('bearer', 'basic', 'api_key'))}")
+    return None
+
+
+def _parse_timeout(raw: Any, location: Location, problems: Problems) -> tuple[float, float, float]:
+    values = dict(DEFAULT_TIMEOUTS)
+    if raw is None:
+        pass
+    elif _is_number(raw):
+        values["read"] = float(raw)
+        values["total"] = max(values["total"], float(raw))
+    elif check_keys(raw, ("connect", "read", "total"), location, problems, "timeout"):
+        for key, value in raw.items():
+            if key in values and (not _is_number(value) or value <= 0):
+                problems.add((*location, key), "expected a number of seconds above 0")
+            elif key in values:
+                values[key] = float(value)
+    if _is_number(raw) and raw <= 0:
+        problems.add(location, "expected a number of seconds above 0")
+    return values["connect"], values["read"], values["total"]
+
+
+def _parse_retry(raw: Any, location: Location, problems: Problems) -> Retry:
+    keys = ("attempts", "backoff", "on_status", "max_wait", "non_idempotent")
+    if not check_keys(raw, keys, location, problems, "retry"):
+        return Retry()
+    attempts = raw.get("attempts", 3)
+    if not _is_int(attempts) or not 1 <= attempts <= 10:
+        problems.add((*location, "attempts"), "expected a whole number from 1 to 10")
+        attempts = 3
+    backoff = raw.get("backoff", 0.5)
+    if not _is_number(backoff) or backoff < 0:
+        problems.add((*location, "backoff"), "expected a number of seconds, 0 or more")
+        backoff = 0.5
+    max_wait = raw.get("max_wait", 10.0)
+    if not _is_number(max_wait) or max_wait < 0:
+        problems.add((*location, "max_wait"), "expected a number of seconds, 0 or more")
+        max_wait = 10.0
+    on_status = _parse_statuses(
+        raw.get("on_status", list(DEFAULT_RETRY_STATUS)), (*location, "on_status"), problems
+    )
+    non_idempotent = raw.get("non_idempotent", False)
+    if not isinstance(non_idempotent, bool):
+        problems.add((*location, "non_idempotent"), "expected true or false")
+        non_idempotent = False
+    return Retry(attempts, float(backoff), on_status, float(max_wait), non_idempotent)
+
+
+def _parse_statuses(raw: Any, location: Location, problems: Problems) -> frozenset[int]:
+    if not isinstance(raw, list) or not all(_is_int(code) and 100 <= code <= 599 for code in raw):
+        problems.add(location, "expected a list of HTTP status codes (100-599)")
+        return frozenset()
+    return frozenset(raw)
+
+
+def _parse_output(
+    raw: Any, location: Location, context: _Context
+) -> tuple[tuple[str, Template], ...] | None:
+    problems = context.problems
+    if not isinstance(raw, dict):
+        problems.add(location, "'output' must map output parameters to templates")
+        return None
+    mapped = []
+    for name, source in raw.items():
+        here = (*location, name)
+        if name not in context.outputs:
+            problems.add(
+                here,
+                f"'{name}' is not an output parameter{suggest(str(name), context.outputs.names)}; "
+                "declare it in output_schema",
+            )
+            continue
+        if not isinstance(source, str):
+            problems.add(here, "expected a template such as '{{ response.json.field }}'")
+            continue
+        template = context.template(source, here, OUTPUT_ROOTS)
+        if template is not None:
+            mapped.append((str(name), template))
+    return tuple(mapped)

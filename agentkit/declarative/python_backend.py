@@ -1,0 +1,128 @@
+"""The Python-callable backend: ``backend: {python: "package.module:function"}``."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from agentkit.declarative.problems import Location, Problems
+from agentkit.toolschema import ToolSchema
+
+__all__ = ["PythonBackend", "parse_python_backend"]
+
+_DOTTED: Final = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+_REFERENCE: Final = re.compile(rf"({_DOTTED}):({_DOTTED})")
+_REFUSED_MODULES: Final = frozenset(sys.stdlib_module_names) | frozenset(sys.builtin_module_names)
+
+
+class PythonBackend:
+    """Calls ``function(**inputs)`` -- plus ``credentials=`` when it takes that parameter."""
+
+    kind = "python"
+
+    def __init__(
+        self, reference: str, function: Callable[..., Any], wants_credentials: bool
+    ) -> None:
+        self.reference = reference
+        self._function = function
+        self._wants_credentials = wants_credentials
+
+    def call(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
+        if self._wants_credentials:
+            return self._function(**inputs, credentials=credentials)
+        return self._function(**inputs)
+
+
+def parse_python_backend(
+    reference: Any, inputs: ToolSchema, location: Location, problems: Problems
+) -> PythonBackend | None:
+    """Check ``reference`` before importing anything, import it, and check its signature."""
+    if not isinstance(reference, str):
+        problems.add(location, "expected 'package.module:function'")
+        return None
+    match = _REFERENCE.fullmatch(reference)
+    if match is None:
+        problems.add(
+            location,
+            f"invalid reference {reference!r}: expected 'package.module:function' "
+            "(dotted Python names, one ':')",
+        )
+        return None
+    module_name, attribute_path = match.groups()
+    parts = [*module_name.split("."), *attribute_path.split(".")]
+    dunder = next((part for part in parts if part.startswith("__")), None)
+    if dunder is not None:
+        problems.add(location, f"invalid reference {reference!r}: '{dunder}' is a dunder name")
+        return None
+    top = module_name.split(".")[0]
+    if top in _REFUSED_MODULES:
+        problems.add(
+            location,
+            f"'{top}' is a standard-library module; a Python backend must be your own code",
+        )
+        return None
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        problems.add(
+            location,
+            f"cannot import '{module_name}': {exc}; is its folder on the Python path?",
+        )
+        return None
+    except Exception as exc:
+        problems.add(location, f"importing '{module_name}' raised {type(exc).__name__}: {exc}")
+        return None
+    for name in attribute_path.split("."):
+        if not hasattr(target, name):
+            problems.add(location, f"'{module_name}' has no attribute '{attribute_path}'")
+            return None
+        target = getattr(target, name)
+    if not callable(target):
+        problems.add(location, f"'{reference}' is not callable")
+        return None
+    return _check_signature(reference, target, inputs, location, problems)
+
+
+def _check_signature(
+    reference: str,
+    function: Callable[..., Any],
+    inputs: ToolSchema,
+    location: Location,
+    problems: Problems,
+) -> PythonBackend | None:
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        problems.add(location, f"cannot read the signature of '{reference}'")
+        return None
+    parameters = signature.parameters
+    takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+    by_keyword = {
+        name
+        for name, p in parameters.items()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
+    before = len(problems)
+    for name in inputs.names:
+        if name not in by_keyword and not takes_kwargs:
+            problems.add(
+                location,
+                f"'{reference}' does not accept the declared input '{name}' "
+                "(add a parameter of that name, or **kwargs)",
+            )
+    for name, p in parameters.items():
+        if p.kind is p.POSITIONAL_ONLY and p.default is p.empty:
+            problems.add(location, f"'{reference}' has a positional-only parameter '{name}'")
+        required = p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        if required and name not in inputs and name != "credentials":
+            problems.add(
+                location,
+                f"'{reference}' requires '{name}', which is not a declared input",
+            )
+    if len(problems) > before:
+        return None
+    return PythonBackend(reference, function, "credentials" in by_keyword)

@@ -1,0 +1,60 @@
+"""``DeclarativeTool``: the base class of every tool made from a definition file."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from agentkit.tool import Tool
+
+if TYPE_CHECKING:
+    from agentkit.declarative.definition import Backend, ToolDefinition
+
+__all__ = ["DeclarativeTool", "class_name_for"]
+
+
+class DeclarativeTool(Tool):
+    """A ``Tool`` whose constants come from a definition file and whose work is its backend's.
+
+    ``load_tools`` makes one subclass per definition (``FetchWeatherTool`` for
+    ``fetch_weather``); instances behave exactly like hand-written tools.
+    """
+
+    DEFINITION: ClassVar[ToolDefinition]
+    BACKEND: ClassVar[Backend]
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        return self.BACKEND.call(inputs, credentials)
+
+    @property
+    def annotations(self) -> dict[str, Any]:
+        """MCP tool hints (``read_only``, ``idempotent`` ...), from the file or the method."""
+        return dict(self.DEFINITION.annotations)
+
+    @property
+    def backend_kind(self) -> str:
+        return self.BACKEND.kind
+
+
+def class_name_for(tool_name: str) -> str:
+    """``fetch_weather`` -> ``FetchWeatherTool``."""
+    words = tool_name.replace("-", "_").split("_")
+    return "".join(word[:1].upper() + word[1:] for word in words if word) + "Tool"
+
+
+def make_tool_class(definition: ToolDefinition) -> type[DeclarativeTool]:
+    namespace = {
+        "TOOL_NAME": definition.name,
+        "TOOL_DESCRIPTION": definition.description,
+        "TOOL_VERSION": definition.version,
+        "INPUT_SCHEMA": definition.input_schema,
+        "OUTPUT_SCHEMA": definition.output_schema,
+        "TOOL_TAGS": definition.tags,
+        "CREDENTIAL_NAMES": definition.credentials,
+        "SOURCE": definition.source,
+        "DEFINITION": definition,
+        "BACKEND": definition.backend,
+        "__module__": "agentkit.declarative.generated",
+        "__doc__": definition.description,
+    }
+    return type(class_name_for(definition.name), (DeclarativeTool,), namespace)

@@ -1,0 +1,210 @@
+"""Reading definition files: safe YAML that remembers where every value came from.
+
+Documents are loaded with PyYAML's safe loader (its C parser where libyaml is
+present). Mappings and sequences come back as ``LocatedDict`` and
+``LocatedList``, ordinary ``dict`` and ``list`` subclasses that also hold the
+line and column of each entry, so a problem found later, while checking the
+definition, can still point at its line. Duplicate keys, merge keys, oversized
+files and alias bombs are refused here, with positions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Final
+
+import yaml
+
+from agentkit.toolerrors import format_location
+
+__all__ = [
+    "MAX_EXPANDED_NODES",
+    "MAX_FILE_BYTES",
+    "LocatedDict",
+    "LocatedList",
+    "Position",
+    "YamlProblem",
+    "locate",
+    "read_documents",
+]
+
+MAX_FILE_BYTES: Final = 1024 * 1024
+#: The most nodes a document may hold once aliases are expanded (a definition has a few hundred).
+MAX_EXPANDED_NODES: Final = 100_000
+
+Position = tuple[int, int]  # 1-based line and column
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class LocatedDict(dict[Any, Any]):
+    """A mapping from YAML, with ``positions[key]`` the line and column of each value."""
+
+    __slots__ = ("position", "positions")
+
+    position: Position
+    positions: dict[Any, Position]
+
+
+class LocatedList(list[Any]):
+    """A sequence from YAML, with ``positions[i]`` the line and column of each item."""
+
+    __slots__ = ("position", "positions")
+
+    position: Position
+    positions: list[Position]
+
+
+@dataclass(frozen=True, slots=True)
+class YamlProblem:
+    """A problem found while reading YAML: where, and what."""
+
+    line: int
+    column: int
+    message: str
+
+
+def _position(node: yaml.Node) -> Position:
+    mark = node.start_mark
+    return (mark.line + 1, mark.column + 1)
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc]  # a dynamic base: CSafeLoader or SafeLoader
+    """The safe loader, building located containers and noting problems instead of raising."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.problems: list[YamlProblem] = []
+
+    def note(self, node: yaml.Node, message: str) -> None:
+        line, column = _position(node)
+        self.problems.append(YamlProblem(line, column, message))
+
+    def construct_located_map(self, node: yaml.MappingNode) -> Iterator[LocatedDict]:
+        data = LocatedDict()
+        data.position = _position(node)
+        data.positions = {}
+        yield data
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                self.note(key_node, "merge keys ('<<') are not supported; write the keys out")
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                self.note(key_node, "a mapping key must be a plain value, not a list or mapping")
+                continue
+            if key in data.positions:
+                line, _ = data.positions[key]
+                self.note(key_node, f"duplicate key '{key}' (first given on line {line})")
+                continue
+            data[key] = self.construct_object(value_node, deep=True)
+            data.positions[key] = _position(value_node)
+
+    def construct_located_seq(self, node: yaml.SequenceNode) -> Iterator[LocatedList]:
+        data = LocatedList()
+        data.position = _position(node)
+        data.positions = [_position(item) for item in node.value]
+        yield data
+        data.extend(self.construct_object(item, deep=True) for item in node.value)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:map", _Loader.construct_located_map)
+_Loader.add_constructor("tag:yaml.org,2002:seq", _Loader.construct_located_seq)
+
+
+def _expanded_size(root: yaml.Node) -> int | None:
+    """How many nodes ``root`` holds with aliases expanded; ``None`` when an alias is recursive.
+
+    Counting stops past ``MAX_EXPANDED_NODES``: that alone refuses the document.
+    """
+    sizes: dict[int, int] = {}
+    visiting: set[int] = set()
+
+    def size(node: yaml.Node) -> int | None:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in visiting:
+            return None
+        visiting.add(key)
+        total = 1
+        if isinstance(node, yaml.MappingNode):
+            children = [child for pair in node.value for child in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            children = []
+        for child in children:
+            child_size = size(child)
+            if child_size is None:
+                return None
+            total += child_size
+            if total > MAX_EXPANDED_NODES:
+                break
+        visiting.discard(key)
+        sizes[key] = total
+        return total
+
+    return size(root)
+
+
+def read_documents(text: str) -> tuple[list[tuple[Any, Position]], list[YamlProblem]]:
+    """Every document in ``text`` with the position it starts at, and the problems found.
+
+    Syntax errors stop reading (the parser cannot go on); other problems are
+    collected, and the documents still come back so later checks can run too.
+    """
+    loader = _Loader(text)
+    documents: list[tuple[Any, Position]] = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                continue
+            size = _expanded_size(node)
+            if size is None:
+                loader.note(
+                    node, "a recursive alias ('*name' inside its own anchor) is not allowed"
+                )
+                continue
+            if size > MAX_EXPANDED_NODES:
+                loader.note(
+                    node,
+                    f"this document expands to more than {MAX_EXPANDED_NODES} values through "
+                    "aliases; refusing it (an alias bomb?)",
+                )
+                continue
+            documents.append((loader.construct_document(node), _position(node)))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+        what = " ".join(part for part in (exc.context, exc.problem) if part)
+        loader.problems.append(YamlProblem(line, column, f"YAML syntax error: {what}"))
+    except yaml.YAMLError as exc:
+        loader.problems.append(YamlProblem(0, 0, f"YAML error: {exc}"))
+    finally:
+        loader.dispose()
+    return documents, loader.problems
+
+
+def locate(root: Any, location: tuple[str | int, ...], fallback: Position) -> Position:
+    """The position of the value at ``location`` under ``root``, or of its nearest ancestor."""
+    position = getattr(root, "position", fallback)
+    node = root
+    for part in location:
+        if isinstance(node, LocatedDict):
+            if part not in node:
+                break
+            position = node.positions[part]
+        elif isinstance(node, LocatedList) and isinstance(part, int) and 0 <= part < len(node):
+            position = node.positions[part]
+        else:
+            break
+        node = node[part]
+    return position
+
+
+def field_name(location: tuple[str | int, ...]) -> str:
+    return format_location(location)
