@@ -67,6 +67,7 @@ __all__ = [
     "PARAMETER_TYPES",
     "STATUS_FAILURE",
     "STATUS_SUCCESS",
+    "__version__",
     "AgentKitError",
     "CredentialError",
     "CredentialProvider",
@@ -78,6 +79,7 @@ __all__ = [
     "ExecutionRecorder",
     "HistogramSnapshot",
     "InMemoryHistogram",
+    "load_tools",
     "MappingProvider",
     "OTelMetrics",
     "OTelTracer",
@@ -97,6 +99,4 @@ __all__ = [
     "ToolResult",
     "ToolSchema",
     "ToolValidationError",
-    "__version__",
-    "load_tools",
 ]
