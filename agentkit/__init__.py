@@ -67,7 +67,6 @@ __all__ = [
     "PARAMETER_TYPES",
     "STATUS_FAILURE",
     "STATUS_SUCCESS",
-    "__version__",
     "AgentKitError",
     "CredentialError",
     "CredentialProvider",
@@ -79,7 +78,6 @@ __all__ = [
     "ExecutionRecorder",
     "HistogramSnapshot",
     "InMemoryHistogram",
-    "load_tools",
     "MappingProvider",
     "OTelMetrics",
     "OTelTracer",
@@ -99,4 +97,6 @@ __all__ = [
     "ToolResult",
     "ToolSchema",
     "ToolValidationError",
+    "__version__",
+    "load_tools",
 ]

@@ -1,8 +1,9 @@
-"""`make demo`: hand-written tools through the registry and the executor, offline.
+"""`make demo`: YAML-defined and hand-written tools in one registry, offline.
 
-Registers the tool chapter's weather tool (against a stand-in for the weather
-API, its key from a mapping provider) and a temperature converter, then runs
-calls that succeed and calls that fail in each documented way -- in strict mode,
+Loads every definition in tools.d/ beside two hand-written tools -- the tool
+chapter's weather tool (against a stand-in for the weather API, its key from a
+mapping provider) and a temperature converter -- and runs the offline ones:
+calls that succeed and calls that fail in each documented way, in strict mode,
 where failures raise, and in result mode, where they come back as results.
 """
 
@@ -24,11 +25,13 @@ from agentkit import (
     ToolExecutor,
     ToolRegistry,
     ToolResult,
+    load_tools,
 )
 from examples.convert import ConvertTemperatureTool
 from examples.weather import FakeWeatherAPI, FetchWeatherTool
 
 DEMO_KEY = "demo-key-0123456789"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def show(label: str, result: ToolResult) -> None:
@@ -39,11 +42,16 @@ def show(label: str, result: ToolResult) -> None:
 
 def main() -> int:
     registry = ToolRegistry([FetchWeatherTool(FakeWeatherAPI(DEMO_KEY)), ConvertTemperatureTool()])
+    # tools.d/ defines fetch_weather too (the same tool, as YAML). A registry takes a
+    # name once, so the demo loads the other definitions beside the Python one.
+    definitions = sorted(p for p in (ROOT / "tools.d").glob("*.yaml") if p.stem != "fetch_weather")
+    load_tools(*definitions, registry=registry)
     executor = ToolExecutor(
         credentials=CredentialsManager([MappingProvider({"weather-api-key": DEMO_KEY})])
     )
     weather, convert = registry["fetch_weather"], registry["convert_temperature"]
-    print(f"registered: {', '.join(registry.names())}")
+    for tool in registry:
+        print(f"registered {tool.name:<21} {tool.version:<6} from {tool.source}")
     print(f"tagged domain=weather: {[t.name for t in registry.lookup_by_tags(domain='weather')]}\n")
 
     print("== strict mode: results, or an exception ==")
@@ -94,6 +102,13 @@ def main() -> int:
     ]
     for label, tool, inputs, runner in cases:
         show(label, runner.execute(tool, inputs, raise_on_failure=False))
+
+    print("\n== a YAML-defined tool with a Python backend (tools.d/text_stats.yaml) ==")
+    text = "The cat sat on the mat. The cat ran! Did the dog follow?"
+    stats = registry["text_stats"]
+    show("text_stats", executor.execute(stats, {"text": text, "top": 2}))
+    over = executor.execute(stats, {"text": text, "top": 50}, raise_on_failure=False)
+    show("text_stats top=50 (over the maximum of 20)", over)
 
     print("\n== parallel calls (execute_many), results in call order ==")
     calls = [

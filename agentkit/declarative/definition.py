@@ -93,9 +93,13 @@ def parse_definition(raw: Any, problems: Problems) -> ToolDefinition | None:
         problems.add(("tags",), "tags must map strings to strings (quote numbers: '1')")
         tags = {}
     credentials = _parse_credentials(raw.get("credentials", []), problems)
+    before_schema = len(problems)
     inputs = _parse_schema(raw, "input_schema", problems)
+    inputs_ok = len(problems) == before_schema
     outputs = _parse_schema(raw, "output_schema", problems)
-    backend = _parse_backend(raw.get("backend"), inputs, outputs, credentials, problems)
+    backend = _parse_backend(
+        raw.get("backend"), inputs if inputs_ok else None, outputs, credentials, problems
+    )
     annotations = _parse_annotations(raw.get("annotations", {}), backend, problems)
 
     if len(problems) > start or backend is None:
@@ -141,7 +145,7 @@ def _parse_schema(raw: dict[str, Any], key: str, problems: Problems) -> ToolSche
 
 def _parse_backend(
     raw: Any,
-    inputs: ToolSchema,
+    inputs: ToolSchema | None,
     outputs: ToolSchema,
     credentials: tuple[str, ...],
     problems: Problems,
@@ -155,6 +159,8 @@ def _parse_backend(
         problems.add(("backend",), "give exactly one backend: 'http' or 'python'")
         return None
     if "python" in raw:
+        if inputs is None:
+            return None
         return parse_python_backend(raw["python"], inputs, ("backend", "python"), problems)
     spec = parse_http_spec(raw["http"], ("backend", "http"), inputs, outputs, credentials, problems)
     return HttpBackend(spec) if spec is not None else None

@@ -28,6 +28,7 @@ from typing import Any, Final
 from urllib.parse import quote, urljoin, urlsplit
 
 import requests
+import urllib3
 from requests.structures import CaseInsensitiveDict
 
 from agentkit.declarative.http_spec import HttpSpec
@@ -391,7 +392,7 @@ class HttpBackend:
         size = 0
         try:
             with response:
-                for chunk in response.iter_content(_CHUNK):
+                for chunk in _chunks(response):
                     size += len(chunk)
                     if size > limit:
                         raise HttpCallError(
@@ -440,6 +441,25 @@ class HttpBackend:
                 "mapping to extract the output fields",
             )
         return {name: data[name] for name in spec.output_names if name in data}
+
+
+def _chunks(response: requests.Response) -> Iterator[bytes]:
+    """The decoded body, a socket read at a time.
+
+    ``read1`` returns after one receive: a server trickling a byte at a time
+    cannot keep a read blocked inside the read timeout while the call's deadline
+    passes -- the caller checks the deadline between chunks.
+    """
+    raw = response.raw
+    try:
+        while chunk := raw.read1(_CHUNK, decode_content=True):
+            yield chunk
+    except urllib3.exceptions.ProtocolError as exc:
+        raise requests.ConnectionError(exc) from exc
+    except urllib3.exceptions.ReadTimeoutError as exc:
+        raise requests.ReadTimeout(exc) from exc
+    except urllib3.exceptions.DecodeError as exc:
+        raise requests.ConnectionError(f"the body could not be decoded: {exc}") from exc
 
 
 def _reason(exc: Exception) -> str:

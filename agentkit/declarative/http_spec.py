@@ -88,7 +88,7 @@ class _Context:
 
     def __init__(
         self,
-        inputs: ToolSchema,
+        inputs: ToolSchema | None,
         outputs: ToolSchema,
         credentials: Sequence[str],
         problems: Problems,
@@ -111,7 +111,7 @@ class _Context:
     def _check_reference(self, root: str, key: str | None, location: Location) -> None:
         if key is None:
             return
-        if root == "inputs" and key not in self.inputs:
+        if root == "inputs" and self.inputs is not None and key not in self.inputs:
             hint = suggest(key, self.inputs.names, "inputs.")
             self.problems.add(location, f"'inputs.{key}' is not a declared input{hint}")
         elif root == "credentials" and key not in self.credentials:
@@ -154,11 +154,13 @@ class _Context:
 def parse_http_spec(
     raw: Any,
     location: Location,
-    inputs: ToolSchema,
+    inputs: ToolSchema | None,
     outputs: ToolSchema,
     credentials: Sequence[str],
     problems: Problems,
 ) -> HttpSpec | None:
+    """Check an http backend. ``inputs`` is None when the input schema itself is broken:
+    its problems are reported already, so references to inputs are not checked again."""
     if not check_keys(raw, HTTP_KEYS, location, problems, "an http backend"):
         return None
     start = len(problems)
@@ -214,7 +216,7 @@ def parse_http_spec(
         accept_status=accept,
         follow_redirects=follow,
         output=output,
-        input_names=inputs.names,
+        input_names=inputs.names if inputs is not None else (),
         output_names=outputs.names,
     )
 
@@ -236,24 +238,24 @@ def _parse_url(
             location, "missing 'url': the endpoint, such as https://api.example.com/v1/items"
         )
         return None, ()
-    first = _TEMPLATE_SPAN.search(raw)
-    literal_head = raw[: first.start()] if first else raw
-    parts = urlsplit(literal_head)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        problems.add(
-            location, f"the URL must start with http:// or https:// and a host, got {raw!r}"
-        )
-        return None, ()
-    origin = f"{parts.scheme}://{parts.netloc}"
-    rest = raw[len(origin) :]
-    if rest and rest[0] != "/":
-        # A template touching the host or port: "https://{{ inputs.host }}/" or ":{{ port }}".
+    scheme_end = raw.find("://")
+    authority_end = raw.find("/", scheme_end + 3) if scheme_end >= 0 else -1
+    origin_text = raw if authority_end < 0 else raw[:authority_end]
+    if any(delimiter in origin_text for delimiter in ("{{", "{%", "{#")):
         problems.add(
             location,
             "templates may not reach the scheme, host or port; keep the origin literal "
             "and template only path segments",
         )
         return None, ()
+    parts = urlsplit(origin_text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        problems.add(
+            location, f"the URL must start with http:// or https:// and a host, got {raw!r}"
+        )
+        return None, ()
+    origin = f"{parts.scheme}://{parts.netloc}"
+    rest = raw[len(origin_text) :]
     if "{%" in rest or "{#" in rest:
         problems.add(location, "the URL path may hold only '{{ ... }}' expressions")
         return None, ()

@@ -1,0 +1,195 @@
+"""The HTTP backend against a real loopback server: retries, timeouts, deadlines, redirects, caps."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from email.utils import formatdate
+from typing import Any
+
+import pytest
+
+from agentkit import ToolExecutor, ToolRegistry, ToolResult, load_tools
+from agentkit.declarative import http_backend
+from tests.declarative import loopback
+from tests.declarative.conftest import WriteFile
+
+TOOL = """\
+name: probe
+version: 1.0.0
+input_schema:
+  parameters:
+    - {{name: path, type: string}}
+output_schema:
+  parameters:
+    - {{name: title, type: string}}
+backend:
+  http:
+    method: {method}
+    url: {origin}/{{{{ inputs.path }}}}
+{extra}
+"""
+
+
+@pytest.fixture(autouse=True)
+def no_jitter(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http_backend._jitter, "uniform", lambda low, high: 1.0)
+
+
+@pytest.fixture
+def behaviours() -> dict[str, loopback.Behaviour]:
+    return {}
+
+
+@pytest.fixture
+def origin(behaviours: dict[str, loopback.Behaviour]) -> Iterator[str]:
+    with loopback.serve(behaviours) as served:
+        yield served
+
+
+def call(
+    write: WriteFile, origin: str, path: str, *, method: str = "GET", extra: str = ""
+) -> ToolResult:
+    text = TOOL.format(method=method, origin=origin, extra=extra)
+    registry = ToolRegistry()
+    load_tools(write(text), registry=registry)
+    return ToolExecutor(credentials={}).execute(
+        registry["probe"], {"path": path}, raise_on_failure=False
+    )
+
+
+RETRY = "    retry: {attempts: 3, backoff: 0.01}"
+
+
+def test_a_plain_call(write: WriteFile, origin: str, behaviours: dict[str, Any]) -> None:
+    behaviours["/a"] = loopback.ok({"title": "hello"})
+    assert call(write, origin, "a").output == {"title": "hello"}
+
+
+@pytest.mark.parametrize("status", [429, 502, 503, 504])
+def test_retry_on_status_then_succeed(
+    write: WriteFile, origin: str, behaviours: dict[str, Any], status: int
+) -> None:
+    behaviours["/r"] = loopback.fail_then_ok(2, status, {"title": "finally"})
+    assert call(write, origin, "r", extra=RETRY).output == {"title": "finally"}
+
+
+def test_retries_give_up_after_the_attempts(
+    write: WriteFile, origin: str, behaviours: dict[str, Any]
+) -> None:
+    behaviours["/r"] = loopback.fail_then_ok(5, 503, {"title": "never"})
+    result = call(write, origin, "r", extra=RETRY)
+    assert "returned 503 Service Unavailable" in str(result.error)
+
+
+def test_a_post_is_not_retried_on_status(
+    write: WriteFile, origin: str, behaviours: dict[str, Any]
+) -> None:
+    behaviours["/p"] = loopback.fail_then_ok(1, 503, {"title": "second"})
+    result = call(write, origin, "p", method="POST", extra=RETRY)
+    assert "returned 503" in str(result.error)
+
+
+def test_a_post_is_retried_when_declared_non_idempotent(
+    write: WriteFile, origin: str, behaviours: dict[str, Any]
+) -> None:
+    behaviours["/p"] = loopback.fail_then_ok(1, 503, {"title": "second"})
+    extra = "    retry: {attempts: 2, backoff: 0.01, non_idempotent: true}"
+    assert call(write, origin, "p", method="POST", extra=extra).output == {"title": "second"}
+
+
+@pytest.mark.parametrize("form", ["seconds", "http-date"])
+def test_retry_after_is_honoured(
+    write: WriteFile, origin: str, behaviours: dict[str, Any], form: str
+) -> None:
+    value = "1" if form == "seconds" else formatdate(time.time() + 1, usegmt=True)
+    behaviours["/w"] = loopback.fail_then_ok(1, 429, {"title": "waited"}, {"Retry-After": value})
+    started = time.monotonic()
+    result = call(write, origin, "w", extra=RETRY)
+    elapsed = time.monotonic() - started
+    assert result.output == {"title": "waited"}
+    assert elapsed >= 0.3  # waited for the server's word (an HTTP-date has 1 s resolution)
+
+
+def test_retry_after_is_capped_by_max_wait(
+    write: WriteFile, origin: str, behaviours: dict[str, Any]
+) -> None:
+    behaviours["/w"] = loopback.fail_then_ok(1, 429, {"title": "soon"}, {"Retry-After": "3600"})
+    started = time.monotonic()
+    extra = "    retry: {attempts: 2, backoff: 0.01, max_wait: 0.2}"
+    assert call(write, origin, "w", extra=extra).output == {"title": "soon"}
+    assert time.monotonic() - started < 5
+
+
+def test_a_read_timeout(write: WriteFile, origin: str, behaviours: dict[str, Any]) -> None:
+    behaviours["/s"] = loopback.slow(2, {"title": "late"})
+    extra = "    timeout: {read: 0.2, total: 10}\n    retry: {attempts: 1}"
+    result = call(write, origin, "s", extra=extra)
+    assert "timed out" in str(result.error)
+
+
+def test_the_total_deadline_bounds_retries(
+    write: WriteFile, origin: str, behaviours: dict[str, Any]
+) -> None:
+    behaviours["/s"] = loopback.slow(0.4, {"title": "late"})
+    extra = "    timeout: {read: 0.3, total: 1}\n    retry: {attempts: 10, backoff: 0.05}"
+    started = time.monotonic()
+    result = call(write, origin, "s", extra=extra)
+    assert not result.succeeded
+    assert time.monotonic() - started < 1.6
+
+
+def test_the_total_deadline_cuts_a_trickling_body(
+    write: WriteFile, origin: str, behaviours: dict[str, Any]
+) -> None:
+    behaviours["/t"] = loopback.trickle(200, 0.02)  # ~4 s in all, every byte quick
+    extra = "    timeout: {read: 1, total: 0.8}\n    retry: {attempts: 1}"
+    started = time.monotonic()
+    result = call(write, origin, "t", extra=extra)
+    assert "deadline" in str(result.error)
+    assert time.monotonic() - started < 2
+
+
+def test_the_size_cap_counts_decoded_bytes(
+    write: WriteFile, origin: str, behaviours: dict[str, Any]
+) -> None:
+    behaviours["/g"] = loopback.gzip_bomb(5_000_000)
+    result = call(write, origin, "g", extra="    max_response_bytes: 100000")
+    assert "over max_response_bytes (100000 bytes)" in str(result.error)
+
+
+def test_same_origin_redirects_are_followed(
+    write: WriteFile, origin: str, behaviours: dict[str, Any]
+) -> None:
+    behaviours["/old"] = loopback.redirect("/new")
+    behaviours["/new"] = loopback.ok({"title": "moved"})
+    assert call(write, origin, "old").output == {"title": "moved"}
+
+
+def test_redirect_loops_stop_after_five(
+    write: WriteFile, origin: str, behaviours: dict[str, Any]
+) -> None:
+    behaviours["/loop"] = loopback.redirect("/loop")
+    result = call(write, origin, "loop")
+    assert "redirected more than 5 times" in str(result.error)
+
+
+def test_redirects_can_be_turned_off(
+    write: WriteFile, origin: str, behaviours: dict[str, Any]
+) -> None:
+    behaviours["/old"] = loopback.redirect("/new")
+    result = call(write, origin, "old", extra="    follow_redirects: false")
+    assert "returned 302" in str(result.error)
+
+
+def test_a_cross_origin_redirect_fails(
+    write: WriteFile, origin: str, behaviours: dict[str, Any]
+) -> None:
+    behaviours["/x"] = loopback.redirect("http://localhost:1/elsewhere")
+    result = call(write, origin, "x")
+    assert "redirected to another origin" in str(result.error)
+
+
+def test_connection_refused_is_retried_then_reported(write: WriteFile) -> None:
+    result = call(write, "http://127.0.0.1:9", "a", extra=RETRY)
+    assert "failed to connect after 3 attempt(s)" in str(result.error)

@@ -1,0 +1,207 @@
+"""load_tools: definitions become Tool classes; every problem is reported with file:line."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentkit import DeclarativeTool, DefinitionError, Tool, ToolRegistry, load_tools
+from tests.declarative.conftest import HTTP_TOOL, WriteFile
+
+
+def problems(*paths: Path, registry: ToolRegistry | None = None) -> list[str]:
+    with pytest.raises(DefinitionError) as info:
+        load_tools(*paths, registry=registry)
+    return [str(problem) for problem in info.value.problems]
+
+
+def test_a_definition_becomes_a_tool_class(write: WriteFile) -> None:
+    path = write(HTTP_TOOL)
+    (cls,) = load_tools(path)
+    assert issubclass(cls, DeclarativeTool)
+    assert issubclass(cls, Tool)
+    assert cls.__name__ == "LookupTool"
+    assert cls.TOOL_NAME == "lookup"
+    assert cls.TOOL_VERSION == "1.0.0"
+    assert cls.TOOL_DESCRIPTION == "Look a thing up."
+    assert f"{path}:1" == cls.SOURCE
+    tool = cls()
+    assert tool.credential_names == ("api-key",)
+    assert tool.input_schema.names == ("id", "verbose")
+    assert tool.annotations == {"read_only": True, "idempotent": True}
+    assert tool.backend_kind == "http"
+
+
+def test_with_a_registry_instances_are_registered(write: WriteFile) -> None:
+    registry = ToolRegistry()
+    load_tools(write(HTTP_TOOL), registry=registry)
+    assert registry.names() == ["lookup"]
+
+
+def test_folders_are_read_recursively_and_sorted(write: WriteFile, tmp_path: Path) -> None:
+    write(HTTP_TOOL.replace("name: lookup", "name: b_tool"), "z/b.yml")
+    write(HTTP_TOOL.replace("name: lookup", "name: a_tool"), "a.yaml")
+    write("not: a definition", "notes.txt")
+    assert [cls.TOOL_NAME for cls in load_tools(tmp_path)] == ["a_tool", "b_tool"]
+
+
+def test_several_documents_in_one_file(write: WriteFile) -> None:
+    text = HTTP_TOOL + "---\n" + HTTP_TOOL.replace("name: lookup", "name: second")
+    path = write(text)
+    _, second = load_tools(path)
+    assert f"{path}:20" == second.SOURCE
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        pytest.param(
+            ("name: lookup", "name: look up"), "1:7: name: invalid tool name 'look up'", id="name"
+        ),
+        pytest.param(
+            ("version: 1.0.0", "version: 1.0"),
+            "2:10: version: version 1.0 must be a quoted string",
+            id="version-float",
+        ),
+        pytest.param(
+            ("version: 1.0.0", "version: v1"), "2:10: version: invalid version 'v1'", id="version"
+        ),
+        pytest.param(
+            ("description:", "descripton:"),
+            "3:13: descripton: unknown key 'descripton' (did you mean 'description'?)",
+            id="unknown-key",
+        ),
+        pytest.param(
+            ("type: boolean", "type: bool"),
+            "8:29: input_schema.parameters[1].type: unsupported type 'bool' (did you mean 'boolean'?)",
+            id="schema",
+        ),
+        pytest.param(
+            ("{{ inputs.id }}\n", "{{ inputs.idd }}\n"),
+            "14:10: backend.http.url: 'inputs.idd' is not a declared input (did you mean 'inputs.id'?)",
+            id="unknown-input",
+        ),
+        pytest.param(
+            ("credential: api-key", "credential: api-token"),
+            "16:34: backend.http.auth.api_key.credential: credential 'api-token' is used but not declared",
+            id="undeclared-credential",
+        ),
+        pytest.param(
+            ('title: "{{', 'titel: "{{'),
+            "18:14: backend.http.output.titel: 'titel' is not an output parameter (did you mean 'title'?)",
+            id="output-key",
+        ),
+        pytest.param(
+            ("response.json.title", "response.jsn.title"),
+            "18:14: backend.http.output.title: 'response.jsn' does not exist",
+            id="response-field",
+        ),
+        pytest.param(
+            ("https://api.example.com/", "https://{{ inputs.id }}.example.com/"),
+            "14:10: backend.http.url: templates may not reach the scheme, host or port",
+            id="template-in-host",
+        ),
+        pytest.param(
+            ('{verbose: "{{ inputs.verbose }}"}', '{verbose: "{{ inputs.verbose "}'),
+            "15:22: backend.http.query.verbose: template syntax error",
+            id="template-syntax",
+        ),
+        pytest.param(
+            ('{verbose: "{{ inputs.verbose }}"}', '{verbose: "{{ secrets.key }}"}'),
+            "15:22: backend.http.query.verbose: unknown variable 'secrets'",
+            id="unknown-variable",
+        ),
+        pytest.param(
+            ("    output:\n", "    method: FETCH\n    output:\n"),
+            "17:13: backend.http.method: unsupported method 'FETCH'",
+            id="method",
+        ),
+    ],
+)
+def test_problems_name_file_line_column_and_field(
+    write: WriteFile, edit: tuple[str, str], expected: str
+) -> None:
+    path = write(HTTP_TOOL.replace(*edit))
+    (found,) = problems(path)  # one mistake, one problem: nothing cascades
+    assert found.startswith(f"{path}:{expected}"), found
+
+
+def test_every_problem_in_every_file_at_once(write: WriteFile, tmp_path: Path) -> None:
+    write(HTTP_TOOL.replace("name: lookup", "name: 'bad name'"), "a.yaml")
+    write("name: [unclosed\n", "b.yaml")
+    write(HTTP_TOOL.replace("version: 1.0.0", "version: x"), "c.yaml")
+    found = problems(tmp_path)
+    assert [problem.split(":")[0].rsplit("/", 1)[-1] for problem in found] == [
+        "a.yaml",
+        "b.yaml",
+        "c.yaml",
+    ]
+    assert "YAML syntax error" in found[1]
+
+
+def test_nothing_is_registered_when_anything_is_wrong(write: WriteFile, tmp_path: Path) -> None:
+    write(HTTP_TOOL, "a.yaml")
+    write(HTTP_TOOL.replace("name: lookup", "name: other").replace("1.0.0", "one"), "b.yaml")
+    registry = ToolRegistry()
+    problems(tmp_path, registry=registry)
+    assert len(registry) == 0
+
+
+def test_duplicate_names_across_files_name_both(write: WriteFile, tmp_path: Path) -> None:
+    first = write(HTTP_TOOL, "a.yaml")
+    second = write(HTTP_TOOL, "b.yaml")
+    (found,) = problems(tmp_path)
+    assert found == (
+        f"{second}:1:1: name: tool 'lookup' is already defined by {first}:1; tool names must be unique"
+    )
+
+
+def test_a_clash_with_a_hand_written_tool_names_the_class(write: WriteFile) -> None:
+    class Lookup(Tool):
+        TOOL_NAME = "lookup"
+
+        def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+            return {}
+
+    registry = ToolRegistry([Lookup()])
+    (found,) = problems(write(HTTP_TOOL), registry=registry)
+    assert "is already defined by tests.declarative.test_loader." in found
+    assert "Lookup, already registered" in found
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "name: a\nname: b\n",
+            "2:1: duplicate key 'name' (first given on line 1)",
+            id="duplicate-key",
+        ),
+        pytest.param(
+            "a: &x {b: 1}\n<<: *x\n", "merge keys ('<<') are not supported", id="merge-key"
+        ),
+        pytest.param("!!python/object:os.system {}\n", "YAML", id="unsafe-tag"),
+        pytest.param(
+            "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n",
+            "alias bomb",
+            id="alias-bomb",
+        ),
+    ],
+)
+def test_unsafe_or_ambiguous_yaml_is_refused(write: WriteFile, text: str, expected: str) -> None:
+    found = problems(write(text))
+    assert any(expected in problem for problem in found), found
+
+
+def test_large_files_are_refused(write: WriteFile) -> None:
+    path = write("# " + "x" * (1024 * 1024) + "\n")
+    (found,) = problems(path)
+    assert "definitions are at most 1048576" in found
+
+
+def test_missing_path(tmp_path: Path) -> None:
+    (found,) = problems(tmp_path / "nope")
+    assert found.endswith("no such file or folder")
