@@ -1,4 +1,4 @@
-"""The YAML layer: an HTTP tool vs raw requests on loopback; loading 1,000 definitions vs parsing."""
+"""The YAML layer: an HTTP tool vs raw requests on loopback; loading 1,000 definitions."""
 
 from __future__ import annotations
 
