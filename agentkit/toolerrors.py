@@ -15,6 +15,7 @@ the same thing.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, final
@@ -216,3 +217,15 @@ def format_location(location: Iterable[str | int]) -> str:
         else:
             text += f".{part}" if text else part
     return text
+
+
+def closest(word: str, choices: Iterable[str]) -> str | None:
+    """The choice nearest to ``word``, when one is near enough to be a likely typo."""
+    matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def did_you_mean(word: str, choices: Iterable[str], prefix: str = "") -> str:
+    """`` (did you mean 'x'?)`` when a choice is close to ``word``, else ``""``."""
+    match = closest(word, choices)
+    return f" (did you mean '{prefix}{match}'?)" if match else ""

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import threading
 from collections.abc import Iterable, Iterator
 
 from agentkit.tool import Tool
-from agentkit.toolerrors import SemanticError
+from agentkit.toolerrors import SemanticError, closest, did_you_mean
 
 __all__ = ["ToolRegistry"]
 
@@ -75,13 +74,10 @@ class ToolRegistry:
 
     def suggest(self, name: str) -> str | None:
         """The registered name closest to ``name``, for "did you mean" hints."""
-        matches = difflib.get_close_matches(name, self.names(), n=1, cutoff=0.6)
-        return matches[0] if matches else None
+        return closest(name, self.names())
 
     def _unknown(self, name: str) -> str:
-        close = self.suggest(name)
-        hint = f" (did you mean '{close}'?)" if close else ""
-        return f"No tool named '{name}' is registered{hint}"
+        return f"No tool named '{name}' is registered{did_you_mean(name, self.names())}"
 
     def _snapshot(self) -> list[Tool]:
         with self._lock:

@@ -10,12 +10,16 @@ exactly the declared type with no further constraint -- costs one type check.
 from __future__ import annotations
 
 import copy
-import difflib
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final, final
 
-from agentkit.toolerrors import SchemaDefinitionError, SchemaProblem, format_location
+from agentkit.toolerrors import (
+    SchemaDefinitionError,
+    SchemaProblem,
+    did_you_mean,
+    format_location,
+)
 
 __all__ = ["PARAMETER_TYPES", "Parameter", "ToolSchema"]
 
@@ -130,12 +134,6 @@ def _show(value: Any) -> str:
 
 def _type_name(value: Any) -> str:
     return type(value).__name__
-
-
-def _suggest(word: str, choices: Sequence[str], prefix: str = "") -> str:
-    """`` (did you mean 'x'?)`` when a choice is close to ``word``, else ``""``."""
-    matches = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f" (did you mean '{prefix}{matches[0]}'?)" if matches else ""
 
 
 def _fresh(default: Any) -> Any:
@@ -485,7 +483,7 @@ class ToolSchema:
             if key in self._names:
                 continue
             if isinstance(key, str):
-                hint = _suggest(key, known, prefix)
+                hint = did_you_mean(key, known, prefix)
                 errors.append(f"Unknown parameter: '{prefix}{key}'{hint}")
             else:
                 errors.append(f"Unknown parameter: {prefix}{key!r} (parameter names are strings)")
@@ -611,7 +609,7 @@ def _parse_schema(definition: Any, location: Location, problems: list[SchemaProb
             problems.append(
                 SchemaProblem(
                     (*location, str(key)),
-                    f"unknown key '{key}'{_suggest(str(key), ['parameters'])}; "
+                    f"unknown key '{key}'{did_you_mean(str(key), ['parameters'])}; "
                     "a schema has only 'parameters'",
                 )
             )
@@ -669,7 +667,7 @@ def _parse_parameter(
     for key in raw:
         if key not in allowed:
             text = str(key)
-            hint = _suggest(text, allowed)
+            hint = did_you_mean(text, allowed)
             if not named and text in ("name", "required", "default"):
                 problem(text, f"'{text}' does not apply to list elements")
             else:
@@ -779,7 +777,7 @@ def _parse_type(raw: Any, location: Location, problems: list[SchemaProblem]) -> 
     if not isinstance(raw, str) or raw not in _TYPE_TESTS:
         shown = raw if isinstance(raw, str) else _type_name(raw)
         alias = _TYPE_ALIASES.get(str(raw).lower()) if isinstance(raw, str) else None
-        hint = f" (did you mean '{alias}'?)" if alias else _suggest(str(shown), PARAMETER_TYPES)
+        hint = f" (did you mean '{alias}'?)" if alias else did_you_mean(str(shown), PARAMETER_TYPES)
         problems.append(
             SchemaProblem(
                 (*location, "type"), f"unsupported type '{shown}'{hint}; expected one of: {choices}"

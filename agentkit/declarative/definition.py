@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from agentkit.declarative.http_backend import HttpBackend
 from agentkit.declarative.http_spec import IDEMPOTENT, parse_http_spec
-from agentkit.declarative.problems import Problems, check_keys, suggest
+from agentkit.declarative.problems import Problems, check_keys
 from agentkit.declarative.python_backend import PythonBackend, parse_python_backend
 from agentkit.tool import TOOL_NAME_PATTERN
 from agentkit.toolerrors import SchemaDefinitionError
@@ -178,7 +178,7 @@ def _parse_annotations(raw: Any, backend: Backend | None, problems: Problems) ->
         expected = str if key == "title" else bool
         if not isinstance(value, expected):
             wanted = "a string" if expected is str else "true or false"
-            problems.add(("annotations", key), f"expected {wanted}{suggest(str(value), ())}")
+            problems.add(("annotations", key), f"expected {wanted}")
             continue
         annotations[key] = value
     return annotations

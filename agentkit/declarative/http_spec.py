@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from agentkit.declarative.problems import Location, Problems, check_keys, suggest
+from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.templates import Template, TemplateSyntaxProblem, compile_template
+from agentkit.toolerrors import did_you_mean
 from agentkit.toolschema import ToolSchema
 
 __all__ = ["HttpSpec", "parse_http_spec"]
@@ -112,20 +113,20 @@ class _Context:
         if key is None:
             return
         if root == "inputs" and self.inputs is not None and key not in self.inputs:
-            hint = suggest(key, self.inputs.names, "inputs.")
+            hint = did_you_mean(key, self.inputs.names, "inputs.")
             self.problems.add(location, f"'inputs.{key}' is not a declared input{hint}")
         elif root == "credentials" and key not in self.credentials:
             self.problems.add(
                 location,
                 f"credential '{key}' is used but not declared; add it under 'credentials:'"
-                + suggest(key, self.credentials),
+                + did_you_mean(key, self.credentials),
             )
         elif root == "response" and key not in RESPONSE_FIELDS:
             self.problems.add(
                 location,
                 f"'response.{key}' does not exist; a response has "
                 + ", ".join(RESPONSE_FIELDS)
-                + suggest(key, RESPONSE_FIELDS, "response."),
+                + did_you_mean(key, RESPONSE_FIELDS, "response."),
             )
 
     def value(self, raw: Any, location: Location, roots: Sequence[str]) -> Template | Any:
@@ -145,7 +146,7 @@ class _Context:
             self.problems.add(
                 location,
                 f"credential '{raw}' is used but not declared; add it under 'credentials:'"
-                + suggest(raw, self.credentials),
+                + did_you_mean(raw, self.credentials),
             )
             return None
         return raw
@@ -378,7 +379,8 @@ def _parse_auth(raw: Any, location: Location, context: _Context) -> tuple[str, .
             problems.add((*here, "name"), "expected the header or query parameter name")
             return None
         return ("api_key", credential, where, name) if credential else None
-    problems.add(here, f"unknown auth '{kind}'{suggest(str(kind), ('bearer', 'basic', 'api_key'))}")
+    hint = did_you_mean(str(kind), ("bearer", "basic", "api_key"))
+    problems.add(here, f"unknown auth '{kind}'{hint}")
     return None
 
 
@@ -444,10 +446,9 @@ def _parse_output(
     for name, source in raw.items():
         here = (*location, name)
         if name not in context.outputs:
+            hint = did_you_mean(str(name), context.outputs.names)
             problems.add(
-                here,
-                f"'{name}' is not an output parameter{suggest(str(name), context.outputs.names)}; "
-                "declare it in output_schema",
+                here, f"'{name}' is not an output parameter{hint}; declare it in output_schema"
             )
             continue
         if not isinstance(source, str):

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from agentkit.declarative.yamlsource import Position, locate
-from agentkit.toolerrors import DefinitionProblem, format_location
+from agentkit.toolerrors import DefinitionProblem, did_you_mean, format_location
 
 Location = tuple[str | int, ...]
 
@@ -34,12 +33,6 @@ class Problems:
         return len(self.found)
 
 
-def suggest(word: str, choices: Iterable[str], prefix: str = "") -> str:
-    """`` (did you mean 'x'?)`` when a choice is close to ``word``, else ``""``."""
-    matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean '{prefix}{matches[0]}'?)" if matches else ""
-
-
 def check_keys(
     raw: Any, allowed: Sequence[str], location: Location, problems: Problems, what: str
 ) -> bool:
@@ -51,7 +44,7 @@ def check_keys(
         if key not in allowed:
             problems.add(
                 (*location, str(key)),
-                f"unknown key '{key}'{suggest(str(key), allowed)}; "
+                f"unknown key '{key}'{did_you_mean(str(key), allowed)}; "
                 f"{what} takes: {', '.join(allowed)}",
             )
     return True
