@@ -86,11 +86,13 @@ def _is_string(value: Any) -> bool:
     return isinstance(value, str)
 
 
-def _is_integer(value: Any) -> bool:
+def is_integer(value: Any) -> bool:
+    """An int that is not a bool (JSON and LLMs keep the two apart; Python does not)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
+    """An int or float that is not a bool."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -108,8 +110,8 @@ def _is_dictionary(value: Any) -> bool:
 
 _TYPE_TESTS: Final[dict[str, Callable[[Any], bool]]] = {
     "string": _is_string,
-    "integer": _is_integer,
-    "float": _is_number,
+    "integer": is_integer,
+    "float": is_number,
     "boolean": _is_boolean,
     "list": _is_list,
     "dictionary": _is_dictionary,
@@ -822,10 +824,10 @@ def _parse_bound(
     if type_name not in ("integer", "float"):
         problem(key, f"'{key}' applies to integer and float parameters, not '{type_name}'")
         return None
-    if not _is_number(value):
+    if not is_number(value):
         problem(key, f"expected a number, got '{_type_name(value)}'")
         return None
-    return value  # type: ignore[no-any-return]  # narrowed by _is_number
+    return value  # type: ignore[no-any-return]  # narrowed by is_number
 
 
 def _parse_pattern(

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.templates import Template, TemplateSyntaxProblem, compile_template
 from agentkit.toolerrors import did_you_mean
-from agentkit.toolschema import ToolSchema
+from agentkit.toolschema import ToolSchema, is_integer, is_number
 
 __all__ = ["HttpSpec", "parse_http_spec"]
 
@@ -189,7 +189,7 @@ def parse_http_spec(
     connect, read, total = _parse_timeout(raw.get("timeout"), at("timeout"), problems)
     retry = _parse_retry(raw.get("retry"), at("retry"), problems) if "retry" in raw else Retry()
     max_bytes = raw.get("max_response_bytes", 10 * 1024 * 1024)
-    if not _is_int(max_bytes) or max_bytes < 1:
+    if not is_integer(max_bytes) or max_bytes < 1:
         problems.add(at("max_response_bytes"), "expected a whole number of bytes above 0")
     accept = _parse_statuses(raw.get("accept_status", []), at("accept_status"), problems)
     follow = raw.get("follow_redirects", True)
@@ -220,14 +220,6 @@ def parse_http_spec(
         input_names=inputs.names if inputs is not None else (),
         output_names=outputs.names,
     )
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _parse_url(
@@ -388,16 +380,16 @@ def _parse_timeout(raw: Any, location: Location, problems: Problems) -> tuple[fl
     values = dict(DEFAULT_TIMEOUTS)
     if raw is None:
         pass
-    elif _is_number(raw):
+    elif is_number(raw):
         values["read"] = float(raw)
         values["total"] = max(values["total"], float(raw))
     elif check_keys(raw, ("connect", "read", "total"), location, problems, "timeout"):
         for key, value in raw.items():
-            if key in values and (not _is_number(value) or value <= 0):
+            if key in values and (not is_number(value) or value <= 0):
                 problems.add((*location, key), "expected a number of seconds above 0")
             elif key in values:
                 values[key] = float(value)
-    if _is_number(raw) and raw <= 0:
+    if is_number(raw) and raw <= 0:
         problems.add(location, "expected a number of seconds above 0")
     return values["connect"], values["read"], values["total"]
 
@@ -407,15 +399,15 @@ def _parse_retry(raw: Any, location: Location, problems: Problems) -> Retry:
     if not check_keys(raw, keys, location, problems, "retry"):
         return Retry()
     attempts = raw.get("attempts", 3)
-    if not _is_int(attempts) or not 1 <= attempts <= 10:
+    if not is_integer(attempts) or not 1 <= attempts <= 10:
         problems.add((*location, "attempts"), "expected a whole number from 1 to 10")
         attempts = 3
     backoff = raw.get("backoff", 0.5)
-    if not _is_number(backoff) or backoff < 0:
+    if not is_number(backoff) or backoff < 0:
         problems.add((*location, "backoff"), "expected a number of seconds, 0 or more")
         backoff = 0.5
     max_wait = raw.get("max_wait", 10.0)
-    if not _is_number(max_wait) or max_wait < 0:
+    if not is_number(max_wait) or max_wait < 0:
         problems.add((*location, "max_wait"), "expected a number of seconds, 0 or more")
         max_wait = 10.0
     on_status = _parse_statuses(
@@ -429,7 +421,9 @@ def _parse_retry(raw: Any, location: Location, problems: Problems) -> Retry:
 
 
 def _parse_statuses(raw: Any, location: Location, problems: Problems) -> frozenset[int]:
-    if not isinstance(raw, list) or not all(_is_int(code) and 100 <= code <= 599 for code in raw):
+    if not isinstance(raw, list) or not all(
+        is_integer(code) and 100 <= code <= 599 for code in raw
+    ):
         problems.add(location, "expected a list of HTTP status codes (100-599)")
         return frozenset()
     return frozenset(raw)

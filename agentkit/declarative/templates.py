@@ -31,6 +31,8 @@ from jinja2 import meta, nodes
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from agentkit.toolschema import is_integer
+
 __all__ = [
     "MAX_OUTPUT_CHARS",
     "MAX_RANGE",
@@ -108,21 +110,17 @@ class _Environment(ImmutableSandboxedEnvironment):
 
     def call(self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         for value in (*args, *kwargs.values()):
-            if _is_int(value) and abs(value) > MAX_OUTPUT_CHARS:
+            if is_integer(value) and abs(value) > MAX_OUTPUT_CHARS:
                 raise SecurityError(
                     f"an argument of {value} is over the limit of {MAX_OUTPUT_CHARS}"
                 )
         return super().call(__context, __obj, *args, **kwargs)
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _check_repeat(sequence: Any, count: Any) -> None:
     if (
         isinstance(sequence, (str, list, tuple))
-        and _is_int(count)
+        and is_integer(count)
         and len(sequence) * count > MAX_OUTPUT_CHARS
     ):
         raise SecurityError(
@@ -133,8 +131,8 @@ def _check_repeat(sequence: Any, count: Any) -> None:
 
 def _check_power(base: Any, exponent: Any) -> None:
     if (
-        _is_int(base)
-        and _is_int(exponent)
+        is_integer(base)
+        and is_integer(exponent)
         and abs(base) > 1
         and exponent > 0
         and exponent * math.log2(abs(base)) > _MAX_POWER_BITS

@@ -16,8 +16,6 @@ from typing import Any, Final
 
 import yaml
 
-from agentkit.toolerrors import format_location
-
 __all__ = [
     "MAX_EXPANDED_NODES",
     "MAX_FILE_BYTES",
@@ -204,7 +202,3 @@ def locate(root: Any, location: tuple[str | int, ...], fallback: Position) -> Po
             break
         node = node[part]
     return position
-
-
-def field_name(location: tuple[str | int, ...]) -> str:
-    return format_location(location)
