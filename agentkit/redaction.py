@@ -8,6 +8,7 @@ header. ``Redactor`` knows every one of them and replaces each with ``***``.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -36,6 +37,21 @@ def _spellings(secret: str) -> set[str]:
     }
 
 
+@functools.lru_cache(maxsize=256)
+def _pattern(secrets: frozenset[str]) -> re.Pattern[str]:
+    """The pattern matching every spelling of ``secrets``, made once per set.
+
+    Calls with credentials build a redactor each (the executor and the HTTP
+    backend both do); without this cache every call paid for every spelling
+    and a regex compile. The cache keeps the values the credential providers
+    already hold in memory, nothing more.
+    """
+    forms = {form for secret in secrets for form in _spellings(secret) if form}
+    # Longest first, so a secret's encoded form wins over a shorter secret inside it.
+    ordered = sorted(forms, key=len, reverse=True)
+    return re.compile("|".join(re.escape(form) for form in ordered))
+
+
 class Redactor:
     """Replaces every known spelling of the secrets it holds with ``***``.
 
@@ -55,10 +71,7 @@ class Redactor:
         if not new:
             return
         self._secrets |= new
-        forms = {form for secret in self._secrets for form in _spellings(secret) if form}
-        # Longest first, so a secret's encoded form wins over a shorter secret inside it.
-        ordered = sorted(forms, key=len, reverse=True)
-        self._pattern = re.compile("|".join(re.escape(form) for form in ordered))
+        self._pattern = _pattern(frozenset(self._secrets))
 
     def __bool__(self) -> bool:
         return self._pattern is not None
