@@ -148,40 +148,36 @@ class Tool:
 
     @property
     def name(self) -> str:
-        return self._ready.name
+        return spec_of(self).name
 
     @property
     def description(self) -> str:
-        return self._ready.description
+        return spec_of(self).description
 
     @property
     def version(self) -> str:
-        return self._ready.version
+        return spec_of(self).version
 
     @property
     def input_schema(self) -> ToolSchema:
-        return self._ready.input_schema
+        return spec_of(self).input_schema
 
     @property
     def output_schema(self) -> ToolSchema:
-        return self._ready.output_schema
+        return spec_of(self).output_schema
 
     @property
     def tags(self) -> dict[str, str]:
-        return dict(self._ready.tags)
+        return dict(spec_of(self).tags)
 
     @property
     def credential_names(self) -> tuple[str, ...]:
-        return self._ready.credential_names
+        return spec_of(self).credential_names
 
     @property
     def source(self) -> str:
         """Where the tool is defined: ``package.module.Class`` or ``path:line``."""
-        return self._ready.source
-
-    @property
-    def _ready(self) -> _Spec:
-        return spec_of(self)
+        return spec_of(self).source
 
     def __repr__(self) -> str:
         spec = self._spec
