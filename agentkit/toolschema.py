@@ -10,8 +10,10 @@ exactly the declared type with no further constraint -- costs one type check.
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import CodeType
 from typing import Any, Final, final
 
 from agentkit.toolerrors import (
@@ -587,9 +589,21 @@ def _generate_validator(
     lines.append("    if seen != len(values):")
     lines.append("        report_unknown(values, prefix, errors)")
     lines.append("    return values")
-    exec(compile("\n".join(lines), "<agentkit schema validator>", "exec"), namespace)
+    exec(_compiled("\n".join(lines)), namespace)
     validate: Callable[[dict[str, Any], str, list[str]], dict[str, Any]] = namespace["validate"]
     return validate
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(source: str) -> CodeType:
+    """The code of a generated validator, compiled once per distinct source.
+
+    The source depends only on a schema's shape (how many parameters, which are
+    required, trivial or defaulted); names and checks arrive through the
+    namespace. Schemas of one shape -- most of a tools.d folder -- share one
+    compile, which was most of the load time of 1,000 definitions.
+    """
+    return compile(source, "<agentkit schema validator>", "exec")
 
 
 # -- parsing a definition ------------------------------------------------------------------------

@@ -52,6 +52,7 @@ _STEP = rf"\s*(?:\.\s*{_IDENT}|\[\s*(?:-?\d+|'[^'\\]*'|\"[^\"\\]*\")\s*\])"
 _PATH = re.compile(rf"\{{\{{\s*({_IDENT}(?:{_STEP})*)\s*\}}\}}")
 _STEP_PARTS = re.compile(rf"\.\s*({_IDENT})|\[\s*(-?\d+|'[^'\\]*'|\"[^\"\\]*\")\s*\]")
 _SINGLE = re.compile(r"\{\{(.*)\}\}", re.DOTALL)
+_SPAN = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 
 # Filters that can turn a small value into a huge one, or that format strings.
 _REFUSED_FILTERS: Final = ("center", "indent", "format", "wordwrap", "pprint", "xmlattr")
@@ -165,7 +166,7 @@ class _Path:
 class Template:
     """One compiled template; ``render(context)`` gives its value."""
 
-    __slots__ = ("_compiled", "_path", "field", "kind", "references", "source")
+    __slots__ = ("_compiled", "_path", "_pieces", "field", "kind", "references", "source")
 
     def __init__(
         self,
@@ -174,12 +175,14 @@ class Template:
         kind: str,
         references: frozenset[Reference],
         path: _Path | None = None,
+        pieces: tuple[str | _Path, ...] | None = None,
     ) -> None:
         self.source = source
         self.field = field
         self.kind = kind
         self.references = references
         self._path = path
+        self._pieces = pieces
         self._compiled: Any = None
 
     @property
@@ -206,6 +209,10 @@ class Template:
                 if isinstance(value, str) and len(value) > MAX_OUTPUT_CHARS:
                     raise TemplateRenderError(f"the value is over {MAX_OUTPUT_CHARS} characters")
                 return value
+            if self._pieces is not None:
+                text = _join(self._pieces, context)
+                if text is not None:
+                    return text
             return _render_capped(self._text(), context)
         except TemplateRenderError:
             raise
@@ -232,6 +239,45 @@ class Template:
 
     def __repr__(self) -> str:
         return f"Template({self.field}: {self.source!r})"
+
+
+def _join(pieces: tuple[str | _Path, ...], context: Mapping[str, Any]) -> str | None:
+    """Literal text and plain paths, joined as Jinja would print them; None: ask Jinja."""
+    parts = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            parts.append(piece)
+            continue
+        value = _resolve(piece, context)
+        if value is _SANDBOX:
+            return None
+        parts.append(str(value))
+    text = "".join(parts)
+    if len(text) > MAX_OUTPUT_CHARS:
+        raise TemplateRenderError(f"the rendered text is over {MAX_OUTPUT_CHARS} characters")
+    return text
+
+
+def _split_plain(source: str) -> tuple[str | _Path, ...] | None:
+    """``source`` as literal text and plain ``{{ path }}`` pieces, or None when it is more."""
+    if "{%" in source or "{#" in source:
+        return None
+    pieces: list[str | _Path] = []
+    position = 0
+    for match in _SPAN.finditer(source):
+        path = _parse_path(match.group(0))
+        if path is None:
+            return None
+        if match.start() > position:
+            pieces.append(source[position : match.start()])
+        pieces.append(path)
+        position = match.end()
+    rest = source[position:]
+    if "{{" in rest or "}}" in rest:
+        return None
+    if rest:
+        pieces.append(rest)
+    return tuple(pieces)
 
 
 def _render_capped(template: jinja2.Template, context: Mapping[str, Any]) -> str:
@@ -314,6 +360,21 @@ def compile_template(source: str, field: str, roots: Iterable[str]) -> Template:
         first = path.steps[0] if path.steps else None
         key = first if isinstance(first, str) else None
         return Template(source, field, "expression", frozenset({(path.root, key)}), path)
+
+    pieces = _split_plain(source)
+    if pieces is not None:
+        paths = [piece for piece in pieces if isinstance(piece, _Path)]
+        for piece in paths:
+            if piece.root not in allowed:
+                raise TemplateSyntaxProblem(_unknown_root(piece.root, allowed))
+        references = frozenset(
+            (
+                piece.root,
+                piece.steps[0] if piece.steps and isinstance(piece.steps[0], str) else None,
+            )
+            for piece in paths
+        )
+        return Template(source, field, "text", references, pieces=pieces)
 
     stripped = source.strip()
     single = _SINGLE.fullmatch(stripped)

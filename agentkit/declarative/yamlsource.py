@@ -156,12 +156,15 @@ def read_documents(text: str) -> tuple[list[tuple[Any, Position]], list[YamlProb
     """
     loader = _Loader(text)
     documents: list[tuple[Any, Position]] = []
+    # Without an anchor there is no alias (a bare '*x' is a syntax error), so the
+    # expansion count -- a walk of every node -- is needed only when '&' appears.
+    may_alias = "&" in text
     try:
         while loader.check_node():
             node = loader.get_node()
             if node is None:
                 continue
-            size = _expanded_size(node)
+            size = _expanded_size(node) if may_alias else 0
             if size is None:
                 loader.note(
                     node, "a recursive alias ('*name' inside its own anchor) is not allowed"
