@@ -13,7 +13,7 @@ from agentkit.declarative.yamlsource import MAX_FILE_BYTES, read_documents
 from agentkit.toolerrors import DefinitionError, DefinitionProblem
 from agentkit.toolregistry import ToolRegistry
 
-__all__ = ["definition_files", "load_tools"]
+__all__ = ["definition_files", "definition_schema", "load_tools"]
 
 _SUFFIXES = (".yaml", ".yml")
 
@@ -113,3 +113,13 @@ def _load_file(file: Path, problems: list[DefinitionProblem]) -> Iterable[ToolDe
         if definition is not None:
             loaded.append(definition)
     return loaded
+
+
+def definition_schema() -> dict[str, object]:
+    """The JSON Schema (draft 2020-12) of the definition format, for editors and CI."""
+    import json
+    from importlib.resources import files
+
+    text = files("agentkit.declarative").joinpath("tool-definition.schema.json").read_text("utf-8")
+    schema: dict[str, object] = json.loads(text)
+    return schema
