@@ -10,7 +10,6 @@ files and alias bombs are refused here, with positions.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -78,38 +77,66 @@ class _Loader(_BaseLoader):  # type: ignore[misc]  # a dynamic base: CSafeLoader
         line, column = _position(node)
         self.problems.append(YamlProblem(line, column, message))
 
-    def construct_located_map(self, node: yaml.MappingNode) -> Iterator[LocatedDict]:
-        data = LocatedDict()
-        data.position = _position(node)
-        data.positions = {}
-        yield data
-        for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                self.note(key_node, "merge keys ('<<') are not supported; write the keys out")
-                continue
-            key = self.construct_object(key_node, deep=True)
-            try:
-                hash(key)
-            except TypeError:
-                self.note(key_node, "a mapping key must be a plain value, not a list or mapping")
-                continue
-            if key in data.positions:
-                line, _ = data.positions[key]
-                self.note(key_node, f"duplicate key '{key}' (first given on line {line})")
-                continue
-            data[key] = self.construct_object(value_node, deep=True)
-            data.positions[key] = _position(value_node)
+    def convert(self, node: yaml.Node, memo: dict[int, Any]) -> Any:
+        """``node`` as Python values, mappings and sequences located.
 
-    def construct_located_seq(self, node: yaml.SequenceNode) -> Iterator[LocatedList]:
-        data = LocatedList()
-        data.position = _position(node)
-        data.positions = [_position(item) for item in node.value]
-        yield data
-        data.extend(self.construct_object(item, deep=True) for item in node.value)
+        One direct pass instead of PyYAML's general constructor (which made up
+        most of the load time): plain strings are read straight off the node,
+        other scalars and any non-standard tag go to the safe constructor
+        (which refuses unsafe tags), and an alias shares its anchor's object.
+        """
+        known = memo.get(id(node))
+        if known is not None:
+            return known
+        tag = node.tag
+        if isinstance(node, yaml.ScalarNode):
+            if tag == _STR:
+                return node.value
+            # int, float, bool, null, timestamp: the safe constructor's own
+            # functions; any other tag goes the long way, and is refused there.
+            scalar = _SCALARS.get(tag)
+            return scalar(self, node) if scalar else self.construct_object(node, deep=True)
+        if isinstance(node, yaml.MappingNode) and tag == _MAP:
+            mapping = memo[id(node)] = LocatedDict()
+            mapping.position = _position(node)
+            mapping.positions = {}
+            for key_node, value_node in node.value:
+                self._add_entry(mapping, key_node, value_node, memo)
+            return mapping
+        if isinstance(node, yaml.SequenceNode) and tag == _SEQ:
+            sequence = memo[id(node)] = LocatedList()
+            sequence.position = _position(node)
+            sequence.positions = [_position(item) for item in node.value]
+            sequence.extend(self.convert(item, memo) for item in node.value)
+            return sequence
+        return self.construct_object(node, deep=True)
+
+    def _add_entry(
+        self, mapping: LocatedDict, key_node: yaml.Node, value_node: yaml.Node, memo: dict[int, Any]
+    ) -> None:
+        if key_node.tag == _MERGE:
+            self.note(key_node, "merge keys ('<<') are not supported; write the keys out")
+            return
+        if not isinstance(key_node, yaml.ScalarNode):
+            self.note(key_node, "a mapping key must be a plain value, not a list or mapping")
+            return
+        key = self.convert(key_node, memo)
+        if key in mapping.positions:
+            line, _ = mapping.positions[key]
+            self.note(key_node, f"duplicate key '{key}' (first given on line {line})")
+            return
+        mapping[key] = self.convert(value_node, memo)
+        mapping.positions[key] = _position(value_node)
 
 
-_Loader.add_constructor("tag:yaml.org,2002:map", _Loader.construct_located_map)
-_Loader.add_constructor("tag:yaml.org,2002:seq", _Loader.construct_located_seq)
+_STR: Final = "tag:yaml.org,2002:str"
+_MAP: Final = "tag:yaml.org,2002:map"
+_SEQ: Final = "tag:yaml.org,2002:seq"
+_MERGE: Final = "tag:yaml.org,2002:merge"
+_SCALARS: Final = {
+    f"tag:yaml.org,2002:{name}": yaml.SafeLoader.yaml_constructors[f"tag:yaml.org,2002:{name}"]
+    for name in ("int", "float", "bool", "null", "timestamp")
+}
 
 
 def _expanded_size(root: yaml.Node) -> int | None:
@@ -177,7 +204,7 @@ def read_documents(text: str) -> tuple[list[tuple[Any, Position]], list[YamlProb
                     "aliases; refusing it (an alias bomb?)",
                 )
                 continue
-            documents.append((loader.construct_document(node), _position(node)))
+            documents.append((loader.convert(node, {}), _position(node)))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
