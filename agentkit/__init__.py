@@ -4,59 +4,128 @@ One contract for every tool (``Tool``), a registry to find them, and an executor
 that validates, resolves credentials, runs, and reports each call.
 """
 
+import importlib
 import typing as _typing
-
-from agentkit.credentials import (
-    CredentialProvider,
-    CredentialsManager,
-    EnvironmentProvider,
-    MappingProvider,
-    SecretsFileProvider,
-)
-from agentkit.observability import (
-    DURATION_METRIC,
-    EVENT_COMPLETED,
-    EVENT_FAILED,
-    EVENT_STARTED,
-    HistogramSnapshot,
-    InMemoryHistogram,
-    OTelMetrics,
-    OTelTracer,
-    ToolEvent,
-)
-from agentkit.recording import ExecutionRecorder, RecordedCall, ReplayMissError
-from agentkit.redaction import Redactor
-from agentkit.tool import Tool
-from agentkit.toolerrors import (
-    AgentKitError,
-    CredentialError,
-    DefinitionError,
-    DefinitionProblem,
-    SchemaDefinitionError,
-    SchemaProblem,
-    SemanticError,
-    ToolExecutionError,
-    ToolValidationError,
-)
-from agentkit.toolexecutor import ToolExecutor
-from agentkit.toolregistry import ToolRegistry
-from agentkit.toolresult import STATUS_FAILURE, STATUS_SUCCESS, ToolResult
-from agentkit.toolschema import PARAMETER_TYPES, Parameter, ToolSchema
 
 __version__ = "0.1.0"
 
 if _typing.TYPE_CHECKING:
-    from agentkit.declarative import DeclarativeTool, load_tools
+    from agentkit.credentials import (
+        CredentialProvider,
+        CredentialsManager,
+        EnvironmentProvider,
+        MappingProvider,
+        SecretsFileProvider,
+    )
+    from agentkit.declarative import (
+        DeclarativeTool,
+        load_tools,
+    )
+    from agentkit.observability import (
+        DURATION_METRIC,
+        EVENT_COMPLETED,
+        EVENT_FAILED,
+        EVENT_STARTED,
+        HistogramSnapshot,
+        InMemoryHistogram,
+        OTelMetrics,
+        OTelTracer,
+        ToolEvent,
+    )
+    from agentkit.recording import (
+        ExecutionRecorder,
+        RecordedCall,
+        ReplayMissError,
+    )
+    from agentkit.redaction import (
+        Redactor,
+    )
+    from agentkit.tool import (
+        Tool,
+    )
+    from agentkit.toolerrors import (
+        AgentKitError,
+        CredentialError,
+        DefinitionError,
+        DefinitionProblem,
+        SchemaDefinitionError,
+        SchemaProblem,
+        SemanticError,
+        ToolExecutionError,
+        ToolValidationError,
+    )
+    from agentkit.toolexecutor import (
+        ToolExecutor,
+    )
+    from agentkit.toolregistry import (
+        ToolRegistry,
+    )
+    from agentkit.toolresult import (
+        STATUS_FAILURE,
+        STATUS_SUCCESS,
+        ToolResult,
+    )
+    from agentkit.toolschema import (
+        PARAMETER_TYPES,
+        Parameter,
+        ToolSchema,
+    )
+
+# Public names load on first use (PEP 562): `import agentkit` -- and so the
+# `agentkit` command's start-up -- pays only for what is actually touched.
+_LAZY: dict[str, str] = {
+    "AgentKitError": "agentkit.toolerrors",
+    "CredentialError": "agentkit.toolerrors",
+    "CredentialProvider": "agentkit.credentials",
+    "CredentialsManager": "agentkit.credentials",
+    "DURATION_METRIC": "agentkit.observability",
+    "DeclarativeTool": "agentkit.declarative",
+    "DefinitionError": "agentkit.toolerrors",
+    "DefinitionProblem": "agentkit.toolerrors",
+    "EVENT_COMPLETED": "agentkit.observability",
+    "EVENT_FAILED": "agentkit.observability",
+    "EVENT_STARTED": "agentkit.observability",
+    "EnvironmentProvider": "agentkit.credentials",
+    "ExecutionRecorder": "agentkit.recording",
+    "HistogramSnapshot": "agentkit.observability",
+    "InMemoryHistogram": "agentkit.observability",
+    "MappingProvider": "agentkit.credentials",
+    "OTelMetrics": "agentkit.observability",
+    "OTelTracer": "agentkit.observability",
+    "PARAMETER_TYPES": "agentkit.toolschema",
+    "Parameter": "agentkit.toolschema",
+    "RecordedCall": "agentkit.recording",
+    "Redactor": "agentkit.redaction",
+    "ReplayMissError": "agentkit.recording",
+    "STATUS_FAILURE": "agentkit.toolresult",
+    "STATUS_SUCCESS": "agentkit.toolresult",
+    "SchemaDefinitionError": "agentkit.toolerrors",
+    "SchemaProblem": "agentkit.toolerrors",
+    "SecretsFileProvider": "agentkit.credentials",
+    "SemanticError": "agentkit.toolerrors",
+    "Tool": "agentkit.tool",
+    "ToolEvent": "agentkit.observability",
+    "ToolExecutionError": "agentkit.toolerrors",
+    "ToolExecutor": "agentkit.toolexecutor",
+    "ToolRegistry": "agentkit.toolregistry",
+    "ToolResult": "agentkit.toolresult",
+    "ToolSchema": "agentkit.toolschema",
+    "ToolValidationError": "agentkit.toolerrors",
+    "load_tools": "agentkit.declarative",
+}
 
 
 def __getattr__(name: str) -> _typing.Any:
-    # The YAML layer pulls in requests and Jinja2; `import agentkit` stays light
-    # until a definition is actually loaded.
-    if name in ("DeclarativeTool", "load_tools"):
-        from agentkit import declarative
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return getattr(declarative, name)
-    raise AttributeError(f"module 'agentkit' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
 
 
 __all__ = [

@@ -24,17 +24,20 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from email.utils import parsedate_to_datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urljoin, urlsplit
-
-import requests
-import urllib3
-from requests.structures import CaseInsensitiveDict
 
 from agentkit.declarative.http_spec import HttpSpec
 from agentkit.declarative.templates import Template, TemplateRenderError
 from agentkit.redaction import Redactor
 from agentkit.toolerrors import AgentKitError
+
+if TYPE_CHECKING:
+    import requests
+    from requests.structures import CaseInsensitiveDict
+
+# requests (about 200 ms to import) is imported where a request is made, not
+# here: loading, listing and exporting definitions never send one.
 
 __all__ = ["HttpBackend", "HttpCallError", "ResponseView"]
 
@@ -151,6 +154,8 @@ class HttpBackend:
     @property
     def session(self) -> requests.Session:
         # One keep-alive pool per tool, made on first use (requests' pools are thread-safe).
+        import requests
+
         if self._session is None:
             with self._session_lock:
                 if self._session is None:
@@ -261,6 +266,8 @@ class HttpBackend:
     def _send(
         self, url: str, params: list[tuple[str, str]], headers: dict[str, str], body: dict[str, Any]
     ) -> ResponseView:
+        import requests
+
         spec = self.spec
         deadline = time.monotonic() + spec.total_timeout
         prepared = requests.Request(
@@ -386,6 +393,8 @@ class HttpBackend:
     def _read(
         self, prepared: requests.PreparedRequest, response: requests.Response, deadline: float
     ) -> ResponseView:
+        import requests
+
         spec = self.spec
         limit = spec.max_response_bytes
         chunks: list[bytes] = []
@@ -450,6 +459,9 @@ def _chunks(response: requests.Response) -> Iterator[bytes]:
     cannot keep a read blocked inside the read timeout while the call's deadline
     passes -- the caller checks the deadline between chunks.
     """
+    import requests
+    import urllib3
+
     raw = response.raw
     try:
         while chunk := raw.read1(_CHUNK, decode_content=True):

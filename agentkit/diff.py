@@ -1,0 +1,249 @@
+"""Comparing two sets of tool definitions, and checking each version bump.
+
+Each change is classified for the caller of the tool:
+
+- **breaking** -- a tool removed; an input removed, made required, added as
+  required, or changed in type; an input's enum narrowed, its minimum raised,
+  its maximum lowered or its pattern changed; an output field removed or changed
+  in type; a new credential;
+- **compatible** -- a tool added; a new optional input; an input's enum widened
+  or its bounds relaxed; a default changed; a new output field; a credential
+  dropped; a backend changed;
+- **cosmetic** -- descriptions, tags and annotations.
+
+A changed tool's version must rise by at least a major version for breaking
+changes, a minor one for compatible changes and a patch for cosmetic ones.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from agentkit.tool import Tool
+from agentkit.toolschema import Parameter, ToolSchema
+
+__all__ = ["BREAKING", "COMPATIBLE", "COSMETIC", "Change", "ToolDiff", "diff_tools"]
+
+BREAKING: Final = "breaking"
+COMPATIBLE: Final = "compatible"
+COSMETIC: Final = "cosmetic"
+_RANK: Final = {COSMETIC: 1, COMPATIBLE: 2, BREAKING: 3}
+_BUMP_FOR: Final = {BREAKING: "major", COMPATIBLE: "minor", COSMETIC: "patch"}
+_BUMP_RANK: Final = {"none": 0, "patch": 1, "minor": 2, "major": 3}
+_SEMVER: Final = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "message": self.message}
+
+
+@dataclass(frozen=True)
+class ToolDiff:
+    """One tool's difference between the old and the new set."""
+
+    name: str
+    status: str  # "added", "removed" or "changed"
+    old_version: str | None
+    new_version: str | None
+    changes: tuple[Change, ...] = field(default=())
+
+    @property
+    def severity(self) -> str | None:
+        """The most serious kind among the changes."""
+        return max((c.kind for c in self.changes), key=_RANK.__getitem__, default=None)
+
+    @property
+    def required_bump(self) -> str | None:
+        return _BUMP_FOR[self.severity] if self.status == "changed" and self.severity else None
+
+    @property
+    def bump(self) -> str | None:
+        if self.old_version is None or self.new_version is None:
+            return None
+        return _bump(self.old_version, self.new_version)
+
+    @property
+    def version_problem(self) -> str | None:
+        """Why the version bump is not enough, or None when it is."""
+        needed = self.required_bump
+        if needed is None:
+            return None
+        got = self.bump or "none"
+        if _BUMP_RANK[got] >= _BUMP_RANK[needed]:
+            return None
+        return (
+            f"{self.severity} changes need at least a {needed} version bump "
+            f"({self.old_version} -> {_suggested(self.old_version or '0.0.0', needed)}), "
+            + ("but the version did not rise" if got == "none" else f"but this is a {got} bump")
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "status": self.status,
+            "old_version": self.old_version,
+            "new_version": self.new_version,
+            "severity": self.severity,
+            "required_bump": self.required_bump,
+            "bump": self.bump,
+            "version_problem": self.version_problem,
+            "changes": [change.to_dict() for change in self.changes],
+        }
+
+
+def diff_tools(old: Iterable[Tool], new: Iterable[Tool]) -> list[ToolDiff]:
+    """The differences between two sets of tools, by name, in sorted order."""
+    before = {tool.name: tool for tool in old}
+    after = {tool.name: tool for tool in new}
+    diffs = []
+    for name in sorted(before.keys() | after.keys()):
+        if name not in after:
+            old_tool = before[name]
+            change = Change(BREAKING, "tool removed")
+            diffs.append(ToolDiff(name, "removed", old_tool.version, None, (change,)))
+        elif name not in before:
+            change = Change(COMPATIBLE, "tool added")
+            diffs.append(ToolDiff(name, "added", None, after[name].version, (change,)))
+        else:
+            changes = tuple(_tool_changes(before[name], after[name]))
+            if changes:
+                diffs.append(
+                    ToolDiff(name, "changed", before[name].version, after[name].version, changes)
+                )
+    return diffs
+
+
+def _tool_changes(old: Tool, new: Tool) -> Iterable[Change]:
+    if old.description != new.description:
+        yield Change(COSMETIC, "description changed")
+    if old.tags != new.tags:
+        yield Change(COSMETIC, "tags changed")
+    if getattr(old, "annotations", None) != getattr(new, "annotations", None):
+        yield Change(COSMETIC, "annotations changed")
+    for name in sorted(set(new.credential_names) - set(old.credential_names)):
+        yield Change(BREAKING, f"new credential '{name}' (callers must provide it)")
+    for name in sorted(set(old.credential_names) - set(new.credential_names)):
+        yield Change(COMPATIBLE, f"credential '{name}' no longer needed")
+    yield from _schema_changes(old.input_schema, new.input_schema, "input", "")
+    yield from _schema_changes(old.output_schema, new.output_schema, "output", "")
+    old_backend = _backend_of(old)
+    new_backend = _backend_of(new)
+    if old_backend != new_backend:
+        yield Change(COMPATIBLE, "backend changed")
+
+
+def _backend_of(tool: Tool) -> Any:
+    definition = getattr(tool, "DEFINITION", None)
+    return definition.raw.get("backend") if definition is not None else type(tool).__qualname__
+
+
+def _schema_changes(old: ToolSchema, new: ToolSchema, side: str, prefix: str) -> Iterable[Change]:
+    for param in old:
+        path = prefix + param.name
+        if param.name not in new:
+            yield Change(BREAKING, f"{side} '{path}' removed")
+            continue
+        yield from _parameter_changes(param, new[param.name], side, path)
+    for param in new:
+        if param.name in old:
+            continue
+        path = prefix + param.name
+        if side == "output":
+            yield Change(COMPATIBLE, f"new output '{path}'")
+        elif param.required:
+            yield Change(BREAKING, f"new required input '{path}'")
+        else:
+            yield Change(COMPATIBLE, f"new optional input '{path}'")
+
+
+def _parameter_changes(old: Parameter, new: Parameter, side: str, path: str) -> Iterable[Change]:
+    what = f"{side} '{path}'"
+    if old.type != new.type:
+        yield Change(BREAKING, f"{what} changed type from {old.type} to {new.type}")
+        return
+    if old.description != new.description:
+        yield Change(COSMETIC, f"{what}: description changed")
+    if side == "input":
+        yield from _input_constraints(old, new, what)
+    elif old.enum != new.enum:
+        yield Change(COMPATIBLE, f"{what}: enum changed")
+    if old.items is not None and new.items is not None:
+        yield from _parameter_changes(old.items, new.items, side, f"{path}[]")
+    elif (old.items is None) != (new.items is None):
+        yield Change(BREAKING, f"{what}: element type changed")
+    if old.parameters is not None and new.parameters is not None:
+        yield from _schema_changes(old.parameters, new.parameters, side, f"{path}.")
+    elif (old.parameters is None) != (new.parameters is None):
+        yield Change(BREAKING, f"{what}: nested parameters changed")
+
+
+def _input_constraints(old: Parameter, new: Parameter, what: str) -> Iterable[Change]:
+    if old.name and not old.required and new.required:
+        yield Change(BREAKING, f"{what} became required")
+    elif old.name and old.required and not new.required:
+        yield Change(COMPATIBLE, f"{what} became optional")
+    if old.enum != new.enum:
+        before, after = set(old.enum or ()), set(new.enum or ())
+        if old.enum is None or (new.enum is not None and not before <= after):
+            yield Change(BREAKING, f"{what}: enum narrowed")
+        else:
+            yield Change(COMPATIBLE, f"{what}: enum widened")
+    if old.minimum != new.minimum:
+        raised = new.minimum is not None and (old.minimum is None or new.minimum > old.minimum)
+        yield Change(
+            BREAKING if raised else COMPATIBLE, f"{what}: minimum {old.minimum} -> {new.minimum}"
+        )
+    if old.maximum != new.maximum:
+        lowered = new.maximum is not None and (old.maximum is None or new.maximum < old.maximum)
+        yield Change(
+            BREAKING if lowered else COMPATIBLE, f"{what}: maximum {old.maximum} -> {new.maximum}"
+        )
+    if old.pattern != new.pattern:
+        kind = COMPATIBLE if new.pattern is None else BREAKING
+        yield Change(kind, f"{what}: pattern changed")
+    if old.default != new.default:
+        yield Change(COMPATIBLE, f"{what}: default changed")
+
+
+def _version(text: str) -> tuple[int, int, int]:
+    match = _SEMVER.match(text)
+    if match is None:
+        return (0, 0, 0)
+    major, minor, patch = match.groups()
+    return int(major), int(minor), int(patch)
+
+
+def _bump(old: str, new: str) -> str:
+    before, after = _version(old), _version(new)
+    if after <= before:
+        return "none"
+    if after[0] > before[0]:
+        return "major"
+    if after[1] > before[1]:
+        return "minor"
+    return "patch"
+
+
+def _suggested(old: str, needed: str) -> str:
+    major, minor, patch = _version(old)
+    if needed == "major":
+        return f"{major + 1}.0.0"
+    if needed == "minor":
+        return f"{major}.{minor + 1}.0"
+    return f"{major}.{minor}.{patch + 1}"
+
+
+def summary(diffs: Iterable[ToolDiff]) -> Mapping[str, int]:
+    counts = {"added": 0, "removed": 0, "changed": 0, "version_problems": 0}
+    for diff in diffs:
+        counts[diff.status] += 1
+        counts["version_problems"] += diff.version_problem is not None
+    return counts
