@@ -1,28 +1,443 @@
-"""The ``agentkit`` command."""
+"""The ``agentkit`` command: check, inspect, run, export, compare and serve tool definitions.
+
+A user mistake prints ``error: ...`` on stderr and exits 2 (no traceback); a
+tool call that fails exits 1. Each command imports only what it needs, so
+``agentkit --help`` starts in the time it takes Python to start.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from agentkit import __version__
+from agentkit.toolerrors import AgentKitError, SemanticError
+
+if TYPE_CHECKING:
+    from agentkit.tool import Tool
+    from agentkit.toolregistry import ToolRegistry
+    from agentkit.toolschema import Parameter
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+MAX_NAME, MAX_DESCRIPTION, MAX_TOOLS = 64, 1024, 128
+
+
+class UsageError(SemanticError):
+    """A mistake in how the command was called."""
+
+
+# -- finding and loading the tools ---------------------------------------------------------------
+
+
+def _tool_paths(args: argparse.Namespace, given: Sequence[str] = ()) -> list[str]:
+    if given:
+        return list(given)
+    if args.tools:
+        return list(args.tools)
+    from_env = os.environ.get("AGENTKIT_TOOLS")
+    if from_env:
+        return [part for part in from_env.split(os.pathsep) if part]
+    return ["tools.d"]
+
+
+def _prepare(args: argparse.Namespace) -> None:
+    # The current folder first, as `python -m agentkit` has it, so the
+    # installed command and the module import Python backends alike.
+    for folder in [*reversed(args.python_path or []), "."]:
+        resolved = str(Path(folder).resolve())
+        if resolved not in sys.path:
+            sys.path.insert(0, resolved)
+
+
+def _load(args: argparse.Namespace, given: Sequence[str] = ()) -> ToolRegistry:
+    from agentkit.declarative import load_tools
+    from agentkit.toolregistry import ToolRegistry
+
+    _prepare(args)
+    registry = ToolRegistry()
+    load_tools(*_tool_paths(args, given), registry=registry)
+    return registry
+
+
+def _select(registry: ToolRegistry, tags: Sequence[str] | None) -> list[Tool]:
+    wanted: dict[str, str] = {}
+    for item in tags or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--tag takes key=value, got {item!r}")
+        wanted[key] = value
+    return registry.lookup_by_tags(**wanted)
+
+
+def _tool(registry: ToolRegistry, name: str) -> Tool:
+    tool = registry.lookup(name)
+    if tool is None:
+        close = registry.suggest(name)
+        hint = f" (did you mean '{close}'?)" if close else ""
+        available = ", ".join(sorted(registry.names())) or "none"
+        raise UsageError(f"no tool named '{name}'{hint}; loaded tools: {available}")
+    return tool
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2))
+
+
+# -- commands ------------------------------------------------------------------------------------
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from agentkit.declarative import definition_files
+
+    registry = _load(args, args.paths)
+    files, _ = definition_files(*_tool_paths(args, args.paths))
+    warnings = []
+    for tool in registry:
+        where = tool.source
+        if len(tool.name) > MAX_NAME:
+            warnings.append(f"{where}: name: over {MAX_NAME} characters, which providers reject")
+        if not tool.description.strip():
+            warnings.append(f"{where}: description: missing; models choose tools by it")
+        elif len(tool.description) > MAX_DESCRIPTION:
+            warnings.append(
+                f"{where}: description: {len(tool.description)} characters; "
+                f"providers accept at most {MAX_DESCRIPTION}"
+            )
+    if len(registry) > MAX_TOOLS:
+        warnings.append(f"{len(registry)} tools in one set; providers accept at most {MAX_TOOLS}")
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    noun = "tool" if len(registry) == 1 else "tools"
+    status = "ok" if not warnings else f"{len(warnings)} warning(s)"
+    print(f"{status}: {len(registry)} {noun} in {len(files)} file(s)")
+    return EXIT_FAILED if warnings else EXIT_OK
+
+
+def _summary(tool: Tool) -> dict[str, Any]:
+    return {
+        "name": tool.name,
+        "version": tool.version,
+        "backend": getattr(tool, "backend_kind", "python class"),
+        "tags": tool.tags,
+        "description": tool.description,
+        "source": tool.source,
+    }
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    tools = _select(_load(args), args.tag)
+    if args.json:
+        _print_json([_summary(tool) for tool in tools])
+        return EXIT_OK
+    rows = [
+        (
+            t.name,
+            t.version,
+            getattr(t, "backend_kind", "python"),
+            ",".join(f"{k}={v}" for k, v in t.tags.items()),
+            t.description,
+        )
+        for t in tools
+    ]
+    headers = ("NAME", "VERSION", "BACKEND", "TAGS", "DESCRIPTION")
+    widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(4)]
+    for row in [headers, *rows]:
+        cells = [str(cell).ljust(width) for cell, width in zip(row[:4], widths, strict=True)]
+        print("  ".join([*cells, str(row[4])]).rstrip())
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    tool = _tool(_load(args), args.name)
+    definition = getattr(tool, "DEFINITION", None)
+    data = {
+        **_summary(tool),
+        "credentials": list(tool.credential_names),
+        "annotations": getattr(tool, "annotations", {}),
+        "definition": _plain(definition.raw) if definition is not None else None,
+        "input_json_schema": tool.input_schema.to_json_schema(),
+        "output_json_schema": tool.output_schema.to_json_schema(),
+    }
+    if args.json:
+        _print_json(data)
+        return EXIT_OK
+    print(f"{tool.name} {tool.version}  ({data['backend']} backend, defined at {tool.source})")
+    if tool.description:
+        print(f"  {tool.description}")
+    if tool.credential_names:
+        print(f"  credentials: {', '.join(tool.credential_names)}")
+    for title, schema in (("inputs", tool.input_schema), ("outputs", tool.output_schema)):
+        print(f"{title}:")
+        for param in schema:
+            print(f"  {_describe_parameter(param)}")
+        if not len(schema):
+            print("  (none)")
+    print("definition:")
+    print("  " + json.dumps(data["definition"], indent=2).replace("\n", "\n  "))
+    print("input JSON Schema:")
+    print("  " + json.dumps(data["input_json_schema"], indent=2).replace("\n", "\n  "))
+    return EXIT_OK
+
+
+def _describe_parameter(param: Parameter) -> str:
+    text = f"{param.name}: {param.type}"
+    if not param.required:
+        text += " (optional" + (f", default {param.default!r})" if param.has_default else ")")
+    if param.enum is not None:
+        text += f" one of {list(param.enum)}"
+    if param.description:
+        text += f" -- {param.description}"
+    return text
+
+
+def _plain(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    from agentkit.credentials import CredentialsManager, EnvironmentProvider, SecretsFileProvider
+    from agentkit.toolexecutor import ToolExecutor
+
+    tool = _tool(_load(args), args.name)
+    inputs = _inputs(tool, args)
+    providers: list[Any] = [EnvironmentProvider()]
+    if args.credentials_file:
+        providers.append(SecretsFileProvider(args.credentials_file))
+    executor = ToolExecutor(credentials=CredentialsManager(providers))
+    result = executor.execute(tool, inputs, raise_on_failure=False)
+    _print_json(result.to_dict())
+    return EXIT_OK if result.succeeded else EXIT_FAILED
+
+
+def _inputs(tool: Tool, args: argparse.Namespace) -> dict[str, Any]:
+    inputs: dict[str, Any] = {}
+    if args.input is not None or args.input_file is not None:
+        if args.input is not None and args.input_file is not None:
+            raise UsageError("give --input or --input-file, not both")
+        try:
+            text = args.input if args.input is not None else Path(args.input_file).read_text()
+        except OSError as exc:
+            raise UsageError(f"cannot read {args.input_file}: {exc.strerror or exc}") from exc
+        try:
+            loaded = json.loads(text)
+        except ValueError as exc:
+            raise UsageError(f"the input is not valid JSON: {exc}") from exc
+        if not isinstance(loaded, dict):
+            raise UsageError("the input must be a JSON object of parameter names to values")
+        inputs.update(loaded)
+    for pair in args.arguments:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"arguments are key=value, got {pair!r}")
+        param = tool.input_schema.get(key)
+        inputs[key] = _parse_value(raw, param, key) if param is not None else raw
+    return inputs
+
+
+_TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
+
+
+def _parse_value(raw: str, param: Parameter, key: str) -> Any:
+    """``raw`` as the parameter's declared type: days=3 is an integer, tags=a,b a list."""
+    kind = param.type
+    try:
+        if kind == "integer":
+            return int(raw)
+        if kind == "float":
+            return float(raw)
+        if kind == "boolean":
+            if raw.lower() in _TRUE:
+                return True
+            if raw.lower() in _FALSE:
+                return False
+            raise ValueError
+        if kind == "dictionary":
+            value = json.loads(raw)
+            if not isinstance(value, dict):
+                raise ValueError
+            return value
+        if kind == "list":
+            if raw.lstrip().startswith("["):
+                return json.loads(raw)
+            items = [item.strip() for item in raw.split(",")] if raw else []
+            element = param.items
+            return [_parse_value(item, element, key) for item in items] if element else items
+    except ValueError:
+        examples = {
+            "integer": "3",
+            "float": "2.5",
+            "boolean": "true or false",
+            "dictionary": '\'{"key": "value"}\'',
+            "list": "a,b or a JSON list",
+        }
+        raise UsageError(
+            f"argument {key}={raw!r}: expected {kind}, such as {key}={examples[kind]}"
+        ) from None
+    return raw
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from agentkit.export import export_tools
+
+    exported = export_tools(_select(_load(args), args.tag), args.format, strict=args.strict)
+    for warning in exported.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(exported.to_json())
+    return EXIT_OK
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from agentkit.declarative import load_tools
+    from agentkit.diff import diff_tools, summary
+
+    _prepare(args)
+    old = [cls() for cls in load_tools(args.old)]
+    new = [cls() for cls in load_tools(args.new)]
+    diffs = diff_tools(old, new)
+    problems = [diff for diff in diffs if diff.version_problem]
+    if args.json:
+        _print_json({"tools": [d.to_dict() for d in diffs], "summary": dict(summary(diffs))})
+    else:
+        for diff in diffs:
+            versions = f"{diff.old_version or '-'} -> {diff.new_version or '-'}"
+            print(f"{diff.name} {versions}: {diff.status}")
+            for change in diff.changes:
+                print(f"  {change.kind}: {change.message}")
+            if diff.version_problem:
+                print(f"  version: {diff.version_problem}")
+        if not diffs:
+            print("no changes")
+    if problems:
+        names = ", ".join(diff.name for diff in problems)
+        print(f"error: version bump missing for: {names}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from agentkit.declarative import definition_schema
+
+    _print_json(definition_schema())
+    return EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from agentkit.mcp_server import serve
+    except ImportError as exc:  # the mcp extra is not installed
+        raise UsageError("agentkit serve needs the MCP SDK: pip install 'agentkit[mcp]'") from exc
+    registry = _load(args)
+    serve(registry, credentials_file=args.credentials_file)
+    return EXIT_OK
+
+
+# -- the parser ------------------------------------------------------------------------------
 
 
 def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--tools",
+        action="append",
+        metavar="PATH",
+        help="a definition file or folder (repeatable; default: $AGENTKIT_TOOLS, else ./tools.d)",
+    )
+    common.add_argument(
+        "--python-path",
+        action="append",
+        metavar="DIR",
+        help="a folder to import Python backends from (repeatable; the current folder always is)",
+    )
+    common.add_argument(
+        "--credentials-file", metavar="FILE", help="a .env-style file of credentials (NAME=value)"
+    )
     parser = argparse.ArgumentParser(
         prog="agentkit",
-        description="A tool host for LLM agents: define, check and run tools.",
+        description="Check, inspect, run, export, compare and serve tool definitions.",
     )
     parser.add_argument("--version", action="version", version=f"agentkit {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        return commands.add_parser(name, parents=[common], help=help_text, description=help_text)
+
+    validate = command("validate", "Load definitions and report every problem; exit 0 when clean.")
+    validate.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to check")
+    validate.set_defaults(run=cmd_validate)
+
+    listing = command("list", "List the tools: name, version, backend, tags, description.")
+    listing.add_argument(
+        "--tag", action="append", metavar="KEY=VALUE", help="only tools with this tag"
+    )
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.set_defaults(run=cmd_list)
+
+    show = command("show", "Show one tool: its definition, source and JSON Schema.")
+    show.add_argument("name", metavar="NAME")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.set_defaults(run=cmd_show)
+
+    call = command("call", "Run a tool through the executor and print the result as JSON.")
+    call.add_argument("name", metavar="NAME")
+    call.add_argument(
+        "arguments", nargs="*", metavar="KEY=VALUE", help="inputs, parsed by their declared type"
+    )
+    call.add_argument("--input", metavar="JSON", help="inputs as a JSON object")
+    call.add_argument("--input-file", metavar="FILE", help="inputs from a JSON file")
+    call.set_defaults(run=cmd_call)
+
+    export = command("export", "Print the tools in an LLM provider's format.")
+    export.add_argument(
+        "--format",
+        required=True,
+        choices=("openai", "openai-responses", "anthropic", "mcp", "gemini", "json-schema"),
+    )
+    export.add_argument("--strict", action="store_true", help="OpenAI strict mode")
+    export.add_argument(
+        "--tag", action="append", metavar="KEY=VALUE", help="only tools with this tag"
+    )
+    export.set_defaults(run=cmd_export)
+
+    diff = command("diff", "Compare two definition sets; exit 1 when a version bump is missing.")
+    diff.add_argument("old", metavar="OLD", help="the old file or folder")
+    diff.add_argument("new", metavar="NEW", help="the new file or folder")
+    diff.add_argument("--json", action="store_true", help="print JSON")
+    diff.set_defaults(run=cmd_diff)
+
+    schema = command("schema", "Print the JSON Schema of the definition format, for editors.")
+    schema.set_defaults(run=cmd_schema)
+
+    serve = command("serve", "Serve the tools to MCP clients over stdio.")
+    serve.set_defaults(run=cmd_serve)
     return parser
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    parser.parse_args(argv)
-    parser.print_help()
-    return 0
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.run(args))
+    except AgentKitError as exc:
+        _fail(exc.format_message(), exc.exit_code if exc.exit_code else EXIT_FAILED)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except BrokenPipeError:
+        return EXIT_OK  # `agentkit list | head`: the reader left, nothing to report
 
 
 if __name__ == "__main__":

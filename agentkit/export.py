@@ -201,7 +201,10 @@ def _strict(schema: dict[str, Any]) -> dict[str, Any]:
     if "default" in out:
         default = out.pop("default")
         note = f"Default: {json.dumps(default)}."
-        out["description"] = f"{out['description']} {note}" if out.get("description") else note
+        described = out.get("description", "").rstrip()
+        if described and described[-1] not in ".!?":
+            described += "."
+        out["description"] = f"{described} {note}" if described else note
     return out
 
 

@@ -214,20 +214,26 @@ class ToolExecutor:
         return result  # type: ignore[no-any-return]
 
     def execute_many(
-        self, calls: Iterable[tuple[Tool, Mapping[str, Any]]], max_workers: int | None = None
+        self,
+        calls: Iterable[tuple[Tool, Mapping[str, Any]] | tuple[Tool, Mapping[str, Any], str]],
+        max_workers: int | None = None,
     ) -> list[ToolResult]:
         """Run independent calls concurrently; the results come back in call order.
 
-        Always in result mode: one call failing does not affect the others.
+        Each call is ``(tool, inputs)`` or ``(tool, inputs, call_id)``. Always in
+        result mode: one call failing does not affect the others.
         """
-        pending = list(calls)
+        pending = [(call[0], call[1], call[2] if len(call) > 2 else None) for call in calls]
         if len(pending) <= 1:
-            return [self.execute(tool, inputs, raise_on_failure=False) for tool, inputs in pending]
+            return [
+                self.execute(tool, inputs, raise_on_failure=False, call_id=call_id)
+                for tool, inputs, call_id in pending
+            ]
         workers = max_workers or min(len(pending), 32)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentkit-tool") as pool:
             futures = [
-                pool.submit(self.execute, tool, inputs, raise_on_failure=False)
-                for tool, inputs in pending
+                pool.submit(self.execute, tool, inputs, False, call_id=call_id)
+                for tool, inputs, call_id in pending
             ]
             return [future.result() for future in futures]
 

@@ -1,0 +1,170 @@
+"""The agent's tool-call path: a provider's tool calls in, executed results and replies out.
+
+``dispatch_openai(message.tool_calls, registry)`` gives the ``role: tool``
+messages to append; ``dispatch_openai_responses(items, registry)`` the
+``function_call_output`` items; ``dispatch_anthropic(content, registry)`` the
+``tool_result`` blocks. Independent calls run concurrently through
+``execute_many``. Anything that goes wrong -- an unknown tool, arguments that
+are not JSON, a validation or execution error -- becomes text the model can act
+on: the problems listed, no traceback, no secret. Plain dicts and the official
+SDKs' objects are accepted alike; the SDKs are not imported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentkit.tool import Tool
+from agentkit.toolerrors import ToolValidationError, did_you_mean
+from agentkit.toolexecutor import ToolExecutor
+from agentkit.toolregistry import ToolRegistry
+from agentkit.toolresult import ToolResult
+
+__all__ = ["DispatchedCall", "dispatch_anthropic", "dispatch_openai", "dispatch_openai_responses"]
+
+
+@dataclass(frozen=True)
+class DispatchedCall:
+    """One tool call as dispatched: its id, and the result or the reason it never ran."""
+
+    call_id: str
+    name: str
+    result: ToolResult | None
+    problem: str | None  # set when the call could not be made at all
+
+    @property
+    def is_error(self) -> bool:
+        return self.result is None or not self.result.succeeded
+
+    def content(self) -> str:
+        """What the model reads: the output as JSON, or an error it can act on."""
+        if self.problem is not None:
+            return f"Error: {self.problem}"
+        assert self.result is not None
+        if self.result.succeeded:
+            return json.dumps(self.result.output)
+        error = self.result.error
+        if isinstance(error, ToolValidationError):
+            return f"Error: {error}\nCorrect the arguments and call the tool again."
+        return f"Error: {error}"
+
+
+def _field(item: Any, name: str, default: Any = None) -> Any:
+    if isinstance(item, Mapping):
+        return item.get(name, default)
+    return getattr(item, name, default)
+
+
+def _run(
+    requests: list[tuple[str, str, Any]],
+    registry: ToolRegistry,
+    executor: ToolExecutor | None,
+) -> list[DispatchedCall]:
+    """``requests`` are (call id, tool name, arguments as a dict or a JSON string)."""
+    executor = executor or ToolExecutor()
+    planned: list[tuple[str, str, Tool | None, dict[str, Any] | None, str | None]] = []
+    for call_id, name, arguments in requests:
+        tool = registry.lookup(name)
+        if tool is None:
+            available = ", ".join(sorted(registry.names())) or "none"
+            planned.append(
+                (
+                    call_id,
+                    name,
+                    None,
+                    None,
+                    f"no tool named '{name}'{did_you_mean(name, registry.names())}. "
+                    f"Available tools: {available}.",
+                )
+            )
+            continue
+        inputs, problem = _arguments(arguments)
+        planned.append((call_id, name, tool, inputs, problem))
+    runnable = [
+        (tool, inputs, call_id)
+        for call_id, _, tool, inputs, problem in planned
+        if tool is not None and inputs is not None and problem is None
+    ]
+    results = iter(executor.execute_many(runnable))
+    dispatched = []
+    for call_id, name, tool, inputs, problem in planned:
+        if tool is not None and inputs is not None and problem is None:
+            dispatched.append(DispatchedCall(call_id, name, next(results), None))
+        else:
+            dispatched.append(DispatchedCall(call_id, name, None, problem))
+    return dispatched
+
+
+def _arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
+    if raw is None or raw == "":
+        return {}, None
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError as exc:
+            return None, f"the arguments are not valid JSON ({exc}); send a JSON object."
+    if not isinstance(raw, Mapping):
+        return None, f"the arguments must be a JSON object, got {type(raw).__name__}."
+    return dict(raw), None
+
+
+def dispatch_openai(
+    tool_calls: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
+) -> list[dict[str, Any]]:
+    """OpenAI Chat ``message.tool_calls`` -> ``{"role": "tool", ...}`` messages, in order."""
+    requests = [
+        (
+            str(_field(call, "id", "")),
+            str(_field(_field(call, "function", {}), "name", "")),
+            _field(_field(call, "function", {}), "arguments", ""),
+        )
+        for call in tool_calls
+    ]
+    return [
+        {"role": "tool", "tool_call_id": done.call_id, "content": done.content()}
+        for done in _run(requests, registry, executor)
+    ]
+
+
+def dispatch_openai_responses(
+    items: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
+) -> list[dict[str, Any]]:
+    """Responses API ``function_call`` items -> ``function_call_output`` items (others skipped)."""
+    requests = [
+        (
+            str(_field(item, "call_id", "")),
+            str(_field(item, "name", "")),
+            _field(item, "arguments", ""),
+        )
+        for item in items
+        if _field(item, "type") == "function_call"
+    ]
+    return [
+        {"type": "function_call_output", "call_id": done.call_id, "output": done.content()}
+        for done in _run(requests, registry, executor)
+    ]
+
+
+def dispatch_anthropic(
+    content: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
+) -> list[dict[str, Any]]:
+    """Anthropic ``tool_use`` blocks -> ``tool_result`` blocks (other blocks skipped)."""
+    requests = [
+        (str(_field(block, "id", "")), str(_field(block, "name", "")), _field(block, "input", {}))
+        for block in content
+        if _field(block, "type") == "tool_use"
+    ]
+    blocks = []
+    for done in _run(requests, registry, executor):
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": done.call_id,
+            "content": done.content(),
+        }
+        if done.is_error:
+            block["is_error"] = True
+        blocks.append(block)
+    return blocks

@@ -1,0 +1,104 @@
+"""Serving a registry to MCP clients over stdio, with the official MCP Python SDK.
+
+- ``tools/list`` gives each tool's ``inputSchema``, ``outputSchema`` and annotations
+  (``agentkit.export.mcp_tool``, the same shape ``agentkit export --format mcp``
+  prints);
+- ``tools/call`` runs through the ``ToolExecutor``: the output comes back as
+  ``structuredContent`` and as the same JSON in a text block;
+- a validation or execution failure is a result with ``isError: true`` and text
+  the model can read (the problems listed, no secret); an unknown tool is a
+  protocol error (``-32602``), as the MCP specification has it.
+
+Needs ``pip install 'agentkit[mcp]'``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import INVALID_PARAMS
+
+from agentkit import __version__
+from agentkit.credentials import CredentialsManager, EnvironmentProvider, SecretsFileProvider
+from agentkit.export import mcp_tool
+from agentkit.toolerrors import did_you_mean
+from agentkit.toolexecutor import ToolExecutor
+from agentkit.toolregistry import ToolRegistry
+
+__all__ = ["build_server", "serve"]
+
+
+def _listed(tool: Any) -> types.Tool:
+    exported = mcp_tool(tool)
+    hints = exported["annotations"]
+    return types.Tool(
+        name=exported["name"],
+        title=exported["title"],
+        description=exported["description"],
+        input_schema=exported["inputSchema"],
+        output_schema=exported["outputSchema"],
+        annotations=types.ToolAnnotations(
+            title=hints.get("title"),
+            read_only_hint=hints.get("readOnlyHint"),
+            destructive_hint=hints.get("destructiveHint"),
+            idempotent_hint=hints.get("idempotentHint"),
+            open_world_hint=hints.get("openWorldHint"),
+        ),
+    )
+
+
+def build_server(registry: ToolRegistry, executor: ToolExecutor | None = None) -> Server[Any]:
+    """An MCP server answering ``tools/list`` and ``tools/call`` from ``registry``."""
+    runner = executor or ToolExecutor()
+    listed = [_listed(tool) for tool in registry]
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        tool = registry.lookup(params.name)
+        if tool is None:
+            hint = did_you_mean(params.name, registry.names())
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: '{params.name}'{hint}")
+        arguments = dict(params.arguments or {})
+        # Tools may block (HTTP, files): run them off the event loop.
+        result = await anyio.to_thread.run_sync(
+            lambda: runner.execute(tool, arguments, raise_on_failure=False)
+        )
+        if result.succeeded:
+            text = json.dumps(result.output)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=text)],
+                structured_content=result.output,
+            )
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=f"Error: {result.error}")],
+            is_error=True,
+        )
+
+    return Server(
+        "agentkit",
+        version=__version__,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def serve(registry: ToolRegistry, *, credentials_file: str | None = None) -> None:
+    """Serve ``registry`` on stdin/stdout until the client disconnects."""
+    providers: list[Any] = [EnvironmentProvider()]
+    if credentials_file:
+        providers.append(SecretsFileProvider(credentials_file))
+    server = build_server(registry, ToolExecutor(credentials=CredentialsManager(providers)))
+
+    async def run() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(run)

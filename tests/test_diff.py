@@ -1,0 +1,186 @@
+"""diff_tools: each change classified, each version bump checked."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from agentkit import Tool
+from agentkit.diff import BREAKING, COMPATIBLE, COSMETIC, diff_tools
+
+
+def make(
+    version: str = "1.0.0",
+    *params: dict[str, Any],
+    outputs: tuple[dict[str, Any], ...] = (),
+    description: str = "d",
+    credentials: tuple[str, ...] = (),
+) -> Tool:
+    def execute(self: Tool, inputs: dict[str, Any], creds: Mapping[str, str]) -> dict[str, Any]:
+        return {}
+
+    cls = type(
+        "T",
+        (Tool,),
+        {
+            "TOOL_NAME": "t",
+            "TOOL_VERSION": version,
+            "TOOL_DESCRIPTION": description,
+            "INPUT_SCHEMA": {"parameters": list(params)},
+            "OUTPUT_SCHEMA": {"parameters": list(outputs)},
+            "CREDENTIAL_NAMES": credentials,
+            "execute": execute,
+        },
+    )
+    return cls()  # type: ignore[no-any-return]
+
+
+CITY = {"name": "city", "type": "string"}
+UNITS = {"name": "units", "type": "string", "required": False, "enum": ["a", "b"]}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind", "message"),
+    [
+        pytest.param(
+            make("1.0.0", CITY), make("1.0.0"), BREAKING, "input 'city' removed", id="input-removed"
+        ),
+        pytest.param(
+            make("1.0.0", {**CITY, "required": False}),
+            make("1.0.0", CITY),
+            BREAKING,
+            "input 'city' became required",
+            id="made-required",
+        ),
+        pytest.param(
+            make("1.0.0"),
+            make("1.0.0", CITY),
+            BREAKING,
+            "new required input 'city'",
+            id="new-required",
+        ),
+        pytest.param(
+            make("1.0.0", CITY),
+            make("1.0.0", {**CITY, "type": "integer"}),
+            BREAKING,
+            "input 'city' changed type from string to integer",
+            id="type",
+        ),
+        pytest.param(
+            make("1.0.0", UNITS),
+            make("1.0.0", {**UNITS, "enum": ["a"]}),
+            BREAKING,
+            "input 'units': enum narrowed",
+            id="enum-narrowed",
+        ),
+        pytest.param(
+            make("1.0.0", UNITS),
+            make("1.0.0", {**UNITS, "enum": ["a", "b", "c"]}),
+            COMPATIBLE,
+            "input 'units': enum widened",
+            id="enum-widened",
+        ),
+        pytest.param(
+            make("1.0.0"),
+            make("1.0.0", UNITS),
+            COMPATIBLE,
+            "new optional input 'units'",
+            id="new-optional",
+        ),
+        pytest.param(
+            make("1.0.0", outputs=({"name": "x", "type": "float"},)),
+            make("1.0.0"),
+            BREAKING,
+            "output 'x' removed",
+            id="output-removed",
+        ),
+        pytest.param(
+            make("1.0.0", outputs=({"name": "x", "type": "float"},)),
+            make("1.0.0", outputs=({"name": "x", "type": "string"},)),
+            BREAKING,
+            "output 'x' changed type",
+            id="output-type",
+        ),
+        pytest.param(
+            make("1.0.0"),
+            make("1.0.0", outputs=({"name": "x", "type": "float"},)),
+            COMPATIBLE,
+            "new output 'x'",
+            id="output-added",
+        ),
+        pytest.param(
+            make("1.0.0"),
+            make("1.0.0", description="other"),
+            COSMETIC,
+            "description changed",
+            id="description",
+        ),
+        pytest.param(
+            make("1.0.0"),
+            make("1.0.0", credentials=("k",)),
+            BREAKING,
+            "new credential 'k'",
+            id="credential",
+        ),
+    ],
+)
+def test_changes_are_classified(old: Tool, new: Tool, kind: str, message: str) -> None:
+    (diff,) = diff_tools([old], [new])
+    assert diff.status == "changed"
+    assert any(c.kind == kind and c.message.startswith(message) for c in diff.changes), diff.changes
+    assert diff.severity == kind
+
+
+@pytest.mark.parametrize(
+    ("severity_tool", "new_version", "problem"),
+    [
+        pytest.param(make("1.0.0"), "2.0.0", None, id="major-for-breaking"),
+        pytest.param(
+            make("1.0.0"),
+            "1.1.0",
+            "breaking changes need at least a major version bump (1.0.0 -> 2.0.0), but this is a minor bump",
+            id="minor-not-enough",
+        ),
+        pytest.param(make("1.0.0"), "1.0.0", "but the version did not rise", id="no-bump"),
+        pytest.param(make("1.0.0"), "0.9.0", "but the version did not rise", id="lower"),
+    ],
+)
+def test_breaking_changes_need_a_major_bump(
+    severity_tool: Tool, new_version: str, problem: str | None
+) -> None:
+    (diff,) = diff_tools([make("1.0.0", CITY)], [make(new_version)])
+    if problem is None:
+        assert diff.version_problem is None
+    else:
+        assert diff.version_problem is not None
+        assert problem in diff.version_problem
+
+
+def test_compatible_needs_minor_and_cosmetic_patch() -> None:
+    (compatible,) = diff_tools([make("1.2.3")], [make("1.2.4", UNITS)])
+    assert compatible.required_bump == "minor"
+    assert compatible.version_problem is not None
+    (cosmetic,) = diff_tools([make("1.2.3")], [make("1.2.4", description="new")])
+    assert cosmetic.required_bump == "patch"
+    assert cosmetic.version_problem is None
+
+
+def test_added_and_removed_tools() -> None:
+    class Other(Tool):
+        TOOL_NAME = "other"
+
+        def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+            return {}
+
+    diffs = diff_tools([make()], [Other()])
+    assert [(d.name, d.status, d.severity) for d in diffs] == [
+        ("other", "added", COMPATIBLE),
+        ("t", "removed", BREAKING),
+    ]
+    assert all(d.version_problem is None for d in diffs)
+
+
+def test_unchanged_tools_are_not_listed() -> None:
+    assert diff_tools([make("1.0.0", CITY)], [make("1.0.0", CITY)]) == []

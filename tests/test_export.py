@@ -1,0 +1,137 @@
+"""Exports, each against the shape its provider documents."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from agentkit import Tool
+from agentkit.export import FORMATS, ExportError, export_tools
+
+
+class Search(Tool):
+    TOOL_NAME = "search"
+    TOOL_DESCRIPTION = "Search the catalogue"
+    INPUT_SCHEMA = {
+        "parameters": [
+            {"name": "q", "type": "string", "description": "What to look for"},
+            {"name": "limit", "type": "integer", "required": False, "default": 10},
+            {"name": "sort", "type": "string", "required": False, "enum": ["new", "old"]},
+            {"name": "tags", "type": "list", "required": False},
+            {
+                "name": "filter",
+                "type": "dictionary",
+                "required": False,
+                "parameters": [{"name": "lang", "type": "string"}],
+            },
+        ]
+    }
+    OUTPUT_SCHEMA = {"parameters": [{"name": "hits", "type": "list", "items": "string"}]}
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        return {"hits": []}
+
+
+class FreeForm(Search):
+    TOOL_NAME = "free_form"
+    INPUT_SCHEMA = {"parameters": [{"name": "options", "type": "dictionary"}]}
+
+
+def test_openai_chat() -> None:
+    (entry,) = export_tools([Search()], "openai").document
+    assert entry["type"] == "function"
+    function = entry["function"]
+    assert set(function) == {"name", "description", "parameters", "strict"}
+    assert function["strict"] is False
+    assert function["parameters"]["required"] == ["q"]
+    assert function["parameters"]["properties"]["tags"] == {"type": "array", "items": {}}
+
+
+def test_openai_responses_is_flat() -> None:
+    (entry,) = export_tools([Search()], "openai-responses").document
+    assert set(entry) == {"type", "name", "description", "parameters", "strict"}
+
+
+def test_openai_strict() -> None:
+    exported = export_tools([Search()], "openai", strict=True)
+    assert exported.warnings == []
+    function = exported.document[0]["function"]
+    parameters = function["parameters"]
+    assert function["strict"] is True
+    assert parameters["required"] == ["q", "limit", "sort", "tags", "filter"]
+    assert parameters["additionalProperties"] is False
+    limit = parameters["properties"]["limit"]
+    assert limit == {"type": ["integer", "null"], "description": "Default: 10."}
+    assert parameters["properties"]["sort"]["enum"] == ["new", "old", None]
+    nested = parameters["properties"]["filter"]
+    assert nested["type"] == ["object", "null"]
+    assert nested["additionalProperties"] is False
+    assert nested["required"] == ["lang"]
+    assert parameters["properties"]["q"]["type"] == "string"
+
+
+def test_strict_cannot_express_a_free_form_dictionary() -> None:
+    exported = export_tools([FreeForm(), Search()], "openai", strict=True)
+    assert exported.document[0]["function"]["strict"] is False
+    assert exported.document[1]["function"]["strict"] is True
+    (warning,) = exported.warnings
+    assert "tool 'free_form': 'options' is a dictionary without declared parameters" in warning
+
+
+def test_anthropic() -> None:
+    (entry,) = export_tools([Search()], "anthropic").document
+    assert set(entry) == {"name", "description", "input_schema"}
+    assert entry["input_schema"]["type"] == "object"
+
+
+def test_mcp() -> None:
+    (entry,) = export_tools([Search()], "mcp").document
+    assert set(entry) == {
+        "name",
+        "title",
+        "description",
+        "inputSchema",
+        "outputSchema",
+        "annotations",
+    }
+    assert entry["outputSchema"]["properties"]["hits"] == {
+        "type": "array",
+        "items": {"type": "string"},
+    }
+
+
+def test_gemini() -> None:
+    document = export_tools([Search()], "gemini").document
+    (declaration,) = document["functionDeclarations"]
+    assert set(declaration) == {"name", "description", "parametersJsonSchema"}
+
+
+def test_json_schema() -> None:
+    (entry,) = export_tools([Search()], "json-schema").document
+    assert entry["input_schema"]["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert entry["version"] == "1.0.0"
+
+
+@pytest.mark.parametrize("format_name", FORMATS)
+def test_every_list_has_items(format_name: str) -> None:
+    text = str(export_tools([Search()], format_name).document)
+    assert "'type': 'array'" in text
+    assert "'type': 'array'}" not in text
+
+
+def test_a_name_the_target_forbids_is_refused() -> None:
+    class Dotted(Search):
+        TOOL_NAME = "ok"
+
+    tool = Dotted()
+    object.__setattr__(type(tool)._spec, "name", "has.dot")  # a name only MCP accepts
+    with pytest.raises(ExportError, match=r"'has\.dot' cannot be exported as openai"):
+        export_tools([tool], "openai")
+    assert export_tools([tool], "mcp").document[0]["name"] == "has.dot"
+
+
+def test_unknown_format() -> None:
+    with pytest.raises(ExportError, match="unknown export format 'claude'"):
+        export_tools([Search()], "claude")
