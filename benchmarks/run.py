@@ -7,11 +7,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import bench_declarative, bench_executor
+from benchmarks import bench_cli, bench_declarative, bench_executor
 
 
 def main() -> None:
-    for bench in (bench_executor, bench_declarative):
+    for bench in (bench_executor, bench_declarative, bench_cli):
         print("\n".join(bench.run()), flush=True)
         print()
 

@@ -20,18 +20,10 @@ data: an argument ``{{ 7*7 }}`` stays those seven characters.
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
-
-import jinja2
-from jinja2 import meta, nodes
-from jinja2.exceptions import SecurityError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-from agentkit.toolschema import is_integer
 
 __all__ = [
     "MAX_OUTPUT_CHARS",
@@ -44,7 +36,6 @@ __all__ = [
 
 MAX_OUTPUT_CHARS: Final = 1_000_000
 MAX_RANGE: Final = 10_000
-_MAX_POWER_BITS: Final = 4096
 
 _DELIMITERS = ("{{", "{%", "{#")
 _IDENT = r"[A-Za-z][A-Za-z0-9_]*"
@@ -54,9 +45,6 @@ _STEP_PARTS = re.compile(rf"\.\s*({_IDENT})|\[\s*(-?\d+|'[^'\\]*'|\"[^\"\\]*\")\
 _SINGLE = re.compile(r"\{\{(.*)\}\}", re.DOTALL)
 _SPAN = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 
-# Filters that can turn a small value into a huge one, or that format strings.
-_REFUSED_FILTERS: Final = ("center", "indent", "format", "wordwrap", "pprint", "xmlattr")
-
 
 class TemplateRenderError(Exception):
     """A template failed while rendering (a missing key, a refused operation)."""
@@ -65,93 +53,6 @@ class TemplateRenderError(Exception):
 class TemplateSyntaxProblem(Exception):
     """A template is broken: bad syntax, or an operation refused at load time."""
 
-
-class _Environment(ImmutableSandboxedEnvironment):
-    """The sandbox, with size caps and JSON-friendly attribute lookup."""
-
-    intercepted_binops = frozenset(["*", "**", "%"])
-
-    def __init__(self) -> None:
-        super().__init__(
-            undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
-        )
-        self.globals["range"] = _capped_range
-        for name in _REFUSED_FILTERS:
-            self.filters.pop(name, None)
-
-    def getattr(self, obj: Any, attribute: str) -> Any:
-        # `response.json.items` must mean the key "items", not dict.items:
-        # definitions address JSON, where a key always wins.
-        if isinstance(obj, Mapping) and attribute in obj:
-            return obj[attribute]
-        return super().getattr(obj, attribute)
-
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        if operator == "*":
-            _check_repeat(left, right)
-            _check_repeat(right, left)
-        elif operator == "**":
-            _check_power(left, right)
-        elif operator == "%" and isinstance(left, str):
-            raise SecurityError(
-                "string formatting with '%' is not allowed in templates; join with '~'"
-            )
-        return super().call_binop(context, operator, left, right)
-
-    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
-        # The sandbox hands templates a guarded str.format; it still pads to any
-        # width ("{:>999999999}"), so the guarded version refuses outright.
-        if super().wrap_str_format(value) is None:
-            return None
-
-        def refuse(*args: Any, **kwargs: Any) -> str:
-            raise SecurityError("str.format is not allowed in templates; join with '~'")
-
-        return refuse
-
-    def call(self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-        for value in (*args, *kwargs.values()):
-            if is_integer(value) and abs(value) > MAX_OUTPUT_CHARS:
-                raise SecurityError(
-                    f"an argument of {value} is over the limit of {MAX_OUTPUT_CHARS}"
-                )
-        return super().call(__context, __obj, *args, **kwargs)
-
-
-def _check_repeat(sequence: Any, count: Any) -> None:
-    if (
-        isinstance(sequence, (str, list, tuple))
-        and is_integer(count)
-        and len(sequence) * count > MAX_OUTPUT_CHARS
-    ):
-        raise SecurityError(
-            f"'*' would build a value of {len(sequence) * count} items; "
-            f"the limit is {MAX_OUTPUT_CHARS}"
-        )
-
-
-def _check_power(base: Any, exponent: Any) -> None:
-    if (
-        is_integer(base)
-        and is_integer(exponent)
-        and abs(base) > 1
-        and exponent > 0
-        and exponent * math.log2(abs(base)) > _MAX_POWER_BITS
-    ):
-        raise SecurityError(f"'**' would build a number over {_MAX_POWER_BITS} bits")
-
-
-def _capped_range(*args: int) -> range:
-    values = range(*args)
-    if len(values) > MAX_RANGE:
-        raise SecurityError(f"range() of {len(values)} items is over the limit of {MAX_RANGE}")
-    return values
-
-
-_ENVIRONMENT: Final = _Environment()
-
-#: Names every template may use besides its roots (Jinja's own globals).
-_GLOBALS: Final = frozenset(_ENVIRONMENT.globals)
 
 Reference = tuple[str, str | None]  # (root, first key) -- the key None when computed
 
@@ -197,45 +98,13 @@ class Template:
             value = _resolve(self._path, context)
             if value is not _SANDBOX:
                 return value
-        try:
-            if self.kind == "expression":
-                value = self._expression()(**context)
-                if isinstance(value, jinja2.Undefined):
-                    value._fail_with_undefined_error()
-                if callable(value):
-                    raise TemplateRenderError(
-                        "the expression gives a function, not a value; call it, or use a key"
-                    )
-                if isinstance(value, str) and len(value) > MAX_OUTPUT_CHARS:
-                    raise TemplateRenderError(f"the value is over {MAX_OUTPUT_CHARS} characters")
-                return value
-            if self._pieces is not None:
-                text = _join(self._pieces, context)
-                if text is not None:
-                    return text
-            return _render_capped(self._text(), context)
-        except TemplateRenderError:
-            raise
-        except jinja2.TemplateError as exc:
-            raise TemplateRenderError(_describe(exc)) from exc
-        except (ArithmeticError, TypeError, ValueError, LookupError) as exc:
-            raise TemplateRenderError(f"{type(exc).__name__}: {exc}") from exc
+        if self._pieces is not None:
+            text = _join(self._pieces, context)
+            if text is not None:
+                return text
+        from agentkit.declarative import sandbox
 
-    # Jinja code is generated on first use: parsing at load time finds every
-    # problem, and most templates take the path fast lane and never need code.
-    def _expression(self) -> Callable[..., Any]:
-        if self._compiled is None:
-            inner = _SINGLE.fullmatch(self.source.strip())
-            assert inner is not None  # kind "expression" was decided by this match
-            self._compiled = _ENVIRONMENT.compile_expression(
-                inner.group(1), undefined_to_none=False
-            )
-        return self._compiled  # type: ignore[no-any-return]
-
-    def _text(self) -> jinja2.Template:
-        if self._compiled is None:
-            self._compiled = _ENVIRONMENT.from_string(self.source)
-        return self._compiled  # type: ignore[no-any-return]
+        return sandbox.render(self, context)
 
     def __repr__(self) -> str:
         return f"Template({self.field}: {self.source!r})"
@@ -278,23 +147,6 @@ def _split_plain(source: str) -> tuple[str | _Path, ...] | None:
     if rest:
         pieces.append(rest)
     return tuple(pieces)
-
-
-def _render_capped(template: jinja2.Template, context: Mapping[str, Any]) -> str:
-    pieces: list[str] = []
-    size = 0
-    for piece in template.generate(context):
-        size += len(piece)
-        if size > MAX_OUTPUT_CHARS:
-            raise TemplateRenderError(f"the rendered text is over {MAX_OUTPUT_CHARS} characters")
-        pieces.append(piece)
-    return "".join(pieces)
-
-
-def _describe(exc: jinja2.TemplateError) -> str:
-    if isinstance(exc, jinja2.UndefinedError):
-        return f"undefined value: {exc.message}"
-    return f"{type(exc).__name__}: {exc.message or exc}"
 
 
 _SANDBOX: Final = object()  # _resolve's answer when a path needs the full sandbox
@@ -376,54 +228,12 @@ def compile_template(source: str, field: str, roots: Iterable[str]) -> Template:
         )
         return Template(source, field, "text", references, pieces=pieces)
 
-    stripped = source.strip()
-    single = _SINGLE.fullmatch(stripped)
-    is_expression = single is not None and not any(
-        delimiter in single.group(1) for delimiter in (*_DELIMITERS, "}}")
-    )
-    try:
-        tree = _ENVIRONMENT.parse(stripped if is_expression else source)
-    except jinja2.TemplateSyntaxError as exc:
-        raise TemplateSyntaxProblem(
-            f"template syntax error: {exc.message} (line {exc.lineno})"
-        ) from exc
-    for refused in tree.find_all(nodes.Filter):
-        if refused.name in _REFUSED_FILTERS:
-            raise TemplateSyntaxProblem(f"the '{refused.name}' filter is not allowed in templates")
-    try:
-        undeclared = meta.find_undeclared_variables(tree)
-    except jinja2.TemplateError as exc:  # an unknown filter or test, found by Jinja's compiler
-        raise TemplateSyntaxProblem(f"template error: {exc.message}") from exc
-    for name in sorted(undeclared - _GLOBALS):
-        if name not in allowed:
-            raise TemplateSyntaxProblem(_unknown_root(name, allowed))
-    kind = "expression" if is_expression else "text"
-    return Template(source, field, kind, _references(tree, allowed))
+    from agentkit.declarative import sandbox  # Jinja2, only for templates that need it
+
+    kind, references = sandbox.check(source, allowed)
+    return Template(source, field, kind, references)
 
 
 def _unknown_root(name: str, allowed: frozenset[str]) -> str:
     choices = " and ".join(f"'{root}'" for root in sorted(allowed))
     return f"unknown variable '{name}'; this template can use {choices}"
-
-
-def _references(tree: nodes.Template, roots: frozenset[str]) -> frozenset[Reference]:
-    found: set[Reference] = set()
-    lookups: list[nodes.Getattr | nodes.Getitem] = list(
-        tree.find_all((nodes.Getattr, nodes.Getitem))
-    )
-    for node in lookups:
-        target = node.node
-        if not (isinstance(target, nodes.Name) and target.name in roots):
-            continue
-        if isinstance(node, nodes.Getattr):
-            found.add((target.name, node.attr))
-        elif isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
-            found.add((target.name, node.arg.value))
-        else:
-            found.add((target.name, None))
-    # A root used whole (``inputs | tojson``) references every key: recorded as None.
-    subscripted = {id(node.node) for node in lookups}
-    for name in tree.find_all(nodes.Name):
-        if name.name in roots and id(name) not in subscripted:
-            found.add((name.name, None))
-    return frozenset(found)

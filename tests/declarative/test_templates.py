@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agentkit.declarative.sandbox import ENVIRONMENT
 from agentkit.declarative.templates import (
-    _ENVIRONMENT,
     MAX_OUTPUT_CHARS,
     TemplateRenderError,
     TemplateSyntaxProblem,
@@ -137,16 +137,29 @@ def test_the_text_fast_path_agrees_with_jinja(value: Any, before: str, after: st
     source = f"{before}{{{{ inputs.v }}}}{after}"
     context = {"inputs": {"v": value}}
     fast = compile_template(source, "f", ("inputs",)).render(context)
-    assert fast == _ENVIRONMENT.from_string(source).render(context)
+    assert fast == ENVIRONMENT.from_string(source).render(context)
 
 
 @given(value=SCALARS | st.lists(SCALARS, max_size=3))
 def test_the_expression_fast_path_agrees_with_jinja(value: Any) -> None:
     context = {"inputs": {"v": {"w": value}}}
     fast = compile_template("{{ inputs.v.w }}", "f", ("inputs",)).render(context)
-    assert fast == _ENVIRONMENT.compile_expression("inputs.v.w")(**context)
+    assert fast == ENVIRONMENT.compile_expression("inputs.v.w")(**context)
 
 
 @given(st.text(max_size=40))
 def test_an_argument_is_never_template_source(text: str) -> None:
     assert render("{{ inputs.city }}", {"inputs": {"city": text}}) == text
+
+
+def test_plain_templates_never_import_jinja() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from agentkit.declarative.templates import compile_template as c;"
+        "t = c('id-{{ inputs.id }}', 'f', ('inputs',)); u = c('{{ inputs.n }}', 'f', ('inputs',));"
+        "print(t.render({'inputs': {'id': 7}}), u.render({'inputs': {'n': 1}}), 'jinja2' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["id-7", "1", "False"]
