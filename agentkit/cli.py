@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from agentkit import __version__
-from agentkit.toolerrors import AgentKitError, SemanticError
+from agentkit.toolerrors import AgentKitError, SemanticError, did_you_mean
 
 if TYPE_CHECKING:
     from agentkit.tool import Tool
@@ -79,8 +79,7 @@ def _select(registry: ToolRegistry, tags: Sequence[str] | None) -> list[Tool]:
 def _tool(registry: ToolRegistry, name: str) -> Tool:
     tool = registry.lookup(name)
     if tool is None:
-        close = registry.suggest(name)
-        hint = f" (did you mean '{close}'?)" if close else ""
+        hint = did_you_mean(name, registry.names())
         available = ", ".join(sorted(registry.names())) or "none"
         raise UsageError(f"no tool named '{name}'{hint}; loaded tools: {available}")
     return tool
@@ -120,11 +119,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_FAILED if warnings else EXIT_OK
 
 
+def _backend(tool: Tool) -> str:
+    """``http`` or ``python`` for a definition; ``class`` for a hand-written Tool."""
+    return str(getattr(tool, "backend_kind", "class"))
+
+
 def _summary(tool: Tool) -> dict[str, Any]:
     return {
         "name": tool.name,
         "version": tool.version,
-        "backend": getattr(tool, "backend_kind", "python class"),
+        "backend": _backend(tool),
         "tags": tool.tags,
         "description": tool.description,
         "source": tool.source,
@@ -140,7 +144,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         (
             t.name,
             t.version,
-            getattr(t, "backend_kind", "python"),
+            _backend(t),
             ",".join(f"{k}={v}" for k, v in t.tags.items()),
             t.description,
         )
@@ -202,15 +206,12 @@ def _plain(value: Any) -> Any:
 
 
 def cmd_call(args: argparse.Namespace) -> int:
-    from agentkit.credentials import CredentialsManager, EnvironmentProvider, SecretsFileProvider
+    from agentkit.credentials import CredentialsManager
     from agentkit.toolexecutor import ToolExecutor
 
     tool = _tool(_load(args), args.name)
     inputs = _inputs(tool, args)
-    providers: list[Any] = [EnvironmentProvider()]
-    if args.credentials_file:
-        providers.append(SecretsFileProvider(args.credentials_file))
-    executor = ToolExecutor(credentials=CredentialsManager(providers))
+    executor = ToolExecutor(credentials=CredentialsManager.from_env(args.credentials_file))
     result = executor.execute(tool, inputs, raise_on_failure=False)
     _print_json(result.to_dict())
     return EXIT_OK if result.succeeded else EXIT_FAILED

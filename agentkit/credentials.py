@@ -145,9 +145,12 @@ class CredentialsManager:
         self._providers = tuple(providers)
 
     @classmethod
-    def from_env(cls) -> CredentialsManager:
-        """Environment variables only: the default the executor uses."""
-        return cls([EnvironmentProvider()])
+    def from_env(cls, secrets_file: str | os.PathLike[str] | None = None) -> CredentialsManager:
+        """Environment variables (the executor's default), then ``secrets_file`` if given."""
+        providers: list[CredentialProvider] = [EnvironmentProvider()]
+        if secrets_file:
+            providers.append(SecretsFileProvider(secrets_file))
+        return cls(providers)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, str]) -> CredentialsManager:

@@ -25,7 +25,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from agentkit import __version__
-from agentkit.credentials import CredentialsManager, EnvironmentProvider, SecretsFileProvider
+from agentkit.credentials import CredentialsManager
 from agentkit.export import mcp_tool
 from agentkit.toolerrors import did_you_mean
 from agentkit.toolexecutor import ToolExecutor
@@ -92,10 +92,8 @@ def build_server(registry: ToolRegistry, executor: ToolExecutor | None = None) -
 
 def serve(registry: ToolRegistry, *, credentials_file: str | None = None) -> None:
     """Serve ``registry`` on stdin/stdout until the client disconnects."""
-    providers: list[Any] = [EnvironmentProvider()]
-    if credentials_file:
-        providers.append(SecretsFileProvider(credentials_file))
-    server = build_server(registry, ToolExecutor(credentials=CredentialsManager(providers)))
+    executor = ToolExecutor(credentials=CredentialsManager.from_env(credentials_file))
+    server = build_server(registry, executor)
 
     async def run() -> None:
         async with stdio_server() as (read_stream, write_stream):

@@ -112,3 +112,12 @@ def test_with_provider_adds_to_the_chain() -> None:
 def test_from_env_is_environment_only() -> None:
     (provider,) = CredentialsManager.from_env().providers
     assert isinstance(provider, EnvironmentProvider)
+
+
+def test_from_env_then_a_secrets_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secrets = tmp_path / ".env"
+    secrets.write_text("A_KEY=from-file\nB_KEY=from-file\n")
+    monkeypatch.setenv("A_KEY", "from-env")
+    monkeypatch.delenv("B_KEY", raising=False)
+    manager = CredentialsManager.from_env(secrets)
+    assert manager.resolve("t", ["a-key", "b-key"]) == {"a-key": "from-env", "b-key": "from-file"}
