@@ -591,6 +591,10 @@ def _generate_validator(
     lines.append("    return values")
     exec(_compiled("\n".join(lines)), namespace)
     validate: Callable[[dict[str, Any], str, list[str]], dict[str, Any]] = namespace["validate"]
+    # Each validator gets its own copy of the shared function code: CPython keeps
+    # specialised bytecode (LOAD_GLOBAL caches keyed to one globals dict) on the
+    # code object, so validators sharing one undo each other's caches every call.
+    validate.__code__ = validate.__code__.replace()
     return validate
 
 
