@@ -409,7 +409,9 @@ class ToolSchema:
         object.__setattr__(self, "_parameters", params)
         object.__setattr__(self, "_by_name", by_name)
         object.__setattr__(self, "_names", frozenset(by_name))
-        object.__setattr__(self, "_check", _generate_validator(params, self._report_unknown))
+        # The validator is generated on first use: loading a thousand definitions
+        # checks every schema but need not compile code for ones never called.
+        object.__setattr__(self, "_check", self._first_check)
 
     @classmethod
     def from_dict(cls, definition: Mapping[str, Any]) -> ToolSchema:
@@ -480,6 +482,14 @@ class ToolSchema:
             values.clear()
             values.update(checked)
         return errors
+
+    def _first_check(
+        self, values: dict[str, Any], prefix: str, errors: list[str]
+    ) -> dict[str, Any]:
+        # Two threads racing here each build an equal validator; either may stay.
+        check = _generate_validator(self._parameters, self._report_unknown)
+        object.__setattr__(self, "_check", check)
+        return check(values, prefix, errors)
 
     def _report_unknown(self, values: dict[str, Any], prefix: str, errors: list[str]) -> None:
         known = sorted(self._names)

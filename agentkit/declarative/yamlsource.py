@@ -73,6 +73,17 @@ class _Loader(_BaseLoader):  # type: ignore[misc]  # a dynamic base: CSafeLoader
         super().__init__(stream)
         self.problems: list[YamlProblem] = []
 
+    def resolve(self, kind: type[yaml.Node], value: Any, implicit: tuple[bool, bool]) -> str:
+        # PyYAML's resolve, for a loader without path resolvers: the same tags,
+        # from one lookup by first character (it runs once for every node).
+        if kind is yaml.ScalarNode:
+            if implicit[0]:
+                for tag, regexp in _IMPLICIT.get(value[:1], _WILDCARD):
+                    if regexp.match(value):
+                        return str(tag)
+            return _STR
+        return _SEQ if kind is yaml.SequenceNode else _MAP
+
     def note(self, node: yaml.Node, message: str) -> None:
         line, column = _position(node)
         self.problems.append(YamlProblem(line, column, message))
@@ -133,6 +144,12 @@ _STR: Final = "tag:yaml.org,2002:str"
 _MAP: Final = "tag:yaml.org,2002:map"
 _SEQ: Final = "tag:yaml.org,2002:seq"
 _MERGE: Final = "tag:yaml.org,2002:merge"
+_WILDCARD: Final = tuple(_BaseLoader.yaml_implicit_resolvers.get(None, []))
+_IMPLICIT: Final = {
+    first: (*resolvers, *_WILDCARD)
+    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+    if first is not None
+}
 _SCALARS: Final = {
     f"tag:yaml.org,2002:{name}": yaml.SafeLoader.yaml_constructors[f"tag:yaml.org,2002:{name}"]
     for name in ("int", "float", "bool", "null", "timestamp")
