@@ -34,7 +34,6 @@ from agentkit.toolerrors import (
 from agentkit.toolresult import (
     STATUS_FAILURE,
     STATUS_SUCCESS,
-    ResultBuilder,
     ToolResult,
     describe_error,
     make_result,
@@ -209,9 +208,7 @@ class ToolExecutor:
             if raise_on_failure:
                 raise error
             return make_result(name, STATUS_FAILURE, None, duration, error)
-        result: Any = ResultBuilder(name, STATUS_SUCCESS, output, duration, None)
-        result.__class__ = ToolResult  # see ResultBuilder: the fast way to a closed result
-        return result  # type: ignore[no-any-return]
+        return make_result(name, STATUS_SUCCESS, output, duration, None)
 
     def execute_many(
         self,
