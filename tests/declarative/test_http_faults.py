@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from email.utils import formatdate
@@ -194,3 +195,25 @@ def test_a_cross_origin_redirect_fails(
 def test_connection_refused_is_retried_then_reported(write: WriteFile) -> None:
     result = call(write, "http://127.0.0.1:9", "a", extra=RETRY)
     assert "failed to connect after 3 attempt(s)" in str(result.error)
+
+
+def test_urllib3s_own_debug_lines_carry_no_secret(
+    write: WriteFile, origin: str, behaviours: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    behaviours["/k"] = loopback.ok({"title": "fine"})
+    text = TOOL.format(
+        method="GET",
+        origin=origin,
+        extra="    auth: {api_key: {credential: api-key, in: query, name: key}}",
+    ).replace("version: 1.0.0\n", "version: 1.0.0\ncredentials: [api-key]\n")
+    registry = ToolRegistry()
+    load_tools(write(text), registry=registry)
+    secret = "s3cret/with+chars"
+    with caplog.at_level(logging.DEBUG, logger="urllib3"):
+        result = ToolExecutor(credentials={"api-key": secret}).execute(
+            registry["probe"], {"path": "k"}
+        )
+    assert result.succeeded
+    lines = [record.getMessage() for record in caplog.records if record.name.startswith("urllib3")]
+    assert any('"GET /k?key=*** HTTP/1.1" 200' in line for line in lines), lines
+    assert not any(secret in line or "s3cret%2Fwith%2Bchars" in line for line in lines)
