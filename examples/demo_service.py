@@ -27,7 +27,14 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["CITIES", "REAL_ORIGINS", "WeatherService", "current_weather", "local_copy"]
+__all__ = [
+    "CITIES",
+    "REAL_ORIGINS",
+    "WeatherService",
+    "current_weather",
+    "local_copy",
+    "point_at",
+]
 
 #: City -> (temperature in Celsius, conditions, relative humidity %).
 CITIES: Mapping[str, tuple[float, str, int]] = {
@@ -152,12 +159,16 @@ class WeatherService:
         self._thread.join(timeout=10)
 
 
+def point_at(text: str, base_url: str) -> str:
+    """``text`` with each of ``REAL_ORIGINS`` replaced by ``base_url``."""
+    for origin in REAL_ORIGINS:
+        text = text.replace(origin, base_url)
+    return text
+
+
 def local_copy(source: Path, destination: Path, base_url: str) -> Path:
     """Copy the definitions in ``source`` to ``destination``, real API origins -> ``base_url``."""
     shutil.copytree(source, destination)
     for path in sorted(destination.rglob("*.y*ml")):
-        text = path.read_text(encoding="utf-8")
-        for origin in REAL_ORIGINS:
-            text = text.replace(origin, base_url)
-        path.write_text(text, encoding="utf-8")
+        path.write_text(point_at(path.read_text(encoding="utf-8"), base_url), encoding="utf-8")
     return destination
