@@ -1,8 +1,9 @@
 """The ``agentkit`` command: check, inspect, run, export, compare and serve tool definitions.
 
 A user mistake prints ``error: ...`` on stderr and exits 2 (no traceback); a
-tool call that fails exits 1. Each command imports only what it needs, so
-``agentkit --help`` starts in the time it takes Python to start.
+tool call that fails exits 1 (``EXIT_STATUSES`` is the whole table, printed by
+``--help``). Each command imports only what it needs, so ``agentkit --help``
+starts in the time it takes Python to start.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -21,11 +22,22 @@ from agentkit.toolerrors import AgentKitError, SemanticError, did_you_mean
 if TYPE_CHECKING:
     from agentkit.tool import Tool
     from agentkit.toolregistry import ToolRegistry
-    from agentkit.toolschema import Parameter
+    from agentkit.toolschema import Parameter, ToolSchema
 
 __all__ = ["main"]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: Every exit status the command uses, and what it means; README.md shows the same table.
+EXIT_STATUSES = (
+    (EXIT_OK, "success; `validate` found no problem (warnings alone pass unless --strict)"),
+    (
+        EXIT_FAILED,
+        "`call`: the tool call failed (its result is printed); `validate --strict`: warnings;"
+        " `diff`: a version bump is missing",
+    ),
+    (EXIT_USAGE, "a usage or definition error: `error: ...` on stderr, nothing was run"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+)
 MAX_NAME, MAX_DESCRIPTION, MAX_TOOLS = 64, 1024, 128
 
 
@@ -116,7 +128,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     noun = "tool" if len(registry) == 1 else "tools"
     status = "ok" if not warnings else f"{len(warnings)} warning(s)"
     print(f"{status}: {len(registry)} {noun} in {len(files)} file(s)")
-    return EXIT_FAILED if warnings else EXIT_OK
+    return EXIT_FAILED if warnings and args.strict else EXIT_OK
 
 
 def _backend(tool: Tool) -> str:
@@ -179,8 +191,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"  credentials: {', '.join(tool.credential_names)}")
     for title, schema in (("inputs", tool.input_schema), ("outputs", tool.output_schema)):
         print(f"{title}:")
-        for param in schema:
-            print(f"  {_describe_parameter(param)}")
+        for line in _describe_schema(schema, "  "):
+            print(line)
         if not len(schema):
             print("  (none)")
     print("definition:")
@@ -190,8 +202,29 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _describe_schema(schema: ToolSchema, indent: str) -> Iterator[str]:
+    """One line per parameter, and the fields of each dictionary below it, indented."""
+    for param in schema:
+        yield f"{indent}{_describe_parameter(param)}"
+        fields = _fields(param)
+        if fields is not None:
+            yield from _describe_schema(fields, indent + "  ")
+
+
+def _fields(param: Parameter) -> ToolSchema | None:
+    """The nested fields of a dictionary, or of a list's dictionary elements."""
+    while param.items is not None:
+        param = param.items
+    return param.parameters
+
+
+def _type_name(param: Parameter) -> str:
+    """``list[string]``, ``list[list[integer]]``: a list names its element type."""
+    return f"list[{_type_name(param.items)}]" if param.items is not None else param.type
+
+
 def _describe_parameter(param: Parameter) -> str:
-    text = f"{param.name}: {param.type}"
+    text = f"{param.name}: {_type_name(param)}"
     if not param.required:
         text += " (optional" + (f", default {param.default!r})" if param.has_default else ")")
     if param.enum is not None:
@@ -362,6 +395,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentkit",
         description="Check, inspect, run, export, compare and serve tool definitions.",
+        epilog="exit status:\n"
+        + "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_STATUSES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"agentkit {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -369,8 +405,14 @@ def build_parser() -> argparse.ArgumentParser:
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
         return commands.add_parser(name, parents=[common], help=help_text, description=help_text)
 
-    validate = command("validate", "Load definitions and report every problem; exit 0 when clean.")
+    validate = command(
+        "validate",
+        "Load definitions and report every problem (exit 2) and warning (exit 0; 1 with --strict).",
+    )
     validate.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to check")
+    validate.add_argument(
+        "--strict", action="store_true", help="exit 1 when there are warnings, for CI"
+    )
     validate.set_defaults(run=cmd_validate)
 
     listing = command("list", "List the tools: name, version, backend, tags, description.")
@@ -436,7 +478,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AgentKitError as exc:
         _fail(exc.format_message(), exc.exit_code if exc.exit_code else EXIT_FAILED)
     except KeyboardInterrupt:
-        _fail("interrupted", 130)
+        _fail("interrupted", EXIT_INTERRUPTED)
     except BrokenPipeError:
         return EXIT_OK  # `agentkit list | head`: the reader left, nothing to report
 

@@ -51,18 +51,51 @@ def test_validate_reports_every_problem_with_file_and_line(
     assert "Traceback" not in err
 
 
-def test_validate_lints_what_providers_reject(
+QUIET = (
+    "name: quiet\nversion: 1.0.0\nbackend: {python: 'examples.textstats:text_stats'}\n"
+    "input_schema: {parameters: [{name: text, type: string}]}\n"
+)
+LONG = QUIET.replace("name: quiet", "name: long\ndescription: " + "x" * 1025)
+
+
+@pytest.mark.parametrize(
+    ("definition", "warning"),
+    [
+        pytest.param(QUIET, "description: missing", id="no-description"),
+        pytest.param(LONG, "description: 1025 characters", id="long-description"),
+    ],
+)
+@pytest.mark.parametrize(
+    ("flags", "expected_code"),
+    [pytest.param([], 0, id="warnings-pass"), pytest.param(["--strict"], 1, id="strict-fails")],
+)
+def test_validate_warnings_fail_only_with_strict(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    definition: str,
+    warning: str,
+    flags: list[str],
+    expected_code: int,
+) -> None:
+    (tmp_path / "t.yaml").write_text(definition)
+    code, out, err = run(capsys, "validate", *flags, str(tmp_path))
+    assert code == expected_code
+    assert err.startswith("warning: ")
+    assert warning in err
+    assert out.startswith("1 warning(s): 1 tool in 1 file(s)")
+
+
+def test_validate_strict_passes_clean_definitions(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "validate", "--strict") == (0, "ok: 5 tools in 4 file(s)\n", "")
+
+
+def test_validate_strict_still_exits_2_on_a_broken_definition(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    (tmp_path / "t.yaml").write_text(
-        "name: quiet\nversion: 1.0.0\nbackend: {python: 'examples.textstats:text_stats'}\n"
-        "input_schema: {parameters: [{name: text, type: string}]}\n"
-    )
-    code, out, err = run(capsys, "validate", str(tmp_path))
-    assert code == 1
-    assert "warning: " in err
-    assert "description: missing" in err
-    assert out.startswith("1 warning(s): 1 tool in 1 file(s)")
+    (tmp_path / "t.yaml").write_text("name: x\nversion: one\nbackend: {python: 'os:system'}\n")
+    code, out, err = run(capsys, "validate", "--strict", str(tmp_path))
+    assert (code, out) == (2, "")
+    assert err.startswith("error: ")
 
 
 def test_list(capsys: pytest.CaptureFixture[str]) -> None:
@@ -106,6 +139,55 @@ def test_show(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["source"] == "tools.d/fetch_weather.yaml:3"
     assert data["input_json_schema"]["required"] == ["city"]
     assert data["definition"]["backend"]["http"]["method"] == "GET"
+
+
+NESTED = """\
+name: nested
+version: 1.0.0
+description: Nested parameters.
+input_schema:
+  parameters:
+    - {name: labels, type: list, items: string, required: false}
+    - {name: grid, type: list, items: {type: list, items: integer}}
+    - name: filters
+      type: dictionary
+      parameters:
+        - {name: label, type: string}
+        - name: window
+          type: dictionary
+          required: false
+          parameters: [{name: days, type: integer}]
+    - name: points
+      type: list
+      items: {type: dictionary, parameters: [{name: x, type: float}, {name: y, type: float}]}
+backend: {http: {url: "http://127.0.0.1:9/never-called"}}
+"""
+
+
+def test_show_names_item_types_and_nested_fields(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "t.yaml").write_text(NESTED)
+    code, out, _ = run(capsys, "show", "nested", "--tools", str(tmp_path))
+    assert code == 0
+    inputs = out.split("inputs:\n", 1)[1].split("outputs:", 1)[0]
+    assert inputs.splitlines() == [
+        "  labels: list[string] (optional)",
+        "  grid: list[list[integer]]",
+        "  filters: dictionary",
+        "    label: string",
+        "    window: dictionary (optional)",
+        "      days: integer",
+        "  points: list[dictionary]",
+        "    x: float",
+        "    y: float",
+    ]
+
+
+def test_show_the_shipped_list_parameter(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "show", "create_github_issue")
+    assert code == 0
+    assert "  labels: list[string] (optional)\n" in out
 
 
 def test_unknown_tool_suggests(capsys: pytest.CaptureFixture[str]) -> None:

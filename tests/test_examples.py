@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
+import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -120,7 +124,8 @@ def test_convert_temperature(executor: ToolExecutor) -> None:
         executor.execute(tool, below)
 
 
-def test_the_demo_runs_and_prints_results() -> None:
+@pytest.fixture(scope="module")
+def demo_output() -> str:
     done = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "demo.py")],
         capture_output=True,
@@ -129,7 +134,110 @@ def test_the_demo_runs_and_prints_results() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert '"status": "success"' in done.stdout
-    assert "raised ToolValidationError" in done.stdout
-    assert "needs credential 'weather-api-key'" in done.stdout
-    assert "agent.tool.execution.duration" in done.stdout
+    assert "Traceback" not in done.stderr
+    return done.stdout
+
+
+def _answers(output: str) -> dict[str, str]:
+    """Each call's label -> the line saying where its answer came from."""
+    lines = output.splitlines()
+    return {
+        label: source.strip()
+        for label, source in itertools.pairwise(lines)
+        if source.startswith("  answer from ")
+    }
+
+
+def test_the_demo_calls_rest_backed_yaml_tools_on_its_local_service(demo_output: str) -> None:
+    answers = _answers(demo_output)
+    local = re.compile(
+        r"answer from the demo's local weather service on 127\.0\.0\.1:\d+ \(not the real API\)"
+    )
+    for label in (
+        "fetch_weather city=Oslo (success)",
+        "forecast_daily latitude=59.91 longitude=10.75 days=2 (a keyless API)",
+        "fetch_weather city=Atlantis (an upstream error: the service answers 404)",
+        'tools/call fetch_weather {"city": "San Francisco"}',
+        "FetchWeatherTool city=Oslo",
+    ):
+        assert local.fullmatch(answers[label]), (label, answers.get(label))
+    assert (
+        '"output": {"temperature": -3.5, "conditions": "light snow", "humidity": 74}' in demo_output
+    )
+    assert "returned 404 Not Found" in demo_output
+
+
+@pytest.mark.parametrize(
+    ("label", "source", "shown"),
+    [
+        pytest.param(
+            "fetch_weather units=kelvin (a validation error: not in the enum)",
+            "agentkit's input validation",
+            "expected one of ['metric', 'imperial'], got 'kelvin'",
+            id="validation",
+        ),
+        pytest.param(
+            "fetch_weather with no API key configured (a missing credential)",
+            "the executor's credential check",
+            "needs credential 'weather-api-key'",
+            id="credential",
+        ),
+        pytest.param(
+            "fetch_weather with a misspelt argument",
+            "agentkit's input validation",
+            "raised ToolValidationError",
+            id="strict",
+        ),
+    ],
+)
+def test_the_demo_says_when_nothing_was_sent(
+    demo_output: str, label: str, source: str, shown: str
+) -> None:
+    assert _answers(demo_output)[label] == (
+        f"answer from {source}: nothing was sent to any service"
+    )
+    after = demo_output.split(label + "\n", 1)[1].splitlines()[1]
+    assert shown in after
+
+
+def test_the_demo_goes_through_mcp_with_the_sdk_spelling(demo_output: str) -> None:
+    assert "tools/list: fetch_weather, forecast_daily," in demo_output
+    assert 'is_error=False structured_content={"temperature": 14.2' in demo_output
+    assert "is_error=True structured_content=null" in demo_output
+
+
+def test_the_demo_never_shows_its_key_and_prints_durations_in_seconds(demo_output: str) -> None:
+    assert "demo-key-0123456789" not in demo_output
+    assert "appid=***" in demo_output
+    assert " us" not in demo_output
+    durations = [
+        json.loads(line)["duration"] for line in demo_output.splitlines() if line.startswith("  {")
+    ]
+    assert durations
+    assert all(isinstance(d, float) and 0 <= d < 60 for d in durations)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        pytest.param([], '"temperature": -3.5', id="default-city"),
+        pytest.param(["Cairo", "--units", "imperial"], '"temperature": 87.8', id="imperial"),
+        pytest.param(["Atlantis"], "404 Client Error: Not Found", id="unknown-city"),
+    ],
+)
+def test_weather_example_runs_offline_and_says_so(argv: list[str], expected: str) -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "weather.py"), *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={k: v for k, v in os.environ.items() if k != "WEATHER_API_KEY"},
+    )
+    assert done.returncode == (1 if "404" in expected else 0), done.stderr
+    first, result = done.stdout.splitlines()
+    assert re.fullmatch(
+        r"answer from the demo's local weather service on 127\.0\.0\.1:\d+ \(not the real API\)",
+        first,
+    )
+    assert expected in result
