@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
-from agentkit.toolerrors import SchemaDefinitionError, SemanticError
-from agentkit.toolschema import ToolSchema
+from agentkit.toolerrors import SchemaDefinitionError, SchemaProblem, SemanticError
+from agentkit.toolschema import FREE_FORM, ToolSchema
 
 __all__ = ["TOOL_NAME_PATTERN", "Tool"]
 
@@ -19,7 +19,12 @@ _NO_PARAMETERS: Final[Mapping[str, Any]] = MappingProxyType({"parameters": ()})
 
 
 class _Spec:
-    """What a tool class declares, checked and compiled once per class."""
+    """What a tool class declares, checked and compiled once per class.
+
+    A tool constructed with its own ``tags`` or ``credential_names`` gets a copy
+    with those added, made once in ``Tool.__init__``, so the executor reads one
+    object either way and a call costs the same.
+    """
 
     __slots__ = (
         "credential_names",
@@ -34,7 +39,7 @@ class _Spec:
 
     def __init__(self, cls: type[Tool]) -> None:
         self.name = cls.TOOL_NAME
-        self.source = cls.SOURCE or f"{cls.__module__}.{cls.__qualname__}"
+        self.source = _source_of(cls)
         owner = f"Tool '{self.name}' ({self.source})"
         problems: list[str] = []
         if not isinstance(self.name, str) or not TOOL_NAME_PATTERN.fullmatch(self.name):
@@ -48,46 +53,140 @@ class _Spec:
         self.version = cls.TOOL_VERSION
         if not isinstance(self.version, str) or not self.version.strip():
             problems.append(f"TOOL_VERSION must be a non-empty string, got {self.version!r}")
-        self.tags = _check_tags(cls.TOOL_TAGS, problems)
-        self.credential_names = _check_credential_names(cls.CREDENTIAL_NAMES, problems)
-        if problems:
-            raise SemanticError(f"{owner} is invalid:\n" + "\n".join(f"  - {p}" for p in problems))
+        self.tags = _check_tags(cls.TOOL_TAGS, problems, "TOOL_TAGS")
+        self.credential_names = _check_credential_names(
+            cls.CREDENTIAL_NAMES, problems, "CREDENTIAL_NAMES"
+        )
+        _refuse(f"{owner} is invalid", problems)
         self.input_schema = _compile_schema(cls.INPUT_SCHEMA, f"{owner} INPUT_SCHEMA")
         self.output_schema = _compile_schema(cls.OUTPUT_SCHEMA, f"{owner} OUTPUT_SCHEMA")
 
+    def with_instance_values(
+        self, tags: Mapping[str, str] | None, credential_names: Sequence[str] | None
+    ) -> _Spec:
+        """This declaration plus one instance's ``tags`` and ``credential_names``.
+
+        Instance tags override class tags of the same key; instance credential
+        names are added after the class's (a name in both is kept once).
+        """
+        problems: list[str] = []
+        extra_tags = _check_tags(tags, problems, "tags") if tags is not None else {}
+        extra_names = (
+            _check_credential_names(credential_names, problems, "credential_names")
+            if credential_names is not None
+            else ()
+        )
+        _refuse(f"Tool '{self.name}' ({self.source}): invalid Tool.__init__() arguments", problems)
+        spec: _Spec = object.__new__(_Spec)
+        for slot in _Spec.__slots__:
+            object.__setattr__(spec, slot, getattr(self, slot))
+        spec.tags = MappingProxyType({**self.tags, **extra_tags})
+        spec.credential_names = tuple(dict.fromkeys((*self.credential_names, *extra_names)))
+        return spec
+
+
+def _source_of(cls: type[Tool]) -> str:
+    return cls.SOURCE or f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _refuse(subject: str, problems: list[str]) -> None:
+    if problems:
+        raise SemanticError(f"{subject}:\n" + "\n".join(f"  - {p}" for p in problems))
+
 
 def _compile_schema(definition: Any, owner: str) -> ToolSchema:
+    if definition is None:
+        return FREE_FORM
     if isinstance(definition, ToolSchema):
         return definition
     try:
         return ToolSchema.from_dict(definition)
     except SchemaDefinitionError as exc:
-        raise exc.with_owner(owner) from None
+        raise exc.with_owner(owner) from exc
+    except Exception as exc:  # a definition object that fails while being read
+        problem = SchemaProblem((), f"could not be read: {type(exc).__name__}: {exc}")
+        raise SchemaDefinitionError([problem], owner=owner) from exc
 
 
-def _check_tags(tags: Any, problems: list[str]) -> Mapping[str, str]:
+def _check_tags(tags: Any, problems: list[str], label: str) -> Mapping[str, str]:
     if not isinstance(tags, Mapping) or not all(
         isinstance(key, str) and isinstance(value, str) for key, value in tags.items()
     ):
-        problems.append("TOOL_TAGS must map strings to strings")
+        problems.append(f"{label} must map strings to strings, got {_shown(tags)}")
         return MappingProxyType({})
     return MappingProxyType(dict(tags))
 
 
-def _check_credential_names(names: Any, problems: list[str]) -> tuple[str, ...]:
-    if isinstance(names, str) or not isinstance(names, Sequence):
-        problems.append("CREDENTIAL_NAMES must be a list of credential names")
+def _check_credential_names(names: Any, problems: list[str], label: str) -> tuple[str, ...]:
+    if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
+        problems.append(
+            f"{label} must be a list of credential names, got {_shown(names)}"
+            + (f" (write [{names!r}])" if isinstance(names, str) else "")
+        )
         return ()
     if not all(isinstance(name, str) and name for name in names):
-        problems.append("CREDENTIAL_NAMES must hold non-empty strings")
+        problems.append(f"{label} must hold non-empty strings, got {_shown(names)}")
         return ()
     if len(set(names)) != len(names):
-        problems.append("CREDENTIAL_NAMES lists a credential twice")
+        problems.append(f"{label} lists a credential twice: {_shown(names)}")
     return tuple(names)
 
 
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# Lowercase class attributes a subclass may write instead of the constants (the
+# chapter declares ``credential_names = [...]``), and the ones it may not: the
+# executor and the registry read the checked declaration, so an override of these
+# properties would be silently ignored by the one and obeyed by the other.
+_ADOPTED: Final = {"credential_names": "CREDENTIAL_NAMES", "tags": "TOOL_TAGS"}
+_REFUSED: Final = {
+    "name": "TOOL_NAME",
+    "description": "TOOL_DESCRIPTION",
+    "version": "TOOL_VERSION",
+    "input_schema": "INPUT_SCHEMA",
+    "output_schema": "OUTPUT_SCHEMA",
+    "source": "SOURCE",
+}
+
+
+def _adopt_lowercase_declarations(cls: type[Tool]) -> None:
+    owner = f"Tool class {cls.__module__}.{cls.__qualname__}"
+    for attribute in (*_ADOPTED, *_REFUSED):
+        if attribute not in cls.__dict__:
+            continue
+        value = cls.__dict__[attribute]
+        constant = _ADOPTED.get(attribute) or _REFUSED[attribute]
+        computed = hasattr(type(value), "__get__")  # a property, method or other descriptor
+        if attribute not in _ADOPTED or computed:
+            instead = (
+                f" or pass {attribute}= to Tool.__init__() from the subclass's __init__"
+                if attribute in _ADOPTED
+                else ""
+            )
+            raise SemanticError(
+                f"{owner} overrides '{attribute}', which the executor and the registry do not "
+                f"read from the tool object; declare it as {constant} = ... on the class{instead}"
+            )
+        if constant in cls.__dict__:
+            raise SemanticError(
+                f"{owner} declares both {attribute} and {constant}; keep one of them"
+            )
+        problems: list[str] = []
+        if attribute == "tags":
+            checked: Any = _check_tags(value, problems, attribute)
+        else:
+            checked = _check_credential_names(value, problems, attribute)
+        _refuse(f"{owner} is invalid", problems)
+        setattr(cls, constant, checked)
+        # Gone from the class, the base's read-only property answers again.
+        delattr(cls, attribute)
+
+
 def spec_of(tool: Tool) -> _Spec:
-    """The checked declaration of ``tool``'s class (``SemanticError`` when it has no name)."""
+    """The checked declaration of ``tool`` (``SemanticError`` when its class has no name)."""
     spec = tool._spec
     if spec is None:
         raise SemanticError("A Tool name is required.  Set TOOL_NAME on the class.")
@@ -100,16 +199,22 @@ class Tool:
     Subclasses set the class constants and implement ``execute``. The schemas are
     written as ``{"parameters": [...]}`` dictionaries (see ``ToolSchema``); they
     are checked when the class is defined, so a broken tool fails at import time
-    with the tool named. Call tools through a ``ToolExecutor``, which validates
-    inputs and outputs and resolves credentials; ``execute`` receives inputs that
-    are already valid, with defaults applied.
+    with the tool named. A schema set to ``None`` is free-form: not checked, any
+    dictionary passes (an omitted schema means no parameters). Call tools through
+    a ``ToolExecutor``, which validates inputs and outputs and resolves
+    credentials; ``execute`` receives inputs that are already valid, with
+    defaults applied.
+
+    Tags and credential names are declared on the class (``TOOL_TAGS``,
+    ``CREDENTIAL_NAMES``, or the lowercase ``tags`` / ``credential_names``), or
+    given per instance: ``super().__init__(credential_names=["api-key"])``.
     """
 
     TOOL_NAME: ClassVar[str] = ""
     TOOL_DESCRIPTION: ClassVar[str] = ""
     TOOL_VERSION: ClassVar[str] = "1.0.0"
-    INPUT_SCHEMA: ClassVar[Mapping[str, Any]] = _NO_PARAMETERS
-    OUTPUT_SCHEMA: ClassVar[Mapping[str, Any]] = _NO_PARAMETERS
+    INPUT_SCHEMA: ClassVar[Mapping[str, Any] | None] = _NO_PARAMETERS
+    OUTPUT_SCHEMA: ClassVar[Mapping[str, Any] | None] = _NO_PARAMETERS
     #: ``str -> str`` labels, used by ``ToolRegistry.lookup_by_tags``.
     TOOL_TAGS: ClassVar[Mapping[str, str]] = MappingProxyType({})
     #: Names of the credentials ``execute`` receives, resolved by the executor.
@@ -117,16 +222,27 @@ class Tool:
     #: Where the tool is defined, for messages; defaults to the class's dotted name.
     SOURCE: ClassVar[str] = ""
 
-    _spec: ClassVar[_Spec | None] = None
+    # The class's declaration; an instance with its own tags or credential names
+    # holds its own copy (see Tool.__init__).
+    _spec: _Spec | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        _adopt_lowercase_declarations(cls)
         # A class without a name is an abstract base (or a mistake reported at
         # instantiation); a named one is checked now, so errors surface at import.
         cls._spec = _Spec(cls) if cls.TOOL_NAME else None
 
-    def __init__(self) -> None:
-        spec = self._spec
+    def __init__(
+        self,
+        tags: Mapping[str, str] | None = None,
+        credential_names: Sequence[str] | None = None,
+    ) -> None:
+        """Check the tool is complete; ``tags`` and ``credential_names`` add to the class's.
+
+        Both are resolved here, once, so they cost nothing per call.
+        """
+        spec = type(self)._spec
         if spec is None:
             raise SemanticError("A Tool name is required.  Set TOOL_NAME on the class.")
         # Checked here rather than with abc: ABCMeta makes every isinstance(x, Tool)
@@ -136,12 +252,15 @@ class Tool:
                 f"Tool '{spec.name}' ({spec.source}) does not implement "
                 "execute(inputs, credentials)."
             )
+        if tags is not None or credential_names is not None:
+            self._spec = spec.with_instance_values(tags, credential_names)
 
     def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
         """Do the tool's work.
 
         ``inputs`` have been validated against ``INPUT_SCHEMA`` (defaults applied);
-        ``credentials`` maps each name in ``CREDENTIAL_NAMES`` to its value. Return
+        ``credentials`` maps each of ``credential_names`` to its value (empty when
+        the tool names none; the chapter's ``credentials: dict = None`` works). Return
         a dictionary matching ``OUTPUT_SCHEMA``; raise to fail the call.
         """
         raise NotImplementedError(f"{type(self).__name__} does not implement execute()")

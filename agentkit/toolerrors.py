@@ -36,10 +36,19 @@ Direction = Literal["input", "output"]
 
 
 class AgentKitError(Exception):
-    """Base class of every error agentkit raises."""
+    """Base class of every error agentkit raises.
+
+    ``AgentKitError(message, cause=exc)`` keeps ``exc`` as ``__cause__``, the
+    same as ``raise AgentKitError(message) from exc`` (the chapter's spelling).
+    """
 
     #: The exit status the command-line interface uses for this kind of error.
     exit_code = 1
+
+    def __init__(self, *args: object, cause: BaseException | None = None) -> None:
+        super().__init__(*args)
+        if cause is not None:
+            self.__cause__ = cause
 
     def format_message(self) -> str:
         """The error's message, as the command line shows it."""

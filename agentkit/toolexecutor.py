@@ -6,6 +6,7 @@ import os
 import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from types import MappingProxyType
 from typing import Any
 
 from agentkit.credentials import CredentialsManager
@@ -42,7 +43,8 @@ from agentkit.toolresult import (
 __all__ = ["ToolExecutor"]
 
 _perf_counter = time.perf_counter
-_NO_CREDENTIALS: Mapping[str, str] = {}
+# Read-only: one shared empty mapping must not carry one tool's writes to the next.
+_NO_CREDENTIALS: Mapping[str, str] = MappingProxyType({})
 _CallError = ToolValidationError | ToolExecutionError
 
 
@@ -169,8 +171,8 @@ class ToolExecutor:
                 raw = self._replay_call(tool, values)
             else:
                 credentials = _NO_CREDENTIALS
-                if spec.credential_names:
-                    credentials = self._resolve(tool)
+                if spec.credential_names:  # the instance's own, when it was given some
+                    credentials = self._resolve(name, spec.credential_names)
                     redactor = Redactor(credentials.values())
                 try:
                     raw = tool.execute(values, credentials)
@@ -236,11 +238,11 @@ class ToolExecutor:
 
     # -- the steps' helpers --------------------------------------------------------------------
 
-    def _resolve(self, tool: Tool) -> Mapping[str, str]:
+    def _resolve(self, name: str, credential_names: tuple[str, ...]) -> Mapping[str, str]:
         try:
-            return self._credentials.resolve(tool.name, tool.credential_names)
+            return self._credentials.resolve(name, credential_names)
         except CredentialError as exc:
-            raise ToolExecutionError(tool.name, exc) from exc
+            raise ToolExecutionError(name, exc) from exc
 
     def _replay_call(self, tool: Tool, values: dict[str, Any]) -> Any:
         assert self._replay is not None

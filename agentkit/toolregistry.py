@@ -38,6 +38,8 @@ class ToolRegistry:
             existing = self._tools.get(name)
             if existing is not None:
                 raise SemanticError(
+                    # The first sentence is the chapter's, which callers may match on.
+                    "Duplicate tool registration attempted. "
                     f"Tool '{name}' is already registered (defined by {existing.source}); "
                     f"cannot register a second tool of that name (defined by {tool.source}). "
                     "Rename one of them, or unregister the first."
@@ -53,9 +55,9 @@ class ToolRegistry:
             except KeyError:
                 raise KeyError(self._unknown(name)) from None
 
-    def lookup(self, name: str) -> Tool | None:
-        """The tool called ``name``, or ``None``."""
-        return self._tools.get(name)
+    def lookup(self, tool_name: str) -> Tool | None:
+        """The tool called ``tool_name``, or ``None``."""
+        return self._tools.get(tool_name)
 
     def __getitem__(self, name: str) -> Tool:
         tool = self._tools.get(name)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Final, final
+from typing import Any, ClassVar, Final, final
 
-from agentkit.toolerrors import ToolExecutionError, ToolValidationError
+from agentkit.toolerrors import SemanticError, ToolExecutionError, ToolValidationError
 
 __all__ = [
     "STATUS_FAILURE",
@@ -29,6 +29,10 @@ class ToolResult:
 
     __slots__ = ("duration", "error", "output", "status", "tool_name")
 
+    #: The two statuses, as the chapter spells them (also module constants).
+    STATUS_SUCCESS: ClassVar[str] = STATUS_SUCCESS
+    STATUS_FAILURE: ClassVar[str] = STATUS_FAILURE
+
     tool_name: str
     status: str
     output: dict[str, Any] | None
@@ -37,13 +41,18 @@ class ToolResult:
 
     def __init__(
         self,
-        *,
         tool_name: str,
         status: str,
         output: dict[str, Any] | None = None,
         duration: float = 0.0,
         error: Exception | None = None,
     ) -> None:
+        # Positional construction (the chapter's) makes a swapped argument easy to miss.
+        if status != STATUS_SUCCESS and status != STATUS_FAILURE:
+            raise SemanticError(
+                f"ToolResult for tool '{tool_name}': status must be ToolResult.STATUS_SUCCESS "
+                f"('success') or ToolResult.STATUS_FAILURE ('failure'), got {status!r}"
+            )
         _set = object.__setattr__
         _set(self, "tool_name", tool_name)
         _set(self, "status", status)

@@ -12,18 +12,19 @@ from __future__ import annotations
 import copy
 import functools
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from types import CodeType
-from typing import Any, Final, final
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from types import CodeType, MappingProxyType
+from typing import Any, ClassVar, Final, final
 
 from agentkit.toolerrors import (
     SchemaDefinitionError,
     SchemaProblem,
+    SemanticError,
     did_you_mean,
     format_location,
 )
 
-__all__ = ["PARAMETER_TYPES", "Parameter", "ToolSchema"]
+__all__ = ["FREE_FORM", "PARAMETER_TYPES", "Parameter", "ToolSchema"]
 
 #: The six parameter types, in the order error messages list them.
 PARAMETER_TYPES: Final = ("string", "integer", "float", "boolean", "list", "dictionary")
@@ -389,39 +390,52 @@ def _constraint_checks(spec: Parameter) -> list[_Check]:
 class ToolSchema:
     """The parameters of a tool's inputs or outputs.
 
-    Build one with ``ToolSchema.from_dict``; it is immutable after that.
+    Build one with ``ToolSchema.from_dict(schema_data)`` or
+    ``ToolSchema(parameters=[...])`` (``Parameter`` objects or the dictionaries of
+    the definition format); it is immutable after that. ``FREE_FORM`` is the
+    schema of a tool that declares none (``INPUT_SCHEMA = None``): it checks
+    nothing and accepts any dictionary.
     """
 
-    __slots__ = ("_by_name", "_check", "_names", "_parameters")
+    __slots__ = ("_by_name", "_check", "_free_form", "_names", "_parameters")
+
+    #: The six parameter types (the chapter's spelling of ``PARAMETER_TYPES``).
+    SUPPORTED_TYPES: ClassVar[frozenset[str]] = frozenset(PARAMETER_TYPES)
+    #: The Python type a value of each parameter type is stored as. Validation is
+    #: stricter and looser than ``isinstance`` with these: ``integer`` refuses
+    #: ``bool`` (a subclass of ``int``) and ``float`` takes an ``int`` (stored as float).
+    TYPE_MAP: ClassVar[Mapping[str, type]] = MappingProxyType(_EXACT_TYPES)
 
     _parameters: tuple[Parameter, ...]
     _by_name: dict[str, Parameter]
     _names: frozenset[str]
+    _free_form: bool
     # values, path prefix, error list -> the values to use: ``values`` itself when
     # nothing had to change, else a changed copy (``values`` is never modified).
     _check: Callable[[dict[str, Any], str, list[str]], dict[str, Any]]
 
-    def __init__(self, parameters: Sequence[Parameter] = ()) -> None:
-        params = tuple(parameters)
+    def __init__(self, parameters: Iterable[Parameter | Mapping[str, Any]] | None = None) -> None:
+        params = _as_parameters(parameters)
         by_name = {param.name: param for param in params}
         if len(by_name) != len(params):
             raise SchemaDefinitionError([SchemaProblem((), "duplicate parameter names")])
         object.__setattr__(self, "_parameters", params)
         object.__setattr__(self, "_by_name", by_name)
         object.__setattr__(self, "_names", frozenset(by_name))
+        object.__setattr__(self, "_free_form", False)
         # The validator is generated on first use: loading a thousand definitions
         # checks every schema but need not compile code for ones never called.
         object.__setattr__(self, "_check", self._first_check)
 
     @classmethod
-    def from_dict(cls, definition: Mapping[str, Any]) -> ToolSchema:
+    def from_dict(cls, schema_data: Mapping[str, Any]) -> ToolSchema:
         """Parse and check a schema definition, reporting every problem at once.
 
         Raises ``SchemaDefinitionError`` whose ``problems`` each carry the location
         of the offending key (``parameters[1].default``).
         """
         problems: list[SchemaProblem] = []
-        schema = _parse_schema(definition, (), problems)
+        schema = _parse_schema(schema_data, (), problems)
         if problems:
             raise SchemaDefinitionError(problems)
         return schema
@@ -432,6 +446,11 @@ class ToolSchema:
     @property
     def parameters(self) -> tuple[Parameter, ...]:
         return self._parameters
+
+    @property
+    def free_form(self) -> bool:
+        """True for ``FREE_FORM``: no declared parameters, and any dictionary passes."""
+        return self._free_form
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -459,13 +478,13 @@ class ToolSchema:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ToolSchema):
             return NotImplemented
-        return self._parameters == other._parameters
+        return self._parameters == other._parameters and self._free_form == other._free_form
 
     def __hash__(self) -> int:
-        return hash(self.names)
+        return hash((self.names, self._free_form))
 
     def __repr__(self) -> str:
-        return f"ToolSchema({list(self.names)!r})"
+        return "ToolSchema(free-form)" if self._free_form else f"ToolSchema({list(self.names)!r})"
 
     def validate(self, values: dict[str, Any]) -> list[str]:
         """Check ``values`` against the schema; return the problems (empty when valid).
@@ -504,6 +523,8 @@ class ToolSchema:
 
     def to_json_schema(self) -> dict[str, Any]:
         """The JSON Schema (draft 2020-12) of an object with these parameters."""
+        if self._free_form:
+            return {"type": "object"}
         return {
             "type": "object",
             "properties": {param.name: param.to_json_schema() for param in self._parameters},
@@ -513,7 +534,44 @@ class ToolSchema:
 
     def to_dict(self) -> dict[str, Any]:
         """The schema in the definition format; ``from_dict(s.to_dict()) == s``."""
+        if self._free_form:
+            raise SemanticError(
+                "A free-form schema (INPUT_SCHEMA or OUTPUT_SCHEMA = None) has no definition "
+                "form; declare its parameters to write it as a definition"
+            )
         return {"parameters": [param.to_dict() for param in self._parameters]}
+
+
+def _accept_any(values: dict[str, Any], prefix: str, errors: list[str]) -> dict[str, Any]:
+    return values
+
+
+def _free_form_schema() -> ToolSchema:
+    schema = ToolSchema()
+    object.__setattr__(schema, "_free_form", True)
+    object.__setattr__(schema, "_check", _accept_any)
+    return schema
+
+
+def _as_parameters(
+    parameters: Iterable[Parameter | Mapping[str, Any]] | None,
+) -> tuple[Parameter, ...]:
+    """The constructor's ``parameters``; dictionaries are parsed as ``from_dict`` parses them."""
+    if parameters is None:
+        return ()
+    if isinstance(parameters, (list, tuple)) and all(type(p) is Parameter for p in parameters):
+        return tuple(parameters)
+    if not isinstance(parameters, (str, bytes, Mapping)) and isinstance(parameters, Iterable):
+        parameters = list(parameters)
+    problems: list[SchemaProblem] = []
+    schema = _parse_parameter_list(parameters, ("parameters",), problems)
+    if problems:
+        raise SchemaDefinitionError(problems)
+    return schema._parameters
+
+
+#: The schema of a tool that declares none: nothing is checked, nothing is changed.
+FREE_FORM: Final = _free_form_schema()
 
 
 def _generate_validator(
@@ -661,7 +719,10 @@ def _parse_parameter_list(
     first_seen: dict[str, int] = {}
     for index, item in enumerate(raw):
         here = (*location, index)
-        param = _parse_parameter(item, here, problems, named=True)
+        if isinstance(item, Parameter) and item.name:
+            param: Parameter | None = item
+        else:
+            param = _parse_parameter(item, here, problems, named=True)
         if param is None:
             continue
         if param.name in first_seen:

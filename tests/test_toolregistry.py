@@ -40,7 +40,10 @@ def test_duplicate_names_are_refused_naming_both_sources() -> None:
     with pytest.raises(SemanticError) as info:
         registry.register(make_tool("weather"))
     message = str(info.value)
-    assert message.startswith("Tool 'weather' is already registered (defined by tests.")
+    assert message.startswith(
+        "Duplicate tool registration attempted. "
+        "Tool 'weather' is already registered (defined by tests."
+    )
     assert "cannot register a second tool of that name (defined by tests." in message
     assert "Rename one of them, or unregister the first." in message
 
