@@ -25,6 +25,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from agentkit.toolerrors import AgentKitError
+
 __all__ = [
     "MAX_OUTPUT_CHARS",
     "MAX_RANGE",
@@ -46,8 +48,17 @@ _SINGLE = re.compile(r"\{\{(.*)\}\}", re.DOTALL)
 _SPAN = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 
 
-class TemplateRenderError(Exception):
-    """A template failed while rendering (a missing key, a refused operation)."""
+class TemplateRenderError(AgentKitError):
+    """A template failed while rendering (a missing key, a refused operation, its deadline).
+
+    ``field`` is the definition field the template fills (``backend.http.query.q``),
+    set once the error leaves ``Template.render``; ``reason`` says what went wrong.
+    """
+
+    def __init__(self, reason: str, *, field: str | None = None) -> None:
+        self.reason = reason
+        self.field = field
+        super().__init__(f"{field}: {reason}" if field else reason)
 
 
 class TemplateSyntaxProblem(Exception):
@@ -90,8 +101,20 @@ class Template:
     def is_literal(self) -> bool:
         return self.kind == "literal"
 
-    def render(self, context: Mapping[str, Any]) -> Any:
-        """The template's value in ``context``; raises ``TemplateRenderError``."""
+    def render(self, context: Mapping[str, Any], *, deadline: float | None = None) -> Any:
+        """The template's value in ``context``; raises ``TemplateRenderError`` naming the field.
+
+        ``deadline`` (a ``time.monotonic()`` value) bounds the time Jinja may
+        spend; plain paths and literal text need no bound.
+        """
+        try:
+            return self._render(context, deadline)
+        except TemplateRenderError as exc:
+            if exc.field is not None:
+                raise
+            raise TemplateRenderError(exc.reason, field=self.field) from exc.__cause__
+
+    def _render(self, context: Mapping[str, Any], deadline: float | None) -> Any:
         if self.kind == "literal":
             return self.source
         if self._path is not None:
@@ -104,7 +127,7 @@ class Template:
                 return text
         from agentkit.declarative import sandbox
 
-        return sandbox.render(self, context)
+        return sandbox.render(self, context, deadline)
 
     def __repr__(self) -> str:
         return f"Template({self.field}: {self.source!r})"
