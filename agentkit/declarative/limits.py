@@ -15,10 +15,11 @@ printing it, comparing it or sending it as JSON would cost.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Final
 
 from agentkit.declarative.templates import MAX_OUTPUT_CHARS, TemplateRenderError
@@ -105,23 +106,27 @@ def weight(value: Any, *, per_level: int = 0, limit: int = MAX_OUTPUT_CHARS) -> 
     The walk is iterative: no nesting depth can overflow the stack.
     """
     total = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[Iterable[Any], int]] = [((value,), 0)]
     while stack:
-        item, depth = stack.pop()
-        total += 1 + per_level * depth
-        if isinstance(item, (str, bytes)):
-            total += len(item)
-        elif isinstance(item, int) and not isinstance(item, bool):
-            total += item.bit_length() // 3
-        elif isinstance(item, Mapping):
-            stack.extend((key, depth + 1) for key in item)
-            stack.extend((entry, depth + 1) for entry in item.values())
-        elif isinstance(item, (list, tuple, set, frozenset)):
-            stack.extend((entry, depth + 1) for entry in item)
-        elif isinstance(item, range):
-            total += len(item)
-        if total > limit:
-            break
+        entries, depth = stack.pop()
+        indent = per_level * depth
+        for entry in entries:
+            total += 1 + indent
+            # Concrete types first: an isinstance check against an ABC is slow.
+            if isinstance(entry, (str, bytes)):
+                total += len(entry)
+            elif isinstance(entry, int):
+                total += entry.bit_length() // 3
+            elif entry is None or isinstance(entry, float):
+                pass
+            elif isinstance(entry, (list, tuple, set, frozenset)):
+                stack.append((entry, depth + 1))
+            elif isinstance(entry, (dict, Mapping)):
+                stack.append((chain(entry.keys(), entry.values()), depth + 1))
+            elif isinstance(entry, range):
+                total += len(entry)
+            if total > limit:
+                return total
     return total
 
 

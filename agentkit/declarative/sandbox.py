@@ -69,16 +69,16 @@ REFUSED_FILTERS: Final = (
 # stateful helpers nobody needs to build a request.
 REFUSED_GLOBALS: Final = ("lipsum", "cycler", "joiner", "namespace")
 _REFUSED_STATEMENTS: Final[dict[type[nodes.Node], str]] = {
-    nodes.Macro: "macros",
-    nodes.CallBlock: "call blocks",
-    nodes.FilterBlock: "filter blocks",
-    nodes.AssignBlock: "block assignments ({% set %}...{% endset %})",
-    nodes.Block: "blocks",
-    nodes.Extends: "extends",
-    nodes.Include: "include",
-    nodes.Import: "import",
-    nodes.FromImport: "import",
-    nodes.NSRef: "namespace assignments",
+    nodes.Macro: "{% macro %}",
+    nodes.CallBlock: "{% call %}",
+    nodes.FilterBlock: "{% filter %}",
+    nodes.AssignBlock: "{% set %}...{% endset %}",
+    nodes.Block: "{% block %}",
+    nodes.Extends: "{% extends %}",
+    nodes.Include: "{% include %}",
+    nodes.Import: "{% import %}",
+    nodes.FromImport: "{% from ... import %}",
+    nodes.NSRef: "{% set namespace.attribute %}",
 }
 # Filters that return part of their input, a number, or a lazy iterator: their
 # input may be any size (a big response), and their result is not a new value.
@@ -302,7 +302,9 @@ def _filter_estimate(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -
         count = args[1] if len(args) > 1 else kwargs.get("linecount", kwargs.get("slices"))
         fill = args[2] if len(args) > 2 else kwargs.get("fill_with")
         if isinstance(count, int) and count > 0:
-            return weight(value) + count * (2 + (weight(fill) if fill is not None else 0))
+            # Batches add at most one list per item; padding adds up to count fills.
+            extra = count * (2 + (weight(fill) if fill is not None else 0))
+            return (2 if name == "batch" else 1) * weight(value) + extra
     if name == "tojson":
         indent = args[1] if len(args) > 1 else kwargs.get("indent")
         if isinstance(indent, int) and indent > 0:
@@ -402,10 +404,12 @@ def _refuse_statements(tree: nodes.Template) -> None:
                 )
         elif isinstance(node, nodes.For):
             if node.recursive:
-                raise TemplateSyntaxProblem(f"recursive loops are not allowed in templates{line}")
+                raise TemplateSyntaxProblem(
+                    f"{{% for ... recursive %}} is not allowed in templates{line}"
+                )
         else:
             what = _REFUSED_STATEMENTS[type(node)]
-            raise TemplateSyntaxProblem(f"{what} are not allowed in templates{line}")
+            raise TemplateSyntaxProblem(f"{what} is not allowed in templates{line}")
 
 
 def render(template: Template, context: Mapping[str, Any], deadline: float | None = None) -> Any:
