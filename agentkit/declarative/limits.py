@@ -27,8 +27,10 @@ from agentkit.declarative.templates import MAX_OUTPUT_CHARS, TemplateRenderError
 __all__ = [
     "MAX_INT_BITS",
     "MAX_LOOP_ITERATIONS",
+    "MAX_RENDER_BUILT",
     "MAX_RENDER_SECONDS",
     "budget",
+    "charge",
     "check_int",
     "check_size",
     "count_iteration",
@@ -44,6 +46,9 @@ MAX_INT_BITS: Final = 4096
 MAX_LOOP_ITERATIONS: Final = 1_000_000
 #: A render with no deadline of its own stops after this many seconds.
 MAX_RENDER_SECONDS: Final = 5.0
+#: Characters one render may build in all: many values each under the cap,
+#: kept alive by many ``{% set %}`` statements, must not add up to gigabytes.
+MAX_RENDER_BUILT: Final = 20 * MAX_OUTPUT_CHARS
 
 
 @dataclass(slots=True)
@@ -51,6 +56,7 @@ class _Budget:
     deadline: float
     late: str  # the message when the deadline passes
     iterations: int = 0
+    built: int = 0
 
 
 _BUDGET: ContextVar[_Budget | None] = ContextVar("agentkit_template_budget", default=None)
@@ -142,13 +148,27 @@ def check_int(value: Any, what: str) -> None:
         raise TemplateRenderError(f"{what} would build a number over {MAX_INT_BITS} bits")
 
 
+def charge(size: int, what: str) -> None:
+    """Count ``size`` built characters against the render's ``MAX_RENDER_BUILT``."""
+    spent = _BUDGET.get()
+    if spent is None:
+        return
+    spent.built += size
+    if spent.built > MAX_RENDER_BUILT:
+        raise TemplateRenderError(
+            f"{what} would take the characters the template built over {MAX_RENDER_BUILT} in all"
+        )
+
+
 def check_size(value: Any, what: str) -> Any:
-    """``value``, after refusing it when it weighs over the cap or is a huge integer."""
+    """``value``, a newly built one: refused when over the cap or a huge integer, then charged."""
     if isinstance(value, str):  # the common case, without a walk
-        refuse_over(len(value), what)
+        size = len(value)
     else:
         check_int(value, what)
-        refuse_over(weight(value), what)
+        size = weight(value)
+    refuse_over(size, what)
+    charge(size, what)
     return value
 
 

@@ -85,7 +85,7 @@ _REFUSED_STATEMENTS: Final[dict[type[nodes.Node], str]] = {
 _VIEW_FILTERS: Final = frozenset(
     {
         "abs", "attr", "count", "d", "default", "first", "float", "int", "items", "last",
-        "length", "map", "max", "min", "random", "reject", "rejectattr", "round", "safe",
+        "length", "map", "max", "min", "random", "reject", "rejectattr", "round",
         "select", "selectattr", "sum", "wordcount", "filesizeformat",
     }
 )  # fmt: skip
@@ -126,6 +126,23 @@ class _CodeGenerator(CodeGenerator):
         for piece in node.nodes:
             self.visit(piece, frame)
             self.write(", ")
+        self.write("))")
+
+    def visit_Getitem(self, node: nodes.Getitem, frame: Frame) -> None:
+        if not isinstance(node.arg, nodes.Slice):
+            super().visit_Getitem(node, frame)
+            return
+        # Jinja writes slices as plain Python; a slice is a copy, so it goes
+        # through environment.getitem like any other subscript.
+        self.write("environment.getitem(")
+        self.visit(node.node, frame)
+        self.write(", slice(")
+        for index, part in enumerate((node.arg.start, node.arg.stop, node.arg.step)):
+            self.write(", " if index else "")
+            if part is None:
+                self.write("None")
+            else:
+                self.visit(part, frame)
         self.write("))")
 
     def _guarded(self, visit: Callable[[Any, Frame], None], node: Any, frame: Frame) -> None:
@@ -174,26 +191,34 @@ class _Environment(ImmutableSandboxedEnvironment):
 
     def getitem(self, obj: Any, argument: Any) -> Any:
         limits.tick()
-        return super().getitem(obj, argument)
+        value = super().getitem(obj, argument)
+        # A slice is a copy: it counts towards what the render built.
+        return check_size(value, "a slice") if isinstance(argument, slice) else value
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         limits.tick()
         what = f"'{operator}'"
+        size = None
         if operator == "*":
-            _check_repeat(left, right)
-            _check_repeat(right, left)
+            size = _repeat_size(left, right)
+            if size is None:
+                size = _repeat_size(right, left)
             if is_integer(left) and is_integer(right):
                 _check_bits(left.bit_length() + right.bit_length() - 1, what)
         elif operator == "**":
             _check_power(left, right)
         elif operator == "+" and isinstance(left, (str, list, tuple)):
-            refuse_over(weight(left) + weight(right), what)
+            size = _size(left) + _size(right)
         elif operator == "%" and isinstance(left, str):
             raise SecurityError(
                 "string formatting with '%' is not allowed in templates; join with '~'"
             )
+        if size is not None:
+            refuse_over(size, what)
         result = super().call_binop(context, operator, left, right)
         check_int(result, what)
+        if size is not None:
+            limits.charge(size, what)
         return result
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
@@ -243,6 +268,7 @@ class _Environment(ImmutableSandboxedEnvironment):
             total += len(text)
             refuse_over(total, "'~'")
             texts.append(text)
+        limits.charge(total, "'~'")
         return "".join(texts)
 
     def guard_literal(self, value: Any) -> Any:
@@ -250,9 +276,19 @@ class _Environment(ImmutableSandboxedEnvironment):
         return check_size(value, f"a {type(value).__name__} literal")
 
 
-def _check_repeat(sequence: Any, count: Any) -> None:
-    if isinstance(sequence, (str, list, tuple)) and is_integer(count) and count > 0:
-        refuse_over(weight(sequence, limit=MAX_OUTPUT_CHARS // count + 1) * count, "'*'")
+def _repeat_size(sequence: Any, count: Any) -> int | None:
+    """The size of ``sequence * count``, or None when that is not a repetition."""
+    if not (isinstance(sequence, (str, list, tuple)) and is_integer(count)):
+        return None
+    if count <= 0:
+        return 0
+    # The walk may stop as soon as the product is certainly over the cap.
+    return _size(sequence, limit=MAX_OUTPUT_CHARS // count + 1) * int(count)
+
+
+def _size(value: Any, limit: int = MAX_OUTPUT_CHARS) -> int:
+    """A string's length, or any other value's weight."""
+    return len(value) if isinstance(value, str) else weight(value, limit=limit)
 
 
 def _check_power(base: Any, exponent: Any) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from agentkit import ToolExecutor, ToolRegistry, load_tools
 from agentkit.declarative import limits
 from agentkit.declarative.templates import (
     MAX_OUTPUT_CHARS,
@@ -22,6 +23,8 @@ from agentkit.declarative.templates import (
     TemplateSyntaxProblem,
     compile_template,
 )
+from tests.declarative import loopback
+from tests.declarative.conftest import WriteFile
 
 ROOTS = ("inputs",)
 FIELD = "backend.http.json.text"
@@ -32,6 +35,7 @@ CONTEXT: dict[str, Any] = {
 OVER = f"would build a value over {MAX_OUTPUT_CHARS} characters"
 BITS = f"would build a number over {limits.MAX_INT_BITS} bits"
 REFUSED = "is not allowed in templates"
+BUILT = f"over {limits.MAX_RENDER_BUILT} in all"
 
 # (source, expected ("load" or "render"), a regex the message must match)
 ATTACKS = [
@@ -160,6 +164,32 @@ ATTACKS = [
     pytest.param("{{ " + "[" * 20000 + "]" * 20000 + " }}", "load", "nests", id="deep-brackets"),
     pytest.param(
         "{{ " + "(" * 20000 + "1" + ")" * 20000 + " }}", "load", "nests", id="deep-parentheses"
+    ),
+    # -- many values, each under the cap -----------------------------------------------------
+    pytest.param(
+        "".join(f"{{% set a{i} = 'x'.ljust(999999) %}}" for i in range(25)),
+        "render",
+        BUILT,
+        id="many-sets",
+    ),
+    pytest.param(
+        "".join(f"{{% set a{i} = inputs.big[{i}:] %}}" for i in range(40)),
+        "render",
+        BUILT,
+        id="many-slices",
+    ),
+    pytest.param(
+        "".join(f"{{% set a{i} = inputs.big | safe %}}" for i in range(40)),
+        "render",
+        BUILT,
+        id="many-safe-copies",
+    ),
+    pytest.param(
+        "{% for x in range(10000) | map('string') | map('replace', '', 'x' * 999) %}"
+        "{{ loop.length }}{% endfor %}",
+        "render",
+        BUILT,
+        id="loop-buffering-big-items",
     ),
     # -- CPU ---------------------------------------------------------------------------------
     pytest.param(
@@ -343,6 +373,8 @@ def test_plain_paths_need_no_deadline() -> None:
             id="a-million-iterations-are-allowed",
         ),
         pytest.param("{{ inputs.big | length }}", BIG, id="big-input-is-readable"),
+        pytest.param("{{ inputs.city[1:3] ~ inputs.tags[::-1] | join }}", "slba", id="slices"),
+        pytest.param("{{ ('ab' * 400000) | length }}", 800000, id="repeat-under-the-cap"),
     ],
 )
 def test_what_templates_need_still_works(source: str, value: Any) -> None:
@@ -385,3 +417,62 @@ def test_a_deeply_nested_input_gives_an_error_not_a_recursion_error() -> None:
 def test_load_time_refusals_name_the_line() -> None:
     with pytest.raises(TemplateSyntaxProblem, match=r"\{% macro %\} is not allowed .*\(line 2\)"):
         compile_template("x\n{% macro m() %}{% endmacro %}", FIELD, ROOTS)
+
+
+# -- the HTTP backend renders within the call's deadline ------------------------------------------
+
+LOOPS = (
+    "{% for a in range(1000) %}{% for b in range(1000) %}{{ (a ~ b) | upper }}"
+    "{% endfor %}{% endfor %}"
+)
+SLOW_TOOL = """\
+name: probe
+version: 1.0.0
+input_schema:
+  parameters:
+    - {{name: q, type: string}}
+output_schema:
+  parameters:
+    - {{name: title, type: string}}
+backend:
+  http:
+    url: {origin}/p
+    query: {{q: "{query}"}}
+    timeout: {{total: 0.3}}
+    output:
+      title: "{title}"
+"""
+
+
+@pytest.mark.parametrize(
+    ("query", "title", "field", "hits"),
+    [
+        pytest.param(LOOPS, "{{ response.json.title }}", "query.q", 0, id="request-template"),
+        pytest.param(
+            "{{ inputs.q }}", LOOPS.replace("a ~ b", "response.json.title"), "output.title", 1,
+            id="output-template",
+        ),
+    ],
+)  # fmt: skip
+def test_the_http_backend_renders_within_the_calls_deadline(
+    write: WriteFile, query: str, title: str, field: str, hits: int
+) -> None:
+    served: list[str] = []
+
+    def reply(handler: loopback.Handler) -> None:
+        served.append(handler.path)
+        handler.reply(200, {"title": "t"})
+
+    with loopback.serve({"/p": reply}) as origin:
+        registry = ToolRegistry()
+        load_tools(
+            write(SLOW_TOOL.format(origin=origin, query=query, title=title)), registry=registry
+        )
+        started = time.monotonic()
+        result = ToolExecutor(credentials={}).execute(
+            registry["probe"], {"q": "x"}, raise_on_failure=False
+        )
+        elapsed = time.monotonic() - started
+    assert re.search(rf"{field}: the template exceeded the call's deadline", str(result.error))
+    assert elapsed < 0.3 + 5  # stopped by the 0.3 s deadline, with a generous margin
+    assert len(served) == hits
