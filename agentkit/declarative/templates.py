@@ -12,9 +12,8 @@ variables are definition problems, not call failures. Three kinds exist:
 
 The environment is an ``ImmutableSandboxedEnvironment`` with ``StrictUndefined``
 and no autoescape. On top of the sandbox, nothing a template does may build a
-value larger than ``MAX_OUTPUT_CHARS``: ``*`` and ``**`` are checked before they
-run, ``range`` is capped, width-taking calls refuse huge widths, and string
-formatting (``%``, ``str.format``) is refused. Values reach templates only as
+value larger than ``MAX_OUTPUT_CHARS`` or run past its deadline
+(``agentkit.declarative.sandbox`` lists how). Values reach templates only as
 data: an argument ``{{ 7*7 }}`` stays those seven characters.
 """
 
