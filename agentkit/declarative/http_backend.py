@@ -170,11 +170,13 @@ class HttpBackend:
         if spec.auth is not None and spec.auth[0] == "basic":
             redactor.add(f"{credentials[spec.auth[1]]}:{credentials[spec.auth[2]]}")
         view_inputs = {name: inputs.get(name) for name in spec.input_names}
+        # The deadline covers the whole call: rendering templates included.
+        deadline = time.monotonic() + spec.total_timeout
         try:
             with _redacting(redactor):
-                request = self._build(view_inputs, credentials)
-                response = self._send(*request)
-                return self._output(view_inputs, response)
+                request = self._build(view_inputs, credentials, deadline)
+                response = self._send(*request, deadline)
+                return self._output(view_inputs, response, deadline)
         except TemplateRenderError as exc:
             raise HttpCallError("template", redactor.redact(str(exc))) from None
         except HttpCallError as exc:
@@ -184,34 +186,34 @@ class HttpBackend:
     # -- building the request -----------------------------------------------------------------
 
     def _build(
-        self, inputs: dict[str, Any], credentials: Mapping[str, str]
+        self, inputs: dict[str, Any], credentials: Mapping[str, str], deadline: float
     ) -> tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]]:
         spec = self.spec
         context = {"inputs": inputs, "credentials": dict(credentials)}
-        url = spec.origin + self._path(context)
+        url = spec.origin + self._path(context, deadline)
         params: list[tuple[str, str]] = []
         for name, value in spec.query:
-            rendered = _render(value, context)
+            rendered = _render(value, context, deadline)
             if rendered is None:
                 continue
             items = rendered if isinstance(rendered, list) else [rendered]
             params.extend((name, _text(item, f"query '{name}'")) for item in items)
         headers: dict[str, str] = {}
         for name, value in spec.headers:
-            rendered = _render(value, context)
+            rendered = _render(value, context, deadline)
             if rendered is not None:
                 headers[name] = _text(rendered, f"header '{name}'")
         body: dict[str, Any] = {}
         if spec.body_kind == "json":
-            body["json"] = _render_json(spec.body, context)
+            body["json"] = _render_json(spec.body, context, deadline)
         elif spec.body_kind == "form":
             body["data"] = [
                 (name, _text(rendered, f"form field '{name}'"))
                 for name, value in spec.body
-                if (rendered := _render(value, context)) is not None
+                if (rendered := _render(value, context, deadline)) is not None
             ]
         elif spec.body_kind == "body":
-            body["data"] = _text(_render(spec.body, context), "body").encode("utf-8")
+            body["data"] = _text(_render(spec.body, context, deadline), "body").encode("utf-8")
         if spec.content_type:
             headers["Content-Type"] = spec.content_type
         if spec.auth is not None:
@@ -225,13 +227,15 @@ class HttpBackend:
                 )
         return url, params, headers, body
 
-    def _path(self, context: Mapping[str, Any]) -> str:
+    def _path(self, context: Mapping[str, Any], deadline: float) -> str:
         path = ""
         for index, segment in enumerate(self.spec.path, start=1):
             text = "".join(
                 piece
                 if isinstance(piece, str)
-                else quote(_text(_render(piece, context), f"URL path segment {index}"), safe="")
+                else quote(
+                    _text(_render(piece, context, deadline), f"URL path segment {index}"), safe=""
+                )
                 for piece in segment
             )
             if text in ("", ".", "..") and any(isinstance(piece, Template) for piece in segment):
@@ -264,12 +268,16 @@ class HttpBackend:
     # -- sending --------------------------------------------------------------------------------
 
     def _send(
-        self, url: str, params: list[tuple[str, str]], headers: dict[str, str], body: dict[str, Any]
+        self,
+        url: str,
+        params: list[tuple[str, str]],
+        headers: dict[str, str],
+        body: dict[str, Any],
+        deadline: float,
     ) -> ResponseView:
         import requests
 
         spec = self.spec
-        deadline = time.monotonic() + spec.total_timeout
         prepared = requests.Request(
             spec.method, url, params=params, headers=headers, **body
         ).prepare()
@@ -434,11 +442,15 @@ class HttpBackend:
 
     # -- mapping the reply --------------------------------------------------------------------
 
-    def _output(self, inputs: dict[str, Any], response: ResponseView) -> dict[str, Any]:
+    def _output(
+        self, inputs: dict[str, Any], response: ResponseView, deadline: float
+    ) -> dict[str, Any]:
         spec = self.spec
         if spec.output is not None:
             context = {"inputs": inputs, "response": response}
-            return {name: template.render(context) for name, template in spec.output}
+            return {
+                name: template.render(context, deadline=deadline) for name, template in spec.output
+            }
         try:
             data = response.json
         except TemplateRenderError:
@@ -483,17 +495,17 @@ def _reason(exc: Exception) -> str:
     return text.split(": ", 1)[-1] if "object at 0x" in text else text
 
 
-def _render(value: Any, context: Mapping[str, Any]) -> Any:
-    return value.render(context) if isinstance(value, Template) else value
+def _render(value: Any, context: Mapping[str, Any], deadline: float) -> Any:
+    return value.render(context, deadline=deadline) if isinstance(value, Template) else value
 
 
-def _render_json(node: Any, context: Mapping[str, Any]) -> Any:
+def _render_json(node: Any, context: Mapping[str, Any], deadline: float) -> Any:
     if isinstance(node, Template):
-        return node.render(context)
+        return node.render(context, deadline=deadline)
     kind, content = node
     if kind == "map":
-        rendered = ((key, _render_json(value, context)) for key, value in content)
+        rendered = ((key, _render_json(value, context, deadline)) for key, value in content)
         return {key: value for key, value in rendered if value is not None}
     if kind == "list":
-        return [_render_json(item, context) for item in content]
+        return [_render_json(item, context, deadline) for item in content]
     return content
