@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from agentkit.credentials import CredentialsManager
+from agentkit.jsonvalues import MAX_DEPTH
 from agentkit.observability import (
     EVENT_COMPLETED,
     EVENT_FAILED,
@@ -192,6 +193,13 @@ class ToolExecutor:
                 output = redactor.redact_value(output)
         except (ToolValidationError, ToolExecutionError) as exc:
             error = exc
+            output = None
+        except RecursionError as exc:
+            # The last line of defence: values are checked to MAX_DEPTH levels,
+            # but a call must fail cleanly, never raise, should a walk still recurse.
+            error = ToolExecutionError(
+                name, exc, detail=f"a value nested too deeply (the limit is {MAX_DEPTH} levels)"
+            )
             output = None
 
         duration = _perf_counter() - start
