@@ -10,25 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.cli import main, terminal_text
+from agentkit.cli import terminal_text
 from tests.helpers import ROOT, run_bounded
 
+# The same runner, and the same autouse fixture (run in the project folder), as test_cli.
+from tests.test_cli import in_project, run  # noqa: F401
+
 BIN = Path(sys.executable).parent
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exit_:
-        code = int(exit_.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-@pytest.fixture(autouse=True)
-def in_project(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
-    monkeypatch.delenv("AGENTKIT_TOOLS", raising=False)
 
 
 def deep(levels: int) -> str:
