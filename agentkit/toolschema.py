@@ -864,6 +864,10 @@ def _parse_bound(
     if not is_number(value):
         problem(key, f"expected a number, got '{_type_name(value)}'")
         return None
+    if not math.isfinite(value):
+        # A NaN bound compares false with everything: it would check nothing.
+        problem(key, f"expected a finite number, got {value}")
+        return None
     return value  # type: ignore[no-any-return]  # narrowed by is_number
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agentkit import Tool, ToolExecutor, ToolRegistry, ToolSchema
+from agentkit import SchemaDefinitionError, Tool, ToolExecutor, ToolRegistry, ToolSchema
 from agentkit.dispatch import dispatch_anthropic, dispatch_openai, dispatch_openai_responses
 from agentkit.jsonvalues import MAX_DEPTH, checked_copy, loads
 from tests.helpers import Adder, run_bounded
@@ -317,3 +317,27 @@ def test_a_million_levels_fail_cleanly_within_memory_and_time() -> None:
     )
     assert child.returncode == 0, child.stderr[-2000:]
     assert child.stdout.strip() == "clean"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        pytest.param("minimum", NAN, id="nan-minimum"),
+        pytest.param("maximum", INF, id="infinite-maximum"),
+        pytest.param("minimum", -INF, id="minus-infinite-minimum"),
+    ],
+)
+def test_a_bound_must_be_finite(key: str, value: float) -> None:
+    definition = {"parameters": [{"name": "x", "type": "float", key: value}]}
+    with pytest.raises(SchemaDefinitionError, match=rf"parameters\[0\]\.{key}.*expected a finite"):
+        ToolSchema.from_dict(definition)
+
+
+@pytest.mark.parametrize("default", [NAN, INF, [NAN]], ids=["nan", "inf", "in-a-list"])
+def test_a_default_must_be_finite(default: Any) -> None:
+    kind = "list" if isinstance(default, list) else "float"
+    definition = {
+        "parameters": [{"name": "x", "type": kind, "required": False, "default": default}]
+    }
+    with pytest.raises(SchemaDefinitionError, match=r"invalid default: .*expected a finite number"):
+        ToolSchema.from_dict(definition)
