@@ -442,13 +442,14 @@ class HttpBackend:
             return {name: template.render(context) for name, template in spec.output}
         try:
             data = response.json
-        except TemplateRenderError:
-            data = None
+            reason = ""
+        except TemplateRenderError as exc:
+            data, reason = None, f" ({exc})"
         if not isinstance(data, dict):
             raise HttpCallError(
                 "output",
-                f"the response (status {response.status}) is not a JSON object; add an 'output' "
-                "mapping to extract the output fields",
+                f"the response (status {response.status}) is not a JSON object{reason}; "
+                "add an 'output' mapping to extract the output fields",
             )
         return {name: data[name] for name in spec.output_names if name in data}
 
