@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from agentkit import SchemaDefinitionError, Tool, ToolExecutor, ToolRegistry, ToolSchema
+from agentkit import (
+    ExecutionRecorder,
+    SchemaDefinitionError,
+    Tool,
+    ToolExecutor,
+    ToolRegistry,
+    ToolSchema,
+)
 from agentkit.dispatch import dispatch_anthropic, dispatch_openai, dispatch_openai_responses
 from agentkit.jsonvalues import MAX_DEPTH, checked_copy, loads
 from tests.helpers import Adder, run_bounded
@@ -341,3 +348,20 @@ def test_a_default_must_be_finite(default: Any) -> None:
     }
     with pytest.raises(SchemaDefinitionError, match=r"invalid default: .*expected a finite number"):
         ToolSchema.from_dict(definition)
+
+
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        pytest.param({"data": nested(5000, kind="dict")}, id="deep-declared"),
+        pytest.param({"undeclared": nested(5000)}, id="deep-undeclared"),
+    ],
+)
+def test_a_failed_call_is_recorded_with_its_deep_parts_cut(inputs: dict[str, Any]) -> None:
+    executor = ToolExecutor(credentials={})
+    recorder = ExecutionRecorder(executor)
+    result = executor.execute(Echo(), inputs, raise_on_failure=False)
+    assert not result.succeeded
+    (call,) = recorder.calls
+    assert call.status == "failure"
+    json.dumps(call.inputs)  # every listener can walk what it was given
