@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import Any
 
 from agentkit.credentials import CredentialsManager
+from agentkit.jsonvalues import MAX_DEPTH, checked_copy
 from agentkit.observability import (
     EVENT_COMPLETED,
     EVENT_FAILED,
@@ -195,6 +196,13 @@ class ToolExecutor:
         except (ToolValidationError, ToolExecutionError) as exc:
             error = exc
             output = None
+        except RecursionError as exc:
+            # The last line of defence: values are checked to MAX_DEPTH levels,
+            # but a call must fail cleanly, never raise, should a walk still recurse.
+            error = ToolExecutionError(
+                name, exc, detail=f"a value nested too deeply (the limit is {MAX_DEPTH} levels)"
+            )
+            output = None
 
         duration = _perf_counter() - start
         error_type = type(error).__name__ if error is not None else None
@@ -203,7 +211,7 @@ class ToolExecutor:
             span.end(error_type, str(error) if error is not None else None)
         if listeners:
             assert call_id is not None  # set above whenever there are listeners
-            seen = validated if validated is not None else _shallow(inputs)
+            seen = validated if validated is not None else _bounded(inputs)
             self._finish_event(listeners, tool, call_id, duration, seen, output, error)
 
         if error is not None:
@@ -294,6 +302,14 @@ class ToolExecutor:
                 inputs=seen,
             )
         emit(listeners, event)
+
+
+def _bounded(inputs: object) -> dict[str, Any]:
+    """Inputs that failed validation, as a listener may walk them: nesting past MAX_DEPTH cut."""
+    try:
+        return checked_copy(_shallow(inputs), "", [])  # type: ignore[no-any-return]
+    except Exception:  # a Mapping of the caller's that fails even to be read
+        return {}
 
 
 def _shallow(inputs: object) -> dict[str, Any]:

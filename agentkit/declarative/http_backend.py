@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import base64
-import json
 import logging
 import random
 import threading
@@ -27,6 +26,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urljoin, urlsplit
 
+from agentkit import jsonvalues
 from agentkit.declarative.http_spec import HttpSpec
 from agentkit.declarative.templates import Template, TemplateRenderError
 from agentkit.redaction import Redactor
@@ -121,7 +121,8 @@ class ResponseView:
     def json(self) -> Any:
         if self._json is _UNPARSED:
             try:
-                self._json = json.loads(self._body)
+                # Strict: a reply nested too deeply, or with NaN, fails this call cleanly.
+                self._json = jsonvalues.loads(self._body)
             except ValueError as exc:
                 raise TemplateRenderError(f"the response body is not JSON ({exc})") from None
         return self._json
@@ -453,13 +454,14 @@ class HttpBackend:
             }
         try:
             data = response.json
-        except TemplateRenderError:
-            data = None
+            reason = ""
+        except TemplateRenderError as exc:
+            data, reason = None, f" ({exc})"
         if not isinstance(data, dict):
             raise HttpCallError(
                 "output",
-                f"the response (status {response.status}) is not a JSON object; add an 'output' "
-                "mapping to extract the output fields",
+                f"the response (status {response.status}) is not a JSON object{reason}; "
+                "add an 'output' mapping to extract the output fields",
             )
         return {name: data[name] for name in spec.output_names if name in data}
 
