@@ -49,10 +49,14 @@ MAX_CHAIN: Final = 16
 
 # One backslash, or more when escaped text was escaped again (JSON inside JSON).
 _BACKSLASHES: Final = r"\\{1,8}"
-# No encoder escapes these (RFC 3986 "unreserved"; JSON, Python and HTML leave them
-# alone), so they match only as themselves: a long token stays a literal run
-# in the pattern, which keeps compiling and matching it cheap.
+# Encoders leave these alone (RFC 3986 "unreserved"; JSON, Python and HTML too), so
+# in a base64 form, and in a secret too long to be worth the pattern's size, they
+# match only as themselves: a long token stays one literal run, cheap to compile
+# and to match. In a shorter secret even they may be escaped (a hostile or
+# over-eager encoder), and are matched so.
 _PLAIN: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~")
+#: Secrets up to this long are found even with every character escaped.
+MAX_FULLY_ESCAPED: Final = 256
 #: The most characters one character of a secret takes in any spelling matched.
 _WIDEST: Final = 32
 _SHORT_ESCAPES: Final = {
@@ -70,9 +74,9 @@ _HTML_NAMED: Final = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"
 
 
 @functools.lru_cache(maxsize=4096)
-def _char(char: str, base64_alphabet: bool = False) -> str:
+def _char(char: str, base64_alphabet: bool = False, escaped_plain: bool = True) -> str:
     """A regex matching ``char`` in any of the encodings text commonly gives it."""
-    if char in _PLAIN:
+    if char in _PLAIN and not escaped_plain:
         return re.escape(char)
     code = ord(char)
     options = []
@@ -132,7 +136,12 @@ def _pattern(secrets: frozenset[str]) -> re.Pattern[str]:
     forms |= {(form, True) for secret in secrets for form in _base64_forms(secret)}
     # Longest first, so a secret's longer form wins over a shorter secret inside it.
     ordered = sorted(forms, key=lambda item: (-len(item[0]), item))
-    return re.compile("|".join("".join(_char(char, b64) for char in form) for form, b64 in ordered))
+    return re.compile("|".join(_form(form, b64) for form, b64 in ordered))
+
+
+def _form(form: str, base64_alphabet: bool) -> str:
+    escaped_plain = not base64_alphabet and len(form) <= MAX_FULLY_ESCAPED
+    return "".join(_char(char, base64_alphabet, escaped_plain) for char in form)
 
 
 class Redactor:

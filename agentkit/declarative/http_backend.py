@@ -263,9 +263,14 @@ class HttpBackend:
 
         spec = self.spec
         deadline = time.monotonic() + spec.total_timeout
-        prepared = requests.Request(
-            spec.method, url, params=params, headers=headers, **body
-        ).prepare()
+        try:
+            prepared = requests.Request(
+                spec.method, url, params=params, headers=headers, **body
+            ).prepare()
+        except (requests.RequestException, ValueError) as exc:  # InvalidHeader, InvalidURL, ...
+            raise HttpCallError(
+                "request", f"{spec.method} {spec.origin}: cannot build the request: {exc}"
+            ) from exc
         self._check_origin(prepared.url or "", spec.method)
         retry = spec.retry
         may_retry_reply = spec.idempotent or retry.non_idempotent
