@@ -250,7 +250,8 @@ class _Cleaner:
                 if type(copy) is not kind:
                     continue  # OSError's constructor picks a subclass by errno, for example
                 self._copy_attributes(error, copy)
-                if _safe_str(copy) == message and not self._redactor.contains_secret(repr(copy)):
+                # str() may raise here (it did for the original): that too means the stand-in.
+                if str(copy) == message and not self._redactor.contains_secret(repr(copy)):
                     return copy
             except Exception:
                 continue

@@ -137,7 +137,10 @@ class ToolExecutor:
         if listeners or tracer is not None:
             call_id = call_id or _new_call_id()
             if listeners:
-                emit(listeners, self._event(EVENT_STARTED, tool, call_id, inputs=_shallow(inputs)))
+                shown = _shallow(inputs)
+                if spec.credential_names:
+                    shown = self._known_secrets(spec.credential_names).redact_value(shown)
+                emit(listeners, self._event(EVENT_STARTED, tool, call_id, inputs=shown))
             if tracer is not None:
                 span = tracer.start_span(name, call_id, spec.description)
 
@@ -233,6 +236,10 @@ class ToolExecutor:
             return self._credentials.resolve(tool.name, tool.credential_names)
         except CredentialError as exc:
             raise ToolExecutionError(tool.name, exc) from exc
+
+    def _known_secrets(self, names: Iterable[str]) -> Redactor:
+        """A redactor of the credentials found so far (missing ones fail the call later)."""
+        return Redactor(value for name in names if (value := self._credentials.get(name)))
 
     def _run(
         self,

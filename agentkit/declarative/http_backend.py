@@ -215,6 +215,12 @@ class HttpBackend:
                     f"header '{name}' would contain a line break or NUL; refusing to send "
                     "(the value is not shown)",
                 )
+            if not value.isascii() and not _is_latin1(value):
+                raise HttpCallError(
+                    "request",
+                    f"header '{name}' has a character outside Latin-1, which an HTTP header "
+                    "cannot carry; refusing to send (the value is not shown)",
+                )
         return url, params, headers, body
 
     def _path(self, context: Mapping[str, Any]) -> str:
@@ -470,6 +476,14 @@ def _chunks(response: requests.Response) -> Iterator[bytes]:
         raise requests.ReadTimeout(exc) from exc
     except urllib3.exceptions.DecodeError as exc:
         raise requests.ConnectionError(f"the body could not be decoded: {exc}") from exc
+
+
+def _is_latin1(text: str) -> bool:
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _reason(exc: Exception) -> str:
