@@ -143,6 +143,11 @@ class Tool:
         ``inputs`` have been validated against ``INPUT_SCHEMA`` (defaults applied);
         ``credentials`` maps each name in ``CREDENTIAL_NAMES`` to its value. Return
         a dictionary matching ``OUTPUT_SCHEMA``; raise to fail the call.
+
+        The credential values are redacted from everything the call reports. A
+        form you derive from one and send (a signature, an assembled header)
+        is not known unless you register it first with
+        ``agentkit.redaction.redact_also(form)``.
         """
         raise NotImplementedError(f"{type(self).__name__} does not implement execute()")
 

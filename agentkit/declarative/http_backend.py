@@ -157,7 +157,9 @@ class HttpBackend:
     def call(self, inputs: Mapping[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
         # The executor's redactor for this call when there is one, so that what
         # is derived here is redacted from the call's output, events and records too.
-        redactor = active_redactor() or Redactor()
+        redactor = active_redactor()
+        if redactor is None:
+            redactor = Redactor()
         redactor.add(*credentials.values())
         view_inputs = {name: inputs.get(name) for name in self.spec.input_names}
         with redacting(redactor):

@@ -186,3 +186,18 @@ def test_an_unsendable_header_fails_without_showing_it(
     assert result.error is not None
     assert "cannot build the request" in str(result.error)
     assert leaked(seen, [token.strip()]) == []
+
+
+@pytest.mark.parametrize("auth", ["api-key-query", "bearer", "basic"])
+def test_a_refused_connection_shows_neither_the_key_nor_the_request(
+    write: WriteFile, tmp_path: Path, auth: str
+) -> None:
+    text = TOOL.format(origin="http://127.0.0.1:9", auth=AUTHS[auth])  # port 9: closed
+    text = text.replace("    method: POST\n", "    method: POST\n    retry: {attempts: 1}\n")
+    registry = ToolRegistry()
+    load_tools(write(text), registry=registry)
+    token = SECRETS[0]
+    result, seen = Seen(tmp_path).run(registry["echo"], token, "ok")
+    assert result.error is not None
+    assert "failed to connect" in str(result.error)
+    assert leaked(seen, [token]) == []

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
-from agentkit import DefinitionError, ToolExecutor, ToolRegistry, load_tools
+from agentkit import DefinitionError, ToolExecutionError, ToolExecutor, ToolRegistry, load_tools
 from tests.declarative.conftest import WriteFile
+from tests.leaks import SECRETS, chain_text, leaked, logged_exception
 
 TOOL = """\
 name: stats
@@ -56,3 +59,51 @@ def test_bad_references_are_load_problems(write: WriteFile, reference: str, mess
     with pytest.raises(DefinitionError) as info:
         load_tools(write(TOOL.format(reference=reference)))
     assert any(message in str(problem) for problem in info.value.problems), info.value
+
+
+LEAKY_MODULE = """\
+def leaky_lookup(text, credentials):
+    key = credentials["api-key"]
+    try:
+        raise KeyError(key)
+    except KeyError as exc:
+        raise ValueError(f"bad key {key}") from exc
+"""
+
+LEAKY_TOOL = """\
+name: leaky
+version: 1.0.0
+credentials: [api-key]
+input_schema:
+  parameters:
+    - {name: text, type: string}
+output_schema:
+  parameters:
+    - {name: words, type: integer}
+backend:
+  python: leaky_backend_module:leaky_lookup
+"""
+
+
+@pytest.mark.parametrize("strict", [True, False], ids=["raised", "result"])
+def test_a_python_backend_error_keeps_its_type_and_chain_without_the_secret(
+    write: WriteFile, monkeypatch: pytest.MonkeyPatch, strict: bool
+) -> None:
+    module = write(LEAKY_MODULE, "modules/leaky_backend_module.py")
+    monkeypatch.syspath_prepend(str(module.parent))
+    monkeypatch.delitem(sys.modules, "leaky_backend_module", raising=False)
+    registry = ToolRegistry()
+    load_tools(write(LEAKY_TOOL), registry=registry)
+    secret = SECRETS[4]
+    executor = ToolExecutor(credentials={"api-key": secret})
+    if strict:
+        with pytest.raises(ToolExecutionError, match=r"ValueError: bad key \*\*\*") as caught:
+            executor.execute(registry["leaky"], {"text": "a"})
+        error = caught.value
+    else:
+        result = executor.execute(registry["leaky"], {"text": "a"}, raise_on_failure=False)
+        assert isinstance(result.error, ToolExecutionError)
+        error = result.error
+    assert type(error.cause) is ValueError
+    assert type(error.cause.__cause__) is KeyError
+    assert leaked(chain_text(error) + logged_exception(error), [secret]) == []
