@@ -6,6 +6,7 @@ import os
 import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from types import MappingProxyType
 from typing import Any
 
 from agentkit.credentials import CredentialsManager
@@ -43,7 +44,8 @@ from agentkit.toolschema import ToolSchema
 __all__ = ["ToolExecutor"]
 
 _perf_counter = time.perf_counter
-_NO_CREDENTIALS: Mapping[str, str] = {}
+# Read-only: one shared empty mapping must not carry one tool's writes to the next.
+_NO_CREDENTIALS: Mapping[str, str] = MappingProxyType({})
 _CallError = ToolValidationError | ToolExecutionError
 
 
@@ -175,7 +177,7 @@ class ToolExecutor:
             elif not spec.credential_names:
                 output = self._checked(name, schema, self._run(tool, values, _NO_CREDENTIALS, None))
             else:
-                credentials = self._resolve(tool)
+                credentials = self._resolve(name, spec.credential_names)
                 redactor = Redactor(credentials.values())
                 # Active while the tool runs and its output is checked: a backend
                 # adds the forms it derives (redact_also), a validation message
@@ -231,11 +233,11 @@ class ToolExecutor:
 
     # -- the steps' helpers --------------------------------------------------------------------
 
-    def _resolve(self, tool: Tool) -> Mapping[str, str]:
+    def _resolve(self, name: str, credential_names: tuple[str, ...]) -> Mapping[str, str]:
         try:
-            return self._credentials.resolve(tool.name, tool.credential_names)
+            return self._credentials.resolve(name, credential_names)
         except CredentialError as exc:
-            raise ToolExecutionError(tool.name, exc) from exc
+            raise ToolExecutionError(name, exc) from exc
 
     def _known_secrets(self, names: Iterable[str]) -> Redactor:
         """A redactor of the credentials found so far (missing ones fail the call later)."""
