@@ -206,7 +206,8 @@ class Redactor:
 
         Each copy keeps its type, its traceback and a redacted message; its
         ``args`` hold only redacted strings, numbers and cleaned exceptions, and
-        of its attributes only the plain ones (redacted strings, numbers). An
+        of its attributes only the plain ones (redacted strings, numbers) and
+        cleaned exceptions. An
         exception that cannot be rebuilt that way becomes a ``RedactedError``
         naming the original type. ``__cause__`` and ``__context__`` are cleaned
         the same way, ``MAX_CHAIN`` links deep; cycles are kept as cycles.
@@ -249,7 +250,7 @@ class _Cleaner:
                 copy = build(kind, args)
                 if type(copy) is not kind:
                     continue  # OSError's constructor picks a subclass by errno, for example
-                self._copy_attributes(error, copy)
+                self._copy_attributes(error, copy, depth)
                 # str() may raise here (it did for the original): that too means the stand-in.
                 if str(copy) == message and not self._redactor.contains_secret(repr(copy)):
                     return copy
@@ -273,7 +274,7 @@ class _Cleaner:
         # repr shows it: only its redacted text travels on.
         return self._redactor.redact(_safe_str(value, repr))
 
-    def _copy_attributes(self, error: BaseException, copy: BaseException) -> None:
+    def _copy_attributes(self, error: BaseException, copy: BaseException, depth: int) -> None:
         for name, value in getattr(error, "__dict__", {}).items():
             if name.startswith("__"):
                 continue
@@ -281,6 +282,8 @@ class _Cleaner:
                 setattr(copy, name, value)
             elif isinstance(value, str):
                 setattr(copy, name, self._redactor.redact(value))
+            elif isinstance(value, BaseException) and depth < MAX_CHAIN:
+                setattr(copy, name, self.clean(value, depth + 1))  # a wrapped error's cause
 
 
 def _by_constructor(kind: type[BaseException], args: tuple[Any, ...]) -> BaseException:

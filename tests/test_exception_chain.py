@@ -97,6 +97,11 @@ def deep_chain() -> Any:
     raise error
 
 
+def nested_tool_failure() -> Any:
+    inner = ToolExecutionError("inner", ValueError(f"inner key {KEY}"))
+    raise RuntimeError("the inner tool failed") from inner
+
+
 def cyclic() -> Any:
     first, second = ValueError(f"a {KEY}"), ValueError(f"b {KEY}")
     first.__context__, second.__context__ = second, first
@@ -117,6 +122,7 @@ CASES: dict[str, Callable[[], Any]] = {
     "notes": with_notes,
     "deep-chain": deep_chain,
     "cycle": cyclic,
+    "nested-tool-error": nested_tool_failure,
 }
 if sys.version_info >= (3, 11):
     group = getattr(builtins, "ExceptionGroup")  # noqa: B009 -- the name is 3.11+
@@ -190,6 +196,14 @@ def test_an_exception_that_cannot_be_rebuilt_becomes_a_redacted_error() -> None:
     assert error.cause.original_type == f"{__name__}.Unprintable"
     assert error.cause_type == "Unprintable"
     assert str(error).startswith("Tool 'scripted' failed: Unprintable: ")
+
+
+def test_a_wrapped_error_keeps_its_cleaned_cause() -> None:
+    error = run(nested_tool_failure, strict=True)
+    inner = error.cause.__cause__
+    assert isinstance(inner, ToolExecutionError)
+    assert str(inner.cause) == "inner key ***"
+    assert inner.cause_type == "ValueError"
 
 
 def test_a_chain_deeper_than_the_bound_is_cut() -> None:
