@@ -24,7 +24,7 @@ from agentkit.observability import (
     emit,
 )
 from agentkit.recording import ReplaySource
-from agentkit.redaction import Redactor
+from agentkit.redaction import Redactor, active_redactor, redacting
 from agentkit.tool import Tool
 from agentkit.toolerrors import (
     AgentKitError,
@@ -40,6 +40,7 @@ from agentkit.toolresult import (
     describe_error,
     make_result,
 )
+from agentkit.toolschema import ToolSchema
 
 __all__ = ["ToolExecutor"]
 
@@ -139,7 +140,10 @@ class ToolExecutor:
         if listeners or tracer is not None:
             call_id = call_id or _new_call_id()
             if listeners:
-                emit(listeners, self._event(EVENT_STARTED, tool, call_id, inputs=_shallow(inputs)))
+                shown = _shallow(inputs)
+                if spec.credential_names:
+                    shown = self._known_secrets(spec.credential_names).redact_value(shown)
+                emit(listeners, self._event(EVENT_STARTED, tool, call_id, inputs=shown))
             if tracer is not None:
                 span = tracer.start_span(name, call_id, spec.description)
 
@@ -168,31 +172,20 @@ class ToolExecutor:
                 values = dict(inputs)  # the tool gets its own dict, never the caller's
             if listeners:
                 validated = dict(values)
+            schema = spec.output_schema
             if self._replay is not None:
-                raw = self._replay_call(tool, values)
+                output = self._checked(name, schema, self._replay_call(tool, values))
+            elif not spec.credential_names:
+                output = self._checked(name, schema, self._run(tool, values, _NO_CREDENTIALS, None))
             else:
-                credentials = _NO_CREDENTIALS
-                if spec.credential_names:  # the instance's own, when it was given some
-                    credentials = self._resolve(name, spec.credential_names)
-                    redactor = Redactor(credentials.values())
-                try:
-                    raw = tool.execute(values, credentials)
-                except Exception as exc:
-                    detail = redactor.redact(str(exc)) if redactor else None
-                    raise ToolExecutionError(name, exc, detail=detail) from exc
-            if type(raw) is not dict and not isinstance(raw, dict):
-                raise ToolValidationError(
-                    name,
-                    "output",
-                    [f"Expected the tool to return a dictionary, got '{type(raw).__name__}'"],
-                )
-            output = spec.output_schema._check(raw, "", problems)
-            if problems:
-                if redactor:
-                    problems = [redactor.redact(problem) for problem in problems]
-                raise ToolValidationError(name, "output", problems)
-            if redactor:
-                output = redactor.redact_value(output)
+                credentials = self._resolve(name, spec.credential_names)
+                redactor = Redactor(credentials.values())
+                # Active while the tool runs and its output is checked: a backend
+                # adds the forms it derives (redact_also), a validation message
+                # redacts the value it quotes before cutting it short.
+                with redacting(redactor):
+                    raw = self._run(tool, values, credentials, redactor)
+                    output = redactor.redact_value(self._checked(name, schema, raw))
         except (ToolValidationError, ToolExecutionError) as exc:
             error = exc
             output = None
@@ -212,6 +205,8 @@ class ToolExecutor:
         if listeners:
             assert call_id is not None  # set above whenever there are listeners
             seen = validated if validated is not None else _bounded(inputs)
+            if redactor:
+                seen = redactor.redact_value(seen)
             self._finish_event(listeners, tool, call_id, duration, seen, output, error)
 
         if error is not None:
@@ -251,6 +246,48 @@ class ToolExecutor:
             return self._credentials.resolve(name, credential_names)
         except CredentialError as exc:
             raise ToolExecutionError(name, exc) from exc
+
+    def _known_secrets(self, names: Iterable[str]) -> Redactor:
+        """A redactor of the credentials found so far (missing ones fail the call later)."""
+        return Redactor(value for name in names if (value := self._credentials.get(name)))
+
+    def _run(
+        self,
+        tool: Tool,
+        values: dict[str, Any],
+        credentials: Mapping[str, str],
+        redactor: Redactor | None,
+    ) -> Any:
+        """``tool.execute``; what it raises becomes a ``ToolExecutionError`` without secrets."""
+        try:
+            return tool.execute(values, credentials)
+        except Exception as exc:
+            if not redactor:
+                raise ToolExecutionError(tool.name, exc) from exc
+            failure = exc
+        # Raised here, outside the handler, so that Python does not chain the
+        # original (secret-bearing) exception as the new one's __context__.
+        cause = redactor.clean_exception(failure)
+        del failure
+        raise ToolExecutionError(tool.name, cause, detail=redactor.redact(str(cause)))
+
+    @staticmethod
+    def _checked(name: str, schema: ToolSchema, raw: Any) -> dict[str, Any]:
+        """``raw`` checked against the output schema (defaults applied)."""
+        if type(raw) is not dict and not isinstance(raw, dict):
+            raise ToolValidationError(
+                name,
+                "output",
+                [f"Expected the tool to return a dictionary, got '{type(raw).__name__}'"],
+            )
+        problems: list[str] = []
+        output: dict[str, Any] = schema._check(raw, "", problems)
+        if problems:
+            redactor = active_redactor()
+            if redactor:
+                problems = [redactor.redact(problem) for problem in problems]
+            raise ToolValidationError(name, "output", problems)
+        return output
 
     def _replay_call(self, tool: Tool, values: dict[str, Any]) -> Any:
         assert self._replay is not None

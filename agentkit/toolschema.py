@@ -18,6 +18,7 @@ from types import CodeType, MappingProxyType
 from typing import Any, ClassVar, Final, final
 
 from agentkit.jsonvalues import checked_copy
+from agentkit.redaction import excerpt
 from agentkit.toolerrors import (
     SchemaDefinitionError,
     SchemaProblem,
@@ -132,11 +133,11 @@ _EXACT_TYPES: Final[dict[str, type]] = {
 
 
 def _show(value: Any) -> str:
-    """A value as an error message quotes it: its repr, cut short."""
-    text = repr(value)
-    if len(text) > _SHOWN_VALUE_LIMIT:
-        text = text[: _SHOWN_VALUE_LIMIT - 3] + "..."
-    return text
+    """A value as an error message quotes it: its repr, cut short.
+
+    The running call's secrets are redacted before the cut, while each is whole.
+    """
+    return excerpt(repr(value), _SHOWN_VALUE_LIMIT)
 
 
 def _type_name(value: Any) -> str:

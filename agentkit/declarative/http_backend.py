@@ -9,8 +9,11 @@
 - Redirects are followed only within the origin, at most five.
 - The body is read as a stream, decoded, and counted against
   ``max_response_bytes``; ``Content-Length`` is never trusted.
-- Credential values (and basic auth's base64 pair) are redacted from every
-  error, and from urllib3's debug log lines while the call runs.
+- Credential values, and every form the call derives from them (basic auth's
+  pair, a header or query value rendered from ``credentials``), join the
+  call's redactor: they are redacted from every error -- the excerpt of an
+  error body is redacted before it is cut -- and from urllib3's debug log lines
+  while the call runs.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ import random
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urljoin, urlsplit
@@ -29,7 +31,7 @@ from urllib.parse import quote, urljoin, urlsplit
 from agentkit import jsonvalues
 from agentkit.declarative.http_spec import HttpSpec
 from agentkit.declarative.templates import Template, TemplateRenderError
-from agentkit.redaction import Redactor
+from agentkit.redaction import Redactor, active_redactor, excerpt, redact_also, redacting
 from agentkit.toolerrors import AgentKitError
 
 if TYPE_CHECKING:
@@ -59,14 +61,12 @@ class HttpCallError(AgentKitError):
 
 # -- keeping secrets out of urllib3's debug lines -----------------------------------------------
 
-_active = threading.local()
-
 
 class _RedactingFilter(logging.Filter):
-    """Redacts the secrets of the call running on this thread from each log record."""
+    """Redacts the secrets of the call running in this context from each log record."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        redactor: Redactor | None = getattr(_active, "redactor", None)
+        redactor = active_redactor()
         if redactor:
             message = record.getMessage()
             cleaned = redactor.redact(message)
@@ -83,16 +83,6 @@ for _name in (
     "urllib3.util.retry",
 ):
     logging.getLogger(_name).addFilter(_FILTER)
-
-
-@contextmanager
-def _redacting(redactor: Redactor) -> Iterator[None]:
-    previous = getattr(_active, "redactor", None)
-    _active.redactor = redactor
-    try:
-        yield
-    finally:
-        _active.redactor = previous
 
 
 # -- the response as templates see it --------------------------------------------------------------
@@ -166,23 +156,27 @@ class HttpBackend:
         return self._session
 
     def call(self, inputs: Mapping[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
-        spec = self.spec
-        redactor = Redactor(credentials.values())
-        if spec.auth is not None and spec.auth[0] == "basic":
-            redactor.add(f"{credentials[spec.auth[1]]}:{credentials[spec.auth[2]]}")
-        view_inputs = {name: inputs.get(name) for name in spec.input_names}
+        # The executor's redactor for this call when there is one, so that what
+        # is derived here is redacted from the call's output, events and records too.
+        redactor = active_redactor()
+        if redactor is None:
+            redactor = Redactor()
+        redactor.add(*credentials.values())
+        view_inputs = {name: inputs.get(name) for name in self.spec.input_names}
         # The deadline covers the whole call: rendering templates included.
-        deadline = time.monotonic() + spec.total_timeout
-        try:
-            with _redacting(redactor):
+        deadline = time.monotonic() + self.spec.total_timeout
+        with redacting(redactor):
+            try:
                 request = self._build(view_inputs, credentials, deadline)
                 response = self._send(*request, deadline)
                 return self._output(view_inputs, response, deadline)
-        except TemplateRenderError as exc:
-            raise HttpCallError("template", redactor.redact(str(exc))) from None
-        except HttpCallError as exc:
-            exc.args = (redactor.redact(str(exc)),)
-            raise
+            except TemplateRenderError as exc:
+                failure = HttpCallError("template", str(exc))
+            except HttpCallError as exc:
+                failure = exc
+        # Raised outside the handler, cleaned: neither the message nor the chain
+        # (a requests error holds the prepared request, headers and all) keeps a secret.
+        raise redactor.clean_exception(failure)
 
     # -- building the request -----------------------------------------------------------------
 
@@ -226,6 +220,12 @@ class HttpBackend:
                     f"header '{name}' would contain a line break or NUL; refusing to send "
                     "(the value is not shown)",
                 )
+            if not value.isascii() and not _is_latin1(value):
+                raise HttpCallError(
+                    "request",
+                    f"header '{name}' has a character outside Latin-1, which an HTTP header "
+                    "cannot carry; refusing to send (the value is not shown)",
+                )
         return url, params, headers, body
 
     def _path(self, context: Mapping[str, Any], deadline: float) -> str:
@@ -259,8 +259,9 @@ class HttpBackend:
         if kind == "bearer":
             headers["Authorization"] = f"Bearer {credentials[auth[1]]}"
         elif kind == "basic":
-            pair = f"{credentials[auth[1]]}:{credentials[auth[2]]}".encode()
-            headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+            pair = f"{credentials[auth[1]]}:{credentials[auth[2]]}"
+            redact_also(pair)  # its base64 is found as a whole, not only each part's core
+            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
         elif auth[2] == "query":
             params.append((auth[3], credentials[auth[1]]))
         else:
@@ -279,9 +280,14 @@ class HttpBackend:
         import requests
 
         spec = self.spec
-        prepared = requests.Request(
-            spec.method, url, params=params, headers=headers, **body
-        ).prepare()
+        try:
+            prepared = requests.Request(
+                spec.method, url, params=params, headers=headers, **body
+            ).prepare()
+        except (requests.RequestException, ValueError) as exc:  # InvalidHeader, InvalidURL, ...
+            raise HttpCallError(
+                "request", f"{spec.method} {spec.origin}: cannot build the request: {exc}"
+            ) from exc
         self._check_origin(prepared.url or "", spec.method)
         retry = spec.retry
         may_retry_reply = spec.idempotent or retry.non_idempotent
@@ -432,11 +438,11 @@ class HttpBackend:
             response.status_code, response.headers, b"".join(chunks), response.encoding
         )
         if not (200 <= view.status < 300 or view.status in spec.accept_status):
-            excerpt = " ".join(view.text[:_EXCERPT].split())
+            shown = " ".join(excerpt(view.text, _EXCERPT).split())
             raise HttpCallError(
                 "status",
                 f"{prepared.method} {prepared.url} returned {view.status} {response.reason}"
-                + (f": {excerpt}" if excerpt else ""),
+                + (f": {shown}" if shown else ""),
                 status=view.status,
             )
         return view
@@ -488,6 +494,14 @@ def _chunks(response: requests.Response) -> Iterator[bytes]:
         raise requests.ConnectionError(f"the body could not be decoded: {exc}") from exc
 
 
+def _is_latin1(text: str) -> bool:
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _reason(exc: Exception) -> str:
     """The innermost reason of a requests/urllib3 error, without the object reprs."""
     text = str(exc.args[0] if exc.args else exc)
@@ -498,12 +512,22 @@ def _reason(exc: Exception) -> str:
 
 
 def _render(value: Any, context: Mapping[str, Any], deadline: float) -> Any:
-    return value.render(context, deadline=deadline) if isinstance(value, Template) else value
+    """A request template's value; one rendered from a credential joins the call's redactor.
+
+    Such text is a form derived from a secret (``token=abc; v=2``, a value a
+    filter changed) that the credential's own spellings may not match.
+    """
+    if not isinstance(value, Template):
+        return value
+    rendered = value.render(context, deadline=deadline)
+    if isinstance(rendered, str) and any(root == "credentials" for root, _ in value.references):
+        redact_also(rendered)
+    return rendered
 
 
 def _render_json(node: Any, context: Mapping[str, Any], deadline: float) -> Any:
     if isinstance(node, Template):
-        return node.render(context, deadline=deadline)
+        return _render(node, context, deadline)
     kind, content = node
     if kind == "map":
         rendered = ((key, _render_json(value, context, deadline)) for key, value in content)

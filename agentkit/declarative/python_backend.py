@@ -26,7 +26,13 @@ _FIX: Final = "point the reference at a plain function (def or async def) in you
 
 
 class PythonBackend:
-    """Calls ``function(**inputs)`` -- plus ``credentials=`` when it takes that parameter."""
+    """Calls ``function(**inputs)`` -- plus ``credentials=`` when it takes that parameter.
+
+    What the function raises is left to the executor, which keeps the type and
+    redacts the credentials from the message and the whole chain. A function
+    that derives a form from a credential registers it with
+    ``agentkit.redaction.redact_also`` so that it is redacted too.
+    """
 
     kind = "python"
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 
-from agentkit import DefinitionError, ToolExecutor, ToolRegistry, load_tools
+from agentkit import DefinitionError, ToolExecutionError, ToolExecutor, ToolRegistry, load_tools
 from tests.declarative.conftest import WriteFile
+from tests.leaks import SECRETS, chain_text, leaked, logged_exception
 
 TOOL = """\
 name: stats
@@ -108,3 +110,51 @@ def test_your_own_functions_still_load_and_run(write: WriteFile, name: str) -> N
     load_tools(write(TOOL.format(reference=f"{REFS}:{name}")), registry=registry)
     result = ToolExecutor(credentials={}).execute(registry["stats"], {"text": "a b"})
     assert result.output == {"words": 2, "sentences": 0, "characters": 3, "commonest": []}
+
+
+LEAKY_MODULE = """\
+def leaky_lookup(text, credentials):
+    key = credentials["api-key"]
+    try:
+        raise KeyError(key)
+    except KeyError as exc:
+        raise ValueError(f"bad key {key}") from exc
+"""
+
+LEAKY_TOOL = """\
+name: leaky
+version: 1.0.0
+credentials: [api-key]
+input_schema:
+  parameters:
+    - {name: text, type: string}
+output_schema:
+  parameters:
+    - {name: words, type: integer}
+backend:
+  python: leaky_backend_module:leaky_lookup
+"""
+
+
+@pytest.mark.parametrize("strict", [True, False], ids=["raised", "result"])
+def test_a_python_backend_error_keeps_its_type_and_chain_without_the_secret(
+    write: WriteFile, monkeypatch: pytest.MonkeyPatch, strict: bool
+) -> None:
+    module = write(LEAKY_MODULE, "modules/leaky_backend_module.py")
+    monkeypatch.syspath_prepend(str(module.parent))
+    monkeypatch.delitem(sys.modules, "leaky_backend_module", raising=False)
+    registry = ToolRegistry()
+    load_tools(write(LEAKY_TOOL), registry=registry)
+    secret = SECRETS[4]
+    executor = ToolExecutor(credentials={"api-key": secret})
+    if strict:
+        with pytest.raises(ToolExecutionError, match=r"ValueError: bad key \*\*\*") as caught:
+            executor.execute(registry["leaky"], {"text": "a"})
+        error = caught.value
+    else:
+        result = executor.execute(registry["leaky"], {"text": "a"}, raise_on_failure=False)
+        assert isinstance(result.error, ToolExecutionError)
+        error = result.error
+    assert type(error.cause) is ValueError
+    assert type(error.cause.__cause__) is KeyError
+    assert leaked(chain_text(error) + logged_exception(error), [secret]) == []
