@@ -202,3 +202,17 @@ def close_after(seconds: float) -> Reply:
         return False
 
     return reply
+
+
+def redirect(location: str) -> Reply:
+    """A keep-alive 307 to ``location``."""
+
+    def reply(conn: socket.socket, stop: threading.Event) -> bool:
+        conn.sendall(
+            b"HTTP/1.1 307 Temporary Redirect\r\nLocation: "
+            + location.encode()
+            + b"\r\nContent-Length: 0\r\n\r\n"
+        )
+        return True
+
+    return reply
