@@ -216,3 +216,17 @@ def redirect(location: str) -> Reply:
         return True
 
     return reply
+
+
+def unavailable(retry_after: bytes) -> Reply:
+    """A keep-alive 503 whose ``Retry-After`` is ``retry_after``, byte for byte."""
+
+    def reply(conn: socket.socket, stop: threading.Event) -> bool:
+        conn.sendall(
+            b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: "
+            + retry_after
+            + b"\r\nContent-Length: 0\r\n\r\n"
+        )
+        return True
+
+    return reply
