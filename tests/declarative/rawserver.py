@@ -30,15 +30,19 @@ _MAX_REQUEST: Final = 1 << 20
 
 
 class RawServer:
-    def __init__(self, replies: list[Reply]) -> None:
+    def __init__(self, replies: list[Reply], *, backlog: int = 16) -> None:
         """``replies[i]`` answers the i-th request; the last one answers all later ones."""
         self.replies = replies
         self.received = 0
         self.stop = threading.Event()
         self._lock = threading.Lock()
-        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener = socket.create_server(("127.0.0.1", 0), backlog=backlog)
         self._listener.settimeout(0.05)
         self.origin = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+
+    def address(self) -> tuple[str, int]:
+        host, port = self._listener.getsockname()[:2]
+        return host, port
 
     def serve(self) -> None:
         while not self.stop.is_set():
@@ -230,3 +234,12 @@ def unavailable(retry_after: bytes) -> Reply:
         return True
 
     return reply
+
+
+@contextmanager
+def unaccepting() -> Iterator[RawServer]:
+    """A listener that never accepts, its queue (backlog 0) filled by one connection:
+    a connect to it never completes (Linux drops the SYN)."""
+    server = RawServer([silence], backlog=0)
+    with server._listener, socket.create_connection(server.address()):
+        yield server
