@@ -34,6 +34,7 @@ class RawServer:
         """``replies[i]`` answers the i-th request; the last one answers all later ones."""
         self.replies = replies
         self.received = 0
+        self.connections = 0
         self.stop = threading.Event()
         self._lock = threading.Lock()
         self._listener = socket.create_server(("127.0.0.1", 0), backlog=backlog)
@@ -50,6 +51,7 @@ class RawServer:
                 conn, _ = self._listener.accept()
             except TimeoutError:
                 continue
+            self.connections += 1
             threading.Thread(target=self._connection, args=(conn,), daemon=True).start()
 
     def _connection(self, conn: socket.socket) -> None:

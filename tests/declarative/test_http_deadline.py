@@ -64,3 +64,22 @@ def test_a_finished_call_leaves_its_keep_alive_connection_alone(write: WriteFile
         received = server.received
     assert second.output == {"title": "fine"}
     assert received == 2
+
+
+def test_the_watchdog_spares_a_connection_another_call_took() -> None:
+    import requests
+
+    from agentkit.declarative.http_transport import DeadlineAdapter, Exchange
+
+    session = requests.Session()
+    session.mount("http://", DeadlineAdapter())
+    with rawserver.serve(rawserver.ok) as server:
+        with Exchange(time.monotonic() + 0.3) as first:
+            assert session.get(server.origin, timeout=5).content  # back in the pool after
+            with Exchange(time.monotonic() + 30):
+                assert session.get(server.origin, timeout=5).content  # the same connection
+                time.sleep(0.6)  # the first call's watchdog fires now
+                assert first.expired
+                assert session.get(server.origin, timeout=5).content
+        connections = server.connections
+    assert connections == 1  # never shut down, so never dialled again
