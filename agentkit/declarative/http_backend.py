@@ -531,6 +531,9 @@ def _chunks(response: requests.Response) -> Iterator[bytes]:
         raise requests.ReadTimeout(exc) from exc
     except urllib3.exceptions.DecodeError as exc:
         raise requests.ConnectionError(f"the body could not be decoded: {exc}") from exc
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        # Anything else breaking the body off (TLS errors included): the reply broke off.
+        raise requests.ConnectionError(exc) from exc
 
 
 def retry_after_seconds(value: str | None, *, now: float) -> float | None:

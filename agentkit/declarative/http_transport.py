@@ -70,7 +70,8 @@ class Exchange:
         self._closed = False
         self._connections = []
         self._previous: Exchange | None = None
-        self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._expire)
+        wait = min(max(0.0, deadline - time.monotonic()), threading.TIMEOUT_MAX)
+        self._timer = threading.Timer(wait, self._expire)
         self._timer.daemon = True
 
     def __enter__(self) -> Exchange:

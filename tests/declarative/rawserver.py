@@ -151,52 +151,34 @@ def silence(conn: socket.socket, stop: threading.Event) -> bool:
     return False
 
 
-def drip_headers(pause: float) -> Reply:
-    """A status line, then a header value a byte at a time, never ending the head."""
+def drip(head: bytes, piece: bytes, pause: float) -> Reply:
+    """``head`` at once, then ``piece`` every ``pause`` seconds, never finishing the reply."""
 
     def reply(conn: socket.socket, stop: threading.Event) -> bool:
-        conn.sendall(b"HTTP/1.1 200 OK\r\nX-Drip: ")
-        return _drip(conn, stop, b"a", pause)
+        conn.sendall(head)
+        for _ in range(1000):  # bounded: 1000 pauses outlast any test
+            conn.sendall(piece)
+            if stop.wait(pause):
+                break
+        return False
 
     return reply
-
-
-def _drip(conn: socket.socket, stop: threading.Event, piece: bytes, pause: float) -> bool:
-    for _ in range(1000):  # bounded: 1000 pauses outlast any test
-        conn.sendall(piece)
-        if stop.wait(pause):
-            break
-    return False
 
 
 def drip_status_line(pause: float) -> Reply:
-    """The status line itself a byte at a time."""
+    return drip(b"", b"H", pause)
 
-    def reply(conn: socket.socket, stop: threading.Event) -> bool:
-        return _drip(conn, stop, b"H", pause)
 
-    return reply
+def drip_headers(pause: float) -> Reply:
+    return drip(b"HTTP/1.1 200 OK\r\nX-Drip: ", b"a", pause)
 
 
 def drip_body(pause: float) -> Reply:
-    """Whole headers, then a long body a byte at a time."""
-
-    def reply(conn: socket.socket, stop: threading.Event) -> bool:
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
-        conn.sendall(b"Content-Length: 100000\r\n\r\n")
-        return _drip(conn, stop, b" ", pause)
-
-    return reply
+    return drip(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n", b" ", pause)
 
 
 def drip_chunked_body(pause: float) -> Reply:
-    """A chunked body of one-byte chunks that never ends."""
-
-    def reply(conn: socket.socket, stop: threading.Event) -> bool:
-        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
-        return _drip(conn, stop, b"1\r\n \r\n", pause)
-
-    return reply
+    return drip(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", b"1\r\n \r\n", pause)
 
 
 def close_after(seconds: float) -> Reply:
@@ -210,32 +192,23 @@ def close_after(seconds: float) -> Reply:
     return reply
 
 
-def redirect(location: str) -> Reply:
-    """A keep-alive 307 to ``location``."""
+def empty(status: bytes, header: bytes) -> Reply:
+    """A keep-alive reply with no body: ``status`` line and one ``header`` line."""
 
     def reply(conn: socket.socket, stop: threading.Event) -> bool:
-        conn.sendall(
-            b"HTTP/1.1 307 Temporary Redirect\r\nLocation: "
-            + location.encode()
-            + b"\r\nContent-Length: 0\r\n\r\n"
-        )
+        conn.sendall(b"HTTP/1.1 " + status + b"\r\n" + header + b"\r\nContent-Length: 0\r\n\r\n")
         return True
 
     return reply
+
+
+def redirect(location: str) -> Reply:
+    return empty(b"307 Temporary Redirect", b"Location: " + location.encode())
 
 
 def unavailable(retry_after: bytes) -> Reply:
-    """A keep-alive 503 whose ``Retry-After`` is ``retry_after``, byte for byte."""
-
-    def reply(conn: socket.socket, stop: threading.Event) -> bool:
-        conn.sendall(
-            b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: "
-            + retry_after
-            + b"\r\nContent-Length: 0\r\n\r\n"
-        )
-        return True
-
-    return reply
+    """A 503 whose ``Retry-After`` is ``retry_after``, byte for byte."""
+    return empty(b"503 Service Unavailable", b"Retry-After: " + retry_after)
 
 
 @contextmanager
