@@ -325,7 +325,12 @@ class HttpBackend:
                     resend = exchange.never_left or may_resend
                     if last or not resend or not self._wait(self._backoff(attempt), exchange):
                         failure = self._failure(
-                            prepared, exchange, exc, attempt, replied=response is not None
+                            prepared,
+                            exchange,
+                            exc,
+                            attempt,
+                            replied=response is not None,
+                            held_back=not (resend or last),
                         )
                         raise failure from None
         raise AssertionError("unreachable: the last attempt returns or raises")
@@ -398,8 +403,13 @@ class HttpBackend:
         attempt: int,
         *,
         replied: bool,
+        held_back: bool,
     ) -> HttpCallError:
-        """The error for an attempt that failed without a usable reply, saying what happened."""
+        """The error for an attempt that failed without a usable reply, saying what happened.
+
+        ``replied``: the status and headers had arrived; ``held_back``: attempts
+        were left, but the request may have been processed and is not idempotent.
+        """
         import requests
 
         where = f"{prepared.method} {prepared.url}"
@@ -412,9 +422,7 @@ class HttpBackend:
         happened = ("sent, " if exchange.sent else "maybe sent, ") + _what_happened(
             exc, replied=replied, read_timeout=self.spec.read_timeout
         )
-        if not (self.spec.idempotent or self.spec.retry.non_idempotent) and attempt < (
-            self.spec.retry.attempts
-        ):
+        if held_back:
             return HttpCallError(kind, f"{where} {happened}; not retried (not idempotent)")
         return HttpCallError(kind, f"{where} failed after {attempt} attempt(s): {happened}")
 
@@ -583,7 +591,8 @@ def _what_happened(exc: Exception, *, replied: bool, read_timeout: float) -> str
         if isinstance(cause, urllib3.exceptions.DecodeError):
             return f"the reply body could not be decoded ({_reason(exc)})"
         if isinstance(cause, http.client.HTTPException):
-            return f"the reply was malformed ({type(cause).__name__}: {str(cause)[:_EXCERPT]})"
+            # ascii(): the server's bytes may hold line breaks or control characters.
+            return f"the reply was malformed ({type(cause).__name__}: {str(cause)[:80]!a})"
     if replied:
         return f"the reply broke off ({_reason(exc)})"
     return f"no usable reply ({_reason(exc)})"

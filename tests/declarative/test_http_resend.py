@@ -146,3 +146,15 @@ def test_urllib3_itself_never_retries() -> None:
 
     retries = DeadlineAdapter().max_retries
     assert (retries.total, retries.read, retries.redirect) == (0, False, False)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [rawserver.garbage_reply, rawserver.malformed_status_line],
+    ids=["garbage", "status line"],
+)
+def test_a_malformed_reply_is_quoted_escaped(write: WriteFile, reply: rawserver.Reply) -> None:
+    with rawserver.serve(reply) as server:
+        message = str(run(load(write, server.origin, "POST")).error)
+    assert "the reply was malformed (BadStatusLine: '" in message
+    assert not any(char in message for char in "\r\n\x00\xff")
