@@ -5,7 +5,12 @@
   fails the call. The final URL's origin is checked again before sending.
 - A header value with CR, LF or NUL fails the call before anything is sent.
 - ``timeout.total`` is a deadline for the whole call: every attempt's timeouts,
-  every retry wait and every body read are bounded by what is left of it.
+  every retry wait and every body read are bounded by what is left of it, and
+  at the deadline a watchdog shuts the connection (``http_transport``), so no
+  read -- status line, headers or body, however slowly dripped -- outlives it.
+- A request that may have reached the server is sent again only when its
+  method is idempotent (or ``retry.non_idempotent`` says so); one that provably
+  never left (its connect failed) may always be. urllib3 never resends.
 - Redirects are followed only within the origin, at most five.
 - The body is read as a stream, decoded, and counted against
   ``max_response_bytes``; ``Content-Length`` is never trusted.
@@ -20,10 +25,12 @@ from __future__ import annotations
 
 import base64
 import logging
+import math
 import random
 import threading
 import time
 from collections.abc import Iterator, Mapping
+from datetime import timezone
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urljoin, urlsplit
@@ -37,6 +44,8 @@ from agentkit.toolerrors import AgentKitError
 if TYPE_CHECKING:
     import requests
     from requests.structures import CaseInsensitiveDict
+
+    from agentkit.declarative.http_transport import Exchange
 
 # requests (about 200 ms to import) is imported where a request is made, not
 # here: loading, listing and exporting definitions never send one.
@@ -150,8 +159,12 @@ class HttpBackend:
         if self._session is None:
             with self._session_lock:
                 if self._session is None:
+                    from agentkit.declarative.http_transport import DeadlineAdapter
+
                     session = requests.Session()
                     session.trust_env = False  # no .netrc, no proxies from the environment
+                    for prefix in ("http://", "https://"):
+                        session.mount(prefix, DeadlineAdapter())
                     self._session = session
         return self._session
 
@@ -163,12 +176,14 @@ class HttpBackend:
             redactor = Redactor()
         redactor.add(*credentials.values())
         view_inputs = {name: inputs.get(name) for name in self.spec.input_names}
-        # The deadline covers the whole call: rendering templates included.
+        # Importing requests the first time (about 200 ms) is the process's cost,
+        # not the call's; rendering the request counts against the deadline.
+        session = self.session
         deadline = time.monotonic() + self.spec.total_timeout
         with redacting(redactor):
             try:
                 request = self._build(view_inputs, credentials, deadline)
-                response = self._send(*request, deadline)
+                response = self._send(session, deadline, *request)
                 return self._output(view_inputs, response, deadline)
             except TemplateRenderError as exc:
                 failure = HttpCallError("template", str(exc))
@@ -271,13 +286,22 @@ class HttpBackend:
 
     def _send(
         self,
+        session: requests.Session,
+        deadline: float,
         url: str,
         params: list[tuple[str, str]],
         headers: dict[str, str],
         body: dict[str, Any],
-        deadline: float,
     ) -> ResponseView:
+        """Send with retries, all within ``deadline``.
+
+        A request that may have reached the server is sent again only when the
+        method is idempotent (or the definition says ``non_idempotent: true``);
+        one that provably never left (the connect failed) always may be.
+        """
         import requests
+
+        from agentkit.declarative.http_transport import Exchange
 
         spec = self.spec
         try:
@@ -290,43 +314,47 @@ class HttpBackend:
             ) from exc
         self._check_origin(prepared.url or "", spec.method)
         retry = spec.retry
-        may_retry_reply = spec.idempotent or retry.non_idempotent
-        for attempt in range(1, retry.attempts + 1):
-            last = attempt == retry.attempts
-            try:
-                response = self._exchange(prepared, deadline)
-            except requests.ConnectionError as exc:
-                if last or not self._wait(self._backoff(attempt), deadline):
-                    raise HttpCallError(
-                        "connection",
-                        f"{spec.method} {prepared.url} failed to connect after {attempt} "
-                        f"attempt(s): {_reason(exc)}",
-                    ) from None
-                continue
-            except requests.Timeout as exc:
-                if last or not may_retry_reply or not self._wait(self._backoff(attempt), deadline):
-                    raise self._timeout(prepared, deadline, exc) from None
-                continue
-            if response.status_code in retry.on_status and may_retry_reply and not last:
-                delay = self._retry_after(response) or self._backoff(attempt)
-                response.close()
-                if self._wait(delay, deadline):
-                    continue
-                raise HttpCallError(
-                    "deadline",
-                    f"{spec.method} {prepared.url} returned {response.status_code} and the "
-                    f"{spec.total_timeout:g}s deadline leaves no time to retry",
-                    status=response.status_code,
-                )
-            return self._read(prepared, response, deadline)
+        may_resend = spec.idempotent or retry.non_idempotent
+        with Exchange(deadline) as exchange:
+            for attempt in range(1, retry.attempts + 1):
+                last = attempt == retry.attempts
+                exchange.begin_attempt()
+                response = None
+                try:
+                    response = self._exchange(session, prepared, exchange)
+                    if response.status_code in retry.on_status and may_resend and not last:
+                        delay = self._retry_delay(response, attempt)
+                        response.close()
+                        self._pause(prepared, exchange, delay, status=response.status_code)
+                        continue
+                    return self._read(prepared, response, exchange)
+                except requests.RequestException as exc:
+                    if exchange.timed_out:
+                        raise self._deadline(prepared, exchange) from None
+                    resend = exchange.never_left or may_resend
+                    if last or not resend or not self._wait(self._backoff(attempt), exchange):
+                        failure = self._failure(
+                            prepared,
+                            exchange,
+                            exc,
+                            attempt,
+                            replied=response is not None,
+                            held_back=not (resend or last),
+                        )
+                        raise failure from None
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _exchange(self, prepared: requests.PreparedRequest, deadline: float) -> requests.Response:
+    def _exchange(
+        self, session: requests.Session, prepared: requests.PreparedRequest, exchange: Exchange
+    ) -> requests.Response:
         """Send, following same-origin redirects; the body is not read yet."""
         request = prepared
         for _ in range(MAX_REDIRECTS + 1):
-            response = self.session.send(
-                request, stream=True, allow_redirects=False, timeout=self._timeouts(deadline)
+            response = session.send(
+                request,
+                stream=True,
+                allow_redirects=False,
+                timeout=self._timeouts(prepared, exchange),
             )
             location = response.headers.get("Location")
             if not (self.spec.follow_redirects and response.status_code in _REDIRECTS and location):
@@ -359,81 +387,114 @@ class HttpBackend:
                 "only the definition's own origin is allowed",
             )
 
-    def _timeouts(self, deadline: float) -> tuple[float, float]:
-        remaining = deadline - time.monotonic()
+    def _timeouts(
+        self, prepared: requests.PreparedRequest, exchange: Exchange
+    ) -> tuple[float, float]:
+        remaining = exchange.remaining
         if remaining <= 0:
-            raise HttpCallError("deadline", f"the {self.spec.total_timeout:g}s deadline passed")
+            raise self._deadline(prepared, exchange)
         return min(self.spec.connect_timeout, remaining), min(self.spec.read_timeout, remaining)
 
-    def _timeout(
-        self, prepared: requests.PreparedRequest, deadline: float, exc: Exception
-    ) -> HttpCallError:
-        if time.monotonic() >= deadline - 0.001:
-            return HttpCallError(
-                "deadline",
-                f"{prepared.method} {prepared.url} did not finish within the "
-                f"{self.spec.total_timeout:g}s deadline",
-            )
+    def _deadline(self, prepared: requests.PreparedRequest, exchange: Exchange) -> HttpCallError:
+        maybe_processed = exchange.sent and not self.spec.idempotent
         return HttpCallError(
-            "timeout", f"{prepared.method} {prepared.url} timed out: {_reason(exc)}"
+            "deadline",
+            f"{prepared.method} {prepared.url} timed out after {self.spec.total_timeout} s "
+            "(timeout.total)"
+            + ("; the request was sent and may have been processed" if maybe_processed else ""),
         )
+
+    def _failure(
+        self,
+        prepared: requests.PreparedRequest,
+        exchange: Exchange,
+        exc: Exception,
+        attempt: int,
+        *,
+        replied: bool,
+        held_back: bool,
+    ) -> HttpCallError:
+        """The error for an attempt that failed without a usable reply, saying what happened.
+
+        ``replied``: the status and headers had arrived; ``held_back``: attempts
+        were left, but the request may have been processed and is not idempotent.
+        """
+        import requests
+
+        where = f"{prepared.method} {prepared.url}"
+        kind = "timeout" if isinstance(exc, requests.Timeout) else "connection"
+        if exchange.never_left:
+            return HttpCallError(
+                "connection",
+                f"{where} failed to connect after {attempt} attempt(s): {_reason(exc)}",
+            )
+        happened = ("sent, " if exchange.sent else "maybe sent, ") + _what_happened(
+            exc, replied=replied, read_timeout=self.spec.read_timeout
+        )
+        if held_back:
+            return HttpCallError(kind, f"{where} {happened}; not retried (not idempotent)")
+        return HttpCallError(kind, f"{where} failed after {attempt} attempt(s): {happened}")
 
     def _backoff(self, attempt: int) -> float:
         base: float = self.spec.retry.backoff * 2 ** (attempt - 1)
         return base * _jitter.uniform(0.5, 1.5)
 
-    def _retry_after(self, response: requests.Response) -> float | None:
-        value = response.headers.get("Retry-After")
-        if not value:
-            return None
-        value = value.strip()
-        if value.isdigit():
-            seconds = float(value)
-        else:
-            try:
-                when = parsedate_to_datetime(value)
-            except (TypeError, ValueError, IndexError):
-                return None
-            seconds = when.timestamp() - time.time()
-        return max(0.0, min(seconds, self.spec.retry.max_wait))
+    def _retry_delay(self, response: requests.Response, attempt: int) -> float:
+        """The server's ``Retry-After`` capped at ``retry.max_wait``, else the backoff."""
+        asked = retry_after_seconds(response.headers.get("Retry-After"), now=time.time())
+        if asked is None:
+            return self._backoff(attempt)
+        return min(asked, self.spec.retry.max_wait)
+
+    def _pause(
+        self,
+        prepared: requests.PreparedRequest,
+        exchange: Exchange,
+        delay: float,
+        *,
+        status: int,
+    ) -> None:
+        if not self._wait(delay, exchange):
+            raise HttpCallError(
+                "deadline",
+                f"{prepared.method} {prepared.url} returned {status}; retrying after {delay:.1f} s "
+                f"would pass the {self.spec.total_timeout} s deadline (timeout.total)",
+                status=status,
+            )
 
     @staticmethod
-    def _wait(delay: float, deadline: float) -> bool:
+    def _wait(delay: float, exchange: Exchange) -> bool:
         """Sleep ``delay`` seconds if the deadline allows it; False when it does not."""
-        if time.monotonic() + delay >= deadline:
+        if delay >= exchange.remaining:
             return False
         time.sleep(delay)
         return True
 
     def _read(
-        self, prepared: requests.PreparedRequest, response: requests.Response, deadline: float
+        self, prepared: requests.PreparedRequest, response: requests.Response, exchange: Exchange
     ) -> ResponseView:
-        import requests
-
+        """Read the body within the deadline; a requests error means the reply broke off."""
         spec = self.spec
         limit = spec.max_response_bytes
         chunks: list[bytes] = []
         size = 0
-        try:
-            with response:
-                for chunk in _chunks(response):
-                    size += len(chunk)
-                    if size > limit:
-                        raise HttpCallError(
-                            "too_large",
-                            f"{prepared.method} {prepared.url}: the response body is over "
-                            f"max_response_bytes ({limit} bytes)",
-                            status=response.status_code,
-                        )
-                    if time.monotonic() > deadline:
-                        raise HttpCallError(
-                            "deadline",
-                            f"{prepared.method} {prepared.url} did not finish within the "
-                            f"{spec.total_timeout:g}s deadline",
-                        )
-                    chunks.append(chunk)
-        except requests.RequestException as exc:
-            raise self._timeout(prepared, deadline, exc) from None
+        with response:
+            for chunk in _chunks(response):
+                size += len(chunk)
+                if size > limit:
+                    raise HttpCallError(
+                        "too_large",
+                        f"{prepared.method} {prepared.url}: the response body is over "
+                        f"max_response_bytes ({limit} bytes)",
+                        status=response.status_code,
+                    )
+                if exchange.timed_out:
+                    raise self._deadline(prepared, exchange)
+                chunks.append(chunk)
+        if exchange.expired:
+            # The watchdog cut the connection: what was read may look complete
+            # (headers cut short, a body without a length) but is not.
+            raise self._deadline(prepared, exchange)
         view = ResponseView(
             response.status_code, response.headers, b"".join(chunks), response.encoding
         )
@@ -492,6 +553,77 @@ def _chunks(response: requests.Response) -> Iterator[bytes]:
         raise requests.ReadTimeout(exc) from exc
     except urllib3.exceptions.DecodeError as exc:
         raise requests.ConnectionError(f"the body could not be decoded: {exc}") from exc
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        # Anything else breaking the body off (TLS errors included): the reply broke off.
+        raise requests.ConnectionError(exc) from exc
+
+
+def retry_after_seconds(value: str | None, *, now: float) -> float | None:
+    """The wait a ``Retry-After`` value asks for, in seconds; None when it is not one.
+
+    Only ASCII digits (delay-seconds) or an HTTP-date count; anything else
+    (``1e3``, ``-1``, ``²``, a bad date) is ignored. A date in the past asks
+    for no wait; a huge number is returned as is, for the caller to cap.
+    """
+    if value is None:
+        return None
+    value = value.strip(" \t")  # optional whitespace around a field value (RFC 9110)
+    if value.isascii() and value.isdigit():
+        # int() refuses over 4300 digits; any such wait is capped anyway.
+        return float(value) if len(value) <= 12 else math.inf
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)  # an HTTP-date is always GMT
+    try:
+        return max(0.0, when.timestamp() - now)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _what_happened(exc: Exception, *, replied: bool, read_timeout: float) -> str:
+    """What an attempt that sent its request ran into, from the innermost causes of ``exc``."""
+    import http.client
+
+    import requests
+    import urllib3
+
+    if isinstance(exc, requests.Timeout):
+        waiting = "the rest of the reply" if replied else "a reply"
+        return f"timed out after {read_timeout} s waiting for {waiting} (timeout.read)"
+    for cause in _causes(exc):
+        if isinstance(cause, http.client.RemoteDisconnected):
+            return "connection closed before a reply"
+        if isinstance(cause, (ConnectionResetError, BrokenPipeError)):
+            return "connection reset " + (
+                "in the middle of the reply" if replied else "before a reply"
+            )
+        if isinstance(cause, http.client.IncompleteRead):
+            return "connection closed in the middle of the reply body"
+        if isinstance(cause, urllib3.exceptions.DecodeError):
+            return f"the reply body could not be decoded ({_reason(exc)})"
+        if isinstance(cause, http.client.HTTPException):
+            # ascii(): the server's bytes may hold line breaks or control characters.
+            return f"the reply was malformed ({type(cause).__name__}: {str(cause)[:80]!a})"
+    if replied:
+        return f"the reply broke off ({_reason(exc)})"
+    return f"no usable reply ({_reason(exc)})"
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and the exceptions it wraps (args, ``reason``, cause, context), outermost first."""
+    seen: list[BaseException] = []
+    pending = [exc]
+    while pending and len(seen) < 32:  # a wrapper chain is a few deep; a cycle is not followed
+        cause = pending.pop(0)
+        if any(cause is known for known in seen):
+            continue
+        seen.append(cause)
+        yield cause
+        inner = (*cause.args, getattr(cause, "reason", None), cause.__cause__, cause.__context__)
+        pending.extend(item for item in inner if isinstance(item, BaseException))
 
 
 def _is_latin1(text: str) -> bool:
