@@ -183,7 +183,11 @@ def test_a_clash_with_a_hand_written_tool_names_the_class(write: WriteFile) -> N
         pytest.param(
             "a: &x {b: 1}\n<<: *x\n", "merge keys ('<<') are not supported", id="merge-key"
         ),
-        pytest.param("!!python/object:os.system {}\n", "YAML", id="unsafe-tag"),
+        pytest.param(
+            "!!python/object:os.system {}\n",
+            "the tag '!!python/object:os.system' is not supported",
+            id="unsafe-tag",
+        ),
         pytest.param(
             "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n",
             "alias bomb",
@@ -199,7 +203,7 @@ def test_unsafe_or_ambiguous_yaml_is_refused(write: WriteFile, text: str, expect
 def test_large_files_are_refused(write: WriteFile) -> None:
     path = write("# " + "x" * (1024 * 1024) + "\n")
     (found,) = problems(path)
-    assert "definitions are at most 1048576" in found
+    assert found == f"{path}: the file is over 1048576 bytes, the most a definition may be"
 
 
 def test_missing_path(tmp_path: Path) -> None:

@@ -31,6 +31,8 @@ PLAIN = st.one_of(
             "1e3",
             "2001-12-14",
             "2001-12-14t21:59:43.10-05:00",
+            "1:30",
+            "-190:20:30.15",
             "<<",
             "=",
         ]
@@ -39,13 +41,18 @@ PLAIN = st.one_of(
 )
 
 
+STR = "tag:yaml.org,2002:str"
+
+
 @given(PLAIN)
-def test_the_resolver_agrees_with_pyyaml(value: str) -> None:
+def test_the_resolver_agrees_with_pyyaml_but_dates_and_base_60_stay_strings(value: str) -> None:
     loader = _Loader("")
     try:
         theirs = yaml.SafeLoader.resolve(loader, yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]
+        if theirs.endswith(":timestamp") or (":" in value and theirs.endswith(("int", "float"))):
+            theirs = STR
         assert loader.resolve(yaml.ScalarNode, value, (True, False)) == theirs
-        assert loader.resolve(yaml.ScalarNode, value, (False, True)) == "tag:yaml.org,2002:str"
+        assert loader.resolve(yaml.ScalarNode, value, (False, True)) == STR
     finally:
         loader.dispose()
 
