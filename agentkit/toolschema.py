@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import CodeType
@@ -832,15 +833,45 @@ def _parse_enum(
         problem("enum", "expected a non-empty list of allowed values")
         return None
     type_test = _TYPE_TESTS[type_name]
-    bad = [value for value in values if not type_test(value)]
-    if bad:
-        problem("enum", f"every value must be of type '{type_name}'; {_show(bad[0])} is not")
+    bad = next((value for value in values if not type_test(value)), ABSENT)
+    if bad is not ABSENT:
+        problem("enum", f"every value must be of type '{type_name}'; {_show(bad)} is not")
         return None
-    duplicates = sorted({repr(v) for v in values if values.count(v) > 1})
+    if any(value != value for value in values):  # NaN: equal to nothing, so never allowed
+        problem("enum", "NaN can never be matched; remove it")
+        return None
+    duplicates = _duplicates(values)
     if duplicates:
-        problem("enum", f"duplicate values: {', '.join(duplicates)}")
+        shown = ", ".join(_show(value) for value in duplicates[:5])
+        more = f" and {len(duplicates) - 5} more" if len(duplicates) > 5 else ""
+        problem("enum", f"duplicate values: {shown}{more}; list each value once")
         return None
     return tuple(float(v) for v in values) if type_name == "float" else tuple(values)
+
+
+def _duplicates(values: Sequence[Any]) -> list[Any]:
+    """The values that occur more than once in ``values``, each once, in first-seen order.
+
+    One pass over a hashed set (a value and its repeats compare equal, so 1 and
+    1.0 are one value, as ``in`` sees them); a value that cannot be hashed is
+    keyed by its canonical JSON, which keeps the pass linear for JSON-like data.
+    """
+    seen: set[Any] = set()
+    reported: set[Any] = set()
+    found: list[Any] = []
+    for value in values:
+        key = value
+        try:
+            hash(value)
+        except TypeError:
+            key = ("json", json.dumps(value, sort_keys=True, default=repr))
+        if key in seen:
+            if key not in reported:
+                reported.add(key)
+                found.append(value)
+        else:
+            seen.add(key)
+    return found
 
 
 def _parse_bound(
@@ -854,6 +885,9 @@ def _parse_bound(
         return None
     if not is_number(value):
         problem(key, f"expected a number, got '{_type_name(value)}'")
+        return None
+    if value != value:  # NaN: every comparison with it is false, so the bound would never hold
+        problem(key, f"{key} NaN can never be checked; give a number")
         return None
     return value  # type: ignore[no-any-return]  # narrowed by is_number
 

@@ -97,6 +97,10 @@ class _Context:
         self.inputs = inputs
         self.outputs = outputs
         self.credentials = tuple(credentials)
+        self._credential_set = frozenset(credentials)  # looked up once per template reference
+        # Made once: hints are remembered by the identity of the names they choose from.
+        self._input_names = inputs.names if inputs is not None else ()
+        self.output_names = outputs.names
         self.problems = problems
 
     def template(self, raw: str, location: Location, roots: Sequence[str]) -> Template | None:
@@ -113,13 +117,13 @@ class _Context:
         if key is None:
             return
         if root == "inputs" and self.inputs is not None and key not in self.inputs:
-            hint = did_you_mean(key, self.inputs.names, "inputs.")
+            hint = self.problems.did_you_mean(key, self._input_names, "inputs.")
             self.problems.add(location, f"'inputs.{key}' is not a declared input{hint}")
-        elif root == "credentials" and key not in self.credentials:
+        elif root == "credentials" and key not in self._credential_set:
             self.problems.add(
                 location,
                 f"credential '{key}' is used but not declared; add it under 'credentials:'"
-                + did_you_mean(key, self.credentials),
+                + self.problems.did_you_mean(key, self.credentials),
             )
         elif root == "response" and key not in RESPONSE_FIELDS:
             self.problems.add(
@@ -142,11 +146,11 @@ class _Context:
         if not isinstance(raw, str) or not raw:
             self.problems.add(location, "expected a credential name")
             return None
-        if raw not in self.credentials:
+        if raw not in self._credential_set:
             self.problems.add(
                 location,
                 f"credential '{raw}' is used but not declared; add it under 'credentials:'"
-                + did_you_mean(raw, self.credentials),
+                + self.problems.did_you_mean(raw, self.credentials),
             )
             return None
         return raw
@@ -440,7 +444,7 @@ def _parse_output(
     for name, source in raw.items():
         here = (*location, name)
         if name not in context.outputs:
-            hint = did_you_mean(str(name), context.outputs.names)
+            hint = context.problems.did_you_mean(str(name), context.output_names)
             problems.add(
                 here, f"'{name}' is not an output parameter{hint}; declare it in output_schema"
             )

@@ -16,6 +16,7 @@ from agentkit.declarative.yamlsource import Position, clip, locate
 from agentkit.toolerrors import DefinitionError, DefinitionProblem, did_you_mean, format_location
 
 __all__ = [
+    "HINT_BUDGET",
     "MAX_MESSAGE_CHARS",
     "MAX_PROBLEMS",
     "MAX_PROBLEMS_PER_FILE",
@@ -30,6 +31,8 @@ Location = tuple[str | int, ...]
 MAX_PROBLEMS_PER_FILE: Final = 50
 MAX_PROBLEMS: Final = 200
 MAX_MESSAGE_CHARS: Final = 500
+#: How many names one document's "did you mean" hints may compare against in all.
+HINT_BUDGET: Final = 20_000
 
 
 def _cut(text: str) -> str:
@@ -75,6 +78,12 @@ class ProblemLog:
             )
         )
 
+    def full(self, path: str) -> bool:
+        """True when no further problem of ``path`` would be shown."""
+        return (
+            self._per_file.get(path, 0) >= MAX_PROBLEMS_PER_FILE or len(self.shown) >= MAX_PROBLEMS
+        )
+
     def __bool__(self) -> bool:
         return bool(self.shown)
 
@@ -93,11 +102,36 @@ class Problems:
         # Every problem reported, kept or not: callers compare counts to see whether
         # a part had problems, so a capped or repeated one must still count.
         self.count = 0
+        # Keyed by the identity of ``choices``, kept alive with the hint so no other
+        # list can take over that identity while the document is checked.
+        self._hints: dict[tuple[str, int, str], tuple[Sequence[str], str]] = {}
+        self._hint_budget = HINT_BUDGET
 
     def add(self, location: Location, message: str) -> None:
         self.count += 1
         line, column = locate(self.root, location, self.start)
         self.log.add(DefinitionProblem(self.path, line, column, format_location(location), message))
+
+    def did_you_mean(self, word: str, choices: Sequence[str], prefix: str = "") -> str:
+        """``toolerrors.did_you_mean``, at a cost bounded for the whole document.
+
+        A hint costs a pass over ``choices``, which a definition can make long
+        (its own inputs, outputs, credentials): asked for each of thousands of
+        unknown names that is quadratic. So hints are remembered (aliases ask
+        the same question again), and none is worked out once no more problems
+        of this file would be shown or the document's ``HINT_BUDGET`` of
+        comparisons is spent. Pass the same ``choices`` object each time.
+        """
+        key = (word, id(choices), prefix)
+        known = self._hints.get(key)
+        if known is not None:
+            return known[1]
+        if self.log.full(self.path) or len(choices) > self._hint_budget:
+            return ""
+        self._hint_budget -= len(choices)
+        hint = did_you_mean(word, choices, prefix)
+        self._hints[key] = (choices, hint)
+        return hint
 
     def __bool__(self) -> bool:
         return bool(self.count)
@@ -117,7 +151,7 @@ def check_keys(
         if key not in allowed:
             problems.add(
                 (*location, str(key)),
-                f"unknown key '{clip(key)}'{did_you_mean(str(key), allowed)}; "
+                f"unknown key '{clip(key)}'{problems.did_you_mean(str(key), allowed)}; "
                 f"{what} takes: {', '.join(allowed)}",
             )
     return True

@@ -191,8 +191,9 @@ class _Composer:
         if self.nodes > MAX_EXPANDED_NODES or self.chars > MAX_EXPANDED_CHARS:
             self.note(
                 position,
-                f"this document expands to more than {MAX_EXPANDED_NODES} values or "
-                f"{MAX_EXPANDED_CHARS} characters through aliases; refusing it (an alias bomb?)",
+                f"this document holds more than {MAX_EXPANDED_NODES} values or "
+                f"{MAX_EXPANDED_CHARS} characters, counting each alias as all it repeats; "
+                "a definition needs far fewer (an alias bomb?)",
             )
             raise _Refused
 
