@@ -702,7 +702,9 @@ def _parse_parameter(
             if not named and text in ("name", "required", "default"):
                 problem(text, f"'{text}' does not apply to list elements")
             else:
-                problem(text, f"unknown key '{text}'{hint}; allowed keys: {', '.join(allowed)}")
+                problem(
+                    text, f"unknown key {_show(text)}{hint}; allowed keys: {', '.join(allowed)}"
+                )
 
     name = ""
     if named:
@@ -714,7 +716,7 @@ def _parse_parameter(
         elif not _NAME_RE.fullmatch(raw_name):
             problem(
                 "name",
-                f"invalid parameter name {raw_name!r}: use letters, digits and underscores, "
+                f"invalid parameter name {_show(raw_name)}: use letters, digits and underscores, "
                 "starting with a letter or underscore, at most 64 characters",
             )
         else:
@@ -811,7 +813,8 @@ def _parse_type(raw: Any, location: Location, problems: list[SchemaProblem]) -> 
         hint = f" (did you mean '{alias}'?)" if alias else did_you_mean(str(shown), PARAMETER_TYPES)
         problems.append(
             SchemaProblem(
-                (*location, "type"), f"unsupported type '{shown}'{hint}; expected one of: {choices}"
+                (*location, "type"),
+                f"unsupported type {_show(shown)}{hint}; expected one of: {choices}",
             )
         )
         return None
