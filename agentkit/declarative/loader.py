@@ -36,7 +36,7 @@ def definition_files(*paths: str | os.PathLike[str]) -> tuple[list[Path], list[D
         if path.is_dir():
             folder = path.resolve()
             for file in _folder_files(path):
-                if file.is_symlink() and not file.resolve().is_relative_to(folder):
+                if _links_out(file, folder):
                     problems.append(
                         DefinitionProblem(
                             str(file),
@@ -56,8 +56,19 @@ def definition_files(*paths: str | os.PathLike[str]) -> tuple[list[Path], list[D
     return files, problems
 
 
+def _links_out(file: Path, folder: Path) -> bool:
+    """True when ``file`` is a symbolic link that resolves outside ``folder``."""
+    if not file.is_symlink():
+        return False
+    try:
+        target = file.resolve()
+    except (OSError, RuntimeError):  # a loop (RuntimeError before Python 3.13): reading says so
+        return False
+    return not target.is_relative_to(folder)
+
+
 def _folder_files(folder: Path) -> list[Path]:
-    """Every ``.yaml``/``.yml`` entry under ``folder`` that is not a directory, sorted."""
+    """Every ``.yaml``/``.yml`` entry under ``folder``, sorted; linked folders are not entered."""
     found: list[Path] = []
     pending = [folder]
     while pending:  # a stack, not recursion: depth is the file system's business
@@ -68,7 +79,7 @@ def _folder_files(folder: Path) -> list[Path]:
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 pending.append(Path(entry.path))
-            elif entry.name.endswith(_SUFFIXES) and not entry.is_dir():
+            elif entry.name.endswith(_SUFFIXES):
                 found.append(Path(entry.path))
     return sorted(found)
 
