@@ -214,8 +214,10 @@ class _Composer:
         text = event.value
         self._count(position, 1, len(text))
         tag = event.tag
-        if tag is None or tag == "!":
+        if tag is None:
             tag = self.loader.resolve(yaml.ScalarNode, text, event.implicit)
+        elif tag == "!":  # the non-specific tag: a string, as the YAML spec says
+            tag = _STR
         if tag == _MERGE and self.stack and self.stack[-1].key is _NO_KEY:
             self.note(position, "merge keys ('<<') are not supported; write the keys out")
             self.stack[-1].key = _BAD_KEY
