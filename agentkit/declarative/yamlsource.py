@@ -410,10 +410,11 @@ def read_documents(text: str) -> tuple[list[tuple[Any, Position]], list[YamlProb
     collected, and the documents still come back so later checks can run too
     (a document refused as a whole -- too deep, an alias bomb -- does not).
     """
-    loader = _Loader(text)
+    loader: _Loader | None = None
     documents: list[tuple[Any, Position]] = []
     problems: list[YamlProblem] = []
     try:
+        loader = _Loader(text)  # the pure-Python reader checks every character here
         loader.get_event()  # StreamStartEvent
         while not loader.check_event(yaml.StreamEndEvent):
             loader.get_event()  # DocumentStartEvent
@@ -439,7 +440,8 @@ def read_documents(text: str) -> tuple[list[tuple[Any, Position]], list[YamlProb
     except yaml.YAMLError as exc:
         problems.append(YamlProblem(0, 0, f"YAML error: {exc}"))
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     return documents, problems
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -201,3 +204,28 @@ def test_scalars_that_are_not_json_values_are_located_problems(text: str, messag
     (problem,) = problem_messages(f"v: {text}\n")
     assert problem.startswith(f"1:4: {message}"), problem
     assert len(problem) < 300
+
+
+PURE_PYTHON_CHECK = """
+import json, sys, yaml
+del yaml.CSafeLoader  # as on a system without libyaml
+from agentkit.declarative.yamlsource import _BaseLoader, read_documents
+assert _BaseLoader is yaml.SafeLoader
+print(json.dumps([[[p.line, p.column] for p in read_documents(t)[1]] for t in json.load(sys.stdin)]))
+"""
+
+
+def test_the_pure_python_parser_is_bounded_and_located_too() -> None:
+    # Without libyaml the reader raises on construction, and nothing caps nesting
+    # but ours. (PyYAML's pure-Python scanner is itself slow on deep flow nesting,
+    # about 3 s for 2,000 levels, before any value is built: libyaml is not.)
+    texts = ["[" * 500 + "]" * 500, "a: \x00\n", "- " * 100_000 + "x", "a: !!set {}\n"]
+    result = subprocess.run(
+        [sys.executable, "-c", PURE_PYTHON_CHECK],
+        input=json.dumps(texts),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(result.stdout) == [[[1, 65]], [[1, 4]], [[1, 129]], [[1, 4]]]
