@@ -889,9 +889,6 @@ def _parse_bound(
     if not is_number(value):
         problem(key, f"expected a number, got '{_type_name(value)}'")
         return None
-    if value != value:  # NaN: every comparison with it is false, so the bound would never hold
-        problem(key, f"{key} NaN can never be checked; give a number")
-        return None
     return value  # type: ignore[no-any-return]  # narrowed by is_number
 
 

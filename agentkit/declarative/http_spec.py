@@ -102,13 +102,24 @@ class _Context:
         self._input_names = inputs.names if inputs is not None else ()
         self.output_names = outputs.names
         self.problems = problems
+        self._compiled: dict[tuple[str, tuple[str, ...]], Template | TemplateSyntaxProblem] = {}
 
     def template(self, raw: str, location: Location, roots: Sequence[str]) -> Template | None:
-        try:
-            template = compile_template(raw, ".".join(map(str, location)), roots)
-        except TemplateSyntaxProblem as exc:
-            self.problems.add(location, str(exc))
+        # Compiled once per text: aliases can repeat one anchored mapping of
+        # templates many times, and Jinja's parse is the costly part of loading.
+        # A repeat keeps the field of the first use: it is the same YAML node.
+        text_and_roots = (raw, tuple(roots))
+        compiled = self._compiled.get(text_and_roots)
+        if compiled is None:
+            try:
+                compiled = compile_template(raw, ".".join(map(str, location)), roots)
+            except TemplateSyntaxProblem as exc:
+                compiled = exc
+            self._compiled[text_and_roots] = compiled
+        if isinstance(compiled, TemplateSyntaxProblem):
+            self.problems.add(location, str(compiled))
             return None
+        template = compiled
         for root, key in template.references:
             self._check_reference(root, key, location)
         return template

@@ -94,12 +94,26 @@ def load_tools(
     """
     files, found = definition_files(*paths)
     log = ProblemLog()
-    for problem in found:
-        log.add(problem)
+    log.extend(found)
     definitions: list[ToolDefinition] = []
     for file in files:
         definitions.extend(_load_file(file, log))
 
+    log.extend(_name_collisions(definitions, registry))
+    if log:
+        raise log.error()
+
+    classes = [make_tool_class(definition) for definition in definitions]
+    if registry is not None:
+        for cls in classes:
+            registry.register(cls())
+    return classes
+
+
+def _name_collisions(
+    definitions: list[ToolDefinition], registry: ToolRegistry | None
+) -> Iterable[DefinitionProblem]:
+    """A problem for each definition whose name is taken, naming where it was taken."""
     first_by_name: dict[str, ToolDefinition] = {}
     for definition in definitions:
         earlier = first_by_name.get(definition.name)
@@ -111,24 +125,13 @@ def load_tools(
         else:
             first_by_name[definition.name] = definition
             continue
-        log.add(
-            DefinitionProblem(
-                definition.path,
-                definition.line,
-                1,
-                "name",
-                f"tool '{definition.name}' is already defined by {where}; "
-                "tool names must be unique",
-            )
+        yield DefinitionProblem(
+            definition.path,
+            definition.line,
+            1,
+            "name",
+            f"tool '{definition.name}' is already defined by {where}; tool names must be unique",
         )
-    if log:
-        raise log.error()
-
-    classes = [make_tool_class(definition) for definition in definitions]
-    if registry is not None:
-        for cls in classes:
-            registry.register(cls())
-    return classes
 
 
 def _read_text(file: Path) -> str | DefinitionProblem:

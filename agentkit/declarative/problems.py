@@ -9,7 +9,7 @@ rest counted ("N more problems not shown").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from agentkit.declarative.yamlsource import Position, clip, locate
@@ -77,6 +77,10 @@ class ProblemLog:
                 _cut(problem.message),
             )
         )
+
+    def extend(self, problems: Iterable[DefinitionProblem]) -> None:
+        for problem in problems:
+            self.add(problem)
 
     def full(self, path: str) -> bool:
         """True when no further problem of ``path`` would be shown."""

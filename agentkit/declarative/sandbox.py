@@ -13,7 +13,6 @@ formatting (``%``, ``str.format``) is refused.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -133,13 +132,11 @@ ENVIRONMENT: Final = _Environment()
 GLOBALS: Final = frozenset(ENVIRONMENT.globals)
 
 
-@functools.lru_cache(maxsize=256)
 def check(source: str, roots: frozenset[str]) -> tuple[str, frozenset[Reference]]:
     """Parse ``source`` and check it; its kind ("expression" or "text") and references.
 
     Raises ``TemplateSyntaxProblem`` for bad syntax, a refused filter, or a
-    variable that is neither a root nor a Jinja global. Answers are remembered:
-    a template an alias repeats a thousand times is parsed once.
+    variable that is neither a root nor a Jinja global.
     """
     allowed = roots
     stripped = source.strip()
@@ -149,48 +146,28 @@ def check(source: str, roots: frozenset[str]) -> tuple[str, frozenset[Reference]
     )
     try:
         tree = ENVIRONMENT.parse(stripped if is_expression else source)
+        for refused in tree.find_all(nodes.Filter):
+            if refused.name in REFUSED_FILTERS:
+                raise TemplateSyntaxProblem(
+                    f"the '{refused.name}' filter is not allowed in templates"
+                )
+        undeclared = meta.find_undeclared_variables(tree)
+        references = _references(tree, allowed)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateSyntaxProblem(
             f"template syntax error: {exc.message} (line {exc.lineno})"
         ) from exc
-    except RecursionError:
-        # Jinja's parser recurses once per nesting level ('((((', '- - - -'):
-        # the interpreter's limit stops it, and that is this template's problem.
-        raise TemplateSyntaxProblem(_TOO_DEEP) from None
-    if _depth(tree) > MAX_TEMPLATE_DEPTH:
-        # Parsed, but Jinja's checks and code generation recurse deeper still.
-        raise TemplateSyntaxProblem(_TOO_DEEP)
-    for refused in tree.find_all(nodes.Filter):
-        if refused.name in REFUSED_FILTERS:
-            raise TemplateSyntaxProblem(f"the '{refused.name}' filter is not allowed in templates")
-    try:
-        undeclared = meta.find_undeclared_variables(tree)
     except jinja2.TemplateError as exc:  # an unknown filter or test, found by Jinja's compiler
         raise TemplateSyntaxProblem(f"template error: {exc.message}") from exc
+    except RecursionError:
+        # Jinja parses and walks templates recursively, once per nesting level.
+        raise TemplateSyntaxProblem(
+            "the template nests brackets or blocks too deeply to parse"
+        ) from None
     for name in sorted(undeclared - GLOBALS):
         if name not in allowed:
             raise TemplateSyntaxProblem(_unknown_root(name, allowed))
-    return ("expression" if is_expression else "text"), _references(tree, allowed)
-
-
-#: The deepest a template's expression may nest (a path with two filters is about 6).
-MAX_TEMPLATE_DEPTH: Final = 50
-_TOO_DEEP: Final = (
-    f"the template nests more than {MAX_TEMPLATE_DEPTH} levels deep; split it into simpler parts"
-)
-
-
-def _depth(tree: nodes.Node) -> int:
-    """How deep ``tree`` nests, found without recursion (a stack of nodes and their depths)."""
-    deepest = 0
-    pending = [(tree, 1)]
-    while pending:
-        node, depth = pending.pop()
-        if depth > MAX_TEMPLATE_DEPTH:
-            return depth  # deep enough to refuse; the rest need not be walked
-        deepest = max(deepest, depth)
-        pending.extend((child, depth + 1) for child in node.iter_child_nodes())
-    return deepest
+    return ("expression" if is_expression else "text"), references
 
 
 def render(template: Template, context: Mapping[str, Any]) -> Any:

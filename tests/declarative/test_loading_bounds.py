@@ -92,6 +92,14 @@ ATTACKS: dict[str, Callable[[], Attack]] = {
     "recursive-alias": lambda: ("a: &a [1, *a]\n", "a recursive alias", "1:11"),
     "undefined-alias": lambda: ("a: *nowhere\n", "alias '*nowhere' names no anchor", "1:4"),
     "duplicate-anchor": lambda: ("a: &x 1\nb: &x 2\n", "anchor '&x' is defined twice", "2:4"),
+    "aliased-templates": lambda: (
+        f"{HEAD}{SCHEMA}x: &q {{"
+        + ", ".join(f"k{i}: '{{{{ inputs.b|upper }}}}{i}'" for i in range(1000))
+        + "}\nbackend:\n  http:\n    url: https://x.example/\n    method: POST\n"
+        + f"    json: [{', '.join(['*q'] * 48)}]\n",
+        "backend.http.json[0].k0: 'inputs.b' is not a declared input",
+        None,
+    ),
     # -- nesting: refused at MAX_DEPTH, never a RecursionError
     "block-sequences": lambda: ("- " * 200_000 + "x\n", f"more than {MAX_DEPTH} levels", None),
     # libyaml's scanner may see a deep flow first, and says so in its own words
@@ -142,22 +150,22 @@ ATTACKS: dict[str, Callable[[], Attack]] = {
     # -- templates: Jinja's parser recurses once per level
     "template-parentheses": lambda: (
         http_tool("{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}"),
-        "the template nests more than 50 levels",
+        "the template nests brackets or blocks too deeply to parse",
         "9:16",
     ),
     "template-unary": lambda: (
         http_tool("{{ " + "-" * 100_000 + "1 }}"),
-        "nests more than 50",
+        "nests brackets or blocks too deeply",
         "9:16",
     ),
     "template-blocks": lambda: (
         http_tool("{% if 1 %}" * 5000 + "{% endif %}" * 5000),
-        "nests more than 50",
+        "nests brackets or blocks too deeply",
         "9:16",
     ),
     "template-filters": lambda: (
         http_tool("{{ inputs.a" + "|upper" * 20_000 + " }}"),
-        "nests more than 50",
+        "nests brackets or blocks too deeply",
         "9:16",
     ),
     # -- text the YAML reader refuses
