@@ -76,6 +76,16 @@ _QUOTED: Final = 200
 #: RFC 6749 appendix A.4: a scope token is printable ASCII without space, '"' or '\\'.
 _SCOPE_TOKEN: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 
+#: What to check for each error code of RFC 6749 section 5.2.
+_FIXES: Final = {
+    "invalid_client": "check the client id and secret",
+    "invalid_grant": "check the client id and secret",
+    "unauthorized_client": "this client may not use the client-credentials grant",
+    "invalid_scope": "check the scopes",
+    "unsupported_grant_type": "the endpoint does not offer the client-credentials grant",
+    "invalid_request": "the endpoint refused the request's form",
+}
+
 Clock = Callable[[], float]
 ClientAuth = Literal["basic", "body"]
 
@@ -427,7 +437,8 @@ class ClientCredentials:
             said = f"error {error!r}" + (f": {description!r}" if description is not None else "")
         else:
             said = f"reply {_quote(text, shown)}" if text.strip() else "no reply body"
-        hint = " (check the client id and secret)" if status in (400, 401) else ""
+        fix = _FIXES.get(error or "") or (_FIXES["invalid_client"] if status == 401 else None)
+        hint = f" ({fix})" if fix else ""
         return OAuth2Error(
             self.token_url,
             "status",

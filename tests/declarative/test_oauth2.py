@@ -7,15 +7,16 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote_plus
 
 import pytest
 import requests
 
+from agentkit import Tool, ToolEvent, ToolExecutor
 from agentkit.declarative.oauth2 import (
     DEFAULT_EXPIRES_IN,
     MAX_TOKEN_RESPONSE_BYTES,
@@ -350,7 +351,7 @@ def test_many_callers_refreshing_one_stale_token_make_one_request(
             Reply(400, b'{"error": "invalid_scope"}'),
             400,
             "invalid_scope",
-            r"HTTP 400 \(check the client id and secret\); error 'invalid_scope'$",
+            r"HTTP 400 \(check the scopes\); error 'invalid_scope'$",
             id="400-invalid-scope",
         ),
         pytest.param(
@@ -361,6 +362,20 @@ def test_many_callers_refreshing_one_stale_token_make_one_request(
             id="500-html",
         ),
         pytest.param(Reply(503), 503, None, r"HTTP 503; no reply body$", id="503-empty"),
+        pytest.param(
+            Reply(401, b"denied", "text/plain"),
+            401,
+            None,
+            r"HTTP 401 \(check the client id and secret\); reply 'denied'$",
+            id="401-plain-text",
+        ),
+        pytest.param(
+            Reply(400, b'{"error": "unauthorized_client", "error_description": 7}'),
+            400,
+            "unauthorized_client",
+            r"HTTP 400 \(this client may not use the client-credentials grant\); error 'unauthorized_client': '7'$",
+            id="400-unauthorized-client-odd-description",
+        ),
         pytest.param(
             Reply(302), 302, None, r"HTTP 302; no reply body$", id="redirect-not-followed"
         ),
@@ -610,3 +625,49 @@ def test_an_invalid_grant_is_refused_when_made(options: dict[str, Any], message:
     with pytest.raises(OAuth2Error, match=message) as caught:
         ClientCredentials(**options)
     assert caught.value.kind == "config"
+
+
+class TokenUser(Tool):
+    """What a wired HTTP backend will do: get a token, use it, maybe fail while holding it."""
+
+    TOOL_NAME = "token_user"
+    INPUT_SCHEMA = {"parameters": [{"name": "fail", "type": "boolean"}]}
+    OUTPUT_SCHEMA = None
+    CREDENTIAL_NAMES = ("client-id", "client-secret")
+    grant: ClassVar[ClientCredentials]
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        with requests.Session() as session:
+            token = self.grant.token(
+                credentials["client-id"],
+                credentials["client-secret"],
+                deadline=soon(),
+                session=session,
+            )
+        if inputs["fail"]:
+            raise RuntimeError(f"the API refused Authorization: Bearer {token}")
+        return {"authorization": f"Bearer {token}", "echo": json.dumps({"token": token})}
+
+
+@pytest.mark.parametrize("fail", [False, True], ids=["output", "error"])
+def test_a_token_never_shows_in_a_calls_output_error_or_events(
+    endpoint: TokenEndpoint, fail: bool
+) -> None:
+    token = SECRETS[2]
+    endpoint.issue(token, expires_in=3600)
+    TokenUser.grant = grant(endpoint)
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(
+        credentials={"client-id": CLIENT_ID, "client-secret": SECRET}, listeners=[events.append]
+    )
+    for _ in range(2):  # fetched, then cached: the second call's redactor learns it too
+        result = executor.execute(TokenUser(), {"fail": fail}, raise_on_failure=False)
+        assert result.succeeded is not fail
+        texts = [repr(result), json.dumps(result.to_dict(), ensure_ascii=False)]
+        texts += [repr(event) for event in events]
+        if result.error is not None:
+            texts += [chain_text(result.error), logged_exception(result.error)]
+        else:
+            assert result.output == {"authorization": "Bearer ***", "echo": '{"token": "***"}'}
+        assert leaked("\n".join(texts), [token, SECRET]) == []
+    assert endpoint.count == 1
