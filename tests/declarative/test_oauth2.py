@@ -25,6 +25,7 @@ from agentkit.declarative.oauth2 import (
     TokenCache,
 )
 from agentkit.redaction import Redactor, redacting
+from tests.declarative import loopback
 from tests.leaks import SECRETS, chain_text, leaked, logged_exception
 
 CLIENT_ID = "agent-7"
@@ -99,15 +100,9 @@ def endpoint() -> Iterator[TokenEndpoint]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
     state.url = f"http://127.0.0.1:{server.server_address[1]}/oauth/token"
-    try:
+    with loopback.running(server):
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 class FakeClock:

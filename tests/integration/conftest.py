@@ -29,6 +29,7 @@ import pytest
 import requests
 
 from agentkit import Tool, ToolRegistry, load_tools
+from tests.declarative import loopback
 
 REPO = Path(__file__).resolve().parents[2]
 JSON_SERVER = REPO / "node_modules" / ".bin" / "json-server"
@@ -167,14 +168,8 @@ def httpbin() -> Iterator[Httpbin]:
         "127.0.0.1", 0, served.count(package.app), threaded=True, request_handler=Quiet
     )
     served.url = f"http://127.0.0.1:{server.server_port}"
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
+    with loopback.running(server):
         yield served
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 @pytest.fixture(scope="session")
