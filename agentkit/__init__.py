@@ -41,6 +41,7 @@ if _typing.TYPE_CHECKING:
         Redactor,
     )
     from agentkit.tool import (
+        AsyncTool,
         Tool,
     )
     from agentkit.toolerrors import (
@@ -52,6 +53,7 @@ if _typing.TYPE_CHECKING:
         SchemaProblem,
         SemanticError,
         ToolExecutionError,
+        ToolTimeoutError,
         ToolValidationError,
     )
     from agentkit.toolexecutor import (
@@ -75,6 +77,7 @@ if _typing.TYPE_CHECKING:
 # `agentkit` command's start-up -- pays only for what is actually touched.
 _LAZY: dict[str, str] = {
     "AgentKitError": "agentkit.toolerrors",
+    "AsyncTool": "agentkit.tool",
     "CredentialError": "agentkit.toolerrors",
     "CredentialProvider": "agentkit.credentials",
     "CredentialsManager": "agentkit.credentials",
@@ -110,6 +113,7 @@ _LAZY: dict[str, str] = {
     "ToolRegistry": "agentkit.toolregistry",
     "ToolResult": "agentkit.toolresult",
     "ToolSchema": "agentkit.toolschema",
+    "ToolTimeoutError": "agentkit.toolerrors",
     "ToolValidationError": "agentkit.toolerrors",
     "load_tools": "agentkit.declarative",
 }
@@ -137,6 +141,7 @@ __all__ = [
     "STATUS_FAILURE",
     "STATUS_SUCCESS",
     "AgentKitError",
+    "AsyncTool",
     "CredentialError",
     "CredentialProvider",
     "CredentialsManager",
@@ -165,6 +170,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolSchema",
+    "ToolTimeoutError",
     "ToolValidationError",
     "__version__",
     "load_tools",

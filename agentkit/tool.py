@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
@@ -10,7 +11,7 @@ from typing import Any, ClassVar, Final
 from agentkit.toolerrors import SchemaDefinitionError, SchemaProblem, SemanticError
 from agentkit.toolschema import FREE_FORM, ToolSchema
 
-__all__ = ["TOOL_NAME_PATTERN", "Tool"]
+__all__ = ["TOOL_NAME_PATTERN", "AsyncTool", "Tool"]
 
 #: Tool names every provider accepts (OpenAI, Anthropic, MCP, Gemini).
 TOOL_NAME_PATTERN: Final = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
@@ -30,6 +31,7 @@ class _Spec:
         "credential_names",
         "description",
         "input_schema",
+        "is_async",
         "name",
         "output_schema",
         "source",
@@ -58,6 +60,9 @@ class _Spec:
             cls.CREDENTIAL_NAMES, problems, "CREDENTIAL_NAMES"
         )
         _refuse(f"{owner} is invalid", problems)
+        # Decided once per class: the executor awaits the tool on the event loop when
+        # it is a coroutine function, and runs it in a worker thread otherwise.
+        self.is_async = inspect.iscoroutinefunction(cls.execute)
         self.input_schema = _compile_schema(cls.INPUT_SCHEMA, f"{owner} INPUT_SCHEMA")
         self.output_schema = _compile_schema(cls.OUTPUT_SCHEMA, f"{owner} OUTPUT_SCHEMA")
 
@@ -205,6 +210,10 @@ class Tool:
     credentials; ``execute`` receives inputs that are already valid, with
     defaults applied.
 
+    ``execute`` may be ``async def`` (subclass ``AsyncTool`` for the types): the
+    executor's ``aexecute`` awaits it on the event loop, and its ``execute``
+    runs it to completion (see ``ToolExecutor.execute``).
+
     Tags and credential names are declared on the class (``TOOL_TAGS``,
     ``CREDENTIAL_NAMES``, or the lowercase ``tags`` / ``credential_names``), or
     given per instance: ``super().__init__(credential_names=["api-key"])``.
@@ -247,7 +256,7 @@ class Tool:
             raise SemanticError("A Tool name is required.  Set TOOL_NAME on the class.")
         # Checked here rather than with abc: ABCMeta makes every isinstance(x, Tool)
         # several times slower, and the executor asks that on every call.
-        if type(self).execute is Tool.execute:
+        if type(self).execute in _UNIMPLEMENTED:
             raise SemanticError(
                 f"Tool '{spec.name}' ({spec.source}) does not implement "
                 "execute(inputs, credentials)."
@@ -303,3 +312,25 @@ class Tool:
         if spec is None:
             return f"<{type(self).__name__} (no TOOL_NAME)>"
         return f"<{type(self).__name__} {spec.name} {spec.version}>"
+
+
+class AsyncTool(Tool):
+    """Base class of a tool whose ``execute`` is a coroutine (``async def execute``).
+
+    ``await executor.aexecute(tool, inputs)`` awaits it on the running event loop
+    (no thread); ``executor.execute(tool, inputs)`` works too and runs it to
+    completion. Everything else is as for ``Tool``.
+    """
+
+    # The one place the two kinds of execute meet: an async tool *is* a Tool (the
+    # registry, exports and executor take both), but its execute returns an
+    # awaitable, which the executor awaits; subclasses of AsyncTool type-check.
+    async def execute(  # type: ignore[override]
+        self, inputs: dict[str, Any], credentials: Mapping[str, str]
+    ) -> dict[str, Any]:
+        """Do the tool's work, awaiting what it waits on; see ``Tool.execute``."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement execute()")
+
+
+# The base classes' placeholders: a tool class still holding one is incomplete.
+_UNIMPLEMENTED: Final = frozenset({Tool.execute, AsyncTool.execute})
