@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
@@ -264,13 +264,18 @@ class Tool:
         if tags is not None or credential_names is not None:
             self._spec = spec.with_instance_values(tags, credential_names)
 
-    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+    # Typed as either kind so both kinds of subclass check: a sync one narrows the
+    # return to the dict, an async one (AsyncTool) to a coroutine of it.
+    def execute(
+        self, inputs: dict[str, Any], credentials: Mapping[str, str]
+    ) -> dict[str, Any] | Awaitable[dict[str, Any]]:
         """Do the tool's work.
 
         ``inputs`` have been validated against ``INPUT_SCHEMA`` (defaults applied);
         ``credentials`` maps each of ``credential_names`` to its value (empty when
         the tool names none; the chapter's ``credentials: dict = None`` works). Return
-        a dictionary matching ``OUTPUT_SCHEMA``; raise to fail the call.
+        a dictionary matching ``OUTPUT_SCHEMA``; raise to fail the call. Written
+        ``async def`` (see ``AsyncTool``), it is awaited.
         """
         raise NotImplementedError(f"{type(self).__name__} does not implement execute()")
 
@@ -322,10 +327,7 @@ class AsyncTool(Tool):
     completion. Everything else is as for ``Tool``.
     """
 
-    # The one place the two kinds of execute meet: an async tool *is* a Tool (the
-    # registry, exports and executor take both), but its execute returns an
-    # awaitable, which the executor awaits; subclasses of AsyncTool type-check.
-    async def execute(  # type: ignore[override]
+    async def execute(
         self, inputs: dict[str, Any], credentials: Mapping[str, str]
     ) -> dict[str, Any]:
         """Do the tool's work, awaiting what it waits on; see ``Tool.execute``."""

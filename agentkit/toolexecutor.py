@@ -604,15 +604,22 @@ async def _within(
 
     try:
         done, _ = await asyncio.wait((future,), timeout=timeout)
-    except asyncio.CancelledError:
-        future.cancel()  # the caller was cancelled: so is an async tool
+    except asyncio.CancelledError:  # the caller was cancelled: so is the tool
+        await _stop(future, abandoned=abandoned)
         raise
     if done:
         return future.result()
+    await _stop(future, abandoned=abandoned)
+    raise ToolTimeoutError(name, timeout, abandoned=abandoned)
+
+
+async def _stop(future: asyncio.Future[Any], *, abandoned: bool) -> None:
+    """Cancel an async tool and wait for its cleanup (``finally``, ``async with``) to
+    run, as ``asyncio.wait_for`` does; a sync tool's thread runs on, its result unread."""
+    import asyncio
+
     future.cancel()
     if not abandoned:
-        # The tool's cleanup (finally, async with) runs before the failure is reported.
         await asyncio.wait((future,))
         if not future.cancelled():
             future.exception()  # retrieved: a failure while cancelling is not logged as lost
-    raise ToolTimeoutError(name, timeout, abandoned=abandoned)

@@ -1,0 +1,602 @@
+"""The async path: aexecute, aexecute_many, AsyncTool, timeouts and cancellation.
+
+The parity tests run the same assertions through ``execute`` and ``aexecute``
+(the ``call`` fixture), for a sync and an async tool alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import math
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import Any, TypeVar
+
+import pytest
+
+from agentkit import (
+    EVENT_COMPLETED,
+    EVENT_FAILED,
+    EVENT_STARTED,
+    STATUS_FAILURE,
+    AsyncTool,
+    ExecutionRecorder,
+    SemanticError,
+    Tool,
+    ToolEvent,
+    ToolExecutionError,
+    ToolExecutor,
+    ToolResult,
+    ToolTimeoutError,
+    ToolValidationError,
+)
+from tests.helpers import SECRET, Adder
+
+T = TypeVar("T")
+
+# Every wait in these tests is bounded by this, so a regression fails instead of hanging.
+BOUND = 10.0
+
+
+def run(awaitable: Awaitable[T]) -> T:
+    async def bounded() -> T:
+        return await asyncio.wait_for(awaitable, BOUND)
+
+    return asyncio.run(bounded())
+
+
+Body = Callable[[dict[str, Any], Mapping[str, str]], Any]
+
+
+class SyncProbe(Tool):
+    """A sync tool running ``body``; needs the credential 'api-key'."""
+
+    TOOL_NAME = "probe"
+    CREDENTIAL_NAMES = ("api-key",)
+    INPUT_SCHEMA = {"parameters": [{"name": "q", "type": "string", "required": False}]}
+    OUTPUT_SCHEMA = None  # free-form: the bodies return what the test looks at
+
+    def __init__(self, body: Body) -> None:
+        super().__init__()
+        self.body = body
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        return self.body(inputs, credentials)  # type: ignore[no-any-return]
+
+
+class AsyncProbe(AsyncTool):
+    """The async twin of SyncProbe: awaits ``body`` when it returns an awaitable."""
+
+    TOOL_NAME = "probe"
+    CREDENTIAL_NAMES = ("api-key",)
+    INPUT_SCHEMA = SyncProbe.INPUT_SCHEMA
+    OUTPUT_SCHEMA = None
+
+    def __init__(self, body: Body) -> None:
+        super().__init__()
+        self.body = body
+
+    async def execute(
+        self, inputs: dict[str, Any], credentials: Mapping[str, str]
+    ) -> dict[str, Any]:
+        await asyncio.sleep(0)  # a real suspension point, as any async tool has
+        answer = self.body(inputs, credentials)
+        if asyncio.iscoroutine(answer):
+            answer = await answer
+        return answer  # type: ignore[no-any-return]
+
+
+Probe = Callable[[Body], Tool]
+KINDS: dict[str, Probe] = {"sync tool": SyncProbe, "async tool": AsyncProbe}
+
+
+@pytest.fixture(params=list(KINDS), ids=list(KINDS))
+def probe(request: pytest.FixtureRequest) -> Probe:
+    return KINDS[request.param]
+
+
+Call = Callable[..., ToolResult]
+
+
+@pytest.fixture(params=["execute", "aexecute"])
+def call(request: pytest.FixtureRequest) -> Call:
+    """``call(executor, tool, inputs, ...)`` through the sync or the async path."""
+    if request.param == "execute":
+        return lambda executor, *args, **kwargs: executor.execute(*args, **kwargs)
+    return lambda executor, *args, **kwargs: run(executor.aexecute(*args, **kwargs))
+
+
+@pytest.fixture
+def executor() -> Iterator[ToolExecutor]:
+    with ToolExecutor(credentials={"api-key": SECRET}) as executor:
+        yield executor
+
+
+def answer(value: str) -> Body:
+    return lambda inputs, credentials: {"answer": value}
+
+
+def fail(message: str) -> Body:
+    def body(inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
+        raise RuntimeError(message)
+
+    return body
+
+
+# -- where each kind of tool runs --------------------------------------------------------------
+
+
+def test_an_async_tool_runs_on_the_loop_without_a_thread(executor: ToolExecutor) -> None:
+    def where(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        return {"thread": threading.get_ident()}
+
+    async def main() -> tuple[int, ToolResult]:
+        return threading.get_ident(), await executor.aexecute(AsyncProbe(where), {})
+
+    loop_thread, result = run(main())
+    assert result.output == {"thread": loop_thread}
+    assert executor._pool is None  # no pool was even made
+
+
+def test_a_sync_tool_runs_in_the_bounded_pool() -> None:
+    lock = threading.Lock()
+    running = 0
+    most = 0
+    names: set[str] = set()
+    four_at_once = threading.Barrier(4, timeout=BOUND)
+
+    def busy(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+            names.add(threading.current_thread().name)
+        try:
+            if inputs["q"] == "first":
+                four_at_once.wait()  # proves four run at once; a fifth would never come
+            time.sleep(0.01)
+            return {"answer": "ok"}
+        finally:
+            with lock:
+                running -= 1
+
+    async def main(executor: ToolExecutor) -> list[ToolResult]:
+        calls = [(SyncProbe(busy), {"q": "first" if i < 4 else "later"}) for i in range(16)]
+        return await executor.aexecute_many(calls)
+
+    with ToolExecutor(credentials={"api-key": SECRET}, max_workers=4) as executor:
+        results = run(main(executor))
+    assert [result.succeeded for result in results] == [True] * 16
+    assert most == 4
+    assert len(names) == 4
+    assert all(name.startswith("agentkit-tool") for name in names)
+
+
+def test_a_sync_tool_sees_the_callers_context_variables(executor: ToolExecutor) -> None:
+    request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id")
+
+    async def main() -> ToolResult:
+        request_id.set("req-7")
+        return await executor.aexecute(
+            SyncProbe(lambda inputs, credentials: {"seen": request_id.get("unset")}), {}
+        )
+
+    assert run(main()).output == {"seen": "req-7"}
+
+
+# -- an async tool through the sync execute() --------------------------------------------------
+
+
+def test_the_sync_execute_runs_an_async_tool_to_completion(executor: ToolExecutor) -> None:
+    result = executor.execute(AsyncProbe(answer("done")), {"q": "x"})
+    assert result.output == {"answer": "done"}
+
+
+def test_the_sync_execute_works_inside_a_running_loop(executor: ToolExecutor) -> None:
+    def where(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        return {"thread": threading.current_thread().name}
+
+    async def main() -> ToolResult:
+        return executor.execute(AsyncProbe(where), {})  # blocks this loop; works
+
+    output = run(main()).output
+    assert output is not None
+    assert output["thread"].startswith("agentkit-async-tool")
+
+
+def test_execute_many_runs_async_tools_too(executor: ToolExecutor) -> None:
+    results = executor.execute_many([(AsyncProbe(answer(str(i))), {}) for i in range(5)])
+    assert [result.output for result in results] == [{"answer": str(i)} for i in range(5)]
+
+
+def test_an_async_tool_class_without_execute_is_refused() -> None:
+    class Unfinished(AsyncTool):
+        TOOL_NAME = "unfinished"
+
+    with pytest.raises(SemanticError, match=r"'unfinished' .* does not implement execute"):
+        Unfinished()
+
+
+# -- timeouts ----------------------------------------------------------------------------------
+
+
+def test_a_timeout_cancels_an_async_tool_and_its_cleanup_runs(executor: ToolExecutor) -> None:
+    cleaned_up = threading.Event()
+
+    async def forever() -> dict[str, Any]:
+        try:
+            await asyncio.sleep(BOUND * 2)
+        finally:
+            cleaned_up.set()
+        return {}
+
+    tool = AsyncProbe(lambda inputs, credentials: forever())
+    result = run(executor.aexecute(tool, {}, raise_on_failure=False, timeout=0.05))
+    assert cleaned_up.is_set()  # before aexecute returned
+    assert isinstance(result.error, ToolExecutionError)
+    assert isinstance(result.error.cause, ToolTimeoutError)
+    assert isinstance(result.error.cause, TimeoutError)
+    assert not result.error.cause.abandoned
+    assert str(result.error) == (
+        "Tool 'probe' failed: ToolTimeoutError: did not finish within 0.05 s; it was "
+        "cancelled. Pass a longer timeout= if the tool needs more time."
+    )
+
+
+def test_a_timeout_abandons_a_sync_tool_with_a_clear_error() -> None:
+    release = threading.Event()
+    finished = threading.Event()
+    events: list[ToolEvent] = []
+
+    def stuck(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        release.wait(BOUND)
+        finished.set()
+        return {"answer": "too late"}
+
+    executor = ToolExecutor(credentials={"api-key": SECRET}, listeners=[events.append])
+    with pytest.raises(ToolExecutionError, match=r"within 0\.05 s; its thread cannot be stopped"):
+        run(executor.aexecute(SyncProbe(stuck), {}, timeout=0.05))
+    release.set()
+    assert finished.wait(BOUND)
+    executor.close()
+    # The late result went nowhere: one start, one failure, nothing after.
+    assert [event.name for event in events] == [EVENT_STARTED, EVENT_FAILED]
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0], ids=["no timeout", "with timeout"])
+def test_a_timeout_error_the_tool_raises_is_its_own_failure(
+    executor: ToolExecutor, probe: Probe, timeout: float | None
+) -> None:
+    def times_out(inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
+        raise TimeoutError("upstream took too long")
+
+    tool = probe(times_out)
+    result = run(executor.aexecute(tool, {}, raise_on_failure=False, timeout=timeout))
+    assert isinstance(result.error, ToolExecutionError)
+    assert type(result.error.cause) is TimeoutError
+    assert "upstream took too long" in str(result.error)
+
+
+@pytest.mark.parametrize(
+    "timeout",
+    [0, -1, math.nan, math.inf, "2", True],
+    ids=["zero", "negative", "nan", "inf", "string", "bool"],
+)
+def test_a_timeout_must_be_a_positive_number(executor: ToolExecutor, timeout: Any) -> None:
+    with pytest.raises(SemanticError, match="timeout= must be a positive number of seconds"):
+        run(executor.aexecute(Adder(), {"a": 1}, timeout=timeout))
+    with pytest.raises(SemanticError, match="timeout= must be a positive number of seconds"):
+        run(executor.aexecute_many([(Adder(), {"a": 1})], timeout=timeout))
+
+
+def test_a_quick_tool_beats_its_timeout(executor: ToolExecutor, probe: Probe) -> None:
+    tool = probe(answer("fast"))
+    assert run(executor.aexecute(tool, {}, timeout=BOUND)).output == {"answer": "fast"}
+
+
+# -- cancellation ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("timeout", [None, BOUND], ids=["no timeout", "with timeout"])
+def test_cancelling_the_caller_cancels_an_async_tool(timeout: float | None) -> None:
+    started = asyncio.Event()
+    cleaned_up = threading.Event()
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={"api-key": SECRET}, listeners=[events.append])
+
+    async def forever() -> dict[str, Any]:
+        started.set()
+        try:
+            await asyncio.sleep(BOUND * 2)
+        finally:
+            cleaned_up.set()
+        return {}
+
+    async def main() -> None:
+        tool = AsyncProbe(lambda inputs, credentials: forever())
+        task = asyncio.ensure_future(executor.aexecute(tool, {}, timeout=timeout))
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert cleaned_up.is_set()  # before the cancelled caller resumed
+
+    run(main())
+    assert [event.name for event in events] == [EVENT_STARTED, EVENT_FAILED]
+    assert events[-1].error is not None
+    assert events[-1].error["cause"] == "CancelledError"
+    snapshot = executor.metrics.snapshot("probe")  # type: ignore[attr-defined]
+    assert (snapshot.count, snapshot.failures) == (1, 1)
+
+
+@pytest.mark.parametrize("timeout", [None, BOUND], ids=["no timeout", "with timeout"])
+def test_cancelling_the_caller_of_a_sync_tool_reports_and_propagates(
+    timeout: float | None,
+) -> None:
+    started = threading.Event()
+    release = threading.Event()
+    events: list[ToolEvent] = []
+
+    def stuck(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        started.set()
+        release.wait(BOUND)
+        return {}
+
+    async def main(executor: ToolExecutor) -> None:
+        task = asyncio.ensure_future(executor.aexecute(SyncProbe(stuck), {}, timeout=timeout))
+        while not started.is_set():  # bounded by run()'s timeout
+            await asyncio.sleep(0.005)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    with ToolExecutor(credentials={"api-key": SECRET}, listeners=[events.append]) as executor:
+        run(main(executor))
+        release.set()
+    assert [event.name for event in events] == [EVENT_STARTED, EVENT_FAILED]
+
+
+# -- aexecute_many -----------------------------------------------------------------------------
+
+
+def batch() -> list[Any]:
+    return [
+        (AsyncProbe(answer("a")), {}),
+        (SyncProbe(fail("boom")), {}),
+        ("not a tool", {}),
+        (SyncProbe(answer("b")), {}, "call_b"),
+        (AsyncProbe(answer("c")), {"q": 5}),  # invalid input
+        (AsyncProbe(fail("bang")), {}),
+        (Adder(), {"a": 1}),
+    ]
+
+
+@pytest.mark.parametrize("path", ["execute_many", "aexecute_many"])
+def test_a_batch_keeps_call_order_and_every_result(executor: ToolExecutor, path: str) -> None:
+    if path == "execute_many":
+        results = executor.execute_many(batch())
+    else:
+        results = run(executor.aexecute_many(batch()))
+    assert [result.status for result in results] == [
+        "success",
+        STATUS_FAILURE,
+        STATUS_FAILURE,
+        "success",
+        STATUS_FAILURE,
+        STATUS_FAILURE,
+        "success",
+    ]
+    assert [result.output for result in results if result.succeeded] == [
+        {"answer": "a"},
+        {"answer": "b"},
+        {"sum": 1.0},
+    ]
+    misuse = results[2].error
+    assert isinstance(misuse, ToolExecutionError)
+    assert isinstance(misuse.cause, SemanticError)
+    assert "execute() takes a Tool instance, got str" in str(misuse)
+    assert isinstance(results[4].error, ToolValidationError)
+    assert "bang" in str(results[5].error)
+
+
+def test_a_metrics_backend_that_breaks_one_call_of_a_batch_loses_no_result() -> None:
+    class Exploding:
+        def record_duration(self, tool_name: str, duration: float, error: str | None) -> None:
+            if tool_name == "add":
+                raise RuntimeError("metrics backend down")
+
+    executor = ToolExecutor(credentials={"api-key": SECRET}, metrics=Exploding())
+    calls: list[Any] = [(Adder(), {"a": 1}), (AsyncProbe(answer("kept")), {})]
+    results = run(executor.aexecute_many(calls))
+    assert not results[0].succeeded
+    assert "metrics backend down" in str(results[0].error)
+    assert results[1].output == {"answer": "kept"}
+
+
+def test_128_waiting_async_tools_overlap(executor: ToolExecutor) -> None:
+    async def nap() -> dict[str, Any]:
+        await asyncio.sleep(0.05)
+        return {"answer": "rested"}
+
+    tool = AsyncProbe(lambda inputs, credentials: nap())
+    begun = time.perf_counter()
+    results = run(executor.aexecute_many([(tool, {})] * 128))
+    # A generous bound, not a speed test: one after another would take 6.4 s.
+    assert time.perf_counter() - begun < 2.0
+    assert all(result.output == {"answer": "rested"} for result in results)
+
+
+@pytest.mark.parametrize("limit", [1, 3])
+def test_max_concurrency_caps_the_calls_in_flight(executor: ToolExecutor, limit: int) -> None:
+    running = 0
+    most = 0
+
+    async def counted() -> dict[str, Any]:
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        await asyncio.sleep(0.005)
+        running -= 1
+        return {}
+
+    tool = AsyncProbe(lambda inputs, credentials: counted())
+    run(executor.aexecute_many([(tool, {})] * 12, max_concurrency=limit))
+    assert most == limit
+
+
+@pytest.mark.parametrize("limit", [0, -2, 1.5, "4", True], ids=["0", "-2", "1.5", "str", "bool"])
+def test_max_concurrency_must_be_a_positive_integer(executor: ToolExecutor, limit: Any) -> None:
+    with pytest.raises(SemanticError, match=r"max_concurrency=\.\.\.\) must be a positive"):
+        run(executor.aexecute_many([(Adder(), {"a": 1})], max_concurrency=limit))
+
+
+@pytest.mark.parametrize(
+    "workers", [0, -1, 2.0, "8", False], ids=["0", "-1", "float", "str", "bool"]
+)
+def test_max_workers_must_be_a_positive_integer(workers: Any) -> None:
+    with pytest.raises(SemanticError, match=r"ToolExecutor\(max_workers=\.\.\.\) must be"):
+        ToolExecutor(credentials={}, max_workers=workers)
+
+
+def test_close_releases_the_pool_and_the_executor_still_works() -> None:
+    executor = ToolExecutor(credentials={"api-key": SECRET}, max_workers=2)
+    tool = SyncProbe(answer("x"))
+    assert run(executor.aexecute(tool, {})).succeeded
+    first = executor._pool
+    assert first is not None
+    executor.close()
+    executor.close()  # idempotent
+    assert executor._pool is None
+    assert run(executor.aexecute(tool, {})).succeeded  # a new pool, made on demand
+    assert executor._pool is not first
+    executor.close()
+
+
+# -- parity: the same steps and reports through execute and aexecute -----------------------------
+
+
+def leaky(inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
+    raise RuntimeError(f"upstream rejected {credentials['api-key']}")
+
+
+def echoes_secret(inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
+    return {"answer": f"key={credentials['api-key']}"}
+
+
+def test_parity_of_a_success(call: Call, probe: Probe) -> None:
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={"api-key": SECRET}, listeners=[events.append])
+    result = call(executor, probe(answer("ok")), {"q": "x"}, call_id="call_1")
+    assert result.output == {"answer": "ok"}
+    assert [(event.name, event.call_id) for event in events] == [
+        (EVENT_STARTED, "call_1"),
+        (EVENT_COMPLETED, "call_1"),
+    ]
+    assert events[1].inputs == {"q": "x"}
+    assert events[1].output == {"answer": "ok"}
+    snapshot = executor.metrics.snapshot("probe")  # type: ignore[attr-defined]
+    assert (snapshot.count, snapshot.failures) == (1, 0)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "body", "error_type", "message"),
+    [
+        ({"q": 5}, answer("never"), "ToolValidationError", "Parameter 'q': expected type"),
+        ({}, leaky, "ToolExecutionError", "upstream rejected \\*\\*\\*"),
+        ({}, lambda inputs, credentials: ["not", "a", "dict"], "ToolValidationError",
+         "Expected the tool to return a dictionary, got 'list'"),
+    ],
+    ids=["invalid input", "tool raises a secret", "invalid output"],
+)  # fmt: skip
+def test_parity_of_a_failure(
+    call: Call, probe: Probe, inputs: dict[str, Any], body: Body, error_type: str, message: str
+) -> None:
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={"api-key": SECRET}, listeners=[events.append])
+    result = call(executor, probe(body), inputs, raise_on_failure=False)
+    assert type(result.error).__name__ == error_type
+    assert result.error is not None
+    assert SECRET not in str(result.error)
+    [failed] = [event for event in events if event.name == EVENT_FAILED]
+    assert failed.error_type == error_type
+    assert SECRET not in repr(failed)
+    with pytest.raises(type(result.error), match=message):
+        call(executor, probe(body), inputs)
+    snapshot = executor.metrics.snapshot("probe")  # type: ignore[attr-defined]
+    assert (snapshot.count, snapshot.failures) == (2, 2)
+
+
+def test_parity_of_output_redaction(call: Call, probe: Probe) -> None:
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={"api-key": SECRET}, listeners=[events.append])
+    result = call(executor, probe(echoes_secret), {})
+    assert result.output == {"answer": "key=***"}
+    assert all(SECRET not in repr(event) for event in events)
+
+
+def test_parity_of_spans(call: Call, probe: Probe) -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from agentkit import OTelTracer
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    executor = ToolExecutor(credentials={"api-key": SECRET}, tracer=OTelTracer(provider))
+    seen: list[int] = []
+
+    def look(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        seen.append(trace.get_current_span().get_span_context().span_id)
+        return {}
+
+    call(executor, probe(look), {}, call_id="call_9")
+    call(executor, probe(leaky), {}, raise_on_failure=False)
+    ok, failed = exporter.get_finished_spans()
+    assert ok.name == "execute_tool probe"
+    assert ok.attributes is not None
+    assert ok.attributes["gen_ai.tool.call.id"] == "call_9"
+    assert ok.context is not None
+    assert seen == [ok.context.span_id]  # the tool ran inside its span, thread or loop
+    assert failed.attributes is not None
+    assert failed.attributes["error.type"] == "ToolExecutionError"
+    assert SECRET not in repr(failed.to_json())
+
+
+@pytest.mark.parametrize("recorded_with", ["execute", "aexecute"])
+def test_parity_of_replay(call: Call, probe: Probe, recorded_with: str) -> None:
+    live = ToolExecutor(credentials={"api-key": SECRET})
+    recorder = ExecutionRecorder(live)
+    tool = probe(answer("recorded"))
+    if recorded_with == "execute":
+        live.execute(tool, {"q": "x"})
+    else:
+        run(live.aexecute(tool, {"q": "x"}))
+    replaying = ToolExecutor(credentials={}, replay=recorder)
+    never = probe(fail("replay must not run the tool"))
+    assert call(replaying, never, {"q": "x"}).output == {"answer": "recorded"}
+    with pytest.raises(ToolExecutionError, match="No recorded call of tool 'probe'"):
+        call(replaying, never, {"q": "other"})
+
+
+def test_parity_of_a_timeout_in_the_reports() -> None:
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={"api-key": SECRET}, listeners=[events.append])
+
+    async def slow() -> dict[str, Any]:
+        await asyncio.sleep(BOUND)
+        return {}
+
+    tool = AsyncProbe(lambda inputs, credentials: slow())
+    run(executor.aexecute(tool, {}, raise_on_failure=False, timeout=0.01))
+    failed = events[-1]
+    assert failed.name == EVENT_FAILED
+    assert failed.error is not None
+    assert failed.error["cause"] == "ToolTimeoutError"
+    snapshot = executor.metrics.snapshot("probe")  # type: ignore[attr-defined]
+    assert (snapshot.count, snapshot.failures) == (1, 1)
