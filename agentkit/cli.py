@@ -4,6 +4,14 @@ A user mistake prints ``error: ...`` on stderr and exits 2 (no traceback); a
 tool call that fails exits 1 (``EXIT_STATUSES`` is the whole table, printed by
 ``--help``). Each command imports only what it needs, so ``agentkit --help``
 starts in the time it takes Python to start.
+
+Everything printed goes through ``terminal_text``: names, descriptions and
+values come from definition files and upstream services, and a terminal would
+obey the escape sequences in them. Control characters (C0, DEL, C1), line and
+paragraph separators and bidirectional overrides are shown escaped (``\x1b``,
+``\u202e``). A newline is kept only where the output means to break a line (a
+multi-line description, a list of problems); inside a one-line field -- a table
+cell, a name -- it is escaped too, so a value cannot forge a line of output.
 """
 
 from __future__ import annotations
@@ -11,12 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
-from agentkit import __version__
+from agentkit import __version__, jsonvalues
 from agentkit.toolerrors import AgentKitError, SemanticError, did_you_mean
 
 if TYPE_CHECKING:
@@ -45,6 +54,35 @@ class UsageError(SemanticError):
     """A mistake in how the command was called."""
 
 
+# -- printing ------------------------------------------------------------------------------------
+
+# C0 but newline, DEL and C1, lone surrogates, the bidi marks, embeddings,
+# overrides and isolates, and the Unicode line and paragraph separators.
+_UNSAFE = (
+    r"\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff"
+    r"\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+)
+_UNSAFE_IN_LINES: Final = re.compile(f"[{_UNSAFE}]")
+_UNSAFE_IN_A_LINE: Final = re.compile(f"[\\n{_UNSAFE}]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
+
+
+def terminal_text(text: object, *, one_line: bool = False) -> str:
+    """``text`` safe to print: control and bidi characters escaped.
+
+    A newline is kept, unless ``one_line`` (a table cell, a name) asks for it escaped too.
+    """
+    pattern = _UNSAFE_IN_A_LINE if one_line else _UNSAFE_IN_LINES
+    return pattern.sub(_escaped, str(text))
+
+
+def _echo(text: object = "", *, error: bool = False) -> None:
+    print(terminal_text(text), file=sys.stderr if error else sys.stdout)
+
+
 # -- finding and loading the tools ---------------------------------------------------------------
 
 
@@ -60,12 +98,14 @@ def _tool_paths(args: argparse.Namespace, given: Sequence[str] = ()) -> list[str
 
 
 def _prepare(args: argparse.Namespace) -> None:
-    # The current folder first, as `python -m agentkit` has it, so the
-    # installed command and the module import Python backends alike.
-    for folder in [*reversed(args.python_path or []), "."]:
+    # Python backends import from --python-path folders and the current folder,
+    # searched last: a ./jinja2.py or ./requests.py must not replace the
+    # installed package agentkit itself imports (``__main__`` drops the current
+    # folder Python puts first for `python -m agentkit`).
+    for folder in [*(args.python_path or []), "."]:
         resolved = str(Path(folder).resolve())
         if resolved not in sys.path:
-            sys.path.insert(0, resolved)
+            sys.path.append(resolved)
 
 
 def _load(args: argparse.Namespace, given: Sequence[str] = ()) -> ToolRegistry:
@@ -98,7 +138,7 @@ def _tool(registry: ToolRegistry, name: str) -> Tool:
 
 
 def _print_json(data: Any) -> None:
-    print(json.dumps(data, indent=2))
+    _echo(json.dumps(data, indent=2))
 
 
 # -- commands ------------------------------------------------------------------------------------
@@ -124,10 +164,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if len(registry) > MAX_TOOLS:
         warnings.append(f"{len(registry)} tools in one set; providers accept at most {MAX_TOOLS}")
     for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        _echo(f"warning: {warning}", error=True)
     noun = "tool" if len(registry) == 1 else "tools"
     status = "ok" if not warnings else f"{len(warnings)} warning(s)"
-    print(f"{status}: {len(registry)} {noun} in {len(files)} file(s)")
+    _echo(f"{status}: {len(registry)} {noun} in {len(files)} file(s)")
     return EXIT_FAILED if warnings and args.strict else EXIT_OK
 
 
@@ -153,12 +193,15 @@ def cmd_list(args: argparse.Namespace) -> int:
         _print_json([_summary(tool) for tool in tools])
         return EXIT_OK
     rows = [
-        (
-            t.name,
-            t.version,
-            _backend(t),
-            ",".join(f"{k}={v}" for k, v in t.tags.items()),
-            t.description,
+        tuple(
+            terminal_text(cell, one_line=True)
+            for cell in (
+                t.name,
+                t.version,
+                _backend(t),
+                ",".join(f"{k}={v}" for k, v in t.tags.items()),
+                t.description,
+            )
         )
         for t in tools
     ]
@@ -166,7 +209,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(4)]
     for row in [headers, *rows]:
         cells = [str(cell).ljust(width) for cell, width in zip(row[:4], widths, strict=True)]
-        print("  ".join([*cells, str(row[4])]).rstrip())
+        _echo("  ".join([*cells, str(row[4])]).rstrip())
     return EXIT_OK
 
 
@@ -184,21 +227,22 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(data)
         return EXIT_OK
-    print(f"{tool.name} {tool.version}  ({data['backend']} backend, defined at {tool.source})")
+    heading = f"{tool.name} {tool.version}  ({data['backend']} backend, defined at {tool.source})"
+    _echo(terminal_text(heading, one_line=True))
     if tool.description:
-        print(f"  {tool.description}")
+        _echo("  " + tool.description.replace("\n", "\n  "))
     if tool.credential_names:
-        print(f"  credentials: {', '.join(tool.credential_names)}")
+        _echo(f"  credentials: {', '.join(tool.credential_names)}")
     for title, schema in (("inputs", tool.input_schema), ("outputs", tool.output_schema)):
-        print(f"{title}:")
+        _echo(f"{title}:")
         for line in _describe_schema(schema, "  "):
-            print(line)
+            _echo(terminal_text(line, one_line=True))
         if not len(schema):
-            print("  (none)")
-    print("definition:")
-    print("  " + json.dumps(data["definition"], indent=2).replace("\n", "\n  "))
-    print("input JSON Schema:")
-    print("  " + json.dumps(data["input_json_schema"], indent=2).replace("\n", "\n  "))
+            _echo("  (none)")
+    _echo("definition:")
+    _echo("  " + json.dumps(data["definition"], indent=2).replace("\n", "\n  "))
+    _echo("input JSON Schema:")
+    _echo("  " + json.dumps(data["input_json_schema"], indent=2).replace("\n", "\n  "))
     return EXIT_OK
 
 
@@ -238,6 +282,19 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
+def _read_input_file(name: str) -> str:
+    try:
+        data = Path(name).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"--input-file {name}: not UTF-8 text (byte {exc.start + 1}); save it as UTF-8 JSON"
+        ) from None
+
+
 def cmd_call(args: argparse.Namespace) -> int:
     from agentkit.credentials import CredentialsManager
     from agentkit.toolexecutor import ToolExecutor
@@ -255,16 +312,14 @@ def _inputs(tool: Tool, args: argparse.Namespace) -> dict[str, Any]:
     if args.input is not None or args.input_file is not None:
         if args.input is not None and args.input_file is not None:
             raise UsageError("give --input or --input-file, not both")
+        source = "--input" if args.input is not None else f"--input-file {args.input_file}"
+        text = args.input if args.input is not None else _read_input_file(args.input_file)
         try:
-            text = args.input if args.input is not None else Path(args.input_file).read_text()
-        except OSError as exc:
-            raise UsageError(f"cannot read {args.input_file}: {exc.strerror or exc}") from exc
-        try:
-            loaded = json.loads(text)
+            loaded = jsonvalues.loads(text)
         except ValueError as exc:
-            raise UsageError(f"the input is not valid JSON: {exc}") from exc
+            raise UsageError(f"{source}: not valid JSON: {exc}") from None
         if not isinstance(loaded, dict):
-            raise UsageError("the input must be a JSON object of parameter names to values")
+            raise UsageError(f"{source}: expected a JSON object of parameter names to values")
         inputs.update(loaded)
     for pair in args.arguments:
         key, sep, raw = pair.partition("=")
@@ -293,13 +348,13 @@ def _parse_value(raw: str, param: Parameter, key: str) -> Any:
                 return False
             raise ValueError
         if kind == "dictionary":
-            value = json.loads(raw)
+            value = jsonvalues.loads(raw)
             if not isinstance(value, dict):
                 raise ValueError
             return value
         if kind == "list":
             if raw.lstrip().startswith("["):
-                return json.loads(raw)
+                return jsonvalues.loads(raw)
             items = [item.strip() for item in raw.split(",")] if raw else []
             element = param.items
             return [_parse_value(item, element, key) for item in items] if element else items
@@ -322,8 +377,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     exported = export_tools(_select(_load(args), args.tag), args.format, strict=args.strict)
     for warning in exported.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    print(exported.to_json())
+        _echo(f"warning: {warning}", error=True)
+    _echo(exported.to_json())
     return EXIT_OK
 
 
@@ -341,16 +396,16 @@ def cmd_diff(args: argparse.Namespace) -> int:
     else:
         for diff in diffs:
             versions = f"{diff.old_version or '-'} -> {diff.new_version or '-'}"
-            print(f"{diff.name} {versions}: {diff.status}")
+            _echo(terminal_text(f"{diff.name} {versions}: {diff.status}", one_line=True))
             for change in diff.changes:
-                print(f"  {change.kind}: {change.message}")
+                _echo(f"  {terminal_text(f'{change.kind}: {change.message}', one_line=True)}")
             if diff.version_problem:
-                print(f"  version: {diff.version_problem}")
+                _echo(f"  version: {terminal_text(diff.version_problem, one_line=True)}")
         if not diffs:
-            print("no changes")
+            _echo("no changes")
     if problems:
         names = ", ".join(diff.name for diff in problems)
-        print(f"error: version bump missing for: {names}", file=sys.stderr)
+        _echo(f"error: version bump missing for: {names}", error=True)
         return EXIT_FAILED
     return EXIT_OK
 
@@ -463,7 +518,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _fail(message: str, code: int) -> NoReturn:
-    print(f"error: {message}", file=sys.stderr)
+    _echo(f"error: {message}", error=True)
     raise SystemExit(code)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentkit import jsonvalues
 from agentkit.tool import Tool
 from agentkit.toolerrors import ToolValidationError, did_you_mean
 from agentkit.toolexecutor import ToolExecutor
@@ -103,7 +104,7 @@ def _arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
         return {}, None
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
+            raw = jsonvalues.loads(raw)
         except ValueError as exc:
             return None, f"the arguments are not valid JSON ({exc}); send a JSON object."
     if not isinstance(raw, Mapping):

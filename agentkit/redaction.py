@@ -1,55 +1,147 @@
 """Keeping credential values out of everything a call produces.
 
-A secret can reach a message in several spellings: as itself, percent-encoded in
-a URL, escaped inside JSON or a Python repr, or base64-encoded in a basic-auth
-header. ``Redactor`` knows every one of them and replaces each with ``***``.
+A secret can reach a message in many spellings. Rather than list whole
+spellings, ``Redactor`` matches each *character* of a secret in every way text
+commonly encodes it -- itself, percent-encoded (either case, even twice),
+JSON/Python escaped (``\\u00e9``, ``\\/``, ``\\x41``, also escaped again),
+an HTML character reference, ``+`` for a space -- so any mix of those is found.
+Besides the secret itself it knows its base64: the whole encoding, and the
+three alignment-shifted *cores* (the characters that depend on the secret's
+bytes alone), which find the secret's base64 inside a longer base64 string
+such as a basic-auth ``user:password`` pair.
+
+The executor makes one redactor per call and makes it *active* while the tool
+runs (``redacting``). A backend that sends a form it derived from a secret (a
+header it built, a signature) registers it with ``redact_also``; from then on
+every redactor that sees the call's output, errors, events and recordings
+knows it. ``excerpt`` and ``Redactor.clean_exception`` are the two ways text
+leaves a call: both redact the whole text first and cut afterwards.
 """
 
 from __future__ import annotations
 
 import base64
 import functools
-import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Final
-from urllib.parse import quote, quote_plus
 
-__all__ = ["MASK", "Redactor"]
+from agentkit.toolerrors import RedactedError
+
+__all__ = [
+    "MASK",
+    "Redactor",
+    "active_redactor",
+    "excerpt",
+    "redact_also",
+    "redacting",
+]
 
 MASK: Final = "***"
 
+#: A base64 core shorter than this would match ordinary words; such a short
+#: secret is still found as itself and as its whole base64 encoding.
+MIN_BASE64_CORE: Final = 4
+#: How many links of ``__cause__``/``__context__`` a cleaned exception keeps.
+MAX_CHAIN: Final = 16
 
-def _spellings(secret: str) -> set[str]:
-    raw = secret.encode("utf-8")
-    b64 = base64.b64encode(raw).decode("ascii")
-    return {
-        secret,
-        quote(secret, safe=""),
-        quote(secret),
-        quote_plus(secret),
-        json.dumps(secret)[1:-1],
-        json.dumps(secret, ensure_ascii=False)[1:-1],
-        repr(secret)[1:-1],
-        b64,
-        b64.rstrip("="),
-        base64.urlsafe_b64encode(raw).decode("ascii").rstrip("="),
-    }
+# One backslash, or more when escaped text was escaped again (JSON inside JSON).
+_BACKSLASHES: Final = r"\\{1,8}"
+# Encoders leave these alone (RFC 3986 "unreserved"; JSON, Python and HTML too), so
+# in a base64 form, and in a secret too long to be worth the pattern's size, they
+# match only as themselves: a long token stays one literal run, cheap to compile
+# and to match. In a shorter secret even they may be escaped (a hostile or
+# over-eager encoder), and are matched so.
+_PLAIN: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~")
+#: Secrets up to this long are found even with every character escaped.
+MAX_FULLY_ESCAPED: Final = 256
+#: The most characters one character of a secret takes in any spelling matched.
+_WIDEST: Final = 32
+_SHORT_ESCAPES: Final = {
+    '"': '"',
+    "\\": "\\",
+    "/": "/",
+    "'": "'",
+    "\n": "n",
+    "\r": "r",
+    "\t": "t",
+    "\b": "b",
+    "\f": "f",
+}
+_HTML_NAMED: Final = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
+
+
+@functools.lru_cache(maxsize=4096)
+def _char(char: str, base64_alphabet: bool = False, escaped_plain: bool = True) -> str:
+    """A regex matching ``char`` in any of the encodings text commonly gives it."""
+    if char in _PLAIN and not escaped_plain:
+        return re.escape(char)
+    code = ord(char)
+    options = []
+    # Percent-encoding of each UTF-8 byte, either case, possibly encoded again (%252F).
+    options.append("(?i:" + "".join(f"%(?:25)?{byte:02x}" for byte in char.encode()) + ")")
+    if char == " ":
+        options.append(r"\+")
+    if code < 0x10000:
+        options.append(f"(?i:{_BACKSLASHES}u{code:04x})")
+    else:
+        high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
+        options.append(f"(?i:{_BACKSLASHES}u{high:04x}{_BACKSLASHES}u{low:04x})")
+        options.append(f"(?i:{_BACKSLASHES}U{code:08x})")
+    if code < 0x100:
+        options.append(f"(?i:{_BACKSLASHES}x{code:02x})")
+    if char in _SHORT_ESCAPES:
+        options.append(_BACKSLASHES + re.escape(_SHORT_ESCAPES[char]))
+    options.append(f"(?i:&#x0{{0,4}}{code:x};)|&#0{{0,4}}{code};")
+    if char in _HTML_NAMED:
+        options.append(f"&{_HTML_NAMED[char]};")
+    if base64_alphabet and char in "+/":
+        options.append("-" if char == "+" else "_")  # the URL-safe alphabet
+    # The character itself last: at an escaped backslash the escape must win, or half stays.
+    options.append(re.escape(char))
+    return "(?:" + "|".join(options) + ")"
+
+
+def _base64_forms(secret: str) -> set[str]:
+    """The secret's whole base64, and its three alignment-shifted cores.
+
+    Inside a longer base64 string the secret's bytes start at offset 0, 1 or 2
+    of a 3-byte group. Encoding it behind that many filler bytes and dropping
+    the characters that mix filler (or what follows) with the secret leaves the
+    characters that appear whatever surrounds it.
+    """
+    raw = secret.encode()
+    forms = {base64.b64encode(raw).decode("ascii")}
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + raw).decode("ascii").rstrip("=")
+        if (shift + len(raw)) % 3:
+            encoded = encoded[:-1]  # its last character mixes in what follows the secret
+        core = encoded[(0, 2, 3)[shift] :]
+        if len(core) >= MIN_BASE64_CORE:
+            forms.add(core)
+    return forms
 
 
 @functools.lru_cache(maxsize=256)
 def _pattern(secrets: frozenset[str]) -> re.Pattern[str]:
     """The pattern matching every spelling of ``secrets``, made once per set.
 
-    Calls with credentials build a redactor each (the executor and the HTTP
-    backend both do); without this cache every call paid for every spelling
-    and a regex compile. The cache keeps the values the credential providers
-    already hold in memory, nothing more.
+    A call with credentials builds a redactor (the executor does); without this
+    cache every call paid for the pattern's compile. The cache keeps the values
+    the credential providers already hold in memory, nothing more.
     """
-    forms = {form for secret in secrets for form in _spellings(secret) if form}
-    # Longest first, so a secret's encoded form wins over a shorter secret inside it.
-    ordered = sorted(forms, key=len, reverse=True)
-    return re.compile("|".join(re.escape(form) for form in ordered))
+    forms = {(secret, False) for secret in secrets}
+    forms |= {(form, True) for secret in secrets for form in _base64_forms(secret)}
+    # Longest first, so a secret's longer form wins over a shorter secret inside it.
+    ordered = sorted(forms, key=lambda item: (-len(item[0]), item))
+    return re.compile("|".join(_form(form, b64) for form, b64 in ordered))
+
+
+def _form(form: str, base64_alphabet: bool) -> str:
+    escaped_plain = not base64_alphabet and len(form) <= MAX_FULLY_ESCAPED
+    return "".join(_char(char, base64_alphabet, escaped_plain) for char in form)
 
 
 class Redactor:
@@ -58,11 +150,12 @@ class Redactor:
     A redactor with no secrets returns text unchanged at the cost of one test.
     """
 
-    __slots__ = ("_pattern", "_secrets")
+    __slots__ = ("_pattern", "_reach", "_secrets")
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self._secrets: set[str] = set()
+        self._secrets: frozenset[str] = frozenset()
         self._pattern: re.Pattern[str] | None = None
+        self._reach = 0
         self.add(*secrets)
 
     def add(self, *secrets: str) -> None:
@@ -70,11 +163,22 @@ class Redactor:
         new = {secret for secret in secrets if secret} - self._secrets
         if not new:
             return
-        self._secrets |= new
-        self._pattern = _pattern(frozenset(self._secrets))
+        # One assignment each: a thread redacting meanwhile sees the old or the new set.
+        self._secrets = self._secrets | new
+        self._pattern = _pattern(self._secrets)
+        # Base64 is 4/3 of the secret's UTF-8, itself at most 4 bytes a character.
+        self._reach = max(self._reach, *(len(secret) * 6 * _WIDEST for secret in new))
+
+    @property
+    def reach(self) -> int:
+        """An upper bound on the length of any text this redactor replaces."""
+        return self._reach
 
     def __bool__(self) -> bool:
         return self._pattern is not None
+
+    def __repr__(self) -> str:
+        return f"Redactor(<{len(self._secrets)} secret(s)>)"  # never the values
 
     def redact(self, text: str) -> str:
         """``text`` with every spelling of every secret replaced by ``***``."""
@@ -89,13 +193,162 @@ class Redactor:
         if isinstance(value, str):
             return self.redact(value)
         if isinstance(value, dict):
-            return {
-                self.redact(k) if isinstance(k, str) else k: self.redact_value(v)
-                for k, v in value.items()
-            }
+            return {self.redact_value(k): self.redact_value(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return type(value)(self.redact_value(item) for item in value)
         return value
 
     def contains_secret(self, text: str) -> bool:
         return self._pattern is not None and self._pattern.search(text) is not None
+
+    def clean_exception(self, error: BaseException) -> BaseException:
+        """A copy of ``error`` and its chain that carries no secret this redactor knows.
+
+        Each copy keeps its type, its traceback and a redacted message; its
+        ``args`` hold only redacted strings, numbers and cleaned exceptions, and
+        of its attributes only the plain ones (redacted strings, numbers) and
+        cleaned exceptions. An
+        exception that cannot be rebuilt that way becomes a ``RedactedError``
+        naming the original type. ``__cause__`` and ``__context__`` are cleaned
+        the same way, ``MAX_CHAIN`` links deep; cycles are kept as cycles.
+        """
+        if self._pattern is None:
+            return error
+        return _Cleaner(self).clean(error, 0)
+
+
+class _Cleaner:
+    """One exception chain's copy: the memo keeps shared links and cycles intact."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
+        self._done: dict[int, BaseException] = {}
+
+    def clean(self, error: BaseException, depth: int) -> BaseException:
+        done = self._done.get(id(error))
+        if done is not None:
+            return done
+        copy = self._copy(error, depth)
+        self._done[id(error)] = copy
+        if depth < MAX_CHAIN:
+            if error.__cause__ is not None:
+                copy.__cause__ = self.clean(error.__cause__, depth + 1)
+            if error.__context__ is not None:
+                copy.__context__ = self.clean(error.__context__, depth + 1)
+        copy.__suppress_context__ = error.__suppress_context__
+        notes = getattr(error, "__notes__", None)
+        if isinstance(notes, list):
+            copy.__notes__ = [self._redactor.redact(_safe_str(note)) for note in notes]  # type: ignore[attr-defined]
+        return copy.with_traceback(error.__traceback__)
+
+    def _copy(self, error: BaseException, depth: int) -> BaseException:
+        kind = type(error)
+        message = self._redactor.redact(_safe_str(error))
+        args = tuple(self._arg(arg, depth) for arg in error.args)
+        for build in (_by_constructor, _by_new):
+            try:
+                copy = build(kind, args)
+                if type(copy) is not kind:
+                    continue  # OSError's constructor picks a subclass by errno, for example
+                self._copy_attributes(error, copy, depth)
+                # str() may raise here (it did for the original): that too means the stand-in.
+                if str(copy) == message and not self._redactor.contains_secret(repr(copy)):
+                    return copy
+            except Exception:
+                continue
+        return RedactedError(f"{kind.__module__}.{kind.__qualname__}", message)
+
+    def _arg(self, value: Any, depth: int) -> Any:
+        if value is None or isinstance(value, (bool, int, float)):
+            return value
+        if isinstance(value, str):
+            return self._redactor.redact(value)
+        if isinstance(value, bytes):
+            text = value.decode("utf-8", "surrogateescape")
+            return self._redactor.redact(text).encode("utf-8", "surrogateescape")
+        if isinstance(value, BaseException):
+            return self.clean(value, depth + 1)
+        if isinstance(value, (list, tuple)):
+            return type(value)(self._arg(item, depth) for item in value)
+        # Any other object (a request, a response) may hold a secret where no
+        # repr shows it: only its redacted text travels on.
+        return self._redactor.redact(_safe_str(value, repr))
+
+    def _copy_attributes(self, error: BaseException, copy: BaseException, depth: int) -> None:
+        for name, value in getattr(error, "__dict__", {}).items():
+            if name.startswith("__"):
+                continue
+            if value is None or isinstance(value, (bool, int, float)):
+                setattr(copy, name, value)
+            elif isinstance(value, str):
+                setattr(copy, name, self._redactor.redact(value))
+            elif isinstance(value, BaseException) and depth < MAX_CHAIN:
+                setattr(copy, name, self.clean(value, depth + 1))  # a wrapped error's cause
+
+
+def _by_constructor(kind: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    return kind(*args)
+
+
+def _by_new(kind: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    # Without __init__: for constructors whose parameters are not their args.
+    copy = kind.__new__(kind, *args)
+    copy.args = args
+    return copy
+
+
+def _safe_str(value: object, show: Any = str) -> str:
+    try:
+        return str(show(value))
+    except Exception:
+        return f"<{type(value).__name__} that cannot be shown>"
+
+
+# -- the call's redactor --------------------------------------------------------------------------
+
+_ACTIVE: ContextVar[Redactor | None] = ContextVar("agentkit_redactor", default=None)
+
+
+def active_redactor() -> Redactor | None:
+    """The redactor of the tool call running in this context, if any."""
+    return _ACTIVE.get()
+
+
+@contextmanager
+def redacting(redactor: Redactor) -> Iterator[Redactor]:
+    """Make ``redactor`` the active one for the block (the executor does this per call)."""
+    token = _ACTIVE.set(redactor)
+    try:
+        yield redactor
+    finally:
+        _ACTIVE.reset(token)
+
+
+def redact_also(*forms: str) -> None:
+    """Tell the running call's redactor about ``forms`` derived from a secret.
+
+    A backend or tool that sends something it computed from a credential (a
+    ``user:password`` pair, a signed token, a header it assembled) calls this
+    before sending, so the call's output, errors, events and recordings never
+    show it. Outside a call (no active redactor) this does nothing.
+    """
+    redactor = _ACTIVE.get()
+    if redactor is not None:
+        redactor.add(*forms)
+
+
+def excerpt(text: str, limit: int, redactor: Redactor | None = None) -> str:
+    """``text`` redacted first, then cut to ``limit`` characters (``...`` marks a cut).
+
+    In this order a secret that straddles the cut, or is longer than the
+    excerpt, is still whole when it is matched. ``redactor`` defaults to the
+    active one.
+    """
+    redactor = redactor if redactor is not None else _ACTIVE.get()
+    if redactor:
+        # A secret starting before the cut ends within `reach` of it: redacting
+        # this much is as good as redacting a body of any size.
+        text = redactor.redact(text[: limit + redactor.reach])
+    if len(text) > limit:
+        text = text[: max(limit - 3, 0)] + "..."
+    return text

@@ -276,6 +276,11 @@ class Tool:
         the tool names none; the chapter's ``credentials: dict = None`` works). Return
         a dictionary matching ``OUTPUT_SCHEMA``; raise to fail the call. Written
         ``async def`` (see ``AsyncTool``), it is awaited.
+
+        The credential values are redacted from everything the call reports. A
+        form you derive from one and send (a signature, an assembled header)
+        is not known unless you register it first with
+        ``agentkit.redaction.redact_also(form)``.
         """
         raise NotImplementedError(f"{type(self).__name__} does not implement execute()")
 

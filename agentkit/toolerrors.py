@@ -13,6 +13,10 @@ the same thing.
     ├── ToolExecutionError          a tool call that failed; the cause is kept
     └── ToolTimeoutError            (also a TimeoutError) a call that did not finish in time;
                                     the cause of the ToolExecutionError that reports it
+
+    RedactedError                   not raised: stands in, as a ToolExecutionError's
+                                    cause, for an exception that could not be copied
+                                    without the secrets it held
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ __all__ = [
     "CredentialError",
     "DefinitionError",
     "DefinitionProblem",
+    "RedactedError",
     "SchemaDefinitionError",
     "SchemaProblem",
     "SemanticError",
@@ -189,10 +194,24 @@ class ToolValidationError(AgentKitError):
         return list(self._errors)
 
 
+class RedactedError(Exception):
+    """Stands in for an exception that could not be rebuilt without its secrets.
+
+    ``original_type`` is the dotted name of the exception's type; the message
+    is its text with every secret redacted.
+    """
+
+    def __init__(self, original_type: str, message: str) -> None:
+        self.original_type = original_type
+        super().__init__(message)
+
+
 class ToolExecutionError(AgentKitError):
     """A tool call failed: the tool raised, or what it needed (a credential) was missing.
 
-    ``cause`` is the original exception and is also chained as ``__cause__``.
+    ``cause`` is the exception the tool raised -- for a tool with credentials,
+    a copy of it and of its chain with the secrets redacted (see
+    ``Redactor.clean_exception``) -- and is also chained as ``__cause__``.
     ``detail`` replaces the cause's text in the message where it had to be
     cleaned first (secrets redacted).
     """
@@ -202,7 +221,7 @@ class ToolExecutionError(AgentKitError):
         self._cause = cause
         self.__cause__ = cause
         self._detail = str(cause) if detail is None else detail
-        kind = type(cause).__name__
+        kind = self.cause_type
         what = f"{kind}: {self._detail}" if self._detail else kind
         super().__init__(f"Tool '{tool_name}' failed: {what}")
 
@@ -213,6 +232,14 @@ class ToolExecutionError(AgentKitError):
     @property
     def cause(self) -> BaseException:
         return self._cause
+
+    @property
+    def cause_type(self) -> str:
+        """The cause's type name (the original's, when a ``RedactedError`` stands in)."""
+        cause = self._cause
+        if isinstance(cause, RedactedError):
+            return cause.original_type.rpartition(".")[2]
+        return type(cause).__name__
 
     @property
     def detail(self) -> str:

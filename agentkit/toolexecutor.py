@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from agentkit.credentials import CredentialsManager
+from agentkit.jsonvalues import MAX_DEPTH, checked_copy
 from agentkit.observability import (
     EVENT_COMPLETED,
     EVENT_FAILED,
@@ -25,7 +26,7 @@ from agentkit.observability import (
     emit,
 )
 from agentkit.recording import ReplaySource
-from agentkit.redaction import Redactor
+from agentkit.redaction import Redactor, redacting
 from agentkit.tool import Tool, _Spec
 from agentkit.toolerrors import (
     AgentKitError,
@@ -42,6 +43,7 @@ from agentkit.toolresult import (
     describe_error,
     make_result,
 )
+from agentkit.toolschema import ToolSchema
 
 __all__ = ["ToolExecutor"]
 
@@ -172,9 +174,17 @@ class ToolExecutor:
         )
         if credentials is not None:
             try:
-                raw = tool.execute(values, credentials)
-                if spec.is_async:
-                    raw = _run_to_completion(raw)  # type: ignore[arg-type]
+                if redactor is None:  # no credentials: nothing to redact, the hot path
+                    raw = tool.execute(values, credentials)
+                    if spec.is_async:
+                        raw = _run_to_completion(raw)  # type: ignore[arg-type]
+                else:
+                    # Active while the tool runs: a backend adds the forms it
+                    # derives from a credential (redact_also).
+                    with redacting(redactor):
+                        raw = tool.execute(values, credentials)
+                        if spec.is_async:
+                            raw = _run_to_completion(raw)  # type: ignore[arg-type]
             except Exception as exc:
                 error = _execution_error(spec.name, exc, redactor)
         return self._finish(
@@ -212,7 +222,13 @@ class ToolExecutor:
         )
         if credentials is not None:
             try:
-                raw = await self._run_on_loop(tool, spec, values, credentials, timeout)
+                if redactor is None:
+                    raw = await self._run_on_loop(tool, spec, values, credentials, timeout)
+                else:
+                    # A context variable, so it is this call's alone, in its own task
+                    # and in the copy of the context the pool thread runs under.
+                    with redacting(redactor):
+                        raw = await self._run_on_loop(tool, spec, values, credentials, timeout)
             except Exception as exc:
                 error = _execution_error(spec.name, exc, redactor)
             except asyncio.CancelledError as exc:
@@ -350,7 +366,10 @@ class ToolExecutor:
         if listeners or tracer is not None:
             call_id = call_id or _new_call_id()
             if listeners:
-                emit(listeners, self._event(EVENT_STARTED, tool, call_id, inputs=_shallow(inputs)))
+                shown = _shallow(inputs)
+                if spec.credential_names:
+                    shown = self._known_secrets(spec.credential_names).redact_value(shown)
+                emit(listeners, self._event(EVENT_STARTED, tool, call_id, inputs=shown))
             if tracer is not None:
                 span = tracer.start_span(name, call_id, spec.description)
 
@@ -388,6 +407,19 @@ class ToolExecutor:
                 )  # fmt: skip
         except (ToolValidationError, ToolExecutionError) as exc:
             return spec, listeners, call_id, span, {}, None, None, validated, None, exc
+        except RecursionError as exc:
+            return (
+                spec,
+                listeners,
+                call_id,
+                span,
+                {},
+                None,
+                None,
+                validated,
+                None,
+                _too_deep(name, exc),
+            )
         return spec, listeners, call_id, span, values, _NO_CREDENTIALS, None, validated, None, None
 
     def _finish(
@@ -411,23 +443,19 @@ class ToolExecutor:
         output: dict[str, Any] | None = None
         if error is None:
             try:
-                if type(raw) is not dict and not isinstance(raw, dict):
-                    raise ToolValidationError(
-                        name,
-                        "output",
-                        [f"Expected the tool to return a dictionary, got '{type(raw).__name__}'"],
-                    )
-                problems: list[str] = []
-                output = spec.output_schema._check(raw, "", problems)
-                if problems:
-                    if redactor:
-                        problems = [redactor.redact(problem) for problem in problems]
-                    raise ToolValidationError(name, "output", problems)
-                if redactor:
-                    output = redactor.redact_value(output)
+                if redactor is None:
+                    output = _checked(name, spec.output_schema, raw, None)
+                else:
+                    # Active while the output is checked: a validation message
+                    # redacts the value it quotes before cutting it short.
+                    with redacting(redactor):
+                        output = redactor.redact_value(
+                            _checked(name, spec.output_schema, raw, redactor)
+                        )
             except ToolValidationError as exc:
                 error = exc
-                output = None
+            except RecursionError as exc:
+                error = _too_deep(name, exc)
 
         duration = _perf_counter() - start
         error_type = type(error).__name__ if error is not None else None
@@ -436,7 +464,9 @@ class ToolExecutor:
             span.end(error_type, str(error) if error is not None else None)
         if listeners:
             assert call_id is not None  # set by _open whenever there are listeners
-            seen = validated if validated is not None else _shallow(inputs)
+            seen = validated if validated is not None else _bounded(inputs)
+            if redactor:
+                seen = redactor.redact_value(seen)
             self._finish_event(listeners, tool, call_id, duration, seen, output, error)
 
         if error is not None:
@@ -490,6 +520,10 @@ class ToolExecutor:
         except CredentialError as exc:
             raise ToolExecutionError(name, exc) from exc
 
+    def _known_secrets(self, names: Iterable[str]) -> Redactor:
+        """A redactor of the credentials found so far (missing ones fail the call later)."""
+        return Redactor(value for name in names if (value := self._credentials.get(name)))
+
     def _replay_call(self, tool: Tool, values: dict[str, Any]) -> Any:
         assert self._replay is not None
         try:
@@ -542,6 +576,14 @@ class ToolExecutor:
         emit(listeners, event)
 
 
+def _bounded(inputs: object) -> dict[str, Any]:
+    """Inputs that failed validation, as a listener may walk them: nesting past MAX_DEPTH cut."""
+    try:
+        return checked_copy(_shallow(inputs), "", [])  # type: ignore[no-any-return]
+    except Exception:  # a Mapping of the caller's that fails even to be read
+        return {}
+
+
 def _shallow(inputs: object) -> dict[str, Any]:
     return dict(inputs) if isinstance(inputs, Mapping) else {}
 
@@ -558,9 +600,41 @@ def _raised_result(tool: object, exc: Exception) -> ToolResult:
 
 
 def _execution_error(name: str, exc: Exception, redactor: Redactor | None) -> ToolExecutionError:
-    """Step 3's failure: what the tool raised, with credential values redacted."""
-    detail = redactor.redact(str(exc)) if redactor else None
-    return ToolExecutionError(name, exc, detail=detail)
+    """Step 3's failure: what the tool raised -- for a tool with credentials, a copy of
+    it and its chain without their values.
+
+    Made inside the ``except`` block but raised (by ``_finish``) outside it, so
+    Python never chains the original, secret-bearing exception as ``__context__``.
+    """
+    if not redactor:
+        return ToolExecutionError(name, exc)
+    cause = redactor.clean_exception(exc)
+    return ToolExecutionError(name, cause, detail=redactor.redact(str(cause)))
+
+
+def _too_deep(name: str, exc: RecursionError) -> ToolExecutionError:
+    # The last line of defence: values are checked to MAX_DEPTH levels, but a
+    # call must fail cleanly, never raise, should a walk still recurse.
+    return ToolExecutionError(
+        name, exc, detail=f"a value nested too deeply (the limit is {MAX_DEPTH} levels)"
+    )
+
+
+def _checked(name: str, schema: ToolSchema, raw: Any, redactor: Redactor | None) -> dict[str, Any]:
+    """Step 4: ``raw`` checked against the output schema (defaults applied)."""
+    if type(raw) is not dict and not isinstance(raw, dict):
+        raise ToolValidationError(
+            name,
+            "output",
+            [f"Expected the tool to return a dictionary, got '{type(raw).__name__}'"],
+        )
+    problems: list[str] = []
+    output: dict[str, Any] = schema._check(raw, "", problems)
+    if problems:
+        if redactor:
+            problems = [redactor.redact(problem) for problem in problems]
+        raise ToolValidationError(name, "output", problems)
+    return output
 
 
 def _check_timeout(timeout: object) -> None:

@@ -8,7 +8,18 @@ from collections.abc import Iterable, Iterator
 from agentkit.tool import Tool
 from agentkit.toolerrors import SemanticError, closest, did_you_mean
 
-__all__ = ["ToolRegistry"]
+__all__ = ["ToolRegistry", "name_key"]
+
+
+def name_key(name: str) -> str:
+    """What two tool names must differ in: ``fetch_weather``, ``fetch-weather`` and
+    ``FetchWeather`` share the key ``fetchweather``.
+
+    A model tells tools apart by name, providers normalise some spellings, and a
+    definition's class name (``FetchWeatherTool``) is its name without case or
+    ``-``/``_``: names that differ only there are one name.
+    """
+    return name.replace("-", "").replace("_", "").casefold()
 
 
 class ToolRegistry:
@@ -21,11 +32,15 @@ class ToolRegistry:
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._lock = threading.RLock()
         self._tools: dict[str, Tool] = {}
+        self._by_key: dict[str, Tool] = {}
         for tool in tools:
             self.register(tool)
 
     def register(self, tool: Tool) -> Tool:
-        """Add ``tool``; a name already taken raises ``SemanticError`` naming both sources."""
+        """Add ``tool``; a name already taken raises ``SemanticError`` naming both sources.
+
+        A name is taken when another tool's differs only in case, ``-`` or ``_``.
+        """
         if isinstance(tool, type) and issubclass(tool, Tool):
             raise SemanticError(
                 f"register() takes a Tool instance, got the class {tool.__name__}; "
@@ -35,8 +50,8 @@ class ToolRegistry:
             raise SemanticError(f"register() takes a Tool instance, got {type(tool).__name__}")
         name = tool.name
         with self._lock:
-            existing = self._tools.get(name)
-            if existing is not None:
+            existing = self._by_key.get(name_key(name))
+            if existing is not None and existing.name == name:
                 raise SemanticError(
                     # The first sentence is the chapter's, which callers may match on.
                     "Duplicate tool registration attempted. "
@@ -44,16 +59,25 @@ class ToolRegistry:
                     f"cannot register a second tool of that name (defined by {tool.source}). "
                     "Rename one of them, or unregister the first."
                 )
+            if existing is not None:
+                raise SemanticError(
+                    f"Tool '{name}' (defined by {tool.source}) collides with the registered "
+                    f"tool '{existing.name}' (defined by {existing.source}): names must differ "
+                    "in more than case, '-' and '_'. Rename one of them."
+                )
             self._tools[name] = tool
+            self._by_key[name_key(name)] = tool
         return tool
 
     def unregister(self, name: str) -> Tool:
         """Remove and return the tool called ``name``; ``KeyError`` when there is none."""
         with self._lock:
             try:
-                return self._tools.pop(name)
+                tool = self._tools.pop(name)
             except KeyError:
                 raise KeyError(self._unknown(name)) from None
+            del self._by_key[name_key(name)]
+            return tool
 
     def lookup(self, tool_name: str) -> Tool | None:
         """The tool called ``tool_name``, or ``None``."""
@@ -64,6 +88,10 @@ class ToolRegistry:
         if tool is None:
             raise KeyError(self._unknown(name))
         return tool
+
+    def colliding(self, name: str) -> Tool | None:
+        """The registered tool whose name is ``name`` or differs from it only in case, -, _."""
+        return self._by_key.get(name_key(name))
 
     def lookup_by_tags(self, **tags: str) -> list[Tool]:
         """The tools whose tags include every ``key=value`` given (all tools when none are)."""

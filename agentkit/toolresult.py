@@ -144,6 +144,6 @@ def describe_error(error: BaseException) -> dict[str, Any]:
         described["direction"] = error.direction
         described["errors"] = error.errors
     elif isinstance(error, ToolExecutionError):
-        described["cause"] = type(error.cause).__name__
+        described["cause"] = error.cause_type
         described["detail"] = error.detail
     return described

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import CodeType, MappingProxyType
 from typing import Any, ClassVar, Final, final
 
+from agentkit.jsonvalues import checked_copy
+from agentkit.redaction import excerpt
 from agentkit.toolerrors import (
     SchemaDefinitionError,
     SchemaProblem,
@@ -130,11 +133,11 @@ _EXACT_TYPES: Final[dict[str, type]] = {
 
 
 def _show(value: Any) -> str:
-    """A value as an error message quotes it: its repr, cut short."""
-    text = repr(value)
-    if len(text) > _SHOWN_VALUE_LIMIT:
-        text = text[: _SHOWN_VALUE_LIMIT - 3] + "..."
-    return text
+    """A value as an error message quotes it: its repr, cut short.
+
+    The running call's secrets are redacted before the cut, while each is whole.
+    """
+    return excerpt(repr(value), _SHOWN_VALUE_LIMIT)
 
 
 def _type_name(value: Any) -> str:
@@ -225,7 +228,10 @@ class Parameter:
 
     @property
     def is_trivial(self) -> bool:
-        """True when a value of exactly the declared type needs no further check."""
+        """True when a value of exactly the declared type needs no further check.
+
+        A float never is: it must also be finite (``NaN`` passes every bound).
+        """
         return (
             self.enum is None
             and self.items is None
@@ -233,8 +239,7 @@ class Parameter:
             and self.minimum is None
             and self.maximum is None
             and self.pattern is None
-            and self.type != "list"
-            and self.type != "dictionary"
+            and self.type not in ("float", "list", "dictionary")
         )
 
     def check(self, value: Any, path: str | None = None) -> tuple[Any, list[str]]:
@@ -309,6 +314,7 @@ def _compile_check(spec: Parameter) -> _Check:
     to_float = type_name == "float"
     element = spec.items._check if spec.items is not None else None
     nested = spec.parameters
+    free_form = element is None and nested is None and type_name in ("list", "dictionary")
 
     def check(value: Any, path: str, errors: list[str]) -> Any:
         if not type_test(value):
@@ -324,6 +330,9 @@ def _compile_check(spec: Parameter) -> _Check:
                     f"Parameter '{path}': expected type 'float', got an integer too large"
                 )
                 return value
+        if to_float and not math.isfinite(value):
+            errors.append(f"Parameter '{path}': expected a finite number, got {value}")
+            return value
         for constraint in constraints:
             constraint(value, path, errors)
         if element is not None:
@@ -332,9 +341,10 @@ def _compile_check(spec: Parameter) -> _Check:
             checked = nested._check(value, f"{path}.", errors)
             # Always a copy, so a tool changing a nested value never reaches the caller's.
             value = dict(checked) if checked is value else checked
-        elif type(value) is list or type(value) is dict:
-            # Free-form containers are copied so defaults and callers never share them.
-            value = copy.deepcopy(value)
+        elif free_form:
+            # Free-form containers are copied so defaults and callers never share
+            # them, and checked on the way: bounded nesting, finite numbers.
+            value = checked_copy(value, path, errors)
         return value
 
     return check
@@ -915,6 +925,10 @@ def _parse_bound(
         return None
     if not is_number(value):
         problem(key, f"expected a number, got '{_type_name(value)}'")
+        return None
+    if not math.isfinite(value):
+        # A NaN bound compares false with everything: it would check nothing.
+        problem(key, f"expected a finite number, got {value}")
         return None
     return value  # type: ignore[no-any-return]  # narrowed by is_number
 

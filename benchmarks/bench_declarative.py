@@ -76,13 +76,20 @@ def bench_http() -> list[str]:
     ]
 
 
+def write_definitions(root: Path, count: int, *, first: int = 0) -> list[Path]:
+    """Write ``count`` HTTP definitions (tools ``item_<first>`` on) into ``root``; sorted."""
+    files = []
+    for index in range(first, first + count):
+        file = root / f"item_{index:05}.yaml"
+        file.write_text(DEFINITION.format(index=index, origin="https://api.example.com"))
+        files.append(file)
+    return files
+
+
 def bench_load(count: int = 1000) -> list[str]:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        for index in range(count):
-            text = DEFINITION.format(index=index, origin="https://api.example.com")
-            (root / f"item_{index:04}.yaml").write_text(text)
-        files = sorted(root.glob("*.yaml"))
+        files = write_definitions(root, count)
 
         def parse_only() -> None:
             for file in files:

@@ -7,11 +7,25 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import bench_cli, bench_declarative, bench_executor
+from benchmarks import (
+    bench_cli,
+    bench_concurrency,
+    bench_declarative,
+    bench_executor,
+    bench_overhead,
+    bench_scaling,
+)
 
 
 def main() -> None:
-    for bench in (bench_executor, bench_declarative, bench_cli):
+    for bench in (
+        bench_executor,
+        bench_overhead,
+        bench_concurrency,
+        bench_declarative,
+        bench_scaling,
+        bench_cli,
+    ):
         print("\n".join(bench.run()), flush=True)
         print()
 

@@ -15,8 +15,15 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Case:
+    """One thing to time; ``reset`` (untimed) runs before each of its rounds.
+
+    ``reset`` is for cases that pile up state as they run (an in-memory span
+    exporter, say), so a round neither measures nor keeps the previous ones'.
+    """
+
     label: str
     run: Callable[[], object]
+    reset: Callable[[], object] | None = None
 
 
 def best_per_call(cases: Sequence[Case], *, number: int, rounds: int = 7) -> dict[str, float]:
@@ -30,6 +37,8 @@ def best_per_call(cases: Sequence[Case], *, number: int, rounds: int = 7) -> dic
                 case.run()
         for _ in range(rounds):
             for case in cases:
+                if case.reset is not None:
+                    case.reset()
                 run = case.run
                 start = time.perf_counter()
                 for _ in range(number):
@@ -44,3 +53,8 @@ def best_per_call(cases: Sequence[Case], *, number: int, rounds: int = 7) -> dic
 
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
+
+
+def target_line(what: str, figure: float, limit: float, unit: str = "x") -> str:
+    """``  target: <what> <= <limit>: <figure> -> PASS|MISS``, the line every target prints."""
+    return f"  target: {what} <= {limit:g}{unit}: {figure:.2f}{unit} -> {verdict(figure <= limit)}"

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from agentkit import Tool
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SECRET = "sk-live-8f3a/9+Zq=="
 
@@ -41,3 +47,25 @@ class Scripted(Tool):
     def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
         self.calls += 1
         return self.body(inputs, credentials)  # type: ignore[no-any-return]
+
+
+def run_bounded(
+    code: str, *, memory_bytes: int = 1 << 30, timeout: float = 60.0
+) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh Python limited to ``memory_bytes`` and ``timeout`` seconds.
+
+    For tests that prove a bound against hostile input: a regression makes the
+    child fail (MemoryError, a kill, a timeout) instead of taking the test run down.
+    """
+    limit = (
+        "import resource\n"
+        f"resource.setrlimit(resource.RLIMIT_AS, ({memory_bytes}, {memory_bytes}))\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", limit + textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        check=False,
+    )

@@ -233,11 +233,11 @@ def test_a_failed_call_exits_1_with_the_result(capsys: pytest.CaptureFixture[str
             id="type",
         ),
         pytest.param(
-            ["call", "text_stats", "--input", "{nope"], "the input is not valid JSON", id="json"
+            ["call", "text_stats", "--input", "{nope"], "--input: not valid JSON", id="json"
         ),
         pytest.param(
             ["call", "text_stats", "--input", "[1]"],
-            "the input must be a JSON object",
+            "--input: expected a JSON object",
             id="not-object",
         ),
         pytest.param(

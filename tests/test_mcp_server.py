@@ -24,6 +24,7 @@ UNREACHABLE = """\
 name: unreachable
 version: 1.0.0
 credentials: [api-token]
+input_schema: {parameters: [{name: data, type: dictionary, required: false}]}
 output_schema: {parameters: [{name: ok, type: boolean}]}
 backend:
   http:
@@ -55,6 +56,15 @@ async def _session_results(secrets: Path, extra: Path) -> dict[str, Any]:
     return found
 
 
+# 150 levels: past agentkit's limit of 64, within what the SDK's own JSON-RPC
+# layer passes on (it drops a request nested about 200 deep without answering).
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(depth):
+        value = {"k": value}
+    return value
+
+
 async def _talk(params: StdioServerParameters, found: dict[str, Any]) -> None:
     async with stdio_client(params) as streams, ClientSession(streams[0], streams[1]) as session:
         await session.initialize()
@@ -62,6 +72,8 @@ async def _talk(params: StdioServerParameters, found: dict[str, Any]) -> None:
         found["ok"] = await session.call_tool("text_stats", {"text": "One fish. Two fish!"})
         found["invalid"] = await session.call_tool("text_stats", {"text": "x", "top": 99})
         found["failing"] = await session.call_tool("unreachable", {})
+        found["deep"] = await session.call_tool("unreachable", {"data": _nested(150)})
+        found["after"] = await session.call_tool("text_stats", {"text": "Still here."})
         try:
             await session.call_tool("text_stat", {})
         except MCPError as exc:
@@ -130,3 +142,15 @@ def test_an_unknown_tool_is_a_protocol_error(session_results: dict[str, Any]) ->
     error = session_results["unknown"]
     assert error.code == -32602
     assert "Unknown tool: 'text_stat' (did you mean 'text_stats'?)" in error.message
+
+
+def test_arguments_nested_too_deeply_are_an_error_result_and_the_server_goes_on(
+    session_results: dict[str, Any],
+) -> None:
+    result = session_results["deep"]
+    assert result.is_error is True
+    assert result.content[0].text == (
+        "Error: Tool 'unreachable' received invalid input:\n"
+        "  - Parameter 'data': nested more than 64 levels deep; send a flatter value"
+    )
+    assert session_results["after"].is_error is False

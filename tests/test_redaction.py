@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
+import re
+from collections.abc import Callable
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -11,6 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentkit import Redactor
+from agentkit.redaction import MASK, excerpt, redact_also, redacting
+from tests.leaks import SECRETS, leaked, spellings
 
 SECRET = 'p@ss w/rd+"q\\'
 
@@ -56,3 +60,96 @@ def test_no_spelling_survives(secret: str, before: str, after: str) -> None:
     redactor = Redactor([secret])
     for spelling in (secret, quote(secret, safe=""), json.dumps(secret)[1:-1]):
         assert spelling not in redactor.redact(before + spelling + after)
+
+
+# -- every spelling, for secrets whose spellings differ ---------------------------------------
+
+
+@pytest.mark.parametrize("secret", SECRETS, ids=range(len(SECRETS)))
+def test_no_spelling_of_a_secret_survives(secret: str) -> None:
+    redactor = Redactor([secret])
+    for form in spellings(secret):
+        assert leaked(redactor.redact(f"<{form}>"), [secret]) == [], form
+
+
+@pytest.mark.parametrize(
+    "escape",
+    [
+        pytest.param(lambda s: "".join(f"\\u{ord(c):04x}" for c in s), id="every-char-json-u"),
+        pytest.param(lambda s: "".join(f"\\u{ord(c):04X}" for c in s), id="upper-json-u"),
+        pytest.param(
+            lambda s: re.sub("%..", lambda m: m[0].lower(), quote(s, safe="")),
+            id="lowercase-percent",
+        ),
+        pytest.param(lambda s: "".join(f"%{b:02x}" for b in s.encode()), id="percent-every-byte"),
+        pytest.param(lambda s: quote(quote(s, safe=""), safe=""), id="percent-twice"),
+        pytest.param(lambda s: json.dumps(s)[1:-1].replace("/", "\\/"), id="json-slash"),
+        pytest.param(lambda s: json.dumps(json.dumps(s))[3:-3], id="json-in-json"),
+        pytest.param(lambda s: "".join(f"&#x{ord(c):x};" for c in s), id="html-hex"),
+        pytest.param(lambda s: "".join(f"&#{ord(c)};" for c in s), id="html-decimal"),
+    ],
+)
+@pytest.mark.parametrize("secret", SECRETS, ids=range(len(SECRETS)))
+def test_escaped_spellings_are_redacted(secret: str, escape: Callable[[str], str]) -> None:
+    assert Redactor([secret]).redact(f"a {escape(secret)} b") == "a *** b"
+
+
+@given(
+    st.sampled_from(SECRETS),
+    st.binary(max_size=7),
+    st.binary(max_size=7),
+    st.booleans(),
+)
+def test_a_secret_inside_a_longer_base64_string_is_redacted(
+    secret: str, before: bytes, after: bytes, urlsafe: bool
+) -> None:
+    raw = secret.encode()
+    encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
+    encoded = encode(before + raw + after).decode()
+    redacted = Redactor([secret]).redact(encoded)
+    assert MASK in redacted
+    # All but the 2 characters at each edge that mix in the neighbours' bits are gone.
+    assert len(redacted) <= len(encoded) - len(raw) * 4 // 3 + 4 + len(MASK)
+
+
+def test_a_basic_auth_pair_is_redacted_whatever_the_user() -> None:
+    password = SECRETS[1]
+    redactor = Redactor([password])  # the password alone: the pair was never registered
+    for user in ("a", "ab", "abc", "ann@example.com"):
+        pair = base64.b64encode(f"{user}:{password}".encode()).decode()
+        assert leaked(redactor.redact(f"Authorization: Basic {pair}"), [password]) == [], user
+
+
+def test_a_long_secret_compiles_and_matches_quickly_enough_to_use() -> None:
+    token = "eyJhbGciOi" + "x" * 4000 + "/+="
+    redactor = Redactor([token])
+    assert redactor.redact(f"Bearer {token}") == "Bearer ***"
+
+
+# -- redact first, then cut ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("secret", SECRETS, ids=range(len(SECRETS)))
+def test_an_excerpt_never_shows_part_of_a_secret(secret: str) -> None:
+    redactor = Redactor([secret])
+    for limit in (5, 20, 40):
+        for start in range(limit + 1):
+            text = "x" * start + json.dumps(secret)[1:-1] + "y" * 50
+            shown = excerpt(text, limit, redactor)
+            assert len(shown) <= limit
+            assert secret[:3] not in shown.replace("x", "").replace("y", "")
+
+
+def test_an_excerpt_uses_the_active_redactor() -> None:
+    with redacting(Redactor(["hunter2-secret"])):
+        assert excerpt("pw: hunter2-secret and more", 12) == "pw: *** a..."
+    assert excerpt("pw: hunter2-secret and more", 12) == "pw: hunte..."
+
+
+def test_redact_also_extends_only_the_running_call() -> None:
+    redact_also("nothing-runs")  # no active redactor: nothing to do, no error
+    redactor = Redactor(["base"])
+    with redacting(redactor):
+        redact_also("derived-form")
+    assert redactor.redact("base derived-form nothing-runs") == "*** *** nothing-runs"
+    assert "base" not in repr(redactor)

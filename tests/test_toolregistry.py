@@ -110,3 +110,44 @@ def test_concurrent_registration_takes_each_name_once() -> None:
         thread.join()
     assert len(registry) == 50
     assert len(refused) == 350
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        pytest.param("fetch_weather", "fetch-weather", id="dash-for-underscore"),
+        pytest.param("fetch_weather", "Fetch_Weather", id="case"),
+        pytest.param("fetch_weather", "FETCH-WEATHER", id="case-and-dash"),
+        pytest.param("fetch_weather", "fetchWeather", id="separator-dropped"),
+        pytest.param("fetch-weather", "fetch__weather", id="doubled-separator"),
+        pytest.param("weather", "weather_", id="trailing-separator"),
+    ],
+)
+def test_names_differing_only_in_case_dash_or_underscore_collide(first: str, second: str) -> None:
+    registry = ToolRegistry([make_tool(first)])
+    with pytest.raises(
+        SemanticError, match=f"Tool '{second}' .* collides with the registered tool '{first}'"
+    ) as info:
+        registry.register(make_tool(second))
+    assert str(info.value).count("defined by tests.test_toolregistry.") == 2
+    assert registry.names() == [first]
+    assert registry.colliding(second) is registry[first]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        pytest.param("fetch_weather", "fetch_weathers", id="plural"),
+        pytest.param("weather2", "weather_3", id="digits"),
+    ],
+)
+def test_distinct_names_do_not_collide(first: str, second: str) -> None:
+    registry = ToolRegistry([make_tool(first), make_tool(second)])
+    assert registry.names() == [first, second]
+
+
+def test_an_unregistered_name_is_free_again_in_any_spelling() -> None:
+    registry = ToolRegistry([make_tool("fetch_weather")])
+    registry.unregister("fetch_weather")
+    registry.register(make_tool("Fetch-Weather"))
+    assert registry.names() == ["Fetch-Weather"]

@@ -5,36 +5,47 @@
   fails the call. The final URL's origin is checked again before sending.
 - A header value with CR, LF or NUL fails the call before anything is sent.
 - ``timeout.total`` is a deadline for the whole call: every attempt's timeouts,
-  every retry wait and every body read are bounded by what is left of it.
+  every retry wait and every body read are bounded by what is left of it, and
+  at the deadline a watchdog shuts the connection (``http_transport``), so no
+  read -- status line, headers or body, however slowly dripped -- outlives it.
+- A request that may have reached the server is sent again only when its
+  method is idempotent (or ``retry.non_idempotent`` says so); one that provably
+  never left (its connect failed) may always be. urllib3 never resends.
 - Redirects are followed only within the origin, at most five.
 - The body is read as a stream, decoded, and counted against
   ``max_response_bytes``; ``Content-Length`` is never trusted.
-- Credential values (and basic auth's base64 pair) are redacted from every
-  error, and from urllib3's debug log lines while the call runs.
+- Credential values, and every form the call derives from them (basic auth's
+  pair, a header or query value rendered from ``credentials``), join the
+  call's redactor: they are redacted from every error -- the excerpt of an
+  error body is redacted before it is cut -- and from urllib3's debug log lines
+  while the call runs.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import logging
+import math
 import random
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from datetime import timezone
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urljoin, urlsplit
 
+from agentkit import jsonvalues
 from agentkit.declarative.http_spec import HttpSpec
 from agentkit.declarative.templates import Template, TemplateRenderError
-from agentkit.redaction import Redactor
+from agentkit.redaction import Redactor, active_redactor, excerpt, redact_also, redacting
 from agentkit.toolerrors import AgentKitError
 
 if TYPE_CHECKING:
     import requests
     from requests.structures import CaseInsensitiveDict
+
+    from agentkit.declarative.http_transport import Exchange
 
 # requests (about 200 ms to import) is imported where a request is made, not
 # here: loading, listing and exporting definitions never send one.
@@ -59,14 +70,12 @@ class HttpCallError(AgentKitError):
 
 # -- keeping secrets out of urllib3's debug lines -----------------------------------------------
 
-_active = threading.local()
-
 
 class _RedactingFilter(logging.Filter):
-    """Redacts the secrets of the call running on this thread from each log record."""
+    """Redacts the secrets of the call running in this context from each log record."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        redactor: Redactor | None = getattr(_active, "redactor", None)
+        redactor = active_redactor()
         if redactor:
             message = record.getMessage()
             cleaned = redactor.redact(message)
@@ -83,16 +92,6 @@ for _name in (
     "urllib3.util.retry",
 ):
     logging.getLogger(_name).addFilter(_FILTER)
-
-
-@contextmanager
-def _redacting(redactor: Redactor) -> Iterator[None]:
-    previous = getattr(_active, "redactor", None)
-    _active.redactor = redactor
-    try:
-        yield
-    finally:
-        _active.redactor = previous
 
 
 # -- the response as templates see it --------------------------------------------------------------
@@ -121,7 +120,8 @@ class ResponseView:
     def json(self) -> Any:
         if self._json is _UNPARSED:
             try:
-                self._json = json.loads(self._body)
+                # Strict: a reply nested too deeply, or with NaN, fails this call cleanly.
+                self._json = jsonvalues.loads(self._body)
             except ValueError as exc:
                 raise TemplateRenderError(f"the response body is not JSON ({exc})") from None
         return self._json
@@ -159,59 +159,71 @@ class HttpBackend:
         if self._session is None:
             with self._session_lock:
                 if self._session is None:
+                    from agentkit.declarative.http_transport import DeadlineAdapter
+
                     session = requests.Session()
                     session.trust_env = False  # no .netrc, no proxies from the environment
+                    for prefix in ("http://", "https://"):
+                        session.mount(prefix, DeadlineAdapter())
                     self._session = session
         return self._session
 
     def call(self, inputs: Mapping[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
-        spec = self.spec
-        redactor = Redactor(credentials.values())
-        if spec.auth is not None and spec.auth[0] == "basic":
-            redactor.add(f"{credentials[spec.auth[1]]}:{credentials[spec.auth[2]]}")
-        view_inputs = {name: inputs.get(name) for name in spec.input_names}
-        try:
-            with _redacting(redactor):
-                request = self._build(view_inputs, credentials)
-                response = self._send(*request)
-                return self._output(view_inputs, response)
-        except TemplateRenderError as exc:
-            raise HttpCallError("template", redactor.redact(str(exc))) from None
-        except HttpCallError as exc:
-            exc.args = (redactor.redact(str(exc)),)
-            raise
+        # The executor's redactor for this call when there is one, so that what
+        # is derived here is redacted from the call's output, events and records too.
+        redactor = active_redactor()
+        if redactor is None:
+            redactor = Redactor()
+        redactor.add(*credentials.values())
+        view_inputs = {name: inputs.get(name) for name in self.spec.input_names}
+        # Importing requests the first time (about 200 ms) is the process's cost,
+        # not the call's; rendering the request counts against the deadline.
+        session = self.session
+        deadline = time.monotonic() + self.spec.total_timeout
+        with redacting(redactor):
+            try:
+                request = self._build(view_inputs, credentials, deadline)
+                response = self._send(session, deadline, *request)
+                return self._output(view_inputs, response, deadline)
+            except TemplateRenderError as exc:
+                failure = HttpCallError("template", str(exc))
+            except HttpCallError as exc:
+                failure = exc
+        # Raised outside the handler, cleaned: neither the message nor the chain
+        # (a requests error holds the prepared request, headers and all) keeps a secret.
+        raise redactor.clean_exception(failure)
 
     # -- building the request -----------------------------------------------------------------
 
     def _build(
-        self, inputs: dict[str, Any], credentials: Mapping[str, str]
+        self, inputs: dict[str, Any], credentials: Mapping[str, str], deadline: float
     ) -> tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]]:
         spec = self.spec
         context = {"inputs": inputs, "credentials": dict(credentials)}
-        url = spec.origin + self._path(context)
+        url = spec.origin + self._path(context, deadline)
         params: list[tuple[str, str]] = []
         for name, value in spec.query:
-            rendered = _render(value, context)
+            rendered = _render(value, context, deadline)
             if rendered is None:
                 continue
             items = rendered if isinstance(rendered, list) else [rendered]
             params.extend((name, _text(item, f"query '{name}'")) for item in items)
         headers: dict[str, str] = {}
         for name, value in spec.headers:
-            rendered = _render(value, context)
+            rendered = _render(value, context, deadline)
             if rendered is not None:
                 headers[name] = _text(rendered, f"header '{name}'")
         body: dict[str, Any] = {}
         if spec.body_kind == "json":
-            body["json"] = _render_json(spec.body, context)
+            body["json"] = _render_json(spec.body, context, deadline)
         elif spec.body_kind == "form":
             body["data"] = [
                 (name, _text(rendered, f"form field '{name}'"))
                 for name, value in spec.body
-                if (rendered := _render(value, context)) is not None
+                if (rendered := _render(value, context, deadline)) is not None
             ]
         elif spec.body_kind == "body":
-            body["data"] = _text(_render(spec.body, context), "body").encode("utf-8")
+            body["data"] = _text(_render(spec.body, context, deadline), "body").encode("utf-8")
         if spec.content_type:
             headers["Content-Type"] = spec.content_type
         if spec.auth is not None:
@@ -223,15 +235,23 @@ class HttpBackend:
                     f"header '{name}' would contain a line break or NUL; refusing to send "
                     "(the value is not shown)",
                 )
+            if not value.isascii() and not _is_latin1(value):
+                raise HttpCallError(
+                    "request",
+                    f"header '{name}' has a character outside Latin-1, which an HTTP header "
+                    "cannot carry; refusing to send (the value is not shown)",
+                )
         return url, params, headers, body
 
-    def _path(self, context: Mapping[str, Any]) -> str:
+    def _path(self, context: Mapping[str, Any], deadline: float) -> str:
         path = ""
         for index, segment in enumerate(self.spec.path, start=1):
             text = "".join(
                 piece
                 if isinstance(piece, str)
-                else quote(_text(_render(piece, context), f"URL path segment {index}"), safe="")
+                else quote(
+                    _text(_render(piece, context, deadline), f"URL path segment {index}"), safe=""
+                )
                 for piece in segment
             )
             if text in ("", ".", "..") and any(isinstance(piece, Template) for piece in segment):
@@ -254,8 +274,9 @@ class HttpBackend:
         if kind == "bearer":
             headers["Authorization"] = f"Bearer {credentials[auth[1]]}"
         elif kind == "basic":
-            pair = f"{credentials[auth[1]]}:{credentials[auth[2]]}".encode()
-            headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+            pair = f"{credentials[auth[1]]}:{credentials[auth[2]]}"
+            redact_also(pair)  # its base64 is found as a whole, not only each part's core
+            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
         elif auth[2] == "query":
             params.append((auth[3], credentials[auth[1]]))
         else:
@@ -264,54 +285,76 @@ class HttpBackend:
     # -- sending --------------------------------------------------------------------------------
 
     def _send(
-        self, url: str, params: list[tuple[str, str]], headers: dict[str, str], body: dict[str, Any]
+        self,
+        session: requests.Session,
+        deadline: float,
+        url: str,
+        params: list[tuple[str, str]],
+        headers: dict[str, str],
+        body: dict[str, Any],
     ) -> ResponseView:
+        """Send with retries, all within ``deadline``.
+
+        A request that may have reached the server is sent again only when the
+        method is idempotent (or the definition says ``non_idempotent: true``);
+        one that provably never left (the connect failed) always may be.
+        """
         import requests
 
+        from agentkit.declarative.http_transport import Exchange
+
         spec = self.spec
-        deadline = time.monotonic() + spec.total_timeout
-        prepared = requests.Request(
-            spec.method, url, params=params, headers=headers, **body
-        ).prepare()
+        try:
+            prepared = requests.Request(
+                spec.method, url, params=params, headers=headers, **body
+            ).prepare()
+        except (requests.RequestException, ValueError) as exc:  # InvalidHeader, InvalidURL, ...
+            raise HttpCallError(
+                "request", f"{spec.method} {spec.origin}: cannot build the request: {exc}"
+            ) from exc
         self._check_origin(prepared.url or "", spec.method)
         retry = spec.retry
-        may_retry_reply = spec.idempotent or retry.non_idempotent
-        for attempt in range(1, retry.attempts + 1):
-            last = attempt == retry.attempts
-            try:
-                response = self._exchange(prepared, deadline)
-            except requests.ConnectionError as exc:
-                if last or not self._wait(self._backoff(attempt), deadline):
-                    raise HttpCallError(
-                        "connection",
-                        f"{spec.method} {prepared.url} failed to connect after {attempt} "
-                        f"attempt(s): {_reason(exc)}",
-                    ) from None
-                continue
-            except requests.Timeout as exc:
-                if last or not may_retry_reply or not self._wait(self._backoff(attempt), deadline):
-                    raise self._timeout(prepared, deadline, exc) from None
-                continue
-            if response.status_code in retry.on_status and may_retry_reply and not last:
-                delay = self._retry_after(response) or self._backoff(attempt)
-                response.close()
-                if self._wait(delay, deadline):
-                    continue
-                raise HttpCallError(
-                    "deadline",
-                    f"{spec.method} {prepared.url} returned {response.status_code} and the "
-                    f"{spec.total_timeout:g}s deadline leaves no time to retry",
-                    status=response.status_code,
-                )
-            return self._read(prepared, response, deadline)
+        may_resend = spec.idempotent or retry.non_idempotent
+        with Exchange(deadline) as exchange:
+            for attempt in range(1, retry.attempts + 1):
+                last = attempt == retry.attempts
+                exchange.begin_attempt()
+                response = None
+                try:
+                    response = self._exchange(session, prepared, exchange)
+                    if response.status_code in retry.on_status and may_resend and not last:
+                        delay = self._retry_delay(response, attempt)
+                        response.close()
+                        self._pause(prepared, exchange, delay, status=response.status_code)
+                        continue
+                    return self._read(prepared, response, exchange)
+                except requests.RequestException as exc:
+                    if exchange.timed_out:
+                        raise self._deadline(prepared, exchange) from None
+                    resend = exchange.never_left or may_resend
+                    if last or not resend or not self._wait(self._backoff(attempt), exchange):
+                        failure = self._failure(
+                            prepared,
+                            exchange,
+                            exc,
+                            attempt,
+                            replied=response is not None,
+                            held_back=not (resend or last),
+                        )
+                        raise failure from None
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _exchange(self, prepared: requests.PreparedRequest, deadline: float) -> requests.Response:
+    def _exchange(
+        self, session: requests.Session, prepared: requests.PreparedRequest, exchange: Exchange
+    ) -> requests.Response:
         """Send, following same-origin redirects; the body is not read yet."""
         request = prepared
         for _ in range(MAX_REDIRECTS + 1):
-            response = self.session.send(
-                request, stream=True, allow_redirects=False, timeout=self._timeouts(deadline)
+            response = session.send(
+                request,
+                stream=True,
+                allow_redirects=False,
+                timeout=self._timeouts(prepared, exchange),
             )
             location = response.headers.get("Location")
             if not (self.spec.follow_redirects and response.status_code in _REDIRECTS and location):
@@ -344,110 +387,148 @@ class HttpBackend:
                 "only the definition's own origin is allowed",
             )
 
-    def _timeouts(self, deadline: float) -> tuple[float, float]:
-        remaining = deadline - time.monotonic()
+    def _timeouts(
+        self, prepared: requests.PreparedRequest, exchange: Exchange
+    ) -> tuple[float, float]:
+        remaining = exchange.remaining
         if remaining <= 0:
-            raise HttpCallError("deadline", f"the {self.spec.total_timeout:g}s deadline passed")
+            raise self._deadline(prepared, exchange)
         return min(self.spec.connect_timeout, remaining), min(self.spec.read_timeout, remaining)
 
-    def _timeout(
-        self, prepared: requests.PreparedRequest, deadline: float, exc: Exception
-    ) -> HttpCallError:
-        if time.monotonic() >= deadline - 0.001:
-            return HttpCallError(
-                "deadline",
-                f"{prepared.method} {prepared.url} did not finish within the "
-                f"{self.spec.total_timeout:g}s deadline",
-            )
+    def _deadline(self, prepared: requests.PreparedRequest, exchange: Exchange) -> HttpCallError:
+        maybe_processed = exchange.sent and not self.spec.idempotent
         return HttpCallError(
-            "timeout", f"{prepared.method} {prepared.url} timed out: {_reason(exc)}"
+            "deadline",
+            f"{prepared.method} {prepared.url} timed out after {self.spec.total_timeout} s "
+            "(timeout.total)"
+            + ("; the request was sent and may have been processed" if maybe_processed else ""),
         )
+
+    def _failure(
+        self,
+        prepared: requests.PreparedRequest,
+        exchange: Exchange,
+        exc: Exception,
+        attempt: int,
+        *,
+        replied: bool,
+        held_back: bool,
+    ) -> HttpCallError:
+        """The error for an attempt that failed without a usable reply, saying what happened.
+
+        ``replied``: the status and headers had arrived; ``held_back``: attempts
+        were left, but the request may have been processed and is not idempotent.
+        """
+        import requests
+
+        where = f"{prepared.method} {prepared.url}"
+        kind = "timeout" if isinstance(exc, requests.Timeout) else "connection"
+        if exchange.never_left:
+            return HttpCallError(
+                "connection",
+                f"{where} failed to connect after {attempt} attempt(s): {_reason(exc)}",
+            )
+        happened = ("sent, " if exchange.sent else "maybe sent, ") + _what_happened(
+            exc, replied=replied, read_timeout=self.spec.read_timeout
+        )
+        if held_back:
+            return HttpCallError(kind, f"{where} {happened}; not retried (not idempotent)")
+        return HttpCallError(kind, f"{where} failed after {attempt} attempt(s): {happened}")
 
     def _backoff(self, attempt: int) -> float:
         base: float = self.spec.retry.backoff * 2 ** (attempt - 1)
         return base * _jitter.uniform(0.5, 1.5)
 
-    def _retry_after(self, response: requests.Response) -> float | None:
-        value = response.headers.get("Retry-After")
-        if not value:
-            return None
-        value = value.strip()
-        if value.isdigit():
-            seconds = float(value)
-        else:
-            try:
-                when = parsedate_to_datetime(value)
-            except (TypeError, ValueError, IndexError):
-                return None
-            seconds = when.timestamp() - time.time()
-        return max(0.0, min(seconds, self.spec.retry.max_wait))
+    def _retry_delay(self, response: requests.Response, attempt: int) -> float:
+        """The server's ``Retry-After`` capped at ``retry.max_wait``, else the backoff."""
+        asked = retry_after_seconds(response.headers.get("Retry-After"), now=time.time())
+        if asked is None:
+            return self._backoff(attempt)
+        return min(asked, self.spec.retry.max_wait)
+
+    def _pause(
+        self,
+        prepared: requests.PreparedRequest,
+        exchange: Exchange,
+        delay: float,
+        *,
+        status: int,
+    ) -> None:
+        if not self._wait(delay, exchange):
+            raise HttpCallError(
+                "deadline",
+                f"{prepared.method} {prepared.url} returned {status}; retrying after {delay:.1f} s "
+                f"would pass the {self.spec.total_timeout} s deadline (timeout.total)",
+                status=status,
+            )
 
     @staticmethod
-    def _wait(delay: float, deadline: float) -> bool:
+    def _wait(delay: float, exchange: Exchange) -> bool:
         """Sleep ``delay`` seconds if the deadline allows it; False when it does not."""
-        if time.monotonic() + delay >= deadline:
+        if delay >= exchange.remaining:
             return False
         time.sleep(delay)
         return True
 
     def _read(
-        self, prepared: requests.PreparedRequest, response: requests.Response, deadline: float
+        self, prepared: requests.PreparedRequest, response: requests.Response, exchange: Exchange
     ) -> ResponseView:
-        import requests
-
+        """Read the body within the deadline; a requests error means the reply broke off."""
         spec = self.spec
         limit = spec.max_response_bytes
         chunks: list[bytes] = []
         size = 0
-        try:
-            with response:
-                for chunk in _chunks(response):
-                    size += len(chunk)
-                    if size > limit:
-                        raise HttpCallError(
-                            "too_large",
-                            f"{prepared.method} {prepared.url}: the response body is over "
-                            f"max_response_bytes ({limit} bytes)",
-                            status=response.status_code,
-                        )
-                    if time.monotonic() > deadline:
-                        raise HttpCallError(
-                            "deadline",
-                            f"{prepared.method} {prepared.url} did not finish within the "
-                            f"{spec.total_timeout:g}s deadline",
-                        )
-                    chunks.append(chunk)
-        except requests.RequestException as exc:
-            raise self._timeout(prepared, deadline, exc) from None
+        with response:
+            for chunk in _chunks(response):
+                size += len(chunk)
+                if size > limit:
+                    raise HttpCallError(
+                        "too_large",
+                        f"{prepared.method} {prepared.url}: the response body is over "
+                        f"max_response_bytes ({limit} bytes)",
+                        status=response.status_code,
+                    )
+                if exchange.timed_out:
+                    raise self._deadline(prepared, exchange)
+                chunks.append(chunk)
+        if exchange.expired:
+            # The watchdog cut the connection: what was read may look complete
+            # (headers cut short, a body without a length) but is not.
+            raise self._deadline(prepared, exchange)
         view = ResponseView(
             response.status_code, response.headers, b"".join(chunks), response.encoding
         )
         if not (200 <= view.status < 300 or view.status in spec.accept_status):
-            excerpt = " ".join(view.text[:_EXCERPT].split())
+            shown = " ".join(excerpt(view.text, _EXCERPT).split())
             raise HttpCallError(
                 "status",
                 f"{prepared.method} {prepared.url} returned {view.status} {response.reason}"
-                + (f": {excerpt}" if excerpt else ""),
+                + (f": {shown}" if shown else ""),
                 status=view.status,
             )
         return view
 
     # -- mapping the reply --------------------------------------------------------------------
 
-    def _output(self, inputs: dict[str, Any], response: ResponseView) -> dict[str, Any]:
+    def _output(
+        self, inputs: dict[str, Any], response: ResponseView, deadline: float
+    ) -> dict[str, Any]:
         spec = self.spec
         if spec.output is not None:
             context = {"inputs": inputs, "response": response}
-            return {name: template.render(context) for name, template in spec.output}
+            return {
+                name: template.render(context, deadline=deadline) for name, template in spec.output
+            }
         try:
             data = response.json
-        except TemplateRenderError:
-            data = None
+            reason = ""
+        except TemplateRenderError as exc:
+            data, reason = None, f" ({exc})"
         if not isinstance(data, dict):
             raise HttpCallError(
                 "output",
-                f"the response (status {response.status}) is not a JSON object; add an 'output' "
-                "mapping to extract the output fields",
+                f"the response (status {response.status}) is not a JSON object{reason}; "
+                "add an 'output' mapping to extract the output fields",
             )
         return {name: data[name] for name in spec.output_names if name in data}
 
@@ -472,6 +553,85 @@ def _chunks(response: requests.Response) -> Iterator[bytes]:
         raise requests.ReadTimeout(exc) from exc
     except urllib3.exceptions.DecodeError as exc:
         raise requests.ConnectionError(f"the body could not be decoded: {exc}") from exc
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        # Anything else breaking the body off (TLS errors included): the reply broke off.
+        raise requests.ConnectionError(exc) from exc
+
+
+def retry_after_seconds(value: str | None, *, now: float) -> float | None:
+    """The wait a ``Retry-After`` value asks for, in seconds; None when it is not one.
+
+    Only ASCII digits (delay-seconds) or an HTTP-date count; anything else
+    (``1e3``, ``-1``, ``²``, a bad date) is ignored. A date in the past asks
+    for no wait; a huge number is returned as is, for the caller to cap.
+    """
+    if value is None:
+        return None
+    value = value.strip(" \t")  # optional whitespace around a field value (RFC 9110)
+    if value.isascii() and value.isdigit():
+        # int() refuses over 4300 digits; any such wait is capped anyway.
+        return float(value) if len(value) <= 12 else math.inf
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)  # an HTTP-date is always GMT
+    try:
+        return max(0.0, when.timestamp() - now)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _what_happened(exc: Exception, *, replied: bool, read_timeout: float) -> str:
+    """What an attempt that sent its request ran into, from the innermost causes of ``exc``."""
+    import http.client
+
+    import requests
+    import urllib3
+
+    if isinstance(exc, requests.Timeout):
+        waiting = "the rest of the reply" if replied else "a reply"
+        return f"timed out after {read_timeout} s waiting for {waiting} (timeout.read)"
+    for cause in _causes(exc):
+        if isinstance(cause, http.client.RemoteDisconnected):
+            return "connection closed before a reply"
+        if isinstance(cause, (ConnectionResetError, BrokenPipeError)):
+            return "connection reset " + (
+                "in the middle of the reply" if replied else "before a reply"
+            )
+        if isinstance(cause, http.client.IncompleteRead):
+            return "connection closed in the middle of the reply body"
+        if isinstance(cause, urllib3.exceptions.DecodeError):
+            return f"the reply body could not be decoded ({_reason(exc)})"
+        if isinstance(cause, http.client.HTTPException):
+            # ascii(): the server's bytes may hold line breaks or control characters.
+            return f"the reply was malformed ({type(cause).__name__}: {str(cause)[:80]!a})"
+    if replied:
+        return f"the reply broke off ({_reason(exc)})"
+    return f"no usable reply ({_reason(exc)})"
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and the exceptions it wraps (args, ``reason``, cause, context), outermost first."""
+    seen: list[BaseException] = []
+    pending = [exc]
+    while pending and len(seen) < 32:  # a wrapper chain is a few deep; a cycle is not followed
+        cause = pending.pop(0)
+        if any(cause is known for known in seen):
+            continue
+        seen.append(cause)
+        yield cause
+        inner = (*cause.args, getattr(cause, "reason", None), cause.__cause__, cause.__context__)
+        pending.extend(item for item in inner if isinstance(item, BaseException))
+
+
+def _is_latin1(text: str) -> bool:
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _reason(exc: Exception) -> str:
@@ -483,17 +643,27 @@ def _reason(exc: Exception) -> str:
     return text.split(": ", 1)[-1] if "object at 0x" in text else text
 
 
-def _render(value: Any, context: Mapping[str, Any]) -> Any:
-    return value.render(context) if isinstance(value, Template) else value
+def _render(value: Any, context: Mapping[str, Any], deadline: float) -> Any:
+    """A request template's value; one rendered from a credential joins the call's redactor.
+
+    Such text is a form derived from a secret (``token=abc; v=2``, a value a
+    filter changed) that the credential's own spellings may not match.
+    """
+    if not isinstance(value, Template):
+        return value
+    rendered = value.render(context, deadline=deadline)
+    if isinstance(rendered, str) and any(root == "credentials" for root, _ in value.references):
+        redact_also(rendered)
+    return rendered
 
 
-def _render_json(node: Any, context: Mapping[str, Any]) -> Any:
+def _render_json(node: Any, context: Mapping[str, Any], deadline: float) -> Any:
     if isinstance(node, Template):
-        return node.render(context)
+        return _render(node, context, deadline)
     kind, content = node
     if kind == "map":
-        rendered = ((key, _render_json(value, context)) for key, value in content)
+        rendered = ((key, _render_json(value, context, deadline)) for key, value in content)
         return {key: value for key, value in rendered if value is not None}
     if kind == "list":
-        return [_render_json(item, context) for item in content]
+        return [_render_json(item, context, deadline) for item in content]
     return content

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -376,21 +377,34 @@ def _parse_auth(raw: Any, location: Location, context: _Context) -> tuple[str, .
     return None
 
 
+def _seconds(value: Any, *, zero: bool = False) -> bool:
+    """A finite number of seconds above 0 (or 0 itself, with ``zero``): NaN and
+    infinity would turn every deadline and wait comparison meaningless."""
+    if not is_number(value):
+        return False
+    try:
+        seconds = float(value)
+    except OverflowError:  # an integer with hundreds of digits
+        return False
+    return math.isfinite(seconds) and (seconds > 0 or (zero and seconds == 0))
+
+
 def _parse_timeout(raw: Any, location: Location, problems: Problems) -> tuple[float, float, float]:
     values = dict(DEFAULT_TIMEOUTS)
     if raw is None:
         pass
     elif is_number(raw):
-        values["read"] = float(raw)
-        values["total"] = max(values["total"], float(raw))
+        if _seconds(raw):
+            values["read"] = float(raw)
+            values["total"] = max(values["total"], float(raw))
+        else:
+            problems.add(location, "expected a number of seconds above 0")
     elif check_keys(raw, ("connect", "read", "total"), location, problems, "timeout"):
         for key, value in raw.items():
-            if key in values and (not is_number(value) or value <= 0):
+            if key in values and not _seconds(value):
                 problems.add((*location, key), "expected a number of seconds above 0")
             elif key in values:
                 values[key] = float(value)
-    if is_number(raw) and raw <= 0:
-        problems.add(location, "expected a number of seconds above 0")
     return values["connect"], values["read"], values["total"]
 
 
@@ -403,11 +417,11 @@ def _parse_retry(raw: Any, location: Location, problems: Problems) -> Retry:
         problems.add((*location, "attempts"), "expected a whole number from 1 to 10")
         attempts = 3
     backoff = raw.get("backoff", 0.5)
-    if not is_number(backoff) or backoff < 0:
+    if not _seconds(backoff, zero=True):
         problems.add((*location, "backoff"), "expected a number of seconds, 0 or more")
         backoff = 0.5
     max_wait = raw.get("max_wait", 10.0)
-    if not is_number(max_wait) or max_wait < 0:
+    if not _seconds(max_wait, zero=True):
         problems.add((*location, "max_wait"), "expected a number of seconds, 0 or more")
         max_wait = 10.0
     on_status = _parse_statuses(

@@ -11,7 +11,7 @@ from agentkit.declarative.problems import Problems
 from agentkit.declarative.tool import DeclarativeTool, make_tool_class
 from agentkit.declarative.yamlsource import MAX_FILE_BYTES, read_documents
 from agentkit.toolerrors import DefinitionError, DefinitionProblem
-from agentkit.toolregistry import ToolRegistry
+from agentkit.toolregistry import ToolRegistry, name_key
 
 __all__ = ["definition_files", "definition_schema", "load_tools"]
 
@@ -48,27 +48,7 @@ def load_tools(
     for file in files:
         definitions.extend(_load_file(file, problems))
 
-    first_by_name: dict[str, ToolDefinition] = {}
-    for definition in definitions:
-        earlier = first_by_name.get(definition.name)
-        existing = registry.lookup(definition.name) if registry is not None else None
-        if earlier is not None:
-            where = earlier.source
-        elif existing is not None:
-            where = f"{existing.source}, already registered"
-        else:
-            first_by_name[definition.name] = definition
-            continue
-        problems.append(
-            DefinitionProblem(
-                definition.path,
-                definition.line,
-                1,
-                "name",
-                f"tool '{definition.name}' is already defined by {where}; "
-                "tool names must be unique",
-            )
-        )
+    problems.extend(_name_collisions(definitions, registry))
     if problems:
         raise DefinitionError(problems)
 
@@ -77,6 +57,35 @@ def load_tools(
         for cls in classes:
             registry.register(cls())
     return classes
+
+
+def _name_collisions(
+    definitions: list[ToolDefinition], registry: ToolRegistry | None
+) -> Iterable[DefinitionProblem]:
+    """A problem for each definition whose name is taken, naming where it was taken.
+
+    Names that differ only in case, ``-`` or ``_`` are the same name (``name_key``).
+    """
+    first_by_key: dict[str, ToolDefinition] = {}
+    for definition in definitions:
+        key = name_key(definition.name)
+        earlier = first_by_key.get(key)
+        existing = registry.colliding(definition.name) if registry is not None else None
+        if earlier is not None:
+            other, where = earlier.name, earlier.source
+        elif existing is not None:
+            other, where = existing.name, f"{existing.source}, already registered"
+        else:
+            first_by_key[key] = definition
+            continue
+        if other == definition.name:
+            message = f"tool '{other}' is already defined by {where}; tool names must be unique"
+        else:
+            message = (
+                f"tool '{definition.name}' collides with '{other}' defined by {where}; "
+                "tool names must differ in more than case, '-' and '_'"
+            )
+        yield DefinitionProblem(definition.path, definition.line, 1, "name", message)
 
 
 def _load_file(file: Path, problems: list[DefinitionProblem]) -> Iterable[ToolDefinition]:

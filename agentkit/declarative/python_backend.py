@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import re
 import sys
+import sysconfig
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Final
 
 from agentkit.declarative.problems import Location, Problems
@@ -16,11 +19,20 @@ __all__ = ["PythonBackend", "parse_python_backend"]
 
 _DOTTED: Final = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 _REFERENCE: Final = re.compile(rf"({_DOTTED}):({_DOTTED})")
-_REFUSED_MODULES: Final = frozenset(sys.stdlib_module_names) | frozenset(sys.builtin_module_names)
+_REFUSED_MODULES: Final = (
+    frozenset(sys.stdlib_module_names) | frozenset(sys.builtin_module_names) | {"agentkit"}
+)
+_FIX: Final = "point the reference at a plain function (def or async def) in your own module"
 
 
 class PythonBackend:
-    """Calls ``function(**inputs)`` -- plus ``credentials=`` when it takes that parameter."""
+    """Calls ``function(**inputs)`` -- plus ``credentials=`` when it takes that parameter.
+
+    What the function raises is left to the executor, which keeps the type and
+    redacts the credentials from the message and the whole chain. A function
+    that derives a form from a credential registers it with
+    ``agentkit.redaction.redact_also`` so that it is redacted too.
+    """
 
     kind = "python"
 
@@ -84,7 +96,58 @@ def parse_python_backend(
     if not callable(target):
         problems.add(location, f"'{reference}' is not callable")
         return None
+    refusal = _refusal(target)
+    if refusal is not None:
+        problems.add(location, f"'{reference}' {refusal}; {_FIX}")
+        return None
     return _check_signature(reference, target, inputs, location, problems)
+
+
+def _refusal(target: Any) -> str | None:
+    """Why the object a reference resolves to cannot be a backend; ``None`` when it can.
+
+    The check is on the object that will be called, not on the path that names
+    it: ``some.module:os.system`` names a third-party module but calls the
+    standard library. Only a Python function (or a method bound to one) whose
+    code lives outside the standard library and agentkit qualifies; builtins, C
+    functions, classes, ``functools.partial`` objects and other callables are
+    refused, because what they run cannot be told from their name.
+    """
+    function = target.__func__ if inspect.ismethod(target) else target
+    if not inspect.isfunction(function):
+        kind = type(target)
+        return f"resolves to a {kind.__module__}.{kind.__qualname__} object, not a Python function"
+    module = function.__module__ or ""
+    name = f"{module}.{function.__qualname__}"
+    top = module.partition(".")[0]
+    if top in _REFUSED_MODULES:
+        owner = "agentkit's own code" if top == "agentkit" else "in the standard library"
+        return f"resolves to {name}, which is {owner}"
+    filename = function.__code__.co_filename
+    if filename.startswith("<"):
+        return f"resolves to {name}, whose code has no source file ({filename})"
+    if _is_standard_library(filename):
+        return f"resolves to {name}, whose code is in the standard library ({filename})"
+    return None
+
+
+@functools.cache
+def _standard_folders() -> list[Path]:
+    paths = sysconfig.get_paths()
+    folders = {Path(paths[key]).resolve() for key in ("stdlib", "platstdlib")}
+    folders.add(Path(__file__).resolve().parent.parent)  # agentkit itself
+    return sorted(folders)
+
+
+def _is_standard_library(filename: str) -> bool:
+    """True for a file of the standard library or agentkit (installed packages are not)."""
+    path = Path(filename).resolve()
+    for folder in _standard_folders():
+        if path.is_relative_to(folder):
+            inside = path.relative_to(folder).parts
+            # site-packages lives inside the standard library's folder in many installs.
+            return not inside or inside[0] not in ("site-packages", "dist-packages")
+    return False
 
 
 def _check_signature(

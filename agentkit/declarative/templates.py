@@ -12,9 +12,8 @@ variables are definition problems, not call failures. Three kinds exist:
 
 The environment is an ``ImmutableSandboxedEnvironment`` with ``StrictUndefined``
 and no autoescape. On top of the sandbox, nothing a template does may build a
-value larger than ``MAX_OUTPUT_CHARS``: ``*`` and ``**`` are checked before they
-run, ``range`` is capped, width-taking calls refuse huge widths, and string
-formatting (``%``, ``str.format``) is refused. Values reach templates only as
+value larger than ``MAX_OUTPUT_CHARS`` or run past its deadline
+(``agentkit.declarative.sandbox`` lists how). Values reach templates only as
 data: an argument ``{{ 7*7 }}`` stays those seven characters.
 """
 
@@ -24,6 +23,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
+
+from agentkit.toolerrors import AgentKitError
 
 __all__ = [
     "MAX_OUTPUT_CHARS",
@@ -46,8 +47,17 @@ _SINGLE = re.compile(r"\{\{(.*)\}\}", re.DOTALL)
 _SPAN = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 
 
-class TemplateRenderError(Exception):
-    """A template failed while rendering (a missing key, a refused operation)."""
+class TemplateRenderError(AgentKitError):
+    """A template failed while rendering (a missing key, a refused operation, its deadline).
+
+    ``field`` is the definition field the template fills (``backend.http.query.q``),
+    set once the error leaves ``Template.render``; ``reason`` says what went wrong.
+    """
+
+    def __init__(self, reason: str, *, field: str | None = None) -> None:
+        self.reason = reason
+        self.field = field
+        super().__init__(f"{field}: {reason}" if field else reason)
 
 
 class TemplateSyntaxProblem(Exception):
@@ -90,8 +100,20 @@ class Template:
     def is_literal(self) -> bool:
         return self.kind == "literal"
 
-    def render(self, context: Mapping[str, Any]) -> Any:
-        """The template's value in ``context``; raises ``TemplateRenderError``."""
+    def render(self, context: Mapping[str, Any], *, deadline: float | None = None) -> Any:
+        """The template's value in ``context``; raises ``TemplateRenderError`` naming the field.
+
+        ``deadline`` (a ``time.monotonic()`` value) bounds the time Jinja may
+        spend; plain paths and literal text need no bound.
+        """
+        try:
+            return self._render(context, deadline)
+        except TemplateRenderError as exc:
+            if exc.field is not None:
+                raise
+            raise TemplateRenderError(exc.reason, field=self.field) from exc.__cause__
+
+    def _render(self, context: Mapping[str, Any], deadline: float | None) -> Any:
         if self.kind == "literal":
             return self.source
         if self._path is not None:
@@ -104,7 +126,7 @@ class Template:
                 return text
         from agentkit.declarative import sandbox
 
-        return sandbox.render(self, context)
+        return sandbox.render(self, context, deadline)
 
     def __repr__(self) -> str:
         return f"Template({self.field}: {self.source!r})"

@@ -255,10 +255,10 @@ def test_urllib3_debug_lines_carry_no_secret(
             "placeholder",
         )
         tool = tool_from(write)
-        from agentkit.declarative import http_backend
-        from agentkit.redaction import Redactor
+        from agentkit.declarative import http_backend  # noqa: F401 -- installs the log filter
+        from agentkit.redaction import Redactor, redacting
 
-        with http_backend._redacting(Redactor([SECRET])):
+        with redacting(Redactor([SECRET])):
             logging.getLogger("urllib3.connectionpool").debug("GET /items/1?key=%s", SECRET)
         executor.execute(tool, {"id": "1"})
     assert SECRET not in caplog.text

@@ -148,7 +148,7 @@ def test_the_total_deadline_cuts_a_trickling_body(
     extra = "    timeout: {read: 1, total: 0.8}\n    retry: {attempts: 1}"
     started = time.monotonic()
     result = call(write, origin, "t", extra=extra)
-    assert "deadline" in str(result.error)
+    assert "timed out after 0.8 s (timeout.total)" in str(result.error)
     assert time.monotonic() - started < 2
 
 
@@ -217,3 +217,46 @@ def test_urllib3s_own_debug_lines_carry_no_secret(
     lines = [record.getMessage() for record in caplog.records if record.name.startswith("urllib3")]
     assert any('"GET /k?key=*** HTTP/1.1" 200' in line for line in lines), lines
     assert not any(secret in line or "s3cret%2Fwith%2Bchars" in line for line in lines)
+
+
+def raw_reply(body: bytes) -> loopback.Behaviour:
+    def behaviour(handler: loopback.Handler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    return behaviour
+
+
+DEEPER = "nested more than 64 levels deep"
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        pytest.param(b'{"title": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", DEEPER, id="deep"),
+        pytest.param(b'{"title": ' + b"[" * 65 + b"]" * 65 + b"}", DEEPER, id="just-too-deep"),
+        pytest.param(b'{"title": NaN}', "NaN is not a number JSON allows", id="nan"),
+        pytest.param(b'{"title": -Infinity}', "-Infinity is not", id="infinity"),
+        pytest.param(b'{"title": 1e999}', "too large for a float", id="overflow"),
+    ],
+)
+def test_a_hostile_json_reply_fails_the_call_cleanly(
+    write: WriteFile, origin: str, behaviours: dict[str, Any], body: bytes, reason: str
+) -> None:
+    behaviours["/h"] = raw_reply(body)
+    result = call(write, origin, "h")
+    assert not result.succeeded
+    assert "the response (status 200) is not a JSON object (the response body" in str(result.error)
+    assert reason in str(result.error)
+
+
+def test_a_hostile_reply_fails_an_output_template_cleanly(
+    write: WriteFile, origin: str, behaviours: dict[str, Any]
+) -> None:
+    behaviours["/h"] = raw_reply(b'{"title": NaN}')
+    result = call(write, origin, "h", extra='    output: {title: "{{ response.json.title }}"}')
+    assert not result.succeeded
+    assert "NaN is not a number JSON allows" in str(result.error)

@@ -7,8 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentkit import DeclarativeTool, DefinitionError, Tool, ToolRegistry, load_tools
+from agentkit.declarative.tool import class_name_for
+from agentkit.toolregistry import name_key
 from tests.declarative.conftest import HTTP_TOOL, WriteFile
 
 
@@ -205,3 +209,51 @@ def test_large_files_are_refused(write: WriteFile) -> None:
 def test_missing_path(tmp_path: Path) -> None:
     (found,) = problems(tmp_path / "nope")
     assert found.endswith("no such file or folder")
+
+
+@pytest.mark.parametrize(
+    "spellings",
+    [
+        pytest.param(["fetch_weather", "fetch-weather"], id="dash"),
+        pytest.param(["fetch_weather", "Fetch_Weather"], id="case"),
+        pytest.param(["fetch_weather", "fetch-weather", "FetchWeather"], id="three"),
+    ],
+)
+def test_names_that_collide_name_both_definitions(
+    write: WriteFile, tmp_path: Path, spellings: list[str]
+) -> None:
+    paths = [
+        write(HTTP_TOOL.replace("name: lookup", f"name: {name}"), f"{index}.yaml")
+        for index, name in enumerate(spellings)
+    ]
+    found = problems(tmp_path)
+    assert found == [
+        f"{path}:1:1: name: tool '{name}' collides with '{spellings[0]}' defined by "
+        f"{paths[0]}:1; tool names must differ in more than case, '-' and '_'"
+        for path, name in zip(paths[1:], spellings[1:], strict=True)
+    ]
+
+
+def test_a_collision_inside_one_file_names_both_lines(write: WriteFile) -> None:
+    second = HTTP_TOOL.replace("name: lookup", "name: Look-Up")
+    path = write(HTTP_TOOL + "---\n" + second)
+    (found,) = problems(path)
+    line = HTTP_TOOL.count("\n") + 2
+    assert found.startswith(f"{path}:{line}:1: name: tool 'Look-Up' collides with 'lookup'")
+    assert f"defined by {path}:1;" in found
+
+
+def test_a_collision_with_a_registered_tool_is_refused(write: WriteFile) -> None:
+    registry = ToolRegistry()
+    load_tools(write(HTTP_TOOL, "a.yaml"), registry=registry)
+    with pytest.raises(DefinitionError, match="tool 'LOOKUP' collides with 'lookup' defined by"):
+        load_tools(
+            write(HTTP_TOOL.replace("name: lookup", "name: LOOKUP"), "b.yaml"), registry=registry
+        )
+    assert registry.names() == ["lookup"]
+
+
+@given(names=st.lists(st.from_regex(r"[A-Za-z][A-Za-z0-9_-]{0,12}", fullmatch=True), max_size=8))
+def test_generated_class_names_are_unique_whenever_names_do_not_collide(names: list[str]) -> None:
+    distinct = {name_key(name): name for name in names}.values()
+    assert len({class_name_for(name) for name in distinct}) == len(distinct)

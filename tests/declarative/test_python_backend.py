@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+import sys
+
 import pytest
 
-from agentkit import DefinitionError, ToolExecutor, ToolRegistry, load_tools
+from agentkit import DefinitionError, ToolExecutionError, ToolExecutor, ToolRegistry, load_tools
 from tests.declarative.conftest import WriteFile
+from tests.leaks import SECRETS, chain_text, leaked, logged_exception
 
 TOOL = """\
 name: stats
@@ -47,8 +51,8 @@ def test_a_python_backend_runs_through_the_executor(write: WriteFile) -> None:
         pytest.param("examples.textstats:re", "is not callable", id="not-callable"),
         pytest.param(
             "examples.convert:ConvertTemperatureTool",
-            "does not accept the declared input",
-            id="signature",
+            "resolves to a builtins.type object, not a Python function",
+            id="class",
         ),
     ],
 )
@@ -56,3 +60,101 @@ def test_bad_references_are_load_problems(write: WriteFile, reference: str, mess
     with pytest.raises(DefinitionError) as info:
         load_tools(write(TOOL.format(reference=reference)))
     assert any(message in str(problem) for problem in info.value.problems), info.value
+
+
+REFS = "tests.declarative.references"
+
+
+@pytest.mark.parametrize(
+    ("reference", "message"),
+    [
+        pytest.param(f"{REFS}:os.system", "builtins.builtin_function_or_method", id="attr-path"),
+        pytest.param("anyio.to_process:subprocess.run", "subprocess.run", id="third-party-path"),
+        pytest.param(f"{REFS}:shell", "builtins.builtin_function_or_method", id="re-exported"),
+        pytest.param(f"{REFS}:run", "subprocess.run, which is in the standard library", id="run"),
+        pytest.param(f"{REFS}:os.path.join", "posixpath.join", id="pure-python-stdlib"),
+        pytest.param(f"{REFS}:add", "builtin_function_or_method", id="operator"),
+        pytest.param(f"{REFS}:partial_shell", "functools.partial object", id="partial"),
+        pytest.param(f"{REFS}:disguised", "functools.partial object", id="fake-wrapped"),
+        pytest.param(f"{REFS}:encode", "json.encoder.JSONEncoder.encode", id="stdlib-method"),
+        pytest.param(f"{REFS}:own_code", "which is agentkit's own code", id="agentkit"),
+        pytest.param(f"{REFS}:made_by_exec", "no source file (<string>)", id="exec"),
+        pytest.param(f"{REFS}:instance", "references.Caller object", id="callable-object"),
+        pytest.param(f"{REFS}:cached", "functools._lru_cache_wrapper object", id="c-wrapper"),
+        pytest.param(f"{REFS}:Client", "builtins.type object", id="class"),
+    ],
+)
+def test_a_reference_is_judged_by_the_object_it_resolves_to(
+    write: WriteFile, reference: str, message: str
+) -> None:
+    path = write(TOOL.format(reference=reference))
+    with pytest.raises(DefinitionError, match=re.escape(message)) as info:
+        load_tools(path)
+    (problem,) = info.value.problems
+    assert problem.path == str(path)
+    assert problem.line == 14  # the `python:` line
+    assert "a plain function (def or async def) in your own module" in problem.message
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("stats", id="function"),
+        pytest.param("decorated", id="functools-wraps-decorator"),
+        pytest.param("as_lambda", id="lambda"),
+        pytest.param("client.stats", id="bound-method"),
+    ],
+)
+def test_your_own_functions_still_load_and_run(write: WriteFile, name: str) -> None:
+    registry = ToolRegistry()
+    load_tools(write(TOOL.format(reference=f"{REFS}:{name}")), registry=registry)
+    result = ToolExecutor(credentials={}).execute(registry["stats"], {"text": "a b"})
+    assert result.output == {"words": 2, "sentences": 0, "characters": 3, "commonest": []}
+
+
+LEAKY_MODULE = """\
+def leaky_lookup(text, credentials):
+    key = credentials["api-key"]
+    try:
+        raise KeyError(key)
+    except KeyError as exc:
+        raise ValueError(f"bad key {key}") from exc
+"""
+
+LEAKY_TOOL = """\
+name: leaky
+version: 1.0.0
+credentials: [api-key]
+input_schema:
+  parameters:
+    - {name: text, type: string}
+output_schema:
+  parameters:
+    - {name: words, type: integer}
+backend:
+  python: leaky_backend_module:leaky_lookup
+"""
+
+
+@pytest.mark.parametrize("strict", [True, False], ids=["raised", "result"])
+def test_a_python_backend_error_keeps_its_type_and_chain_without_the_secret(
+    write: WriteFile, monkeypatch: pytest.MonkeyPatch, strict: bool
+) -> None:
+    module = write(LEAKY_MODULE, "modules/leaky_backend_module.py")
+    monkeypatch.syspath_prepend(str(module.parent))
+    monkeypatch.delitem(sys.modules, "leaky_backend_module", raising=False)
+    registry = ToolRegistry()
+    load_tools(write(LEAKY_TOOL), registry=registry)
+    secret = SECRETS[4]
+    executor = ToolExecutor(credentials={"api-key": secret})
+    if strict:
+        with pytest.raises(ToolExecutionError, match=r"ValueError: bad key \*\*\*") as caught:
+            executor.execute(registry["leaky"], {"text": "a"})
+        error = caught.value
+    else:
+        result = executor.execute(registry["leaky"], {"text": "a"}, raise_on_failure=False)
+        assert isinstance(result.error, ToolExecutionError)
+        error = result.error
+    assert type(error.cause) is ValueError
+    assert type(error.cause.__cause__) is KeyError
+    assert leaked(chain_text(error) + logged_exception(error), [secret]) == []

@@ -1,0 +1,118 @@
+"""Values from the model: bounded nesting, finite numbers, strict JSON.
+
+A model (or an upstream service) can send any JSON. Two kinds of value break
+code that trusts it: one nested hundreds of levels deep, which makes every
+recursive walk (copying, redacting, ``json.dumps``) raise ``RecursionError``;
+and the floats ``NaN`` and ``Infinity``, which pass every ``minimum``/``maximum``
+comparison and are not JSON at all. Every free-form value a call takes or
+returns goes through ``checked_copy``, and every JSON text from the model
+through ``loads``, so neither reaches a tool or a reply.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from typing import Any, Final
+
+__all__ = ["MAX_DEPTH", "checked_copy", "loads"]
+
+#: How deep a value may nest: a list or dictionary inside another counts one
+#: level, up to 64. Real arguments nest a handful of levels; 64 leaves room for
+#: any of them and keeps every recursive walk of a value far below Python's
+#: recursion limit (about 1,000 frames), whichever thread it runs in.
+MAX_DEPTH: Final = 64
+
+_SCALARS: Final = (str, int, bool, type(None))
+
+
+def checked_copy(value: Any, path: str, errors: list[str]) -> Any:
+    """A copy of the JSON-like ``value``, checked: nesting within ``MAX_DEPTH``, floats finite.
+
+    Problems are appended to ``errors`` in the schema's wording, ``path`` naming
+    the parameter (``filters.tags[2]`` for a bad number inside it). The copy is
+    fresh all the way down, so neither the caller nor a default is ever shared.
+    """
+    parts: list[str | int] = []
+    return _copy(value, 0, path, parts, errors)
+
+
+def _copy(value: Any, depth: int, path: str, parts: list[str | int], errors: list[str]) -> Any:
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is float:
+        if not math.isfinite(value):
+            errors.append(
+                f"Parameter '{_join(path, parts)}': expected a finite number, got {value}"
+            )
+        return value
+    if isinstance(value, (dict, list, tuple)):
+        if depth >= MAX_DEPTH:
+            errors.append(
+                f"Parameter '{path}': nested more than {MAX_DEPTH} levels deep; "
+                "send a flatter value"
+            )
+            return None
+        if isinstance(value, dict):
+            out: dict[Any, Any] = {}
+            for key, item in value.items():
+                parts.append(key)
+                out[key] = _copy(item, depth + 1, path, parts, errors)
+                parts.pop()
+                if len(errors) > _ERROR_LIMIT:
+                    break
+            return out
+        items = []
+        for index, item in enumerate(value):
+            parts.append(index)
+            items.append(_copy(item, depth + 1, path, parts, errors))
+            parts.pop()
+            if len(errors) > _ERROR_LIMIT:
+                break
+        return items if isinstance(value, list) else tuple(items)
+    # Not JSON (a Python caller's own object): copied as before, so it is not shared.
+    return copy.deepcopy(value)
+
+
+# A million NaNs need not make a million messages: the first few say what to fix.
+_ERROR_LIMIT: Final = 20
+
+
+def _join(path: str, parts: list[str | int]) -> str:
+    text = path
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text
+
+
+def _refuse_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not a number JSON allows; send a finite number")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"the number {text[:40]} is too large for a float; send a finite number")
+    return number
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse JSON text from outside, refusing what ``json.loads`` lets through.
+
+    ``NaN``, ``Infinity`` and numbers that overflow to infinity are refused, and
+    so is nesting deeper than ``MAX_DEPTH``. Raises ``ValueError`` with a
+    message that says what was wrong.
+    """
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise ValueError(
+            f"nested more than {MAX_DEPTH} levels deep; send a flatter value"
+        ) from None
+    errors: list[str] = []
+    value = checked_copy(value, "", errors)
+    if errors:
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep; send a flatter value")
+    return value

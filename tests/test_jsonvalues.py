@@ -1,0 +1,367 @@
+"""Values from the model: nesting is bounded, numbers are finite, a bad call never raises."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from agentkit import (
+    ExecutionRecorder,
+    SchemaDefinitionError,
+    Tool,
+    ToolExecutor,
+    ToolRegistry,
+    ToolSchema,
+)
+from agentkit.dispatch import dispatch_anthropic, dispatch_openai, dispatch_openai_responses
+from agentkit.jsonvalues import MAX_DEPTH, checked_copy, loads
+from tests.helpers import Adder, run_bounded
+
+NAN, INF = float("nan"), float("inf")
+
+
+def nested(depth: int, leaf: Any = 1, *, kind: str = "list") -> Any:
+    """A value ``depth`` containers deep, built without recursion."""
+    value = leaf
+    for _ in range(depth):
+        value = [value] if kind == "list" else {"k": value}
+    return value
+
+
+class Echo(Tool):
+    TOOL_NAME = "echo"
+    INPUT_SCHEMA = {
+        "parameters": [
+            {"name": "data", "type": "dictionary", "required": False},
+            {"name": "items", "type": "list", "required": False},
+            {"name": "rows", "type": "list", "items": "dictionary", "required": False},
+            {
+                "name": "box",
+                "type": "dictionary",
+                "required": False,
+                "parameters": [{"name": "inner", "type": "list", "required": False}],
+            },
+            {"name": "lat", "type": "float", "required": False, "minimum": -90, "maximum": 90},
+            {"name": "ratio", "type": "float", "required": False},
+            {"name": "scores", "type": "list", "items": "float", "required": False},
+        ]
+    }
+    OUTPUT_SCHEMA = {
+        "parameters": [
+            {"name": "data", "type": "dictionary", "required": False},
+            {"name": "value", "type": "float", "required": False},
+        ]
+    }
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        self.called = True
+        return {"data": inputs.get("data")}
+
+
+class Returns(Tool):
+    """Returns whatever the test set, as an upstream reply would."""
+
+    TOOL_NAME = "returns"
+    OUTPUT_SCHEMA = Echo.OUTPUT_SCHEMA
+
+    def __init__(self, output: dict[str, Any]) -> None:
+        super().__init__()
+        self.output = output
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        return self.output
+
+
+@pytest.fixture
+def executor() -> ToolExecutor:
+    return ToolExecutor(credentials={})
+
+
+# -- the validator -------------------------------------------------------------------------------
+
+TOO_DEEP = [
+    pytest.param({"data": nested(MAX_DEPTH + 1, kind="dict")}, "data", id="dictionary"),
+    pytest.param({"data": {"a": nested(600)}}, "data", id="list-in-dictionary-600"),
+    pytest.param({"items": nested(MAX_DEPTH + 1)}, "items", id="list"),
+    pytest.param({"rows": [{"x": 1}, nested(MAX_DEPTH + 1, kind="dict")]}, "rows[1]", id="items"),
+    pytest.param({"box": {"inner": nested(5000)}}, "box.inner", id="declared-nesting"),
+    pytest.param({"items": [nested(MAX_DEPTH, kind="dict")]}, "items", id="mixed-kinds"),
+    pytest.param({"data": {"t": tuple(nested(MAX_DEPTH))}}, "data", id="tuple"),
+]
+
+
+@pytest.mark.parametrize(("inputs", "path"), TOO_DEEP)
+def test_nesting_beyond_the_limit_is_a_located_validation_error(
+    executor: ToolExecutor, inputs: dict[str, Any], path: str
+) -> None:
+    tool = Echo()
+    result = executor.execute(tool, inputs, raise_on_failure=False)
+    assert not result.succeeded
+    assert f"Parameter '{path}': nested more than {MAX_DEPTH} levels deep" in str(result.error)
+    assert not hasattr(tool, "called")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(nested(MAX_DEPTH - 1, kind="dict"), id="just-under-dict"),
+        pytest.param({"k": nested(MAX_DEPTH - 1)}, id="exactly-at-the-limit"),
+        pytest.param({str(i): i for i in range(200_000)}, id="huge-but-shallow-dict"),
+        pytest.param({"k": list(range(200_000))}, id="huge-but-shallow-list"),
+    ],
+)
+def test_values_within_the_limit_pass_whole(executor: ToolExecutor, value: Any) -> None:
+    result = executor.execute(Echo(), {"data": value}, raise_on_failure=False)
+    assert result.succeeded, result.error
+    assert result.output == {"data": value}
+
+
+@pytest.mark.parametrize(
+    ("inputs", "path", "shown"),
+    [
+        pytest.param({"lat": NAN}, "lat", "nan", id="nan-within-bounds"),
+        pytest.param({"lat": -INF}, "lat", "-inf", id="minus-infinity"),
+        pytest.param({"ratio": INF}, "ratio", "inf", id="unbounded-float"),
+        pytest.param({"scores": [1.0, NAN]}, "scores[1]", "nan", id="list-items"),
+        pytest.param({"data": {"a": [0.5, {"b": INF}]}}, "data.a[1].b", "inf", id="free-form"),
+        pytest.param({"items": [NAN]}, "items[0]", "nan", id="free-form-list"),
+        pytest.param({"rows": [{"x": -INF}]}, "rows[0].x", "-inf", id="dictionary-items"),
+    ],
+)
+def test_non_finite_numbers_are_refused_where_they_are(
+    executor: ToolExecutor, inputs: dict[str, Any], path: str, shown: str
+) -> None:
+    result = executor.execute(Echo(), inputs, raise_on_failure=False)
+    assert not result.succeeded
+    assert f"Parameter '{path}': expected a finite number, got {shown}" in str(result.error)
+
+
+@pytest.mark.parametrize(
+    ("output", "problem"),
+    [
+        pytest.param({"value": NAN}, "'value': expected a finite number, got nan", id="float"),
+        pytest.param({"data": {"x": [INF]}}, "'data.x[0]': expected a finite", id="free-form"),
+        pytest.param({"data": nested(700, kind="dict")}, "'data': nested more", id="too-deep"),
+    ],
+)
+def test_outputs_are_held_to_the_same_rules(
+    executor: ToolExecutor, output: Any, problem: str
+) -> None:
+    result = executor.execute(Returns(output), {}, raise_on_failure=False)
+    assert not result.succeeded
+    assert "Tool 'returns' returned invalid output" in str(result.error)
+    assert f"Parameter {problem}" in str(result.error)
+
+
+def test_a_schema_validate_refuses_nan_in_place() -> None:
+    schema = ToolSchema.from_dict({"parameters": [{"name": "x", "type": "float"}]})
+    assert schema.validate({"x": NAN}) == ["Parameter 'x': expected a finite number, got nan"]
+
+
+def test_free_form_values_are_copied_not_shared() -> None:
+    original = {"a": [1, {"b": 2}]}
+    errors: list[str] = []
+    copied = checked_copy(original, "data", errors)
+    assert copied == original
+    assert not errors
+    assert copied["a"] is not original["a"]
+    assert copied["a"][1] is not original["a"][1]
+
+
+def test_a_flood_of_bad_numbers_gives_a_few_messages() -> None:
+    errors: list[str] = []
+    checked_copy([NAN] * 100_000, "xs", errors)
+    assert 0 < len(errors) <= 25
+
+
+# -- result mode never raises --------------------------------------------------------------------
+
+
+class Recursing(Mapping[str, Any]):
+    """Inputs whose every read recurses: a walk nobody bounded."""
+
+    def __getitem__(self, key: str) -> Any:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    def __iter__(self) -> Iterator[str]:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    def __len__(self) -> int:
+        return 1
+
+
+def test_a_recursion_error_anywhere_in_a_call_is_a_clean_failure(executor: ToolExecutor) -> None:
+    result = executor.execute(Echo(), Recursing(), raise_on_failure=False)
+    assert not result.succeeded
+    assert "nested too deeply" in str(result.error)
+
+
+def test_execute_many_keeps_every_other_result(executor: ToolExecutor) -> None:
+    results = executor.execute_many(
+        [
+            (Adder(), {"a": 1}),
+            (Echo(), {"data": nested(900, kind="dict")}),
+            (Echo(), Recursing()),
+            (Adder(), {"a": 2, "b": 2}),
+        ]
+    )
+    assert [r.succeeded for r in results] == [True, False, False, True]
+    assert results[3].output == {"sum": 4.0}
+
+
+# -- JSON from the model -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param('{"x": NaN}', "NaN is not a number JSON allows", id="nan"),
+        pytest.param('{"x": Infinity}', "Infinity is not", id="infinity"),
+        pytest.param('{"x": [-Infinity]}', "-Infinity is not", id="minus-infinity-in-list"),
+        pytest.param('{"x": 1e400}', "too large for a float", id="overflow"),
+        pytest.param('{"x": -2.5E+999}', "too large for a float", id="negative-overflow"),
+        pytest.param("[" * 100_000 + "]" * 100_000, "nested more than 64", id="deep-parser"),
+        pytest.param("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), "nested more", id="deep"),
+    ],
+)
+def test_loads_refuses_what_json_loads_lets_through(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        loads(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('{"x": 1.5e300, "y": -0.0}', id="large-finite"),
+        pytest.param("[" * MAX_DEPTH + "]" * MAX_DEPTH, id="at-the-limit"),
+        pytest.param('{"NaN": "Infinity"}', id="words-in-strings"),
+    ],
+)
+def test_loads_keeps_what_json_means(text: str) -> None:
+    assert loads(text) == json.loads(text)
+
+
+@pytest.fixture
+def registry() -> ToolRegistry:
+    return ToolRegistry([Adder(), Echo()])
+
+
+DEEP_TEXT = '{"data": ' + "[" * 5000 + "]" * 5000 + "}"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        pytest.param(DEEP_TEXT, "nested more than 64 levels deep", id="deep-json"),
+        pytest.param('{"a": NaN}', "NaN is not a number JSON allows", id="nan-token"),
+        pytest.param('{"a": 1e999}', "too large for a float", id="overflow"),
+    ],
+)
+def test_openai_dispatch_answers_every_call_when_one_is_hostile(
+    registry: ToolRegistry, executor: ToolExecutor, arguments: str, expected: str
+) -> None:
+    calls: list[dict[str, Any]] = [
+        {"id": "good", "function": {"name": "add", "arguments": '{"a": 1}'}},
+        {"id": "bad", "function": {"name": "add", "arguments": arguments}},
+    ]
+    replies = dispatch_openai(calls, registry, executor)
+    assert replies[0]["content"] == '{"sum": 1.0}'
+    assert expected in replies[1]["content"]
+    responses = dispatch_openai_responses(
+        [{"type": "function_call", "call_id": c["id"], **c["function"]} for c in calls],
+        registry,
+        executor,
+    )
+    assert [r["output"] for r in responses] == [r["content"] for r in replies]
+
+
+@pytest.mark.parametrize(
+    ("inputs", "expected"),
+    [
+        pytest.param({"data": nested(600, kind="dict")}, "nested more than 64", id="deep"),
+        pytest.param({"lat": NAN}, "expected a finite number, got nan", id="nan"),
+    ],
+)
+def test_anthropic_dispatch_answers_every_call_when_one_is_hostile(
+    registry: ToolRegistry, executor: ToolExecutor, inputs: dict[str, Any], expected: str
+) -> None:
+    blocks = [
+        {"type": "tool_use", "id": "bad", "name": "echo", "input": inputs},
+        {"type": "tool_use", "id": "good", "name": "add", "input": {"a": 3}},
+    ]
+    replies = dispatch_anthropic(blocks, registry, executor)
+    assert replies[0]["is_error"] is True
+    assert expected in replies[0]["content"]
+    assert replies[1]["content"] == '{"sum": 3.0}'
+
+
+# -- the bound, proved where a regression cannot take the test run down ------------------------
+
+
+def test_a_million_levels_fail_cleanly_within_memory_and_time() -> None:
+    child = run_bounded(
+        """
+        from agentkit import ToolExecutor, ToolRegistry
+        from agentkit.dispatch import dispatch_openai
+        from tests.test_jsonvalues import Echo, nested
+        deep = nested(1_000_000, kind="dict")
+        executor = ToolExecutor(credentials={})
+        for inputs in ({"data": deep}, {"items": [deep]}, {"rows": [deep]}):
+            result = executor.execute(Echo(), inputs, raise_on_failure=False)
+            assert not result.succeeded, result
+        text = '{"data": ' + "[" * 1_000_000 + "]" * 1_000_000 + "}"
+        replies = dispatch_openai(
+            [{"id": "1", "function": {"name": "echo", "arguments": text}}],
+            ToolRegistry([Echo()]),
+            executor,
+        )
+        assert "nested more than 64" in replies[0]["content"], replies
+        print("clean")
+        """
+    )
+    assert child.returncode == 0, child.stderr[-2000:]
+    assert child.stdout.strip() == "clean"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        pytest.param("minimum", NAN, id="nan-minimum"),
+        pytest.param("maximum", INF, id="infinite-maximum"),
+        pytest.param("minimum", -INF, id="minus-infinite-minimum"),
+    ],
+)
+def test_a_bound_must_be_finite(key: str, value: float) -> None:
+    definition = {"parameters": [{"name": "x", "type": "float", key: value}]}
+    with pytest.raises(SchemaDefinitionError, match=rf"parameters\[0\]\.{key}.*expected a finite"):
+        ToolSchema.from_dict(definition)
+
+
+@pytest.mark.parametrize("default", [NAN, INF, [NAN]], ids=["nan", "inf", "in-a-list"])
+def test_a_default_must_be_finite(default: Any) -> None:
+    kind = "list" if isinstance(default, list) else "float"
+    definition = {
+        "parameters": [{"name": "x", "type": kind, "required": False, "default": default}]
+    }
+    with pytest.raises(SchemaDefinitionError, match=r"invalid default: .*expected a finite number"):
+        ToolSchema.from_dict(definition)
+
+
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        pytest.param({"data": nested(5000, kind="dict")}, id="deep-declared"),
+        pytest.param({"undeclared": nested(5000)}, id="deep-undeclared"),
+    ],
+)
+def test_a_failed_call_is_recorded_with_its_deep_parts_cut(inputs: dict[str, Any]) -> None:
+    executor = ToolExecutor(credentials={})
+    recorder = ExecutionRecorder(executor)
+    result = executor.execute(Echo(), inputs, raise_on_failure=False)
+    assert not result.succeeded
+    (call,) = recorder.calls
+    assert call.status == "failure"
+    json.dumps(call.inputs)  # every listener can walk what it was given

@@ -1,0 +1,73 @@
+"""A tool's secrets stay out of what the executor reports, in every spelling and at every cut."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+
+from agentkit import ToolEvent, ToolExecutor, ToolValidationError
+from agentkit.redaction import redact_also
+from tests.helpers import Scripted
+from tests.leaks import SECRETS, leaked
+
+
+class Enum(Scripted):
+    TOOL_NAME = "enum"
+    OUTPUT_SCHEMA = {"parameters": [{"name": "answer", "type": "string", "enum": ["ok"]}]}
+
+
+class Pattern(Scripted):
+    TOOL_NAME = "pattern"
+    OUTPUT_SCHEMA = {"parameters": [{"name": "answer", "type": "string", "pattern": "^[0-9]+$"}]}
+
+
+def _returning(answer: str) -> Callable[[dict[str, Any], Mapping[str, str]], dict[str, Any]]:
+    return lambda inputs, credentials: {"answer": answer}
+
+
+@pytest.mark.parametrize("tool", [Enum, Pattern], ids=["enum", "pattern"])
+@pytest.mark.parametrize("secret", SECRETS, ids=range(len(SECRETS)))
+def test_a_quoted_output_value_is_redacted_before_it_is_cut(
+    tool: type[Scripted], secret: str
+) -> None:
+    executor = ToolExecutor(credentials={"api-key": secret})
+    # Slide the secret across the 60-character cut of a quoted value, and past it.
+    for pad in range(0, 70, 3):
+        answer = "x" * pad + secret + "y" * 30
+        result = executor.execute(tool(_returning(answer)), {}, raise_on_failure=False)
+        assert isinstance(result.error, ToolValidationError)
+        shown = str(result.error) + repr(result.error.errors)
+        assert leaked(shown, [secret]) == [], pad
+        assert secret[:3] not in shown.replace("x", "").replace("y", ""), pad
+
+
+def test_a_form_the_tool_derives_is_redacted_everywhere() -> None:
+    secret = SECRETS[0]
+    derived = f"sig={secret[::-1]}:{len(secret)}"
+
+    def sign(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        form = f"sig={credentials['api-key'][::-1]}:{len(credentials['api-key'])}"
+        redact_also(form)
+        if inputs.get("q") == "fail":
+            raise RuntimeError(f"the server refused {form}")
+        return {"answer": f"sent {form}"}
+
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={"api-key": secret}, listeners=[events.append])
+    ok = executor.execute(Scripted(sign), {"q": "go"})
+    failed = executor.execute(Scripted(sign), {"q": "fail"}, raise_on_failure=False)
+    assert ok.output == {"answer": "sent ***"}
+    seen = [repr(ok), repr(failed), json.dumps(failed.to_dict()), str(failed.error)]
+    seen += [repr(event) for event in events]
+    assert leaked("\n".join(seen), [secret, derived]) == []
+
+
+def test_inputs_holding_a_secret_are_redacted_in_every_event() -> None:
+    secret = SECRETS[1]
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={"api-key": secret}, listeners=[events.append])
+    executor.execute(Scripted(lambda i, c: {"answer": "ok"}), {"q": f"key {secret}"})
+    assert [event.inputs for event in events] == [{"q": "key ***"}] * 2
