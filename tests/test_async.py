@@ -32,7 +32,12 @@ from agentkit import (
     ToolTimeoutError,
     ToolValidationError,
 )
+from agentkit.jsonvalues import MAX_DEPTH
+from agentkit.redaction import Redactor, active_redactor, redact_also
 from tests.helpers import SECRET, Adder
+from tests.leaks import chain_text, leaked, logged_exception
+from tests.test_exception_chain import CASES as CHAIN_CASES
+from tests.test_exception_chain import KEY as CHAIN_KEY
 
 T = TypeVar("T")
 
@@ -600,3 +605,102 @@ def test_parity_of_a_timeout_in_the_reports() -> None:
     assert failed.error["cause"] == "ToolTimeoutError"
     snapshot = executor.metrics.snapshot("probe")  # type: ignore[attr-defined]
     assert (snapshot.count, snapshot.failures) == (1, 1)
+
+
+# -- main's safety holds on the async path: cleaned causes, derived forms, depth ----------------
+
+
+@pytest.mark.parametrize("strict", [True, False], ids=["raised", "result"])
+@pytest.mark.parametrize("case", sorted(CHAIN_CASES))
+def test_the_async_path_cleans_the_exception_chain(probe: Probe, case: str, strict: bool) -> None:
+    executor = ToolExecutor(credentials={"api-key": CHAIN_KEY})
+    tool = probe(lambda inputs, credentials: CHAIN_CASES[case]())
+    if strict:
+        with pytest.raises(ToolExecutionError) as caught:
+            run(executor.aexecute(tool, {}))
+        error = caught.value
+        assert error.__context__ is None  # the original is not smuggled in as the context
+    else:
+        result = run(executor.aexecute(tool, {}, raise_on_failure=False))
+        assert isinstance(result.error, ToolExecutionError)
+        assert leaked(repr(result) + repr(result.to_dict()), [CHAIN_KEY]) == []
+        error = result.error
+    assert leaked(chain_text(error), [CHAIN_KEY]) == []
+    assert leaked(logged_exception(error), [CHAIN_KEY]) == []
+
+
+def test_a_form_derived_from_a_secret_is_redacted_on_both_paths(call: Call, probe: Probe) -> None:
+    derived = f"Basic {SECRET[::-1]}"
+
+    def sends_derived(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        redact_also(derived)  # in the pool thread, or in the loop's task
+        return {"answer": f"sent {derived}"}
+
+    def fails_with_derived(inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
+        redact_also(derived)
+        raise RuntimeError(f"rejected {derived}")
+
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={"api-key": SECRET}, listeners=[events.append])
+    assert call(executor, probe(sends_derived), {}).output == {"answer": "sent ***"}
+    failed = call(executor, probe(fails_with_derived), {}, raise_on_failure=False)
+    assert str(failed.error) == "Tool 'probe' failed: RuntimeError: rejected ***"
+    assert all(derived not in repr(event) for event in events)
+    assert active_redactor() is None  # nothing stays active after a call
+
+
+def test_concurrent_async_calls_keep_their_own_redactors() -> None:
+    # Each call's redactor is a context variable: calls interleaved on one loop
+    # never see, extend or redact with another call's.
+    seen: dict[str, Redactor | None] = {}
+
+    def note(inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
+        async def body() -> dict[str, Any]:
+            redact_also(f"form-{inputs['q']}")
+            await asyncio.sleep(0.01)
+            seen[inputs["q"]] = active_redactor()
+            return {"answer": f"form-{inputs['q']} form-{'b' if inputs['q'] == 'a' else 'a'}"}
+
+        return body()
+
+    executor = ToolExecutor(credentials={"api-key": SECRET})
+    results = run(
+        executor.aexecute_many([(AsyncProbe(note), {"q": "a"}), (AsyncProbe(note), {"q": "b"})])
+    )
+    assert [result.output for result in results] == [
+        {"answer": "*** form-b"},
+        {"answer": "*** form-a"},
+    ]
+    assert seen["a"] is not seen["b"]
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 5000], ids=["just-past", "far-past"])
+def test_deep_inputs_fail_cleanly_on_the_async_path(probe: Probe, depth: int) -> None:
+    inputs: Any = "leaf"
+    for _ in range(depth):
+        inputs = {"q": inputs}
+    executor = ToolExecutor(credentials={"api-key": SECRET})
+    result = run(executor.aexecute(probe(answer("never")), inputs, raise_on_failure=False))
+    assert not result.succeeded
+    assert isinstance(result.error, (ToolValidationError, ToolExecutionError))
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 5000], ids=["just-past", "far-past"])
+@pytest.mark.parametrize("declared", [True, False], ids=["declared", "free-form"])
+def test_a_deep_output_ends_the_same_on_both_paths(
+    probe: Probe, depth: int, declared: bool
+) -> None:
+    output: Any = "leaf"
+    for _ in range(depth):
+        output = [output]
+
+    class Declared(SyncProbe if probe is SyncProbe else AsyncProbe):  # type: ignore[misc]
+        OUTPUT_SCHEMA = {"parameters": [{"name": "answer", "type": "list"}]} if declared else None
+
+    executor = ToolExecutor(credentials={"api-key": SECRET})
+    tool = Declared(lambda inputs, credentials: {"answer": output})
+    synced = executor.execute(tool, {}, raise_on_failure=False)
+    awaited = run(executor.aexecute(tool, {}, raise_on_failure=False))
+    assert (awaited.status, str(awaited.error)) == (synced.status, str(synced.error))
+    if declared:
+        assert f"{MAX_DEPTH} levels" in str(awaited.error)
