@@ -28,6 +28,7 @@ from agentkit import (
     ToolEvent,
     ToolExecutionError,
     ToolExecutor,
+    ToolRegistry,
     ToolResult,
     ToolTimeoutError,
     ToolValidationError,
@@ -704,3 +705,100 @@ def test_a_deep_output_ends_the_same_on_both_paths(
     assert (awaited.status, str(awaited.error)) == (synced.status, str(synced.error))
     if declared:
         assert f"{MAX_DEPTH} levels" in str(awaited.error)
+
+
+# -- the async dispatch twins ----------------------------------------------------------------------
+
+MIXED_CALLS = [
+    ("c1", "probe", '{"q": "x"}'),
+    ("c2", "add", '{"a": 1, "b": 2}'),
+    ("c3", "ad", "{}"),  # unknown, with a hint
+    ("c4", "add", "{not json"),
+    ("c5", "add", '{"a": "x"}'),  # invalid input
+    ("c6", "leak", "{}"),  # fails with the secret in its message
+]
+
+
+def _openai(calls: list[tuple[str, str, str]]) -> list[Any]:
+    return [{"id": i, "function": {"name": n, "arguments": a}} for i, n, a in calls]
+
+
+def _responses(calls: list[tuple[str, str, str]]) -> list[Any]:
+    return [{"type": "function_call", "call_id": i, "name": n, "arguments": a} for i, n, a in calls]
+
+
+def _anthropic(calls: list[tuple[str, str, str]]) -> list[Any]:
+    import json
+
+    blocks: list[Any] = []
+    for call_id, name, arguments in calls:
+        try:
+            value = json.loads(arguments)
+        except ValueError:
+            value = arguments  # sent as a string: not an object
+        blocks.append({"type": "tool_use", "id": call_id, "name": name, "input": value})
+    return blocks
+
+
+@pytest.mark.parametrize(
+    ("shape", "sync_name"),
+    [(_openai, "dispatch_openai"), (_responses, "dispatch_openai_responses"),
+     (_anthropic, "dispatch_anthropic")],
+    ids=["openai", "responses", "anthropic"],
+)  # fmt: skip
+def test_each_async_dispatch_answers_as_its_sync_twin(
+    shape: Callable[[list[tuple[str, str, str]]], list[Any]], sync_name: str
+) -> None:
+    import agentkit.dispatch as dispatch
+
+    class Leak(SyncProbe):
+        TOOL_NAME = "leak"
+
+    registry = ToolRegistry([AsyncProbe(answer("async")), Adder(), Leak(leaky)])
+    executor = ToolExecutor(credentials={"api-key": SECRET})
+    calls = shape(MIXED_CALLS)
+    expected = getattr(dispatch, sync_name)(calls, registry, executor)
+    replies = run(getattr(dispatch, "a" + sync_name)(calls, registry, executor))
+    assert replies == expected
+    assert len(replies) == len(MIXED_CALLS)
+    assert SECRET not in repr(replies)
+    assert '"async"' in repr(replies[0])
+
+
+# -- the MCP server ------------------------------------------------------------------------------
+
+
+def test_the_mcp_server_awaits_async_tools_on_its_loop_and_pools_sync_ones() -> None:
+    pytest.importorskip("mcp")
+    from mcp import Client
+
+    from agentkit.mcp_server import build_server
+
+    class Where(AsyncProbe):
+        TOOL_NAME = "where_async"
+
+    class WhereSync(SyncProbe):
+        TOOL_NAME = "where_sync"
+
+    def where(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        return {"thread": threading.current_thread().name}
+
+    class Fails(AsyncProbe):
+        TOOL_NAME = "fails"
+
+    registry = ToolRegistry([Where(where), WhereSync(where), Fails(leaky)])
+    executor = ToolExecutor(credentials={"api-key": SECRET}, max_workers=2)
+
+    async def main() -> tuple[str, Any, Any, Any]:
+        async with Client(build_server(registry, executor)) as client:
+            on_loop = await client.call_tool("where_async", {})
+            pooled = await client.call_tool("where_sync", {})
+            failed = await client.call_tool("fails", {})
+            return threading.current_thread().name, on_loop, pooled, failed
+
+    with executor:
+        loop_thread, on_loop, pooled, failed = run(main())
+    assert on_loop.structured_content == {"thread": loop_thread}
+    assert pooled.structured_content["thread"].startswith("agentkit-tool")
+    assert failed.is_error
+    assert SECRET not in repr(failed)
