@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextvars
 import os
+import reprlib
 import threading
 import time
 from collections.abc import Coroutine, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from types import MappingProxyType
+from types import CoroutineType, MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from agentkit.credentials import CredentialsManager
@@ -27,7 +28,7 @@ from agentkit.observability import (
 )
 from agentkit.recording import ReplaySource
 from agentkit.redaction import Redactor, redacting
-from agentkit.tool import Tool, _Spec
+from agentkit.tool import Tool
 from agentkit.toolerrors import (
     AgentKitError,
     CredentialError,
@@ -52,24 +53,27 @@ _perf_counter = time.perf_counter
 _NO_CREDENTIALS: Mapping[str, str] = MappingProxyType({})
 _CallError = ToolValidationError | ToolExecutionError
 _Call = tuple[Tool, Mapping[str, Any]] | tuple[Tool, Mapping[str, Any], str]
-# What _open hands to step 3 and _finish (see there).
-_Opened = tuple[
-    _Spec,
-    tuple[Listener, ...],
-    str | None,
-    Span | None,
-    dict[str, Any],
-    Mapping[str, str] | None,
-    Redactor | None,
-    dict[str, Any] | None,
-    Any,
-    _CallError | None,
-]
 
 if TYPE_CHECKING:
     # asyncio is imported where it is used: only asyncio callers, who have it
     # loaded already, pay for it (the CLI's start-up does not).
     import asyncio
+
+    from agentkit.tool import _Spec
+
+    # What _open hands to step 3 and _finish (see there).
+    _Opened = tuple[
+        _Spec,
+        tuple[Listener, ...],
+        str | None,
+        Span | None,
+        dict[str, Any],
+        Mapping[str, str] | None,
+        Redactor | None,
+        dict[str, Any] | None,
+        Any,
+        _CallError | None,
+    ]
 
 
 def _new_call_id() -> str:
@@ -589,13 +593,21 @@ def _shallow(inputs: object) -> dict[str, Any]:
 
 
 def _pending(calls: Iterable[_Call]) -> list[tuple[Tool, Mapping[str, Any], str | None]]:
-    return [(call[0], call[1], call[2] if len(call) > 2 else None) for call in calls]
+    """The batch as (tool, inputs, call id); a malformed entry stops it before any call runs."""
+    pending = []
+    for position, call in enumerate(calls):
+        if not isinstance(call, (tuple, list)) or len(call) not in (2, 3):
+            raise SemanticError(
+                f"calls[{position}]: each call is (tool, inputs) or (tool, inputs, call_id), "
+                f"got {reprlib.repr(call)}"
+            )
+        pending.append((call[0], call[1], call[2] if len(call) == 3 else None))
+    return pending
 
 
 def _raised_result(tool: object, exc: Exception) -> ToolResult:
     """A call of a batch that raised (a misuse, a failing listener) as a failed result."""
-    spec = getattr(tool, "_spec", None)
-    name = spec.name if isinstance(spec, _Spec) else type(tool).__name__
+    name = tool.name if isinstance(tool, Tool) and tool._spec is not None else type(tool).__name__
     return make_result(name, STATUS_FAILURE, None, 0.0, ToolExecutionError(name, exc))
 
 
@@ -623,10 +635,15 @@ def _too_deep(name: str, exc: RecursionError) -> ToolExecutionError:
 def _checked(name: str, schema: ToolSchema, raw: Any, redactor: Redactor | None) -> dict[str, Any]:
     """Step 4: ``raw`` checked against the output schema (defaults applied)."""
     if type(raw) is not dict and not isinstance(raw, dict):
+        got = f"'{type(raw).__name__}'"
+        if isinstance(raw, CoroutineType):  # an async execute the class does not declare
+            raw.close()  # never awaited, on purpose: no "never awaited" warning
+            got += (
+                ": a coroutine, from an execute() that is not 'async def' on the class; "
+                "declare it 'async def execute' (or subclass AsyncTool) to have it awaited"
+            )
         raise ToolValidationError(
-            name,
-            "output",
-            [f"Expected the tool to return a dictionary, got '{type(raw).__name__}'"],
+            name, "output", [f"Expected the tool to return a dictionary, got {got}"]
         )
     problems: list[str] = []
     output: dict[str, Any] = schema._check(raw, "", problems)

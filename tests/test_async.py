@@ -367,6 +367,13 @@ def test_cancelling_the_caller_of_a_sync_tool_reports_and_propagates(
 # -- aexecute_many -----------------------------------------------------------------------------
 
 
+def batch_of(executor: ToolExecutor, path: str) -> Callable[[Any], list[ToolResult]]:
+    """The executor's sync or async batch call, as a plain function of the calls."""
+    if path == "execute_many":
+        return executor.execute_many
+    return lambda calls: run(executor.aexecute_many(calls))
+
+
 def batch() -> list[Any]:
     return [
         (AsyncProbe(answer("a")), {}),
@@ -381,10 +388,7 @@ def batch() -> list[Any]:
 
 @pytest.mark.parametrize("path", ["execute_many", "aexecute_many"])
 def test_a_batch_keeps_call_order_and_every_result(executor: ToolExecutor, path: str) -> None:
-    if path == "execute_many":
-        results = executor.execute_many(batch())
-    else:
-        results = run(executor.aexecute_many(batch()))
+    results = batch_of(executor, path)(batch())
     assert [result.status for result in results] == [
         "success",
         STATUS_FAILURE,
@@ -802,3 +806,50 @@ def test_the_mcp_server_awaits_async_tools_on_its_loop_and_pools_sync_ones() -> 
     assert pooled.structured_content["thread"].startswith("agentkit-tool")
     assert failed.is_error
     assert SECRET not in repr(failed)
+
+
+# -- mistakes made plain -----------------------------------------------------------------------
+
+
+class Undeclared(Tool):
+    """execute returns a coroutine without being ``async def``: the class cannot tell."""
+
+    TOOL_NAME = "undeclared"
+    OUTPUT_SCHEMA = None
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        async def work() -> dict[str, Any]:
+            return {}
+
+        return work()  # type: ignore[return-value]
+
+
+def test_a_coroutine_from_an_undeclared_execute_is_a_clear_error(call: Call) -> None:
+    result = call(ToolExecutor(credentials={}), Undeclared(), {}, raise_on_failure=False)
+    assert isinstance(result.error, ToolValidationError)
+    assert "got 'coroutine': a coroutine, from an execute() that is not 'async def'" in str(
+        result.error
+    )
+    assert "subclass AsyncTool" in str(result.error)  # and no "never awaited" warning (error)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [(Adder(),), (Adder(), {"a": 1}, "id", "extra"), Adder(), "add", None],
+    ids=["one-item", "four-items", "a-bare-tool", "a-string", "none"],
+)
+@pytest.mark.parametrize("path", ["execute_many", "aexecute_many"])
+def test_a_malformed_batch_entry_is_named_before_anything_runs(entry: Any, path: str) -> None:
+    ran: list[str] = []
+    executor = ToolExecutor(
+        credentials={"api-key": SECRET}, listeners=[lambda e: ran.append(e.name)]
+    )
+    calls: list[Any] = [(Adder(), {"a": 1}), entry]
+    with pytest.raises(SemanticError, match=r"calls\[1\]: each call is \(tool, inputs\)"):
+        batch_of(executor, path)(calls)
+    assert ran == []
+
+
+@pytest.mark.parametrize("path", ["execute_many", "aexecute_many"])
+def test_an_empty_batch_is_an_empty_list(executor: ToolExecutor, path: str) -> None:
+    assert batch_of(executor, path)(iter([])) == []
