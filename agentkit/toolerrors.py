@@ -137,15 +137,19 @@ class DefinitionError(AgentKitError):
 
     exit_code = 2
 
-    def __init__(self, problems: Iterable[DefinitionProblem]) -> None:
+    def __init__(self, problems: Iterable[DefinitionProblem], *, not_shown: int = 0) -> None:
         self.problems = tuple(problems)
+        #: Problems found but left out of ``problems`` (a cap keeps the report readable).
+        self.not_shown = not_shown
         super().__init__(self._render())
 
     def _render(self) -> str:
-        count = len(self.problems)
+        count = len(self.problems) + self.not_shown
         noun = "problem" if count == 1 else "problems"
         lines = [f"{count} {noun} in tool definitions:"]
         lines.extend(f"  {problem}" for problem in self.problems)
+        if self.not_shown:
+            lines.append(f"  ... {self.not_shown} more problems not shown; fix these and run again")
         return "\n".join(lines)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -772,7 +773,9 @@ def _parse_parameter(
             if not named and text in ("name", "required", "default"):
                 problem(text, f"'{text}' does not apply to list elements")
             else:
-                problem(text, f"unknown key '{text}'{hint}; allowed keys: {', '.join(allowed)}")
+                problem(
+                    text, f"unknown key {_show(text)}{hint}; allowed keys: {', '.join(allowed)}"
+                )
 
     name = ""
     if named:
@@ -784,7 +787,7 @@ def _parse_parameter(
         elif not _NAME_RE.fullmatch(raw_name):
             problem(
                 "name",
-                f"invalid parameter name {raw_name!r}: use letters, digits and underscores, "
+                f"invalid parameter name {_show(raw_name)}: use letters, digits and underscores, "
                 "starting with a letter or underscore, at most 64 characters",
             )
         else:
@@ -881,7 +884,8 @@ def _parse_type(raw: Any, location: Location, problems: list[SchemaProblem]) -> 
         hint = f" (did you mean '{alias}'?)" if alias else did_you_mean(str(shown), PARAMETER_TYPES)
         problems.append(
             SchemaProblem(
-                (*location, "type"), f"unsupported type '{shown}'{hint}; expected one of: {choices}"
+                (*location, "type"),
+                f"unsupported type {_show(shown)}{hint}; expected one of: {choices}",
             )
         )
         return None
@@ -903,15 +907,45 @@ def _parse_enum(
         problem("enum", "expected a non-empty list of allowed values")
         return None
     type_test = _TYPE_TESTS[type_name]
-    bad = [value for value in values if not type_test(value)]
-    if bad:
-        problem("enum", f"every value must be of type '{type_name}'; {_show(bad[0])} is not")
+    bad = next((value for value in values if not type_test(value)), ABSENT)
+    if bad is not ABSENT:
+        problem("enum", f"every value must be of type '{type_name}'; {_show(bad)} is not")
         return None
-    duplicates = sorted({repr(v) for v in values if values.count(v) > 1})
+    if any(value != value for value in values):  # NaN: equal to nothing, so never allowed
+        problem("enum", "NaN can never be matched; remove it")
+        return None
+    duplicates = _duplicates(values)
     if duplicates:
-        problem("enum", f"duplicate values: {', '.join(duplicates)}")
+        shown = ", ".join(_show(value) for value in duplicates[:5])
+        more = f" and {len(duplicates) - 5} more" if len(duplicates) > 5 else ""
+        problem("enum", f"duplicate values: {shown}{more}; list each value once")
         return None
     return tuple(float(v) for v in values) if type_name == "float" else tuple(values)
+
+
+def _duplicates(values: Sequence[Any]) -> list[Any]:
+    """The values that occur more than once in ``values``, each once, in first-seen order.
+
+    One pass over a hashed set (a value and its repeats compare equal, so 1 and
+    1.0 are one value, as ``in`` sees them); a value that cannot be hashed is
+    keyed by its canonical JSON, which keeps the pass linear for JSON-like data.
+    """
+    seen: set[Any] = set()
+    reported: set[Any] = set()
+    found: list[Any] = []
+    for value in values:
+        key = value
+        try:
+            hash(value)
+        except TypeError:
+            key = ("json", json.dumps(value, sort_keys=True, default=repr))
+        if key in seen:
+            if key not in reported:
+                reported.add(key)
+                found.append(value)
+        else:
+            seen.add(key)
+    return found
 
 
 def _parse_bound(

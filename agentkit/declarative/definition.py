@@ -10,6 +10,7 @@ from agentkit.declarative.http_backend import HttpBackend
 from agentkit.declarative.http_spec import IDEMPOTENT, parse_http_spec
 from agentkit.declarative.problems import Problems, check_keys
 from agentkit.declarative.python_backend import PythonBackend, parse_python_backend
+from agentkit.declarative.yamlsource import clip
 from agentkit.tool import TOOL_NAME_PATTERN
 from agentkit.toolerrors import SchemaDefinitionError
 from agentkit.toolschema import ToolSchema
@@ -36,7 +37,7 @@ _SEMVER: Final = re.compile(
 Backend = HttpBackend | PythonBackend
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolDefinition:
     """A checked definition: everything a ``DeclarativeTool`` class is made from."""
 
@@ -68,18 +69,20 @@ def parse_definition(raw: Any, problems: Problems) -> ToolDefinition | None:
     if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
         problems.add(
             ("name",),
-            f"invalid tool name {name!r}: use letters, digits, '_' and '-', starting with a "
+            f"invalid tool name {_quoted(name)}: use letters, digits, '_' and '-', starting with a "
             "letter, at most 64 characters"
             if name is not None
             else "missing 'name'",
         )
     version = raw.get("version")
     if isinstance(version, (int, float)) and not isinstance(version, bool):
-        problems.add(("version",), f"version {version!r} must be a quoted string like '1.2.0'")
+        problems.add(
+            ("version",), f"version {_quoted(version)} must be a quoted string like '1.2.0'"
+        )
     elif not isinstance(version, str) or not _SEMVER.fullmatch(version):
         problems.add(
             ("version",),
-            f"invalid version {version!r}: use a semantic version such as 1.2.0"
+            f"invalid version {_quoted(version)}: use a semantic version such as 1.2.0"
             if version is not None
             else "missing 'version' (a semantic version such as 1.0.0)",
         )
@@ -122,6 +125,10 @@ def parse_definition(raw: Any, problems: Problems) -> ToolDefinition | None:
     )
 
 
+def _quoted(value: Any) -> str:
+    return f"'{clip(value)}'" if isinstance(value, str) else clip(value)
+
+
 def _parse_credentials(raw: Any, problems: Problems) -> tuple[str, ...]:
     if not isinstance(raw, list) or not all(isinstance(item, str) and item for item in raw):
         problems.add(("credentials",), "expected a list of credential names")
@@ -129,7 +136,7 @@ def _parse_credentials(raw: Any, problems: Problems) -> tuple[str, ...]:
     seen: set[str] = set()
     for index, item in enumerate(raw):
         if item in seen:
-            problems.add(("credentials", index), f"credential '{item}' is listed twice")
+            problems.add(("credentials", index), f"credential '{clip(item)}' is listed twice")
         seen.add(item)
     return tuple(raw)
 

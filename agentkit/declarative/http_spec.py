@@ -98,14 +98,29 @@ class _Context:
         self.inputs = inputs
         self.outputs = outputs
         self.credentials = tuple(credentials)
+        self._credential_set = frozenset(credentials)  # looked up once per template reference
+        # Made once: hints are remembered by the identity of the names they choose from.
+        self._input_names = inputs.names if inputs is not None else ()
+        self.output_names = outputs.names
         self.problems = problems
+        self._compiled: dict[tuple[str, tuple[str, ...]], Template | TemplateSyntaxProblem] = {}
 
     def template(self, raw: str, location: Location, roots: Sequence[str]) -> Template | None:
-        try:
-            template = compile_template(raw, ".".join(map(str, location)), roots)
-        except TemplateSyntaxProblem as exc:
-            self.problems.add(location, str(exc))
+        # Compiled once per text: aliases can repeat one anchored mapping of
+        # templates many times, and Jinja's parse is the costly part of loading.
+        # A repeat keeps the field of the first use: it is the same YAML node.
+        text_and_roots = (raw, tuple(roots))
+        compiled = self._compiled.get(text_and_roots)
+        if compiled is None:
+            try:
+                compiled = compile_template(raw, ".".join(map(str, location)), roots)
+            except TemplateSyntaxProblem as exc:
+                compiled = exc
+            self._compiled[text_and_roots] = compiled
+        if isinstance(compiled, TemplateSyntaxProblem):
+            self.problems.add(location, str(compiled))
             return None
+        template = compiled
         for root, key in template.references:
             self._check_reference(root, key, location)
         return template
@@ -114,13 +129,13 @@ class _Context:
         if key is None:
             return
         if root == "inputs" and self.inputs is not None and key not in self.inputs:
-            hint = did_you_mean(key, self.inputs.names, "inputs.")
+            hint = self.problems.did_you_mean(key, self._input_names, "inputs.")
             self.problems.add(location, f"'inputs.{key}' is not a declared input{hint}")
-        elif root == "credentials" and key not in self.credentials:
+        elif root == "credentials" and key not in self._credential_set:
             self.problems.add(
                 location,
                 f"credential '{key}' is used but not declared; add it under 'credentials:'"
-                + did_you_mean(key, self.credentials),
+                + self.problems.did_you_mean(key, self.credentials),
             )
         elif root == "response" and key not in RESPONSE_FIELDS:
             self.problems.add(
@@ -143,11 +158,11 @@ class _Context:
         if not isinstance(raw, str) or not raw:
             self.problems.add(location, "expected a credential name")
             return None
-        if raw not in self.credentials:
+        if raw not in self._credential_set:
             self.problems.add(
                 location,
                 f"credential '{raw}' is used but not declared; add it under 'credentials:'"
-                + did_you_mean(raw, self.credentials),
+                + self.problems.did_you_mean(raw, self.credentials),
             )
             return None
         return raw
@@ -454,7 +469,7 @@ def _parse_output(
     for name, source in raw.items():
         here = (*location, name)
         if name not in context.outputs:
-            hint = did_you_mean(str(name), context.outputs.names)
+            hint = context.problems.did_you_mean(str(name), context.output_names)
             problems.add(
                 here, f"'{name}' is not an output parameter{hint}; declare it in output_schema"
             )

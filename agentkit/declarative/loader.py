@@ -3,36 +3,85 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
 from agentkit.declarative.definition import ToolDefinition, parse_definition
-from agentkit.declarative.problems import Problems
+from agentkit.declarative.problems import ProblemLog, Problems
 from agentkit.declarative.tool import DeclarativeTool, make_tool_class
-from agentkit.declarative.yamlsource import MAX_FILE_BYTES, read_documents
-from agentkit.toolerrors import DefinitionError, DefinitionProblem
+from agentkit.declarative.yamlsource import MAX_FILE_BYTES, clip, read_documents
+from agentkit.toolerrors import DefinitionProblem
 from agentkit.toolregistry import ToolRegistry, name_key
 
 __all__ = ["definition_files", "definition_schema", "load_tools"]
 
 _SUFFIXES = (".yaml", ".yml")
+# Not on every platform; without them a FIFO given by name could block the open.
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def definition_files(*paths: str | os.PathLike[str]) -> tuple[list[Path], list[DefinitionProblem]]:
-    """The files ``paths`` name: files as given, folders searched recursively, sorted."""
+    """The files ``paths`` name: files as given, folders searched recursively, sorted.
+
+    In a folder, symbolic links to directories are not followed, and a link to a
+    file outside the folder is a problem, not a file: a definition folder cannot
+    pull in what its owner did not put there.
+    """
     files: list[Path] = []
     problems: list[DefinitionProblem] = []
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            files.extend(
-                sorted(p for p in path.rglob("*") if p.suffix in _SUFFIXES and p.is_file())
-            )
-        elif path.is_file():
-            files.append(path)
+            folder = path.resolve()
+            for file in _folder_files(path):
+                if _links_out(file, folder):
+                    problems.append(
+                        DefinitionProblem(
+                            str(file),
+                            0,
+                            0,
+                            "",
+                            f"a symbolic link to '{clip(os.readlink(file), 200)}', outside the "
+                            f"folder '{path}'; copy the file in, or give it as a path of its own",
+                        )
+                    )
+                else:
+                    files.append(file)
+        elif os.path.lexists(path):
+            files.append(path)  # reading it says what is wrong when it is not a file
         else:
             problems.append(DefinitionProblem(str(path), 0, 0, "", "no such file or folder"))
     return files, problems
+
+
+def _links_out(file: Path, folder: Path) -> bool:
+    """True when ``file`` is a symbolic link that resolves outside ``folder``."""
+    if not file.is_symlink():
+        return False
+    try:
+        target = file.resolve()
+    except (OSError, RuntimeError):  # a loop (RuntimeError before Python 3.13): reading says so
+        return False
+    return not target.is_relative_to(folder)
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    """Every ``.yaml``/``.yml`` entry under ``folder``, sorted; linked folders are not entered."""
+    found: list[Path] = []
+    pending = [folder]
+    while pending:  # a stack, not recursion: depth is the file system's business
+        try:
+            entries = list(os.scandir(pending.pop()))
+        except OSError:
+            continue  # an unreadable subfolder; its files cannot be listed
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(Path(entry.path))
+            elif entry.name.endswith(_SUFFIXES):
+                found.append(Path(entry.path))
+    return sorted(found)
 
 
 def load_tools(
@@ -43,14 +92,16 @@ def load_tools(
     With ``registry``, an instance of each is registered too. Any problem in any
     file raises ``DefinitionError`` listing all of them, and nothing is registered.
     """
-    files, problems = definition_files(*paths)
+    files, found = definition_files(*paths)
+    log = ProblemLog()
+    log.extend(found)
     definitions: list[ToolDefinition] = []
     for file in files:
-        definitions.extend(_load_file(file, problems))
+        definitions.extend(_load_file(file, log))
 
-    problems.extend(_name_collisions(definitions, registry))
-    if problems:
-        raise DefinitionError(problems)
+    log.extend(_name_collisions(definitions, registry))
+    if log:
+        raise log.error()
 
     classes = [make_tool_class(definition) for definition in definitions]
     if registry is not None:
@@ -88,37 +139,73 @@ def _name_collisions(
         yield DefinitionProblem(definition.path, definition.line, 1, "name", message)
 
 
-def _load_file(file: Path, problems: list[DefinitionProblem]) -> Iterable[ToolDefinition]:
+def _read_text(file: Path) -> str | DefinitionProblem:
+    """The text of definition file ``file``, or the problem that stops it being read.
+
+    At most ``MAX_FILE_BYTES + 1`` bytes are read whatever the file claims its size
+    is (``/proc`` files claim 0), and only a regular file is read at all: opening
+    does not wait (a FIFO would block), and a device or FIFO is refused.
+    """
     path = str(file)
     try:
-        size = file.stat().st_size
-        if size > MAX_FILE_BYTES:
-            problems.append(
-                DefinitionProblem(
-                    path,
-                    0,
-                    0,
-                    "",
-                    f"the file is {size} bytes; definitions are at most {MAX_FILE_BYTES}",
-                )
-            )
-            return []
-        text = file.read_text(encoding="utf-8")
+        fd = os.open(file, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return _unreadable(path, "not a regular file (a folder, FIFO, device or socket)")
+            data = _read_at_most(fd, MAX_FILE_BYTES + 1)
+        finally:
+            os.close(fd)
     except OSError as exc:
-        problems.append(DefinitionProblem(path, 0, 0, "", f"cannot read: {exc.strerror or exc}"))
+        return _unreadable(path, f"cannot read: {exc.strerror or exc}")
+    if len(data) > MAX_FILE_BYTES:
+        return _unreadable(
+            path, f"the file is over {MAX_FILE_BYTES} bytes, the most a definition may be"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = len(data[line_start : exc.start].decode("utf-8", "replace")) + 1
+        return DefinitionProblem(
+            path,
+            line,
+            column,
+            "",
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8",
+        )
+
+
+def _unreadable(path: str, message: str) -> DefinitionProblem:
+    return DefinitionProblem(path, 0, 0, "", message)
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:  # every pass reads at least one byte or ends the loop
+        chunk = os.read(fd, limit - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _load_file(file: Path, log: ProblemLog) -> Iterable[ToolDefinition]:
+    text = _read_text(file)
+    if isinstance(text, DefinitionProblem):
+        log.add(text)
         return []
-    except UnicodeDecodeError:
-        problems.append(DefinitionProblem(path, 0, 0, "", "not UTF-8 text"))
-        return []
+    path = str(file)
     documents, yaml_problems = read_documents(text)
-    problems.extend(DefinitionProblem(path, p.line, p.column, "", p.message) for p in yaml_problems)
+    for problem in yaml_problems:
+        log.add(DefinitionProblem(path, problem.line, problem.column, "", problem.message))
     loaded = []
     for document, start in documents:
         if document is None:
             continue
-        collected = Problems(path, document, start)
-        definition = parse_definition(document, collected)
-        problems.extend(collected.found)
+        definition = parse_definition(document, Problems(path, document, start, log))
         if definition is not None:
             loaded.append(definition)
     return loaded

@@ -1,36 +1,147 @@
-"""Collecting definition problems against the YAML they came from."""
+"""Collecting definition problems against the YAML they came from.
+
+Every problem of a load goes through one ``ProblemLog``, which is what keeps a
+hostile file's report small: a problem is kept once however many aliases reach
+its YAML node, a message or field is cut to ``MAX_MESSAGE_CHARS``, and at most
+``MAX_PROBLEMS_PER_FILE`` per file and ``MAX_PROBLEMS`` in all are kept, the
+rest counted ("N more problems not shown").
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
 
-from agentkit.declarative.yamlsource import Position, locate
-from agentkit.toolerrors import DefinitionProblem, did_you_mean, format_location
+from agentkit.declarative.yamlsource import Position, clip, locate
+from agentkit.toolerrors import DefinitionError, DefinitionProblem, did_you_mean, format_location
+
+__all__ = [
+    "HINT_BUDGET",
+    "MAX_MESSAGE_CHARS",
+    "MAX_PROBLEMS",
+    "MAX_PROBLEMS_PER_FILE",
+    "Location",
+    "ProblemLog",
+    "Problems",
+    "check_keys",
+]
 
 Location = tuple[str | int, ...]
+
+MAX_PROBLEMS_PER_FILE: Final = 50
+MAX_PROBLEMS: Final = 200
+MAX_MESSAGE_CHARS: Final = 500
+#: How many names one document's "did you mean" hints may compare against in all.
+HINT_BUDGET: Final = 20_000
+
+
+def _cut(text: str) -> str:
+    """``text`` at most about ``MAX_MESSAGE_CHARS`` long, keeping its start and its end.
+
+    The end of a message usually says what would be right, so the middle goes.
+    """
+    if len(text) <= MAX_MESSAGE_CHARS:
+        return text
+    tail = MAX_MESSAGE_CHARS // 4
+    return f"{text[: MAX_MESSAGE_CHARS - tail]} [...] {text[-tail:]}"
+
+
+class ProblemLog:
+    """The problems of one load: each kept once, cut short, and capped per file and in all."""
+
+    def __init__(self) -> None:
+        self.shown: list[DefinitionProblem] = []
+        self.not_shown = 0
+        # Hashes, not the problems: what was seen stays small however many there were.
+        self._seen: set[int] = set()
+        self._per_file: dict[str, int] = {}
+
+    def add(self, problem: DefinitionProblem) -> None:
+        # The field is left out of the identity: aliases reach one YAML node by
+        # many paths, and it is one problem, at the node's line and column.
+        identity = hash((problem.path, problem.line, problem.column, problem.message))
+        if identity in self._seen:
+            return
+        self._seen.add(identity)
+        in_file = self._per_file.get(problem.path, 0)
+        if in_file >= MAX_PROBLEMS_PER_FILE or len(self.shown) >= MAX_PROBLEMS:
+            self.not_shown += 1
+            return
+        self._per_file[problem.path] = in_file + 1
+        self.shown.append(
+            DefinitionProblem(
+                problem.path,
+                problem.line,
+                problem.column,
+                _cut(problem.field),
+                _cut(problem.message),
+            )
+        )
+
+    def extend(self, problems: Iterable[DefinitionProblem]) -> None:
+        for problem in problems:
+            self.add(problem)
+
+    def full(self, path: str) -> bool:
+        """True when no further problem of ``path`` would be shown."""
+        return (
+            self._per_file.get(path, 0) >= MAX_PROBLEMS_PER_FILE or len(self.shown) >= MAX_PROBLEMS
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.shown)
+
+    def error(self) -> DefinitionError:
+        return DefinitionError(self.shown, not_shown=self.not_shown)
 
 
 class Problems:
     """The problems of one document: each located at the line its key or value is on."""
 
-    def __init__(self, path: str, root: Any, start: Position) -> None:
+    def __init__(self, path: str, root: Any, start: Position, log: ProblemLog) -> None:
         self.path = path
         self.root = root
         self.start = start
-        self.found: list[DefinitionProblem] = []
+        self.log = log
+        # Every problem reported, kept or not: callers compare counts to see whether
+        # a part had problems, so a capped or repeated one must still count.
+        self.count = 0
+        # Keyed by the identity of ``choices``, kept alive with the hint so no other
+        # list can take over that identity while the document is checked.
+        self._hints: dict[tuple[str, int, str], tuple[Sequence[str], str]] = {}
+        self._hint_budget = HINT_BUDGET
 
     def add(self, location: Location, message: str) -> None:
+        self.count += 1
         line, column = locate(self.root, location, self.start)
-        self.found.append(
-            DefinitionProblem(self.path, line, column, format_location(location), message)
-        )
+        self.log.add(DefinitionProblem(self.path, line, column, format_location(location), message))
+
+    def did_you_mean(self, word: str, choices: Sequence[str], prefix: str = "") -> str:
+        """``toolerrors.did_you_mean``, at a cost bounded for the whole document.
+
+        A hint costs a pass over ``choices``, which a definition can make long
+        (its own inputs, outputs, credentials): asked for each of thousands of
+        unknown names that is quadratic. So hints are remembered (aliases ask
+        the same question again), and none is worked out once no more problems
+        of this file would be shown or the document's ``HINT_BUDGET`` of
+        comparisons is spent. Pass the same ``choices`` object each time.
+        """
+        key = (word, id(choices), prefix)
+        known = self._hints.get(key)
+        if known is not None:
+            return known[1]
+        if self.log.full(self.path) or len(choices) > self._hint_budget:
+            return ""
+        self._hint_budget -= len(choices)
+        hint = did_you_mean(word, choices, prefix)
+        self._hints[key] = (choices, hint)
+        return hint
 
     def __bool__(self) -> bool:
-        return bool(self.found)
+        return bool(self.count)
 
     def __len__(self) -> int:
-        return len(self.found)
+        return self.count
 
 
 def check_keys(
@@ -44,7 +155,7 @@ def check_keys(
         if key not in allowed:
             problems.add(
                 (*location, str(key)),
-                f"unknown key '{key}'{did_you_mean(str(key), allowed)}; "
+                f"unknown key '{clip(key)}'{problems.did_you_mean(str(key), allowed)}; "
                 f"{what} takes: {', '.join(allowed)}",
             )
     return True

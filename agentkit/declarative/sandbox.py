@@ -419,6 +419,7 @@ def check(source: str, roots: frozenset[str]) -> tuple[str, frozenset[Reference]
     except jinja2.TemplateError as exc:  # an unknown filter or test, found by Jinja's compiler
         raise TemplateSyntaxProblem(f"template error: {exc.message}") from exc
     except RecursionError:
+        # Jinja parses and walks templates recursively, once per nesting level.
         raise TemplateSyntaxProblem(
             "the template nests brackets or blocks too deeply to parse"
         ) from None

@@ -4,31 +4,49 @@ Documents are loaded with PyYAML's safe loader (its C parser where libyaml is
 present). Mappings and sequences come back as ``LocatedDict`` and
 ``LocatedList``, ordinary ``dict`` and ``list`` subclasses that also hold the
 line and column of each entry, so a problem found later, while checking the
-definition, can still point at its line. Duplicate keys, merge keys, oversized
-files and alias bombs are refused here, with positions.
+definition, can still point at its line.
+
+Reading is one pass over the parser's events, linear in the file, and what it
+builds is bounded: duplicate and merge keys, nesting past ``MAX_DEPTH``,
+documents that aliases expand past ``MAX_EXPANDED_NODES`` values or
+``MAX_EXPANDED_CHARS`` characters, numbers longer than ``MAX_NUMBER_CHARS`` and
+any tag but the JSON-compatible core ones (``!!binary``, ``!!set``,
+``!!timestamp``, ``!!python/...``, ``!custom``) are refused here, with positions.
+Dates and YAML 1.1 base-60 numbers (``2024-01-01``, ``1:30``) stay strings.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
 import yaml
 
 __all__ = [
+    "MAX_DEPTH",
+    "MAX_EXPANDED_CHARS",
     "MAX_EXPANDED_NODES",
     "MAX_FILE_BYTES",
+    "MAX_NUMBER_CHARS",
     "LocatedDict",
     "LocatedList",
     "Position",
     "YamlProblem",
+    "clip",
     "locate",
     "read_documents",
 ]
 
 MAX_FILE_BYTES: Final = 1024 * 1024
-#: The most nodes a document may hold once aliases are expanded (a definition has a few hundred).
+#: The most values a document may hold once aliases are expanded (a definition has a few hundred).
 MAX_EXPANDED_NODES: Final = 100_000
+#: The most scalar characters a document may hold once aliases are expanded.
+MAX_EXPANDED_CHARS: Final = 4 * MAX_FILE_BYTES
+#: The deepest a value may be nested (a schema nests two levels per dictionary parameter).
+MAX_DEPTH: Final = 64
+#: The longest a number may be written (Python's int() refuses past 4,300 digits).
+MAX_NUMBER_CHARS: Final = 100
 
 Position = tuple[int, int]  # 1-based line and column
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -61,177 +79,372 @@ class YamlProblem:
     message: str
 
 
-def _position(node: yaml.Node) -> Position:
-    mark = node.start_mark
-    return (mark.line + 1, mark.column + 1)
+def _position(event: yaml.Event) -> Position:
+    mark = event.start_mark
+    return (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc]  # a dynamic base: CSafeLoader or SafeLoader
-    """The safe loader, building located containers and noting problems instead of raising."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.problems: list[YamlProblem] = []
+    """The safe loader's parser and resolver; ``_Composer`` builds the values from its events."""
 
     def resolve(self, kind: type[yaml.Node], value: Any, implicit: tuple[bool, bool]) -> str:
         # PyYAML's resolve, for a loader without path resolvers: the same tags,
-        # from one lookup by first character (it runs once for every node).
+        # from one lookup by first character (it runs once for every scalar),
+        # except that dates and YAML 1.1 base-60 numbers (1:30) stay strings, as
+        # in YAML 1.2 and JSON: a definition has no use for either, and a value
+        # that silently became a datetime or 90 would fail far from its line.
         if kind is yaml.ScalarNode:
             if implicit[0]:
                 for tag, regexp in _IMPLICIT.get(value[:1], _WILDCARD):
                     if regexp.match(value):
-                        return str(tag)
+                        return _STR if ":" in value and tag in _NUMBERS else str(tag)
             return _STR
         return _SEQ if kind is yaml.SequenceNode else _MAP
 
-    def note(self, node: yaml.Node, message: str) -> None:
-        line, column = _position(node)
-        self.problems.append(YamlProblem(line, column, message))
 
-    def convert(self, node: yaml.Node, memo: dict[int, Any]) -> Any:
-        """``node`` as Python values, mappings and sequences located.
+class _Refused(Exception):
+    """The rest of a document is not read; the problem that says why is noted already."""
 
-        One direct pass instead of PyYAML's general constructor (which made up
-        most of the load time): plain strings are read straight off the node,
-        other scalars and any non-standard tag go to the safe constructor
-        (which refuses unsafe tags), and an alias shares its anchor's object.
-        """
-        known = memo.get(id(node))
-        if known is not None:
-            return known
-        tag = node.tag
-        if isinstance(node, yaml.ScalarNode):
-            if tag == _STR:
-                return node.value
-            # int, float, bool, null, timestamp: the safe constructor's own
-            # functions; any other tag goes the long way, and is refused there.
-            scalar = _SCALARS.get(tag)
-            return scalar(self, node) if scalar else self.construct_object(node, deep=True)
-        if isinstance(node, yaml.MappingNode) and tag == _MAP:
-            mapping = memo[id(node)] = LocatedDict()
-            mapping.position = _position(node)
-            mapping.positions = {}
-            for key_node, value_node in node.value:
-                self._add_entry(mapping, key_node, value_node, memo)
-            return mapping
-        if isinstance(node, yaml.SequenceNode) and tag == _SEQ:
-            sequence = memo[id(node)] = LocatedList()
-            sequence.position = _position(node)
-            sequence.positions = [_position(item) for item in node.value]
-            sequence.extend(self.convert(item, memo) for item in node.value)
-            return sequence
-        return self.construct_object(node, deep=True)
 
-    def _add_entry(
-        self, mapping: LocatedDict, key_node: yaml.Node, value_node: yaml.Node, memo: dict[int, Any]
-    ) -> None:
-        if key_node.tag == _MERGE:
-            self.note(key_node, "merge keys ('<<') are not supported; write the keys out")
+class _ScalarError(ValueError):
+    """A scalar that cannot become a value; the message says why and what to write."""
+
+
+_NO_KEY: Final[Any] = object()  # a mapping waits for a key
+_BAD_KEY: Final[Any] = object()  # the key was refused: drop the value that follows
+
+
+@dataclass(slots=True)
+class _Open:
+    """A mapping or sequence being built, and what its anchor needs once it is closed."""
+
+    value: LocatedDict | LocatedList
+    anchor: str | None
+    nodes_before: int
+    chars_before: int
+    key: Any = _NO_KEY
+    key_position: Position = (0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class _Anchor:
+    value: Any
+    position: Position
+    nodes: int  # values under it, itself included, with aliases expanded
+    chars: int  # characters of the scalars under it, with aliases expanded
+    container: bool
+
+
+class _Composer:
+    """One document from the parser's events: values built in one pass, without recursion.
+
+    Each event is handled once, so reading is linear in the file; an alias
+    shares its anchor's value and adds the anchor's expanded size to the
+    document's, so what later checks walk is bounded too. Nesting depth, the
+    expanded size, recursive, undefined and duplicate anchors, and tags other
+    than the JSON-compatible core ones are refused with the position they occur at.
+    """
+
+    def __init__(self, loader: _Loader, problems: list[YamlProblem]) -> None:
+        self.loader = loader
+        self.problems = problems
+        self.anchors: dict[str, _Anchor | None] = {}  # None: still open
+        self.stack: list[_Open] = []
+        self.nodes = 0
+        self.chars = 0
+        self.root: Any = _NO_KEY
+        self.start: Position = (0, 0)
+
+    def note(self, position: Position, message: str) -> None:
+        self.problems.append(YamlProblem(*position, message))
+
+    def compose(self) -> tuple[Any, Position] | None:
+        """The document's value and where it starts; ``None`` for an empty or refused one."""
+        try:
+            self._read_events()
+        except _Refused:
+            # Skip the rest of the document flat: no values, no recursion.
+            while not isinstance(self.loader.get_event(), yaml.DocumentEndEvent):
+                pass
+            return None
+        return None if self.root is _NO_KEY else (self.root, self.start)
+
+    def _read_events(self) -> None:
+        get_event = self.loader.get_event
+        while True:
+            event = get_event()
+            kind = type(event)
+            if kind is yaml.ScalarEvent:
+                self._scalar(event)
+            elif kind is yaml.AliasEvent:
+                self._alias(event)
+            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                self._open(event)
+            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                self._close()
+            else:  # DocumentEndEvent: the parser allows nothing else here
+                return
+
+    def _count(self, position: Position, nodes: int, chars: int) -> None:
+        self.nodes += nodes
+        self.chars += chars
+        if self.nodes > MAX_EXPANDED_NODES or self.chars > MAX_EXPANDED_CHARS:
+            self.note(
+                position,
+                f"this document holds more than {MAX_EXPANDED_NODES} values or "
+                f"{MAX_EXPANDED_CHARS} characters, counting each alias as all it repeats; "
+                "a definition needs far fewer (an alias bomb?)",
+            )
+            raise _Refused
+
+    def _define(self, event: yaml.NodeEvent, position: Position) -> None:
+        anchor = event.anchor
+        if anchor is None:
             return
-        if not isinstance(key_node, yaml.ScalarNode):
-            self.note(key_node, "a mapping key must be a plain value, not a list or mapping")
+        if anchor in self.anchors:
+            earlier = self.anchors[anchor]
+            where = f" (first on line {earlier.position[0]})" if earlier is not None else ""
+            self.note(position, f"anchor '&{clip(anchor)}' is defined twice{where}; rename one")
+            raise _Refused
+        self.anchors[anchor] = None
+
+    def _scalar(self, event: yaml.ScalarEvent) -> None:
+        position = _position(event)
+        self._define(event, position)
+        text = event.value
+        self._count(position, 1, len(text))
+        tag = event.tag
+        if tag is None:
+            tag = self.loader.resolve(yaml.ScalarNode, text, event.implicit)
+        elif tag == "!":  # the non-specific tag: a string, as the YAML spec says
+            tag = _STR
+        if tag == _MERGE and self.stack and self.stack[-1].key is _NO_KEY:
+            self.note(position, "merge keys ('<<') are not supported; write the keys out")
+            self.stack[-1].key = _BAD_KEY
             return
-        key = self.convert(key_node, memo)
-        if key in mapping.positions:
-            line, _ = mapping.positions[key]
-            self.note(key_node, f"duplicate key '{key}' (first given on line {line})")
+        build = _BUILDERS.get(tag)
+        if build is None:
+            self._refuse_tag(position, tag)
+            value: Any = text
+        else:
+            try:
+                value = build(text)
+            except _ScalarError as exc:
+                self.note(position, str(exc))
+                value = text
+        if event.anchor is not None:
+            self.anchors[event.anchor] = _Anchor(value, position, 1, len(text), container=False)
+        self._attach(value, position, container=False)
+
+    def _refuse_tag(self, position: Position, tag: str) -> None:
+        shown = "!!" + tag[len(_CORE) :] if tag.startswith(_CORE) else tag
+        self.note(
+            position,
+            f"the tag '{clip(shown)}' is not supported; a definition holds only strings, "
+            "numbers, true/false, null, lists and mappings (quote the value to keep it as text)",
+        )
+
+    def _alias(self, event: yaml.AliasEvent) -> None:
+        position = _position(event)
+        name = event.anchor
+        if name not in self.anchors:
+            self.note(position, f"alias '*{clip(name)}' names no anchor defined before it")
+            raise _Refused
+        anchor = self.anchors[name]
+        if anchor is None:
+            self.note(
+                position,
+                f"a recursive alias ('*{clip(name)}' inside its own anchor) is not allowed",
+            )
+            raise _Refused
+        self._count(position, anchor.nodes, anchor.chars)
+        # The alias's own position, not the anchor's: a problem with this value is
+        # reported where it is used; problems inside it, at the anchor, once.
+        self._attach(anchor.value, position, container=anchor.container)
+
+    def _open(self, event: yaml.CollectionStartEvent) -> None:
+        position = _position(event)
+        if len(self.stack) >= MAX_DEPTH:
+            self.note(
+                position,
+                f"values are nested more than {MAX_DEPTH} levels deep; flatten the definition",
+            )
+            raise _Refused
+        self._define(event, position)
+        tag = event.tag
+        mapping = type(event) is yaml.MappingStartEvent
+        if tag is not None and tag != "!" and tag != (_MAP if mapping else _SEQ):
+            self._refuse_tag(position, tag)
+        self._count(position, 1, 0)
+        value = LocatedDict() if mapping else LocatedList()
+        value.position = position
+        value.positions = {} if mapping else []
+        self.stack.append(_Open(value, event.anchor, self.nodes, self.chars))
+
+    def _close(self) -> None:
+        done = self.stack.pop()
+        value = done.value
+        if done.anchor is not None:
+            self.anchors[done.anchor] = _Anchor(
+                value,
+                value.position,
+                self.nodes - done.nodes_before + 1,
+                self.chars - done.chars_before,
+                container=True,
+            )
+        self._attach(value, value.position, container=True)
+
+    def _attach(self, value: Any, position: Position, *, container: bool) -> None:
+        if not self.stack:
+            self.root = value
+            self.start = position
             return
-        mapping[key] = self.convert(value_node, memo)
-        mapping.positions[key] = _position(value_node)
+        parent = self.stack[-1]
+        target = parent.value
+        if isinstance(target, LocatedList):
+            target.append(value)
+            target.positions.append(position)
+            return
+        key = parent.key
+        if key is _NO_KEY:
+            if container:
+                self.note(position, "a mapping key must be a plain value, not a list or mapping")
+                parent.key = _BAD_KEY
+            elif value in target.positions:
+                first = target.positions[value][0]
+                self.note(position, f"duplicate key '{clip(value)}' (first given on line {first})")
+                parent.key = _BAD_KEY
+            else:
+                parent.key = value
+            return
+        parent.key = _NO_KEY
+        if key is not _BAD_KEY:
+            target[key] = value
+            target.positions[key] = position
 
 
-_STR: Final = "tag:yaml.org,2002:str"
-_MAP: Final = "tag:yaml.org,2002:map"
-_SEQ: Final = "tag:yaml.org,2002:seq"
-_MERGE: Final = "tag:yaml.org,2002:merge"
+def clip(value: Any, limit: int = 60) -> str:
+    """``value`` as text to quote in a message, cut to about ``limit`` characters."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
+def _integer(text: str) -> int:
+    digits = _number_text(text, "an integer")
+    sign = -1 if digits[:1] == "-" else 1
+    digits = digits.lstrip("+-")
+    try:
+        if digits[:2] == "0b":
+            return sign * int(digits[2:], 2)
+        if digits[:2] == "0x":
+            return sign * int(digits[2:], 16)
+        if digits[:1] == "0" and digits != "0":
+            return sign * int(digits, 8)  # YAML 1.1: a leading 0 means octal
+        return sign * int(digits)
+    except ValueError:
+        raise _ScalarError(f"'{clip(text)}' is not an integer") from None
+
+
+def _float(text: str) -> float:
+    digits = _number_text(text, "a number").lower()
+    if digits.lstrip("+-") in (".inf", ".nan"):
+        return float(digits.replace(".", ""))
+    try:
+        return float(digits)
+    except ValueError:
+        raise _ScalarError(f"'{clip(text)}' is not a number") from None
+
+
+def _number_text(text: str, what: str) -> str:
+    """``text`` without underscores, after the checks every number gets."""
+    if len(text) > MAX_NUMBER_CHARS:
+        # Before any conversion: int() of a long decimal is slow and past 4,300
+        # digits raises, and a huge value cannot be printed in a message anyway.
+        raise _ScalarError(
+            f"{what} of {len(text)} characters; numbers have at most {MAX_NUMBER_CHARS} "
+            "(quote it to keep it as text)"
+        )
+    if ":" in text:
+        raise _ScalarError(
+            f"'{clip(text)}' is a YAML 1.1 base-60 number, which is not supported; "
+            "write the number out, or quote it to keep it as text"
+        )
+    return text.replace("_", "")
+
+
+def _boolean(text: str) -> bool:
+    value = _BOOLEANS.get(text.lower())
+    if value is None:
+        raise _ScalarError(f"'{clip(text)}' is not true or false")
+    return value
+
+
+_CORE: Final = "tag:yaml.org,2002:"
+_STR: Final = _CORE + "str"
+_MAP: Final = _CORE + "map"
+_SEQ: Final = _CORE + "seq"
+_MERGE: Final = _CORE + "merge"
+_NUMBERS: Final = (_CORE + "int", _CORE + "float")
+_BOOLEANS: Final = dict(yaml.SafeLoader.bool_values)
+_BUILDERS: Final[dict[str, Callable[[str], Any]]] = {
+    _STR: str,
+    _CORE + "null": lambda text: None,
+    _CORE + "bool": _boolean,
+    _CORE + "int": _integer,
+    _CORE + "float": _float,
+}
 _WILDCARD: Final = tuple(_BaseLoader.yaml_implicit_resolvers.get(None, []))
 _IMPLICIT: Final = {
-    first: (*resolvers, *_WILDCARD)
+    first: tuple(
+        (tag, regexp) for tag, regexp in (*resolvers, *_WILDCARD) if tag != _CORE + "timestamp"
+    )
     for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
     if first is not None
 }
-_SCALARS: Final = {
-    f"tag:yaml.org,2002:{name}": yaml.SafeLoader.yaml_constructors[f"tag:yaml.org,2002:{name}"]
-    for name in ("int", "float", "bool", "null", "timestamp")
-}
-
-
-def _expanded_size(root: yaml.Node) -> int | None:
-    """How many nodes ``root`` holds with aliases expanded; ``None`` when an alias is recursive.
-
-    Counting stops past ``MAX_EXPANDED_NODES``: that alone refuses the document.
-    """
-    sizes: dict[int, int] = {}
-    visiting: set[int] = set()
-
-    def size(node: yaml.Node) -> int | None:
-        key = id(node)
-        if key in sizes:
-            return sizes[key]
-        if key in visiting:
-            return None
-        visiting.add(key)
-        total = 1
-        if isinstance(node, yaml.MappingNode):
-            children = [child for pair in node.value for child in pair]
-        elif isinstance(node, yaml.SequenceNode):
-            children = list(node.value)
-        else:
-            children = []
-        for child in children:
-            child_size = size(child)
-            if child_size is None:
-                return None
-            total += child_size
-            if total > MAX_EXPANDED_NODES:
-                break
-        visiting.discard(key)
-        sizes[key] = total
-        return total
-
-    return size(root)
 
 
 def read_documents(text: str) -> tuple[list[tuple[Any, Position]], list[YamlProblem]]:
     """Every document in ``text`` with the position it starts at, and the problems found.
 
     Syntax errors stop reading (the parser cannot go on); other problems are
-    collected, and the documents still come back so later checks can run too.
+    collected and reading goes on with the next document. A document with a
+    problem does not come back: a value refused here (a tag, a huge number)
+    would only cause follow-on problems in the checks that read it.
     """
-    loader = _Loader(text)
+    loader: _Loader | None = None
     documents: list[tuple[Any, Position]] = []
-    # Without an anchor there is no alias (a bare '*x' is a syntax error), so the
-    # expansion count -- a walk of every node -- is needed only when '&' appears.
-    may_alias = "&" in text
+    problems: list[YamlProblem] = []
     try:
-        while loader.check_node():
-            node = loader.get_node()
-            if node is None:
-                continue
-            size = _expanded_size(node) if may_alias else 0
-            if size is None:
-                loader.note(
-                    node, "a recursive alias ('*name' inside its own anchor) is not allowed"
-                )
-                continue
-            if size > MAX_EXPANDED_NODES:
-                loader.note(
-                    node,
-                    f"this document expands to more than {MAX_EXPANDED_NODES} values through "
-                    "aliases; refusing it (an alias bomb?)",
-                )
-                continue
-            documents.append((loader.convert(node, {}), _position(node)))
+        loader = _Loader(text)  # the pure-Python reader checks every character here
+        loader.get_event()  # StreamStartEvent
+        while not loader.check_event(yaml.StreamEndEvent):
+            loader.get_event()  # DocumentStartEvent
+            before = len(problems)
+            document = _Composer(loader, problems).compose()
+            if document is not None and len(problems) == before:
+                documents.append(document)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
         what = " ".join(part for part in (exc.context, exc.problem) if part)
-        loader.problems.append(YamlProblem(line, column, f"YAML syntax error: {what}"))
+        problems.append(YamlProblem(line, column, f"YAML syntax error: {what}"))
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - text.rfind("\n", 0, exc.position)
+        character = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        problems.append(
+            YamlProblem(
+                line,
+                column,
+                f"character #x{character:04x} is not allowed ({exc.reason}); remove it",
+            )
+        )
     except yaml.YAMLError as exc:
-        loader.problems.append(YamlProblem(0, 0, f"YAML error: {exc}"))
+        problems.append(YamlProblem(0, 0, f"YAML error: {exc}"))
     finally:
-        loader.dispose()
-    return documents, loader.problems
+        if loader is not None:
+            loader.dispose()
+    return documents, problems
 
 
 def locate(root: Any, location: tuple[str | int, ...], fallback: Position) -> Position:

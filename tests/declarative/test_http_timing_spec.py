@@ -39,7 +39,9 @@ def test_a_non_finite_number_of_seconds_is_refused(
 ) -> None:
     text = HTTP_TOOL.replace("    output:\n", template.format(value=value) + "    output:\n")
     (found,) = problems(write(text))
-    assert f"backend.http.{expected}" in found, found
+    # A huge integer is refused while the YAML is read, before the spec sees it.
+    refusals = (f"backend.http.{expected}", "numbers have at most 100")
+    assert any(refusal in found for refusal in refusals), found
 
 
 @pytest.mark.parametrize("line", ["    timeout: {total: 0.5}\n", "    retry: {backoff: 0}\n"])

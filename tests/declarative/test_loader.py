@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -187,7 +189,11 @@ def test_a_clash_with_a_hand_written_tool_names_the_class(write: WriteFile) -> N
         pytest.param(
             "a: &x {b: 1}\n<<: *x\n", "merge keys ('<<') are not supported", id="merge-key"
         ),
-        pytest.param("!!python/object:os.system {}\n", "YAML", id="unsafe-tag"),
+        pytest.param(
+            "!!python/object:os.system {}\n",
+            "the tag '!!python/object:os.system' is not supported",
+            id="unsafe-tag",
+        ),
         pytest.param(
             "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n",
             "alias bomb",
@@ -203,7 +209,7 @@ def test_unsafe_or_ambiguous_yaml_is_refused(write: WriteFile, text: str, expect
 def test_large_files_are_refused(write: WriteFile) -> None:
     path = write("# " + "x" * (1024 * 1024) + "\n")
     (found,) = problems(path)
-    assert "definitions are at most 1048576" in found
+    assert found == f"{path}: the file is over 1048576 bytes, the most a definition may be"
 
 
 def test_missing_path(tmp_path: Path) -> None:
@@ -257,3 +263,136 @@ def test_a_collision_with_a_registered_tool_is_refused(write: WriteFile) -> None
 def test_generated_class_names_are_unique_whenever_names_do_not_collide(names: list[str]) -> None:
     distinct = {name_key(name): name for name in names}.values()
     assert len({class_name_for(name) for name in distinct}) == len(distinct)
+
+
+# -- which files are read, and how much of them --------------------------------------------------
+
+
+def test_a_file_is_read_no_further_than_the_cap_whatever_its_size_claims(
+    write: WriteFile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # /proc files claim a size of 0 and read megabytes: the size is never trusted.
+    path = write("# " + "x" * (2 * 1024 * 1024) + "\n")
+    real_fstat = os.fstat
+
+    def claims_empty(fd: int) -> os.stat_result:
+        fields = list(real_fstat(fd))
+        fields[stat.ST_SIZE] = 0
+        return os.stat_result(fields)
+
+    monkeypatch.setattr(os, "fstat", claims_empty)
+    (found,) = problems(path)
+    assert found == f"{path}: the file is over 1048576 bytes, the most a definition may be"
+
+
+@pytest.mark.skipif(not os.access("/proc/self/status", os.R_OK), reason="needs /proc")
+def test_a_proc_file_is_read_as_what_it_is() -> None:
+    found = problems(Path("/proc/self/status"))  # read, and refused as not a definition
+    assert found
+    assert all(problem.startswith("/proc/self/status:") for problem in found)
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "tool.yaml"
+    os.mkfifo(fifo)
+    for named in (fifo, tmp_path):  # named, and found in a folder
+        (found,) = problems(named)
+        assert found == f"{fifo}: not a regular file (a folder, FIFO, device or socket)"
+
+
+def test_a_device_is_refused(tmp_path: Path) -> None:
+    (found,) = problems(Path("/dev/zero"))
+    assert found == "/dev/zero: not a regular file (a folder, FIFO, device or socket)"
+    (tmp_path / "zero.yaml").symlink_to("/dev/zero")
+    (found,) = problems(tmp_path)
+    assert "outside the folder" in found
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        pytest.param("/etc/hostname", id="absolute"),
+        pytest.param("../outside.yaml", id="relative"),
+        pytest.param("/proc/self/status", id="proc"),
+        pytest.param("sub/../../outside.yaml", id="through-a-subfolder"),
+    ],
+)
+def test_a_symlink_out_of_the_folder_is_refused(tmp_path: Path, target: str) -> None:
+    (tmp_path / "outside.yaml").write_text(HTTP_TOOL)
+    folder = tmp_path / "tools.d"
+    (folder / "sub").mkdir(parents=True)
+    link = folder / "link.yaml"
+    link.symlink_to(target)
+    (found,) = problems(folder)
+    assert found.startswith(f"{link}: a symbolic link to '{target}', outside the folder")
+    assert found.endswith("copy the file in, or give it as a path of its own")
+
+
+def test_a_symlink_within_the_folder_and_a_named_symlink_are_read(tmp_path: Path) -> None:
+    (tmp_path / "real.yaml").write_text(HTTP_TOOL)
+    folder = tmp_path / "tools.d"
+    folder.mkdir()
+    (folder / "a.yml").write_text(HTTP_TOOL.replace("name: lookup", "name: inside"))
+    (folder / "b.yaml").symlink_to("a.yml")
+    (found,) = problems(folder)  # read twice, so the name clashes: the link was followed
+    assert "tool 'inside' is already defined" in found
+    named = tmp_path / "named.yaml"
+    named.symlink_to(tmp_path / "real.yaml")
+    assert [cls.TOOL_NAME for cls in load_tools(named)] == ["lookup"]
+
+
+@pytest.mark.parametrize(
+    ("links", "expected"),
+    [
+        pytest.param({"loop.yaml": "loop.yaml"}, "cannot read", id="self-loop"),
+        pytest.param({"a.yaml": "b.yaml", "b.yaml": "a.yaml"}, "cannot read", id="two-loop"),
+        pytest.param({"gone.yaml": "missing.yaml"}, "cannot read", id="dangling"),
+    ],
+)
+def test_broken_symlinks_are_problems(tmp_path: Path, links: dict[str, str], expected: str) -> None:
+    for name, target in links.items():
+        (tmp_path / name).symlink_to(target)
+    found = problems(tmp_path)
+    assert len(found) == len(links)
+    assert all(expected in problem for problem in found), found
+
+
+def test_linked_folders_are_not_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "tool.yaml").write_text(HTTP_TOOL)
+    folder = tmp_path / "tools.d"
+    folder.mkdir()
+    (folder / "linked").symlink_to(outside)
+    (folder / "own.yaml").write_text(HTTP_TOOL.replace("name: lookup", "name: own"))
+    assert [cls.TOOL_NAME for cls in load_tools(folder)] == ["own"]
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        pytest.param(b"name: caf\xe9\n", ":1:10: not UTF-8 text (byte 0xe9)", id="latin-1"),
+        pytest.param(
+            b"a: 1\nb: \xc3\xa9\xff\n", ":2:5: not UTF-8 text (byte 0xff)", id="after-utf8"
+        ),
+        pytest.param(b"a: \x00\n", ":1:4: character #x0000 is not allowed", id="nul"),
+        pytest.param(b"a: \x1b[31m\n", ":1:4: character #x001b is not allowed", id="escape"),
+    ],
+)
+def test_bytes_that_are_not_yaml_text_are_located(
+    tmp_path: Path, data: bytes, expected: str
+) -> None:
+    path = tmp_path / "tool.yaml"
+    path.write_bytes(data)
+    (found,) = problems(path)
+    assert found.startswith(f"{path}{expected}"), found
+
+
+def test_dates_and_base_60_stay_text(write: WriteFile) -> None:
+    text = HTTP_TOOL.replace(
+        "description: Look a thing up.",
+        "description: 2024-01-01\ntags: {released: 2024-01-01, at: 1:30}",
+    )
+    (cls,) = load_tools(write(text))
+    assert cls.TOOL_DESCRIPTION == "2024-01-01"
+    assert cls().tags == {"released": "2024-01-01", "at": "1:30"}
