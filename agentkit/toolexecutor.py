@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Coroutine, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from types import CoroutineType, MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -294,22 +295,20 @@ class ToolExecutor:
                 "aexecute_many(max_concurrency=...) must be a positive integer or None, "
                 f"got {max_concurrency!r}"
             )
-        limit = asyncio.Semaphore(max_concurrency) if max_concurrency else None
+        limit = asyncio.Semaphore(max_concurrency) if max_concurrency else nullcontext()
 
         async def one(tool: Tool, inputs: Mapping[str, Any], call_id: str | None) -> ToolResult:
-            try:
-                if limit is None:
-                    return await self.aexecute(
-                        tool, inputs, False, call_id=call_id, timeout=timeout
-                    )
-                async with limit:
-                    return await self.aexecute(
-                        tool, inputs, False, call_id=call_id, timeout=timeout
-                    )
-            except Exception as exc:
-                return _raised_result(tool, exc)
+            async with limit:
+                return await self.aexecute(tool, inputs, False, call_id=call_id, timeout=timeout)
 
-        return list(await asyncio.gather(*(one(*call) for call in pending)))
+        # return_exceptions: a call that raises -- even CancelledError, from a tool
+        # that lets an inner cancellation out -- is its own failed result. The
+        # caller's own cancellation still cancels the whole batch.
+        outcomes = await asyncio.gather(*(one(*call) for call in pending), return_exceptions=True)
+        return [
+            outcome if isinstance(outcome, ToolResult) else _raised_result(call[0], outcome)
+            for outcome, call in zip(outcomes, pending, strict=True)
+        ]
 
     # -- the thread pool -----------------------------------------------------------------------
 
@@ -605,7 +604,7 @@ def _pending(calls: Iterable[_Call]) -> list[tuple[Tool, Mapping[str, Any], str 
     return pending
 
 
-def _raised_result(tool: object, exc: Exception) -> ToolResult:
+def _raised_result(tool: object, exc: BaseException) -> ToolResult:
     """A call of a batch that raised (a misuse, a failing listener) as a failed result."""
     name = tool.name if isinstance(tool, Tool) and tool._spec is not None else type(tool).__name__
     return make_result(name, STATUS_FAILURE, None, 0.0, ToolExecutionError(name, exc))

@@ -853,3 +853,22 @@ def test_a_malformed_batch_entry_is_named_before_anything_runs(entry: Any, path:
 @pytest.mark.parametrize("path", ["execute_many", "aexecute_many"])
 def test_an_empty_batch_is_an_empty_list(executor: ToolExecutor, path: str) -> None:
     assert batch_of(executor, path)(iter([])) == []
+
+
+def test_a_tool_letting_a_cancellation_out_fails_alone_in_a_batch(executor: ToolExecutor) -> None:
+    def cancels(inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
+        raise asyncio.CancelledError  # an inner task's cancellation, let out
+
+    calls: list[Any] = [
+        (AsyncProbe(answer("before")), {}),
+        (AsyncProbe(cancels), {}),
+        (SyncProbe(answer("after")), {}),
+    ]
+    results = run(executor.aexecute_many(calls))
+    assert [result.output for result in results] == [
+        {"answer": "before"},
+        None,
+        {"answer": "after"},
+    ]
+    assert isinstance(results[1].error, ToolExecutionError)
+    assert results[1].error.cause_type == "CancelledError"
