@@ -128,7 +128,11 @@ async def _arun(
     requests: list[_Request], registry: ToolRegistry, executor: ToolExecutor | None
 ) -> list[DispatchedCall]:
     planned = _plan(requests, registry)
-    results = await (executor or ToolExecutor()).aexecute_many(_runnable(planned))
+    if executor is None:
+        with ToolExecutor() as own:  # its thread pool goes with it
+            results = await own.aexecute_many(_runnable(planned))
+    else:
+        results = await executor.aexecute_many(_runnable(planned))
     return _dispatched(planned, results)
 
 

@@ -872,3 +872,10 @@ def test_a_tool_letting_a_cancellation_out_fails_alone_in_a_batch(executor: Tool
     ]
     assert isinstance(results[1].error, ToolExecutionError)
     assert results[1].error.cause_type == "CancelledError"
+
+
+def test_an_async_dispatch_without_an_executor_makes_and_closes_its_own() -> None:
+    from agentkit.dispatch import adispatch_openai
+
+    replies = run(adispatch_openai(_openai([("c1", "add", '{"a": 2}')]), ToolRegistry([Adder()])))
+    assert replies == [{"role": "tool", "tool_call_id": "c1", "content": '{"sum": 2.0}'}]
