@@ -41,6 +41,7 @@ if _typing.TYPE_CHECKING:
         Redactor,
     )
     from agentkit.tool import (
+        AsyncTool,
         Tool,
     )
     from agentkit.toolerrors import (
@@ -53,6 +54,7 @@ if _typing.TYPE_CHECKING:
         SchemaProblem,
         SemanticError,
         ToolExecutionError,
+        ToolTimeoutError,
         ToolValidationError,
     )
     from agentkit.toolexecutor import (
@@ -76,6 +78,7 @@ if _typing.TYPE_CHECKING:
 # `agentkit` command's start-up -- pays only for what is actually touched.
 _LAZY: dict[str, str] = {
     "AgentKitError": "agentkit.toolerrors",
+    "AsyncTool": "agentkit.tool",
     "CredentialError": "agentkit.toolerrors",
     "CredentialProvider": "agentkit.credentials",
     "CredentialsManager": "agentkit.credentials",
@@ -112,6 +115,7 @@ _LAZY: dict[str, str] = {
     "ToolRegistry": "agentkit.toolregistry",
     "ToolResult": "agentkit.toolresult",
     "ToolSchema": "agentkit.toolschema",
+    "ToolTimeoutError": "agentkit.toolerrors",
     "ToolValidationError": "agentkit.toolerrors",
     "load_tools": "agentkit.declarative",
 }
@@ -139,6 +143,7 @@ __all__ = [
     "STATUS_FAILURE",
     "STATUS_SUCCESS",
     "AgentKitError",
+    "AsyncTool",
     "CredentialError",
     "CredentialProvider",
     "CredentialsManager",
@@ -168,6 +173,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolSchema",
+    "ToolTimeoutError",
     "ToolValidationError",
     "__version__",
     "load_tools",

@@ -4,9 +4,11 @@
 messages to append; ``dispatch_openai_responses(items, registry)`` the
 ``function_call_output`` items; ``dispatch_anthropic(content, registry)`` the
 ``tool_result`` blocks. Independent calls run concurrently through
-``execute_many``. Anything that goes wrong -- an unknown tool, arguments that
-are not JSON, a validation or execution error -- becomes text the model can act
-on: the problems listed, no traceback, no secret. Plain dicts and the official
+``execute_many``; the ``adispatch_*`` twins do the same for asyncio callers
+through ``aexecute_many`` (async tools on the loop, sync ones in the pool).
+Anything that goes wrong -- an unknown tool, arguments that are not JSON, a
+validation or execution error -- becomes text the model can act on: the
+problems listed, no traceback, no secret. Plain dicts and the official
 SDKs' objects are accepted alike; the SDKs are not imported.
 """
 
@@ -24,7 +26,15 @@ from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 from agentkit.toolresult import ToolResult
 
-__all__ = ["DispatchedCall", "dispatch_anthropic", "dispatch_openai", "dispatch_openai_responses"]
+__all__ = [
+    "DispatchedCall",
+    "adispatch_anthropic",
+    "adispatch_openai",
+    "adispatch_openai_responses",
+    "dispatch_anthropic",
+    "dispatch_openai",
+    "dispatch_openai_responses",
+]
 
 
 @dataclass(frozen=True)
@@ -59,14 +69,13 @@ def _field(item: Any, name: str, default: Any = None) -> Any:
     return getattr(item, name, default)
 
 
-def _run(
-    requests: list[tuple[str, str, Any]],
-    registry: ToolRegistry,
-    executor: ToolExecutor | None,
-) -> list[DispatchedCall]:
+_Planned = tuple[str, str, Tool | None, dict[str, Any] | None, str | None]
+_Request = tuple[str, str, Any]
+
+
+def _plan(requests: list[_Request], registry: ToolRegistry) -> list[_Planned]:
     """``requests`` are (call id, tool name, arguments as a dict or a JSON string)."""
-    executor = executor or ToolExecutor()
-    planned: list[tuple[str, str, Tool | None, dict[str, Any] | None, str | None]] = []
+    planned: list[_Planned] = []
     for call_id, name, arguments in requests:
         tool = registry.lookup(name)
         if tool is None:
@@ -84,19 +93,47 @@ def _run(
             continue
         inputs, problem = _arguments(arguments)
         planned.append((call_id, name, tool, inputs, problem))
-    runnable = [
+    return planned
+
+
+def _runnable(planned: list[_Planned]) -> list[tuple[Tool, dict[str, Any], str]]:
+    return [
         (tool, inputs, call_id)
         for call_id, _, tool, inputs, problem in planned
         if tool is not None and inputs is not None and problem is None
     ]
-    results = iter(executor.execute_many(runnable))
+
+
+def _dispatched(planned: list[_Planned], results: list[ToolResult]) -> list[DispatchedCall]:
+    """Each planned call with its result, or the reason it never ran, in call order."""
+    ran = iter(results)
     dispatched = []
     for call_id, name, tool, inputs, problem in planned:
         if tool is not None and inputs is not None and problem is None:
-            dispatched.append(DispatchedCall(call_id, name, next(results), None))
+            dispatched.append(DispatchedCall(call_id, name, next(ran), None))
         else:
             dispatched.append(DispatchedCall(call_id, name, None, problem))
     return dispatched
+
+
+def _run(
+    requests: list[_Request], registry: ToolRegistry, executor: ToolExecutor | None
+) -> list[DispatchedCall]:
+    planned = _plan(requests, registry)
+    results = (executor or ToolExecutor()).execute_many(_runnable(planned))
+    return _dispatched(planned, results)
+
+
+async def _arun(
+    requests: list[_Request], registry: ToolRegistry, executor: ToolExecutor | None
+) -> list[DispatchedCall]:
+    planned = _plan(requests, registry)
+    if executor is None:
+        with ToolExecutor() as own:  # its thread pool goes with it
+            results = await own.aexecute_many(_runnable(planned))
+    else:
+        results = await executor.aexecute_many(_runnable(planned))
+    return _dispatched(planned, results)
 
 
 def _arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
@@ -112,11 +149,11 @@ def _arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     return dict(raw), None
 
 
-def dispatch_openai(
-    tool_calls: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
-) -> list[dict[str, Any]]:
-    """OpenAI Chat ``message.tool_calls`` -> ``{"role": "tool", ...}`` messages, in order."""
-    requests = [
+# Each provider's shape: its tool calls as requests, and the replies it expects.
+
+
+def _openai_requests(tool_calls: Iterable[Any]) -> list[_Request]:
+    return [
         (
             str(_field(call, "id", "")),
             str(_field(_field(call, "function", {}), "name", "")),
@@ -124,17 +161,17 @@ def dispatch_openai(
         )
         for call in tool_calls
     ]
+
+
+def _openai_replies(dispatched: list[DispatchedCall]) -> list[dict[str, Any]]:
     return [
         {"role": "tool", "tool_call_id": done.call_id, "content": done.content()}
-        for done in _run(requests, registry, executor)
+        for done in dispatched
     ]
 
 
-def dispatch_openai_responses(
-    items: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
-) -> list[dict[str, Any]]:
-    """Responses API ``function_call`` items -> ``function_call_output`` items (others skipped)."""
-    requests = [
+def _responses_requests(items: Iterable[Any]) -> list[_Request]:
+    return [
         (
             str(_field(item, "call_id", "")),
             str(_field(item, "name", "")),
@@ -143,23 +180,26 @@ def dispatch_openai_responses(
         for item in items
         if _field(item, "type") == "function_call"
     ]
+
+
+def _responses_replies(dispatched: list[DispatchedCall]) -> list[dict[str, Any]]:
     return [
         {"type": "function_call_output", "call_id": done.call_id, "output": done.content()}
-        for done in _run(requests, registry, executor)
+        for done in dispatched
     ]
 
 
-def dispatch_anthropic(
-    content: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
-) -> list[dict[str, Any]]:
-    """Anthropic ``tool_use`` blocks -> ``tool_result`` blocks (other blocks skipped)."""
-    requests = [
+def _anthropic_requests(content: Iterable[Any]) -> list[_Request]:
+    return [
         (str(_field(block, "id", "")), str(_field(block, "name", "")), _field(block, "input", {}))
         for block in content
         if _field(block, "type") == "tool_use"
     ]
+
+
+def _anthropic_replies(dispatched: list[DispatchedCall]) -> list[dict[str, Any]]:
     blocks = []
-    for done in _run(requests, registry, executor):
+    for done in dispatched:
         block: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": done.call_id,
@@ -169,3 +209,45 @@ def dispatch_anthropic(
             block["is_error"] = True
         blocks.append(block)
     return blocks
+
+
+def dispatch_openai(
+    tool_calls: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
+) -> list[dict[str, Any]]:
+    """OpenAI Chat ``message.tool_calls`` -> ``{"role": "tool", ...}`` messages, in order."""
+    return _openai_replies(_run(_openai_requests(tool_calls), registry, executor))
+
+
+def dispatch_openai_responses(
+    items: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
+) -> list[dict[str, Any]]:
+    """Responses API ``function_call`` items -> ``function_call_output`` items (others skipped)."""
+    return _responses_replies(_run(_responses_requests(items), registry, executor))
+
+
+def dispatch_anthropic(
+    content: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
+) -> list[dict[str, Any]]:
+    """Anthropic ``tool_use`` blocks -> ``tool_result`` blocks (other blocks skipped)."""
+    return _anthropic_replies(_run(_anthropic_requests(content), registry, executor))
+
+
+async def adispatch_openai(
+    tool_calls: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
+) -> list[dict[str, Any]]:
+    """``dispatch_openai`` for asyncio callers, through ``aexecute_many``."""
+    return _openai_replies(await _arun(_openai_requests(tool_calls), registry, executor))
+
+
+async def adispatch_openai_responses(
+    items: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
+) -> list[dict[str, Any]]:
+    """``dispatch_openai_responses`` for asyncio callers, through ``aexecute_many``."""
+    return _responses_replies(await _arun(_responses_requests(items), registry, executor))
+
+
+async def adispatch_anthropic(
+    content: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
+) -> list[dict[str, Any]]:
+    """``dispatch_anthropic`` for asyncio callers, through ``aexecute_many``."""
+    return _anthropic_replies(await _arun(_anthropic_requests(content), registry, executor))

@@ -3,7 +3,8 @@
 - ``tools/list`` gives each tool's ``inputSchema``, ``outputSchema`` and annotations
   (``agentkit.export.mcp_tool``, the same shape ``agentkit export --format mcp``
   prints);
-- ``tools/call`` runs through the ``ToolExecutor``: the output comes back as
+- ``tools/call`` runs through ``ToolExecutor.aexecute`` (async tools on the
+  server's event loop, sync ones in the executor's thread pool): the output comes back as
   ``structuredContent`` and as the same JSON in a text block;
 - a validation or execution failure is a result with ``isError: true`` and text
   the model can read (the problems listed, no secret); an unknown tool is a
@@ -67,10 +68,9 @@ def build_server(registry: ToolRegistry, executor: ToolExecutor | None = None) -
             hint = did_you_mean(params.name, registry.names())
             raise MCPError(INVALID_PARAMS, f"Unknown tool: '{params.name}'{hint}")
         arguments = dict(params.arguments or {})
-        # Tools may block (HTTP, files): run them off the event loop.
-        result = await anyio.to_thread.run_sync(
-            lambda: runner.execute(tool, arguments, raise_on_failure=False)
-        )
+        # Async tools run on the server's loop; sync ones (HTTP, files) in the
+        # executor's bounded thread pool, so a slow tool never blocks the loop.
+        result = await runner.aexecute(tool, arguments, raise_on_failure=False)
         if result.succeeded:
             text = json.dumps(result.output)
             return types.CallToolResult(
@@ -99,4 +99,5 @@ def serve(registry: ToolRegistry, *, credentials_file: str | None = None) -> Non
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    anyio.run(run)
+    with executor:  # the thread pool goes when the client does
+        anyio.run(run)

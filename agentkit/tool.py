@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
 from agentkit.toolerrors import SchemaDefinitionError, SchemaProblem, SemanticError
 from agentkit.toolschema import FREE_FORM, ToolSchema
 
-__all__ = ["TOOL_NAME_PATTERN", "Tool"]
+__all__ = ["TOOL_NAME_PATTERN", "AsyncTool", "Tool"]
 
 #: Tool names every provider accepts (OpenAI, Anthropic, MCP, Gemini).
 TOOL_NAME_PATTERN: Final = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
@@ -30,6 +31,7 @@ class _Spec:
         "credential_names",
         "description",
         "input_schema",
+        "is_async",
         "name",
         "output_schema",
         "source",
@@ -58,6 +60,9 @@ class _Spec:
             cls.CREDENTIAL_NAMES, problems, "CREDENTIAL_NAMES"
         )
         _refuse(f"{owner} is invalid", problems)
+        # Decided once per class: the executor awaits the tool on the event loop when
+        # it is a coroutine function, and runs it in a worker thread otherwise.
+        self.is_async = inspect.iscoroutinefunction(cls.execute)
         self.input_schema = _compile_schema(cls.INPUT_SCHEMA, f"{owner} INPUT_SCHEMA")
         self.output_schema = _compile_schema(cls.OUTPUT_SCHEMA, f"{owner} OUTPUT_SCHEMA")
 
@@ -205,6 +210,10 @@ class Tool:
     credentials; ``execute`` receives inputs that are already valid, with
     defaults applied.
 
+    ``execute`` may be ``async def`` (subclass ``AsyncTool`` for the types): the
+    executor's ``aexecute`` awaits it on the event loop, and its ``execute``
+    runs it to completion (see ``ToolExecutor.execute``).
+
     Tags and credential names are declared on the class (``TOOL_TAGS``,
     ``CREDENTIAL_NAMES``, or the lowercase ``tags`` / ``credential_names``), or
     given per instance: ``super().__init__(credential_names=["api-key"])``.
@@ -247,7 +256,7 @@ class Tool:
             raise SemanticError("A Tool name is required.  Set TOOL_NAME on the class.")
         # Checked here rather than with abc: ABCMeta makes every isinstance(x, Tool)
         # several times slower, and the executor asks that on every call.
-        if type(self).execute is Tool.execute:
+        if type(self).execute in _UNIMPLEMENTED:
             raise SemanticError(
                 f"Tool '{spec.name}' ({spec.source}) does not implement "
                 "execute(inputs, credentials)."
@@ -255,13 +264,18 @@ class Tool:
         if tags is not None or credential_names is not None:
             self._spec = spec.with_instance_values(tags, credential_names)
 
-    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+    # Typed as either kind so both kinds of subclass check: a sync one narrows the
+    # return to the dict, an async one (AsyncTool) to a coroutine of it.
+    def execute(
+        self, inputs: dict[str, Any], credentials: Mapping[str, str]
+    ) -> dict[str, Any] | Awaitable[dict[str, Any]]:
         """Do the tool's work.
 
         ``inputs`` have been validated against ``INPUT_SCHEMA`` (defaults applied);
         ``credentials`` maps each of ``credential_names`` to its value (empty when
         the tool names none; the chapter's ``credentials: dict = None`` works). Return
-        a dictionary matching ``OUTPUT_SCHEMA``; raise to fail the call.
+        a dictionary matching ``OUTPUT_SCHEMA``; raise to fail the call. Written
+        ``async def`` (see ``AsyncTool``), it is awaited.
 
         The credential values are redacted from everything the call reports. A
         form you derive from one and send (a signature, an assembled header)
@@ -308,3 +322,22 @@ class Tool:
         if spec is None:
             return f"<{type(self).__name__} (no TOOL_NAME)>"
         return f"<{type(self).__name__} {spec.name} {spec.version}>"
+
+
+class AsyncTool(Tool):
+    """Base class of a tool whose ``execute`` is a coroutine (``async def execute``).
+
+    ``await executor.aexecute(tool, inputs)`` awaits it on the running event loop
+    (no thread); ``executor.execute(tool, inputs)`` works too and runs it to
+    completion. Everything else is as for ``Tool``.
+    """
+
+    async def execute(
+        self, inputs: dict[str, Any], credentials: Mapping[str, str]
+    ) -> dict[str, Any]:
+        """Do the tool's work, awaiting what it waits on; see ``Tool.execute``."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement execute()")
+
+
+# The base classes' placeholders: a tool class still holding one is incomplete.
+_UNIMPLEMENTED: Final = frozenset({Tool.execute, AsyncTool.execute})

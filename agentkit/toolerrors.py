@@ -10,7 +10,9 @@ the same thing.
     ├── DefinitionError             tool definition files with problems (each file:line:column)
     ├── CredentialError             a credential that cannot be resolved
     ├── ToolValidationError         inputs or outputs that do not match a tool's schema
-    └── ToolExecutionError          a tool call that failed; the cause is kept
+    ├── ToolExecutionError          a tool call that failed; the cause is kept
+    └── ToolTimeoutError            (also a TimeoutError) a call that did not finish in time;
+                                    the cause of the ToolExecutionError that reports it
 
     RedactedError                   not raised: stands in, as a ToolExecutionError's
                                     cause, for an exception that could not be copied
@@ -34,6 +36,7 @@ __all__ = [
     "SchemaProblem",
     "SemanticError",
     "ToolExecutionError",
+    "ToolTimeoutError",
     "ToolValidationError",
 ]
 
@@ -246,6 +249,30 @@ class ToolExecutionError(AgentKitError):
     def detail(self) -> str:
         """The cause's message as shown (secrets redacted)."""
         return self._detail
+
+
+class ToolTimeoutError(AgentKitError, TimeoutError):
+    """A tool call did not finish within its ``timeout``.
+
+    The executor reports it as the cause of a ``ToolExecutionError``. An async
+    tool has been cancelled (its ``finally`` blocks have run); a sync tool's
+    thread cannot be stopped, so it is ``abandoned``: it keeps running and its
+    result is discarded.
+    """
+
+    def __init__(self, tool_name: str, timeout: float, *, abandoned: bool) -> None:
+        self.tool_name = tool_name
+        self.timeout = timeout
+        self.abandoned = abandoned
+        fate = (
+            "its thread cannot be stopped and runs on, its result will be discarded"
+            if abandoned
+            else "it was cancelled"
+        )
+        super().__init__(
+            f"did not finish within {float(timeout)} s; {fate}. "
+            "Pass a longer timeout= if the tool needs more time."
+        )
 
 
 def format_location(location: Iterable[str | int]) -> str:

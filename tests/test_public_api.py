@@ -31,3 +31,16 @@ def test_importing_agentkit_loads_nothing_heavy() -> None:
     code = f"import sys, agentkit; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_async_names_are_public() -> None:
+    assert {"AsyncTool", "ToolTimeoutError"} <= set(agentkit.__all__)
+    assert issubclass(agentkit.AsyncTool, agentkit.Tool)
+    assert issubclass(agentkit.ToolTimeoutError, TimeoutError)
+
+
+def test_the_executor_loads_asyncio_only_when_an_async_path_runs() -> None:
+    # The CLI imports the executor to run a tool; asyncio would add to its start-up.
+    code = "import sys, agentkit.toolexecutor; print('asyncio' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
