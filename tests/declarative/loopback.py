@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import socketserver
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -127,10 +128,18 @@ def serve(behaviours: dict[str, Behaviour]) -> Iterator[str]:
     handler = type("ScriptedHandler", (Handler,), {"behaviours": behaviours, "hits": {}})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    with running(server):
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+
+
+@contextmanager
+def running(server: socketserver.BaseServer) -> Iterator[None]:
+    """Run ``server`` on a thread for the block; shut it down and close it after."""
+    # A short poll interval: shutdown() waits up to one interval, once per server.
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield
     finally:
         server.shutdown()
         server.server_close()
