@@ -327,11 +327,14 @@ def _parse_url(
 
 
 def _parse_segment(segment: str, location: Location, context: _Context) -> PathSegment:
-    spread = _SEGMENTS.fullmatch(segment)
-    if spread is not None:
-        template = context.template("{{" + spread.group(1) + "}}", location, REQUEST_ROOTS)
+    spans = list(_TEMPLATE_SPAN.finditer(segment))
+    # Each span on its own: one regex over the whole segment would be quadratic.
+    spreads = [spread for span in spans if (spread := _SEGMENTS.fullmatch(span.group(0)))]
+    if spreads and spans[0].group(0) == segment:
+        expression = "{{" + spreads[0].group(1) + "}}"
+        template = context.template(expression, location, REQUEST_ROOTS)
         return (Segments(template=template, source=segment),) if template is not None else ()
-    if _SEGMENTS.search(segment):
+    if spreads:
         context.problems.add(
             location,
             "'| segments' must fill a whole path segment, such as "
@@ -340,7 +343,7 @@ def _parse_segment(segment: str, location: Location, context: _Context) -> PathS
         return ()
     pieces: list[str | Template] = []
     position = 0
-    for match in _TEMPLATE_SPAN.finditer(segment):
+    for match in spans:
         if match.start() > position:
             pieces.append(segment[position : match.start()])
         template = context.template(match.group(0), location, REQUEST_ROOTS)
