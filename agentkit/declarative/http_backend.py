@@ -37,6 +37,7 @@ from urllib.parse import quote, urljoin, urlsplit
 from agentkit import jsonvalues
 from agentkit.declarative.http_spec import HttpSpec, Segments
 from agentkit.declarative.http_values import FormBody, JsonArray, JsonBody, JsonNode, JsonObject
+from agentkit.declarative.pagination import Pagination, PaginationError, collect
 from agentkit.declarative.templates import Template, TemplateRenderError
 from agentkit.redaction import Redactor, active_redactor, excerpt, redact_also, redacting
 from agentkit.toolerrors import AgentKitError
@@ -113,6 +114,11 @@ class ResponseView:
         self._json: Any = _UNPARSED
 
     @property
+    def size(self) -> int:
+        """The body's length in bytes, as read (decoded)."""
+        return len(self._body)
+
+    @property
     def text(self) -> str:
         return self._body.decode(self._encoding, errors="replace")
 
@@ -183,10 +189,14 @@ class HttpBackend:
         with redacting(redactor):
             try:
                 request = self._build(view_inputs, credentials, deadline)
+                if self.spec.paginate is not None:
+                    return self._pages(self.spec.paginate, session, deadline, view_inputs, *request)
                 response = self._send(session, deadline, *request)
                 return self._output(view_inputs, response, deadline)
             except TemplateRenderError as exc:
                 failure = HttpCallError("template", str(exc))
+            except PaginationError as exc:
+                failure = HttpCallError("paginate", str(exc))
             except HttpCallError as exc:
                 failure = exc
         # Raised outside the handler, cleaned: neither the message nor the chain
@@ -261,6 +271,52 @@ class HttpBackend:
             path += "/" + text
         return path
 
+    def _pages(
+        self,
+        pagination: Pagination,
+        session: requests.Session,
+        deadline: float,
+        inputs: dict[str, Any],
+        url: str,
+        params: list[tuple[str, str]],
+        headers: dict[str, str],
+        body: dict[str, Any],
+    ) -> dict[str, Any]:
+        """Follow the pages (``pagination``), every one within the call's one deadline."""
+        spec = self.spec
+
+        def fetch(
+            page_url: str, page_params: list[tuple[str, str]], *, limit: int | None, page: int
+        ) -> ResponseView | None:
+            cap = spec.max_response_bytes if limit is None else min(limit, spec.max_response_bytes)
+            try:
+                return self._send(session, deadline, page_url, page_params, headers, body, cap)
+            except HttpCallError as exc:
+                if page > 1 and exc.kind == "too_large":
+                    return None  # the records so far are the answer, marked truncated
+                if page > 1:
+                    raise HttpCallError(
+                        exc.kind, f"page {page}: {exc}", status=exc.status
+                    ) from None
+                raise
+
+        auth = spec.auth
+        keep = [
+            pair
+            for pair in params
+            if auth is not None and auth.placement == "query" and pair[0] == auth.name
+        ]
+        return collect(
+            pagination,
+            inputs=inputs,
+            url=url,
+            params=params,
+            keep=keep,
+            origin=spec.origin,
+            fetch=fetch,
+            deadline=deadline,
+        )
+
     # -- sending --------------------------------------------------------------------------------
 
     def _send(
@@ -271,8 +327,10 @@ class HttpBackend:
         params: list[tuple[str, str]],
         headers: dict[str, str],
         body: dict[str, Any],
+        limit: int | None = None,
     ) -> ResponseView:
-        """Send with retries, all within ``deadline``.
+        """Send with retries, all within ``deadline``; read at most ``limit`` bytes of body
+        (``max_response_bytes`` when None).
 
         A request that may have reached the server is sent again only when the
         method is idempotent (or the definition says ``non_idempotent: true``);
@@ -306,7 +364,7 @@ class HttpBackend:
                         response.close()
                         self._pause(prepared, exchange, delay, status=response.status_code)
                         continue
-                    return self._read(prepared, response, exchange)
+                    return self._read(prepared, response, exchange, limit)
                 except requests.RequestException as exc:
                     if exchange.timed_out:
                         raise self._deadline(prepared, exchange) from None
@@ -450,11 +508,15 @@ class HttpBackend:
         return True
 
     def _read(
-        self, prepared: requests.PreparedRequest, response: requests.Response, exchange: Exchange
+        self,
+        prepared: requests.PreparedRequest,
+        response: requests.Response,
+        exchange: Exchange,
+        limit: int | None = None,
     ) -> ResponseView:
         """Read the body within the deadline; a requests error means the reply broke off."""
         spec = self.spec
-        limit = spec.max_response_bytes
+        limit = spec.max_response_bytes if limit is None else limit
         chunks: list[bytes] = []
         size = 0
         with response:
