@@ -114,7 +114,7 @@ def _load(args: argparse.Namespace, given: Sequence[str] = ()) -> ToolRegistry:
 
     _prepare(args)
     registry = ToolRegistry()
-    load_tools(*_tool_paths(args, given), registry=registry)
+    load_tools(*_tool_paths(args, given), registry=registry, env_file=args.env_file)
     return registry
 
 
@@ -149,9 +149,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     registry = _load(args, args.paths)
     files, _ = definition_files(*_tool_paths(args, args.paths))
-    warnings = []
+    warnings: list[str] = []
     for tool in registry:
         where = tool.source
+        warnings.extend(f"{where}: {warning}" for warning in _transport_warnings(tool))
         if len(tool.name) > MAX_NAME:
             warnings.append(f"{where}: name: over {MAX_NAME} characters, which providers reject")
         if not tool.description.strip():
@@ -169,6 +170,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     status = "ok" if not warnings else f"{len(warnings)} warning(s)"
     _echo(f"{status}: {len(registry)} {noun} in {len(files)} file(s)")
     return EXIT_FAILED if warnings and args.strict else EXIT_OK
+
+
+def _transport_warnings(tool: Tool) -> Iterator[str]:
+    """A warning when the tool would send a credential over plain http:// beyond loopback."""
+    spec = getattr(getattr(tool, "BACKEND", None), "spec", None)
+    if spec is None or not tool.credential_names or not spec.plain_http:
+        return
+    names = ", ".join(tool.credential_names)
+    yield (
+        f"backend.http: credentials ({names}) would be sent over plain http:// to "
+        f"{spec.origin}, readable by anyone on the way; use https://"
+    )
 
 
 def _backend(tool: Tool) -> str:
@@ -216,11 +229,18 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     tool = _tool(_load(args), args.name)
     definition = getattr(tool, "DEFINITION", None)
+    source = getattr(definition, "http_source", None)
+    substitutions = [
+        *(getattr(source, "substitutions", ())),
+        *(getattr(definition, "substitutions", ())),
+    ]
     data = {
         **_summary(tool),
         "credentials": list(tool.credential_names),
         "annotations": getattr(tool, "annotations", {}),
         "definition": _plain(definition.raw) if definition is not None else None,
+        "http_source": {**source.describe(), "definition": _plain(source.raw)} if source else None,
+        "substitutions": [substitution.to_dict() for substitution in substitutions],
         "input_json_schema": tool.input_schema.to_json_schema(),
         "output_json_schema": tool.output_schema.to_json_schema(),
     }
@@ -233,6 +253,14 @@ def cmd_show(args: argparse.Namespace) -> int:
         _echo("  " + tool.description.replace("\n", "\n  "))
     if tool.credential_names:
         _echo(f"  credentials: {', '.join(tool.credential_names)}")
+    if source is not None:
+        line = f"  source: {source.name} ({source.base_url}, defined at {source.location})"
+        _echo(terminal_text(line, one_line=True))
+    if substitutions:
+        _echo("substitutions (configuration from ${VAR}, not secrets):")
+        for item in substitutions:
+            line = f"  {item.field}: ${{{item.variable}}} = {item.value!r} (from {item.origin})"
+            _echo(terminal_text(line, one_line=True))
     for title, schema in (("inputs", tool.input_schema), ("outputs", tool.output_schema)):
         _echo(f"{title}:")
         for line in _describe_schema(schema, "  "):
@@ -241,6 +269,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             _echo("  (none)")
     _echo("definition:")
     _echo("  " + json.dumps(data["definition"], indent=2).replace("\n", "\n  "))
+    if data["http_source"] is not None:
+        _echo("source:")
+        _echo("  " + json.dumps(data["http_source"], indent=2).replace("\n", "\n  "))
     _echo("input JSON Schema:")
     _echo("  " + json.dumps(data["input_json_schema"], indent=2).replace("\n", "\n  "))
     return EXIT_OK
@@ -387,8 +418,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from agentkit.diff import diff_tools, summary
 
     _prepare(args)
-    old = [cls() for cls in load_tools(args.old)]
-    new = [cls() for cls in load_tools(args.new)]
+    old = [cls() for cls in load_tools(args.old, env_file=args.env_file)]
+    new = [cls() for cls in load_tools(args.new, env_file=args.env_file)]
     diffs = diff_tools(old, new)
     problems = [diff for diff in diffs if diff.version_problem]
     if args.json:
@@ -446,6 +477,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common.add_argument(
         "--credentials-file", metavar="FILE", help="a .env-style file of credentials (NAME=value)"
+    )
+    common.add_argument(
+        "--env-file",
+        metavar="FILE",
+        help="a .env-style file of configuration for ${VAR} in definitions (NAME=value; "
+        "it wins over the environment)",
     )
     parser = argparse.ArgumentParser(
         prog="agentkit",

@@ -8,7 +8,7 @@ Each change is classified for the caller of the tool:
   in type; a new credential;
 - **compatible** -- a tool added; a new optional input; an input's enum widened
   or its bounds relaxed; a default changed; a new output field; a credential
-  dropped; a backend changed;
+  dropped; a backend changed; a source a tool uses changed;
 - **cosmetic** -- descriptions, tags and annotations.
 
 A changed tool's version must rise by at least a major version for breaking
@@ -134,15 +134,28 @@ def _tool_changes(old: Tool, new: Tool) -> Iterable[Change]:
         yield Change(COMPATIBLE, f"credential '{name}' no longer needed")
     yield from _schema_changes(old.input_schema, new.input_schema, "input", "")
     yield from _schema_changes(old.output_schema, new.output_schema, "output", "")
-    old_backend = _backend_of(old)
-    new_backend = _backend_of(new)
+    old_backend, old_source = _backend_of(old)
+    new_backend, new_source = _backend_of(new)
     if old_backend != new_backend:
         yield Change(COMPATIBLE, "backend changed")
+    if old_source != new_source:
+        if new_source is not None:
+            yield Change(COMPATIBLE, f"source '{new_source[0]}' changed")
+        elif old_source is not None:
+            yield Change(COMPATIBLE, f"source '{old_source[0]}' no longer used")
 
 
-def _backend_of(tool: Tool) -> Any:
+def _backend_of(tool: Tool) -> tuple[Any, tuple[str, str, Any] | None]:
+    """What the tool calls: its backend as written, and its source (name, base URL, settings).
+
+    A source's change is a change of every tool that uses it.
+    """
     definition = getattr(tool, "DEFINITION", None)
-    return definition.raw.get("backend") if definition is not None else type(tool).__qualname__
+    if definition is None:
+        return type(tool).__qualname__, None
+    source = getattr(definition, "http_source", None)
+    used = (source.name, source.base_url, source.raw) if source is not None else None
+    return definition.raw.get("backend"), used
 
 
 def _schema_changes(old: ToolSchema, new: ToolSchema, side: str, prefix: str) -> Iterable[Change]:

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+import ipaddress
 import math
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from agentkit.declarative.environment import LiteralText
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.templates import Template, TemplateSyntaxProblem, compile_template
 from agentkit.toolerrors import did_you_mean
 from agentkit.toolschema import ToolSchema, is_integer, is_number
 
-__all__ = ["HttpSpec", "parse_http_spec"]
+__all__ = ["HttpSpec", "is_plain_remote", "parse_http_spec"]
 
 HTTP_KEYS: Final = (
     "method",
     "url",
+    "source",
+    "path",
     "query",
     "headers",
     "json",
@@ -31,6 +36,8 @@ HTTP_KEYS: Final = (
     "max_response_bytes",
     "accept_status",
     "follow_redirects",
+    "verify",
+    "ca_bundle",
     "output",
 )
 METHODS: Final = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
@@ -79,10 +86,31 @@ class HttpSpec:
     output: tuple[tuple[str, Template], ...] | None
     input_names: tuple[str, ...]
     output_names: tuple[str, ...] = field(default=())
+    #: TLS: True (the system's trust), False (no check) or the path of a CA bundle.
+    verify: bool | str = True
 
     @property
     def idempotent(self) -> bool:
         return self.method in IDEMPOTENT
+
+    @property
+    def plain_http(self) -> bool:
+        """True when requests go over plain ``http://`` to a host other than loopback."""
+        return is_plain_remote(self.origin)
+
+
+def is_plain_remote(url: str) -> bool:
+    """True for an ``http://`` URL whose host is not loopback (where anyone between may read)."""
+    parts = urlsplit(url)
+    if parts.scheme != "http":
+        return False
+    host = (parts.hostname or "").rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True
 
 
 class _Context:
@@ -146,7 +174,12 @@ class _Context:
             )
 
     def value(self, raw: Any, location: Location, roots: Sequence[str]) -> Template | Any:
-        """A query, header or form value: a template when a string, else a plain scalar."""
+        """A query, header or form value: a template when a string, else a plain scalar.
+
+        ``LiteralText`` (what ``${VAR}`` became at load time) is sent as it is.
+        """
+        if isinstance(raw, LiteralText):
+            return str(raw)
         if isinstance(raw, str):
             return self.template(raw, location, roots)
         if raw is None or isinstance(raw, (bool, int, float)):
@@ -194,7 +227,9 @@ def parse_http_spec(
         method = "GET"
     method = method.upper()
 
-    origin, path = _parse_url(raw.get("url"), at("url"), context)
+    # With a source, "path" holds the whole URL: its base URL and the tool's path.
+    url_key = "path" if "path" in raw else "url"
+    origin, path = _parse_url(raw.get(url_key), at(url_key), context)
     query = _parse_pairs(raw, "query", at, context, REQUEST_ROOTS)
     headers = _parse_pairs(raw, "headers", at, context, REQUEST_ROOTS)
     for name, _ in headers:
@@ -211,6 +246,7 @@ def parse_http_spec(
     follow = raw.get("follow_redirects", True)
     if not isinstance(follow, bool):
         problems.add(at("follow_redirects"), "expected true or false")
+    verify = _parse_verify(raw, at, problems)
     output = _parse_output(raw.get("output"), at("output"), context) if "output" in raw else None
 
     if len(problems) > start or origin is None:
@@ -235,7 +271,35 @@ def parse_http_spec(
         output=output,
         input_names=inputs.names if inputs is not None else (),
         output_names=outputs.names,
+        verify=verify,
     )
+
+
+def _parse_verify(raw: dict[str, Any], at: Any, problems: Problems) -> bool | str:
+    """``verify: false`` or ``ca_bundle: PATH`` (relative to the definition's file)."""
+    verify = raw.get("verify", True)
+    if not isinstance(verify, bool):
+        problems.add(at("verify"), "expected true or false")
+        return True
+    if "ca_bundle" not in raw:
+        return verify
+    bundle = raw["ca_bundle"]
+    if not isinstance(bundle, str) or not bundle:
+        problems.add(at("ca_bundle"), "expected the path of a PEM file of CA certificates")
+        return True
+    if not verify:
+        problems.add(
+            at("ca_bundle"), "give 'verify: false' or 'ca_bundle', not both; drop 'verify: false'"
+        )
+        return True
+    path = os.path.join(os.path.dirname(problems.path), bundle)
+    if not os.path.isfile(path):
+        problems.add(
+            at("ca_bundle"),
+            f"no such file: {path!r} (a ca_bundle path is relative to the definition's file)",
+        )
+        return True
+    return os.path.abspath(path)
 
 
 def _parse_url(
