@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, final
 
 from agentkit.declarative.environment import Environment, Substituter, Substitution
 from agentkit.declarative.http_backend import HttpBackend
@@ -39,7 +39,8 @@ _SEMVER: Final = re.compile(
 Backend = HttpBackend | PythonBackend
 
 
-@dataclass(frozen=True, slots=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolDefinition:
     """A checked definition: everything a ``DeclarativeTool`` class is made from."""
 
