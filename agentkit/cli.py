@@ -152,7 +152,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     warnings: list[str] = []
     for tool in registry:
         where = tool.source
-        warnings.extend(f"{where}: {warning}" for warning in _transport_warnings(tool))
+        if tool.definition is not None:
+            warnings.extend(f"{where}: {warning}" for warning in tool.definition.warnings())
         if len(tool.name) > MAX_NAME:
             warnings.append(f"{where}: name: over {MAX_NAME} characters, which providers reject")
         if not tool.description.strip():
@@ -172,28 +173,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_FAILED if warnings and args.strict else EXIT_OK
 
 
-def _transport_warnings(tool: Tool) -> Iterator[str]:
-    """A warning when the tool would send a credential over plain http:// beyond loopback."""
-    spec = getattr(getattr(tool, "BACKEND", None), "spec", None)
-    if spec is None or not tool.credential_names or not spec.plain_http:
-        return
-    names = ", ".join(tool.credential_names)
-    yield (
-        f"backend.http: credentials ({names}) would be sent over plain http:// to "
-        f"{spec.origin}, readable by anyone on the way; use https://"
-    )
-
-
-def _backend(tool: Tool) -> str:
-    """``http`` or ``python`` for a definition; ``class`` for a hand-written Tool."""
-    return str(getattr(tool, "backend_kind", "class"))
-
-
 def _summary(tool: Tool) -> dict[str, Any]:
     return {
         "name": tool.name,
         "version": tool.version,
-        "backend": _backend(tool),
+        "backend": tool.backend_kind,
         "tags": tool.tags,
         "description": tool.description,
         "source": tool.source,
@@ -211,7 +195,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             for cell in (
                 t.name,
                 t.version,
-                _backend(t),
+                t.backend_kind,
                 ",".join(f"{k}={v}" for k, v in t.tags.items()),
                 t.description,
             )
@@ -228,19 +212,13 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     tool = _tool(_load(args), args.name)
-    definition = getattr(tool, "DEFINITION", None)
-    source = getattr(definition, "http_source", None)
-    substitutions = [
-        *(getattr(source, "substitutions", ())),
-        *(getattr(definition, "substitutions", ())),
-    ]
+    definition = tool.definition
     data = {
         **_summary(tool),
         "credentials": list(tool.credential_names),
-        "annotations": getattr(tool, "annotations", {}),
-        "definition": _plain(definition.raw) if definition is not None else None,
-        "http_source": {**source.describe(), "definition": _plain(source.raw)} if source else None,
-        "substitutions": [substitution.to_dict() for substitution in substitutions],
+        "annotations": tool.annotations,
+        "definition": definition.to_dict() if definition is not None else None,
+        **(definition.loaded_with() if definition is not None else {}),
         "input_json_schema": tool.input_schema.to_json_schema(),
         "output_json_schema": tool.output_schema.to_json_schema(),
     }
@@ -253,13 +231,19 @@ def cmd_show(args: argparse.Namespace) -> int:
         _echo("  " + tool.description.replace("\n", "\n  "))
     if tool.credential_names:
         _echo(f"  credentials: {', '.join(tool.credential_names)}")
+    source = data.get("http_source")
     if source is not None:
-        line = f"  source: {source.name} ({source.base_url}, defined at {source.location})"
+        line = (
+            f"  source: {source['name']} ({source['base_url']}, defined at {source['defined_at']})"
+        )
         _echo(terminal_text(line, one_line=True))
-    if substitutions:
+    if data.get("substitutions"):
         _echo("substitutions (configuration from ${VAR}, not secrets):")
-        for item in substitutions:
-            line = f"  {item.field}: ${{{item.variable}}} = {item.value!r} (from {item.origin})"
+        for item in data["substitutions"]:
+            line = (
+                f"  {item['field']}: ${{{item['variable']}}} = {item['value']!r} "
+                f"(from {item['from']})"
+            )
             _echo(terminal_text(line, one_line=True))
     for title, schema in (("inputs", tool.input_schema), ("outputs", tool.output_schema)):
         _echo(f"{title}:")
@@ -269,9 +253,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             _echo("  (none)")
     _echo("definition:")
     _echo("  " + json.dumps(data["definition"], indent=2).replace("\n", "\n  "))
-    if data["http_source"] is not None:
-        _echo("source:")
-        _echo("  " + json.dumps(data["http_source"], indent=2).replace("\n", "\n  "))
+    if source is not None:
+        _echo("source definition:")
+        _echo("  " + json.dumps(source["definition"], indent=2).replace("\n", "\n  "))
     _echo("input JSON Schema:")
     _echo("  " + json.dumps(data["input_json_schema"], indent=2).replace("\n", "\n  "))
     return EXIT_OK
@@ -307,10 +291,6 @@ def _describe_parameter(param: Parameter) -> str:
     if param.description:
         text += f" -- {param.description}"
     return text
-
-
-def _plain(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
 
 
 def _read_input_file(name: str) -> str:

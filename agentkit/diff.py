@@ -126,7 +126,7 @@ def _tool_changes(old: Tool, new: Tool) -> Iterable[Change]:
         yield Change(COSMETIC, "description changed")
     if old.tags != new.tags:
         yield Change(COSMETIC, "tags changed")
-    if getattr(old, "annotations", None) != getattr(new, "annotations", None):
+    if old.annotations != new.annotations:
         yield Change(COSMETIC, "annotations changed")
     for name in sorted(set(new.credential_names) - set(old.credential_names)):
         yield Change(BREAKING, f"new credential '{name}' (callers must provide it)")
@@ -140,22 +140,18 @@ def _tool_changes(old: Tool, new: Tool) -> Iterable[Change]:
         yield Change(COMPATIBLE, "backend changed")
     if old_source != new_source:
         if new_source is not None:
-            yield Change(COMPATIBLE, f"source '{new_source[0]}' changed")
+            yield Change(COMPATIBLE, f"source '{new_source['name']}' changed")
         elif old_source is not None:
-            yield Change(COMPATIBLE, f"source '{old_source[0]}' no longer used")
+            yield Change(COMPATIBLE, f"source '{old_source['name']}' no longer used")
 
 
-def _backend_of(tool: Tool) -> tuple[Any, tuple[str, str, Any] | None]:
-    """What the tool calls: its backend as written, and its source (name, base URL, settings).
-
-    A source's change is a change of every tool that uses it.
-    """
-    definition = getattr(tool, "DEFINITION", None)
+def _backend_of(tool: Tool) -> tuple[Any, Any]:
+    """What runs ``tool``: its definition's ``backend`` as written (or its class), and the
+    source it uses, as loaded: a source's change is a change of every tool that uses it."""
+    definition = tool.definition
     if definition is None:
         return type(tool).__qualname__, None
-    source = getattr(definition, "http_source", None)
-    used = (source.name, source.base_url, source.raw) if source is not None else None
-    return definition.raw.get("backend"), used
+    return definition.to_dict().get("backend"), definition.loaded_with().get("http_source")
 
 
 def _schema_changes(old: ToolSchema, new: ToolSchema, side: str, prefix: str) -> Iterable[Change]:

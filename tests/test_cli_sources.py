@@ -67,6 +67,7 @@ def test_show_prints_the_source_and_the_substitutions(
     data = json.loads(out)
     assert data["http_source"]["base_url"] == "https://staging.example.com/v1"
     assert data["http_source"]["definition"]["base_url"] == SOURCE.splitlines()[1].split(": ")[1]
+    assert data["source"] == f"{folder}/tools.yaml:1"
     assert {item["variable"]: item["value"] for item in data["substitutions"]} == {
         "API_URL": "https://staging.example.com",
         "TEAM": "core",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, Final, final
@@ -13,11 +14,11 @@ from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.python_backend import PythonBackend, parse_python_backend
 from agentkit.declarative.sources import Source, SourceTable, substitute_pairs, use_source
 from agentkit.declarative.yamlsource import clip
-from agentkit.tool import TOOL_NAME_PATTERN
+from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
 from agentkit.toolerrors import SchemaDefinitionError
 from agentkit.toolschema import ToolSchema
 
-__all__ = ["TOP_LEVEL_KEYS", "ToolDefinition", "parse_definition"]
+__all__ = ["ANNOTATION_KEYS", "TOP_LEVEL_KEYS", "ToolDefinition", "parse_definition"]
 
 TOP_LEVEL_KEYS: Final = (
     "name",
@@ -30,7 +31,6 @@ TOP_LEVEL_KEYS: Final = (
     "annotations",
     "backend",
 )
-ANNOTATION_KEYS: Final = ("title", "read_only", "destructive", "idempotent", "open_world")
 _SEMVER: Final = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?"
@@ -64,6 +64,34 @@ class ToolDefinition:
     @property
     def source(self) -> str:
         return f"{self.path}:{self.line}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The definition as written, as plain JSON data (what ``agentkit show`` prints)."""
+        plain: dict[str, Any] = json.loads(json.dumps(self.raw, default=str))
+        return plain
+
+    def loaded_with(self) -> dict[str, Any]:
+        """Its source and the ``${VAR}`` substitutions made (the source's first), as plain data."""
+        loaded: dict[str, Any] = {}
+        substitutions = list(self.substitutions)
+        if self.http_source is not None:
+            loaded["http_source"] = self.http_source.describe()
+            substitutions[:0] = self.http_source.substitutions
+        if substitutions:
+            loaded["substitutions"] = [item.to_dict() for item in substitutions]
+        return loaded
+
+    def warnings(self) -> list[str]:
+        """A credential that would go over plain ``http://`` to a host other than loopback."""
+        if not isinstance(self.backend, HttpBackend) or not self.credentials:
+            return []
+        spec = self.backend.spec
+        if not spec.plain_http:
+            return []
+        return [
+            f"backend.http: credentials ({', '.join(self.credentials)}) would be sent over "
+            f"plain http:// to {spec.origin}, readable by anyone on the way; use https://"
+        ]
 
 
 def parse_definition(

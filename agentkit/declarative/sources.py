@@ -26,6 +26,7 @@ Sources live in the same folders as tools and load with them, all or nothing.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -96,6 +97,7 @@ class Source:
             "defined_at": self.location,
             "base_url": self.base_url,
             "credentials": list(self.credentials),
+            "definition": json.loads(json.dumps(self.raw, default=str)),
         }
 
 
