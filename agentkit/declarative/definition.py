@@ -26,8 +26,11 @@ TOP_LEVEL_KEYS: Final = (
     "input_schema",
     "output_schema",
     "annotations",
+    "concurrency",
     "backend",
 )
+#: The most calls of one tool a definition's ``concurrency:`` can allow at once.
+MAX_CONCURRENCY: Final = 10_000
 ANNOTATION_KEYS: Final = ("title", "read_only", "destructive", "idempotent", "open_world")
 _SEMVER: Final = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
@@ -54,6 +57,7 @@ class ToolDefinition:
     path: str
     line: int
     raw: dict[str, Any]
+    concurrency: int | None = None
 
     @property
     def source(self) -> str:
@@ -105,6 +109,7 @@ def parse_definition(raw: Any, problems: Problems) -> ToolDefinition | None:
         raw.get("backend"), inputs if inputs_ok else None, outputs, credentials, problems
     )
     annotations = _parse_annotations(raw.get("annotations", {}), backend, problems)
+    concurrency = _parse_concurrency(raw.get("concurrency"), problems)
 
     if len(problems) > start or backend is None:
         return None
@@ -123,11 +128,25 @@ def parse_definition(raw: Any, problems: Problems) -> ToolDefinition | None:
         path=problems.path,
         line=problems.start[0],
         raw=raw,
+        concurrency=concurrency,
     )
 
 
 def _quoted(value: Any) -> str:
     return f"'{clip(value)}'" if isinstance(value, str) else clip(value)
+
+
+def _parse_concurrency(raw: Any, problems: Problems) -> int | None:
+    if raw is None:
+        return None
+    if type(raw) is not int or not 1 <= raw <= MAX_CONCURRENCY:
+        problems.add(
+            ("concurrency",),
+            f"concurrency {_quoted(raw)}: expected a whole number of calls from 1 to "
+            f"{MAX_CONCURRENCY}, the most a server runs at once (leave it out for no limit)",
+        )
+        return None
+    return raw
 
 
 def _parse_credentials(raw: Any, problems: Problems) -> tuple[str, ...]:

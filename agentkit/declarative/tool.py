@@ -22,6 +22,8 @@ class DeclarativeTool(Tool):
 
     DEFINITION: ClassVar[ToolDefinition]
     BACKEND: ClassVar[Backend]
+    #: The definition's ``concurrency:``: how many calls a server runs at once (None: no limit).
+    CONCURRENCY: ClassVar[int | None] = None
 
     def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
         return self.BACKEND.call(inputs, credentials)
@@ -54,6 +56,7 @@ def make_tool_class(definition: ToolDefinition) -> type[DeclarativeTool]:
         "SOURCE": definition.source,
         "DEFINITION": definition,
         "BACKEND": definition.backend,
+        "CONCURRENCY": definition.concurrency,
         "__module__": "agentkit.declarative.generated",
         "__doc__": definition.description,
     }
