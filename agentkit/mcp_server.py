@@ -40,7 +40,7 @@ from agentkit.toolregistry import ToolRegistry
 __all__ = ["CallScope", "build_server", "serve"]
 
 
-def _listed(tool: Any) -> types.Tool:
+def _listed(tool: Tool) -> types.Tool:
     exported = mcp_tool(tool)
     hints = exported["annotations"]
     return types.Tool(
@@ -72,8 +72,8 @@ def _json_text(value: Any) -> str:
 def concurrency(tool: Tool) -> int | None:
     """How many calls of ``tool`` may run at once: its ``CONCURRENCY`` (a definition's
     ``concurrency:``), ``None`` for no limit of its own."""
-    # A class constant any Tool may declare, not a core field: only servers read it.
-    limit = getattr(tool, "CONCURRENCY", None)
+    limit = tool.CONCURRENCY
+    # A hand-written class may set anything; only a positive whole number limits.
     return limit if type(limit) is int and limit > 0 else None
 
 
