@@ -41,6 +41,7 @@ from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAut
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from sse_starlette.sse import AppStatus
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -374,8 +375,9 @@ def build_app(registry: ToolRegistry, executor: ToolExecutor, options: HttpOptio
 class _Endpoint:
     """The MCP endpoint as a plain ASGI app (Starlette routes it without a wrapper).
 
-    While the server drains, a new request gets 503 with ``Retry-After``, so a load
-    balancer or client sends it to another instance.
+    While the server drains, a new message (POST) gets 503 with ``Retry-After``, so a
+    load balancer or client sends it to another instance; a client may still end its
+    session (DELETE).
     """
 
     def __init__(self, manager: StreamableHTTPSessionManager, state: _State) -> None:
@@ -383,7 +385,7 @@ class _Endpoint:
         self._state = state
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self._state.limits.closed:
+        if self._state.limits.closed and scope.get("method") == "POST":
             refusal = JSONResponse(
                 {"error": "shutting down, retry on another instance"},
                 status_code=503,
@@ -454,6 +456,8 @@ class _DrainingServer(uvicorn.Server):
                 file=sys.stderr,
                 flush=True,
             )
+        # Now the SSE streams may end (see serve_http): the answers are written.
+        AppStatus.should_exit = True
         await super().shutdown(sockets)
 
     @contextlib.contextmanager
@@ -505,6 +509,9 @@ def serve_http(
         timeout_graceful_shutdown=2,
     )
     server = _DrainingServer(config, app.state.agentkit, options.drain_seconds)
+    # sse-starlette ends every SSE stream the moment uvicorn sees SIGTERM, the answers
+    # of the calls in flight with them; _DrainingServer ends them once they are drained.
+    AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
     print(
         f"agentkit: serving {len(registry)} tools on http://{shown}:{port}{options.path}",
         file=sys.stderr,

@@ -214,7 +214,7 @@ async def _serve_answering_to_the_end(
             await unanswered.all_answered(drain_seconds)
 
     async def write() -> None:
-        async with from_server:
+        async with from_server, stdout:  # closing stdout's stream lets stdio_server end
             async for message in from_server:
                 await stdout.send(message)
                 await unanswered.answered(message.message)

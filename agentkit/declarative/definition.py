@@ -147,8 +147,8 @@ def _parse_concurrency(raw: Any, problems: Problems) -> int | None:
     if type(raw) is not int or not 1 <= raw <= MAX_CONCURRENCY:
         problems.add(
             ("concurrency",),
-            f"concurrency {_quoted(raw)}: expected a whole number of calls from 1 to "
-            f"{MAX_CONCURRENCY}, the most a server runs at once (leave it out for no limit)",
+            f"expected a whole number of calls from 1 to {MAX_CONCURRENCY}, the most a server "
+            f"runs at once, got {_quoted(raw)} (leave it out for no limit)",
         )
         return None
     return raw
