@@ -21,6 +21,7 @@ the same thing.
     ├── OAuth2Error                 getting an OAuth 2.0 token failed
     ├── TemplateRenderError         a template failed while rendering
     ├── ReplayMissError             a replayed call has no recorded counterpart
+    ├── Busy                        a call refused for want of room (the MCP server's limits)
     ├── RedactedError               not raised: stands in, as a ToolExecutionError's cause,
     │                               for an exception that could not be copied without the
     │                               secrets it held
@@ -42,6 +43,7 @@ from typing import Literal, final
 
 __all__ = [
     "AgentKitError",
+    "Busy",
     "CredentialError",
     "DefinitionError",
     "DefinitionProblem",
@@ -431,6 +433,14 @@ class ReplayedFailure(AgentKitError):
         self.cause_type = cause_type
         self.detail = detail
         super().__init__(f"{cause_type}: {detail}" if detail else cause_type)
+
+
+class Busy(AgentKitError):
+    """A call refused for want of room; the message says why and that a retry may work."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"busy, retry later: {reason}")
+        self.reason = reason
 
 
 def format_location(location: Iterable[str | int]) -> str:
