@@ -32,6 +32,10 @@ if _typing.TYPE_CHECKING:
         OTelTracer,
         ToolEvent,
     )
+    from agentkit.progress import (
+        Progress,
+        reporting_progress,
+    )
     from agentkit.recording import (
         ExecutionRecorder,
         RecordedCall,
@@ -109,6 +113,7 @@ _LAZY: dict[str, str] = {
     "OTelMetrics": "agentkit.observability",
     "OTelTracer": "agentkit.observability",
     "PARAMETER_TYPES": "agentkit.toolschema",
+    "Progress": "agentkit.progress",
     "Parameter": "agentkit.toolschema",
     "Problem": "agentkit.toolerrors",
     "RecordedCall": "agentkit.recording",
@@ -134,6 +139,7 @@ _LAZY: dict[str, str] = {
     "UnknownToolError": "agentkit.toolerrors",
     "UsageError": "agentkit.toolerrors",
     "load_tools": "agentkit.declarative",
+    "reporting_progress": "agentkit.progress",
 }
 
 
@@ -179,6 +185,7 @@ __all__ = [
     "OTelTracer",
     "Parameter",
     "Problem",
+    "Progress",
     "RecordedCall",
     "RedactedError",
     "Redactor",
@@ -201,4 +208,5 @@ __all__ = [
     "UsageError",
     "__version__",
     "load_tools",
+    "reporting_progress",
 ]

@@ -19,6 +19,7 @@ the same thing.
     │                               the cause of the ToolExecutionError that reports it
     ├── HttpCallError               an HTTP backend call failed (status, timeout, deadline...)
     ├── OAuth2Error                 getting an OAuth 2.0 token failed
+    ├── PaginationError             following an HTTP tool's pages failed
     ├── TemplateRenderError         a template failed while rendering
     ├── ReplayMissError             a replayed call has no recorded counterpart
     ├── Busy                        a call refused for want of room (the MCP server's limits)
@@ -50,6 +51,7 @@ __all__ = [
     "ExportError",
     "HttpCallError",
     "OAuth2Error",
+    "PaginationError",
     "Problem",
     "RedactedError",
     "ReplayMissError",
@@ -441,6 +443,10 @@ class Busy(AgentKitError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"busy, retry later: {reason}")
         self.reason = reason
+
+
+class PaginationError(AgentKitError):
+    """Following the pages failed: a page's records are not a list, a cursor is not text, ..."""
 
 
 def format_location(location: Iterable[str | int]) -> str:
