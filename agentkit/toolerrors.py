@@ -20,6 +20,7 @@ the same thing.
     ├── HttpCallError               an HTTP backend call failed (status, timeout, deadline...)
     ├── OAuth2Error                 getting an OAuth 2.0 token failed
     ├── PaginationError             following an HTTP tool's pages failed
+    ├── MultipartError              an HTTP tool's multipart body could not be built
     ├── TemplateRenderError         a template failed while rendering
     ├── ReplayMissError             a replayed call has no recorded counterpart
     ├── Busy                        a call refused for want of room (the MCP server's limits)
@@ -50,6 +51,7 @@ __all__ = [
     "DefinitionProblem",
     "ExportError",
     "HttpCallError",
+    "MultipartError",
     "OAuth2Error",
     "PaginationError",
     "Problem",
@@ -443,6 +445,10 @@ class Busy(AgentKitError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"busy, retry later: {reason}")
         self.reason = reason
+
+
+class MultipartError(AgentKitError):
+    """A multipart body could not be built: bad base64, over ``max_bytes``, a bad media type."""
 
 
 class PaginationError(AgentKitError):
