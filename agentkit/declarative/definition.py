@@ -7,13 +7,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final, final
 
-from agentkit.declarative.http_backend import HttpBackend
-from agentkit.declarative.http_spec import IDEMPOTENT, parse_http_spec
+from agentkit.declarative.backends import Backend, BackendContext, backend_kinds, find_backend
 from agentkit.declarative.problems import Problems, check_keys
-from agentkit.declarative.python_backend import PythonBackend, parse_python_backend
 from agentkit.declarative.yamlsource import clip
 from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
-from agentkit.toolerrors import SchemaDefinitionError
+from agentkit.toolerrors import PluginError, SchemaDefinitionError
 from agentkit.toolschema import ToolSchema
 
 __all__ = ["ANNOTATION_KEYS", "TOP_LEVEL_KEYS", "ToolDefinition", "parse_definition"]
@@ -33,8 +31,6 @@ _SEMVER: Final = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?"
 )
-
-Backend = HttpBackend | PythonBackend
 
 
 @final
@@ -162,31 +158,39 @@ def _parse_backend(
     outputs: ToolSchema,
     credentials: tuple[str, ...],
     problems: Problems,
-) -> HttpBackend | PythonBackend | None:
+) -> Backend | None:
+    kinds = backend_kinds()
+    choices = " or ".join(f"{{{kind}: ...}}" for kind in kinds)
     if raw is None:
-        problems.add((), "missing 'backend': give {http: ...} or {python: 'module:function'}")
+        problems.add((), f"missing 'backend': give {choices}")
         return None
-    if not check_keys(raw, ("http", "python"), ("backend",), problems, "backend"):
+    if not check_keys(raw, kinds, ("backend",), problems, "backend"):
         return None
     if len(raw) != 1:
-        problems.add(("backend",), "give exactly one backend: 'http' or 'python'")
+        problems.add(("backend",), f"give exactly one backend: {choices}")
         return None
-    if "python" in raw:
-        if inputs is None:
-            return None
-        return parse_python_backend(raw["python"], inputs, ("backend", "python"), problems)
-    spec = parse_http_spec(raw["http"], ("backend", "http"), inputs, outputs, credentials, problems)
-    return HttpBackend(spec) if spec is not None else None
+    ((kind, value),) = raw.items()
+    try:
+        backend_class = find_backend(kind)
+    except PluginError as exc:
+        problems.add(("backend", kind), str(exc))
+        return None
+    if backend_class is None:  # reported by check_keys
+        return None
+    context = BackendContext(
+        location=("backend", kind),
+        inputs=inputs,
+        outputs=outputs,
+        credentials=credentials,
+        problems=problems,
+    )
+    return backend_class.parse(value, context)
 
 
 def _parse_annotations(raw: Any, backend: Backend | None, problems: Problems) -> dict[str, Any]:
     if not check_keys(raw, ANNOTATION_KEYS, ("annotations",), problems, "annotations"):
         return {}
-    annotations: dict[str, Any] = {}
-    if isinstance(backend, HttpBackend) and backend.spec.method in ("GET", "HEAD"):
-        annotations = {"read_only": True, "idempotent": True}
-    elif isinstance(backend, HttpBackend) and backend.spec.method in IDEMPOTENT:
-        annotations = {"idempotent": True}
+    annotations = dict(backend.default_annotations) if backend is not None else {}
     for key, value in raw.items():
         expected = str if key == "title" else bool
         if not isinstance(value, expected):

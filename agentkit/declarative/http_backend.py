@@ -31,11 +31,12 @@ import time
 from collections.abc import Iterator, Mapping
 from datetime import timezone
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 from urllib.parse import quote, urljoin, urlsplit
 
 from agentkit import jsonvalues
-from agentkit.declarative.http_spec import HttpSpec
+from agentkit.declarative.backend_base import BackendContext
+from agentkit.declarative.http_spec import IDEMPOTENT, HttpSpec, parse_http_spec
 from agentkit.declarative.http_values import FormBody, JsonArray, JsonBody, JsonNode, JsonObject
 from agentkit.declarative.templates import Template, TemplateRenderError
 from agentkit.redaction import Redactor, active_redactor, excerpt, redact_also, redacting
@@ -144,12 +145,33 @@ def _text(value: Any, where: str) -> str:
 class HttpBackend:
     """Calls one HTTP endpoint, as its ``HttpSpec`` describes."""
 
-    kind = "http"
+    kind: ClassVar[str] = "http"
 
     def __init__(self, spec: HttpSpec, *, session: requests.Session | None = None) -> None:
         self.spec = spec
         self._session = session
         self._session_lock = threading.Lock()
+
+    @classmethod
+    def parse(cls, raw: Any, context: BackendContext) -> HttpBackend | None:
+        spec = parse_http_spec(
+            raw,
+            context.location,
+            context.inputs,
+            context.outputs,
+            context.credentials,
+            context.problems,
+        )
+        return cls(spec) if spec is not None else None
+
+    @property
+    def default_annotations(self) -> dict[str, Any]:
+        """GET and HEAD read only, and are idempotent; PUT, DELETE and OPTIONS are idempotent."""
+        if self.spec.method in ("GET", "HEAD"):
+            return {"read_only": True, "idempotent": True}
+        if self.spec.method in IDEMPOTENT:
+            return {"idempotent": True}
+        return {}
 
     @property
     def session(self) -> requests.Session:

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from agentkit.tool import Tool
 
 if TYPE_CHECKING:
-    from agentkit.declarative.definition import Backend, ToolDefinition
+    from agentkit.declarative.backend_base import Backend
+    from agentkit.declarative.definition import ToolDefinition
 
 __all__ = ["DeclarativeTool", "class_name_for"]
 
@@ -24,7 +25,7 @@ class DeclarativeTool(Tool):
     BACKEND: ClassVar[Backend]
 
     def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
-        return self.BACKEND.call(inputs, credentials)
+        return self.BACKEND.call(inputs, credentials)  # type: ignore[no-any-return]
 
 
 def class_name_for(tool_name: str) -> str:
