@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import jinja2
 from jinja2 import meta, nodes
@@ -36,22 +36,27 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from agentkit.declarative import limits
 from agentkit.declarative.limits import check_int, check_size, materialize, refuse_over, weight
-from agentkit.declarative.templates import (
-    _DELIMITERS,
-    _SINGLE,
+from agentkit.declarative.template_base import (
+    DELIMITERS,
     MAX_OUTPUT_CHARS,
     MAX_RANGE,
+    SINGLE_EXPRESSION,
     Reference,
     TemplateRenderError,
     TemplateSyntaxProblem,
-    _unknown_root,
+    unknown_root,
 )
 from agentkit.toolschema import is_integer
 
-if TYPE_CHECKING:
-    from agentkit.declarative.templates import Template
-
-__all__ = ["ENVIRONMENT", "REFUSED_FILTERS", "REFUSED_GLOBALS", "check", "render"]
+__all__ = [
+    "ENVIRONMENT",
+    "REFUSED_FILTERS",
+    "REFUSED_GLOBALS",
+    "Rendering",
+    "check",
+    "compile_source",
+    "render",
+]
 
 # Filters that pad, wrap or decorate by an argument-sized amount per line or
 # item, or that format strings; templates for API calls do not need them.
@@ -395,17 +400,19 @@ ENVIRONMENT: Final = _Environment()
 GLOBALS: Final = frozenset(ENVIRONMENT.globals)
 
 
+@functools.lru_cache(maxsize=4096)
 def check(source: str, roots: frozenset[str]) -> tuple[str, frozenset[Reference]]:
     """Parse ``source`` and check it; its kind ("expression" or "text") and references.
 
     Raises ``TemplateSyntaxProblem`` for bad syntax, a refused filter, or a
-    variable that is neither a root nor a Jinja global.
+    variable that is neither a root nor a Jinja global. Cached by source text:
+    a template many definitions share is parsed once.
     """
     allowed = roots
     stripped = source.strip()
-    single = _SINGLE.fullmatch(stripped)
+    single = SINGLE_EXPRESSION.fullmatch(stripped)
     is_expression = single is not None and not any(
-        delimiter in single.group(1) for delimiter in (*_DELIMITERS, "}}")
+        delimiter in single.group(1) for delimiter in (*DELIMITERS, "}}")
     )
     try:
         tree = ENVIRONMENT.parse(stripped if is_expression else source)
@@ -425,7 +432,7 @@ def check(source: str, roots: frozenset[str]) -> tuple[str, frozenset[Reference]
         ) from None
     for name in sorted(undeclared - GLOBALS):
         if name not in allowed:
-            raise TemplateSyntaxProblem(_unknown_root(name, allowed))
+            raise TemplateSyntaxProblem(unknown_root(name, allowed))
     return ("expression" if is_expression else "text"), references
 
 
@@ -449,15 +456,37 @@ def _refuse_statements(tree: nodes.Template) -> None:
             raise TemplateSyntaxProblem(f"{what} is not allowed in templates{line}")
 
 
-def render(template: Template, context: Mapping[str, Any], deadline: float | None = None) -> Any:
-    """``template``'s value by Jinja (its code made on first use and kept on it).
+#: A compiled template: its value in a context (unbounded: ``render`` sets the budget).
+Rendering = Callable[[Mapping[str, Any]], Any]
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_source(kind: str, source: str) -> Rendering:
+    """``source`` compiled by Jinja as a template of ``kind`` ("expression" or "text").
+
+    Cached by source text, so tools that share a template share its code. The
+    source has passed ``check``; raises ``TemplateRenderError`` should Jinja still refuse it.
+    """
+    try:
+        if kind == "expression":
+            inner = SINGLE_EXPRESSION.fullmatch(source.strip())
+            assert inner is not None  # kind "expression" was decided by this match
+            expression = ENVIRONMENT.compile_expression(inner.group(1), undefined_to_none=False)
+            return functools.partial(_evaluate, expression)
+        return functools.partial(_render_capped, ENVIRONMENT.from_string(source))
+    except jinja2.TemplateError as exc:
+        raise TemplateRenderError(_describe(exc)) from exc
+
+
+def render(rendering: Rendering, context: Mapping[str, Any], deadline: float | None = None) -> Any:
+    """The value of a compiled template in ``context``.
 
     ``deadline`` is a ``time.monotonic()`` value; without one the render stops
     after ``limits.MAX_RENDER_SECONDS``. Raises ``TemplateRenderError``.
     """
     try:
         with limits.budget(deadline):
-            return _render(template, context)
+            return rendering(context)
     except TemplateRenderError:
         raise
     except jinja2.TemplateError as exc:
@@ -468,27 +497,17 @@ def render(template: Template, context: Mapping[str, Any], deadline: float | Non
         raise TemplateRenderError(f"{type(exc).__name__}: {exc}") from exc
 
 
-def _render(template: Template, context: Mapping[str, Any]) -> Any:
-    if template.kind == "expression":
-        if template._compiled is None:
-            inner = _SINGLE.fullmatch(template.source.strip())
-            assert inner is not None  # kind "expression" was decided by this match
-            template._compiled = ENVIRONMENT.compile_expression(
-                inner.group(1), undefined_to_none=False
-            )
-        value = template._compiled(**context)
-        if isinstance(value, jinja2.Undefined):
-            value._fail_with_undefined_error()
-        if callable(value):
-            raise TemplateRenderError(
-                "the expression gives a function, not a value; call it, or use a key"
-            )
-        if isinstance(value, str) and len(value) > MAX_OUTPUT_CHARS:
-            raise TemplateRenderError(f"the value is over {MAX_OUTPUT_CHARS} characters")
-        return value
-    if template._compiled is None:
-        template._compiled = ENVIRONMENT.from_string(template.source)
-    return _render_capped(template._compiled, context)
+def _evaluate(expression: Callable[..., Any], context: Mapping[str, Any]) -> Any:
+    value = expression(**context)
+    if isinstance(value, jinja2.Undefined):
+        value._fail_with_undefined_error()  # raises Jinja's UndefinedError, naming the value
+    if callable(value):
+        raise TemplateRenderError(
+            "the expression gives a function, not a value; call it, or use a key"
+        )
+    if isinstance(value, str) and len(value) > MAX_OUTPUT_CHARS:
+        raise TemplateRenderError(f"the value is over {MAX_OUTPUT_CHARS} characters")
+    return value
 
 
 def _render_capped(template: jinja2.Template, context: Mapping[str, Any]) -> str:

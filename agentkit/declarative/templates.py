@@ -22,9 +22,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from agentkit.toolerrors import AgentKitError
+from agentkit.declarative.template_base import (
+    DELIMITERS,
+    MAX_OUTPUT_CHARS,
+    MAX_RANGE,
+    Reference,
+    TemplateRenderError,
+    TemplateSyntaxProblem,
+    unknown_root,
+)
+
+if TYPE_CHECKING:
+    from agentkit.declarative import sandbox
 
 __all__ = [
     "MAX_OUTPUT_CHARS",
@@ -35,36 +46,11 @@ __all__ = [
     "compile_template",
 ]
 
-MAX_OUTPUT_CHARS: Final = 1_000_000
-MAX_RANGE: Final = 10_000
-
-_DELIMITERS = ("{{", "{%", "{#")
 _IDENT = r"[A-Za-z][A-Za-z0-9_]*"
 _STEP = rf"\s*(?:\.\s*{_IDENT}|\[\s*(?:-?\d+|'[^'\\]*'|\"[^\"\\]*\")\s*\])"
 _PATH = re.compile(rf"\{{\{{\s*({_IDENT}(?:{_STEP})*)\s*\}}\}}")
 _STEP_PARTS = re.compile(rf"\.\s*({_IDENT})|\[\s*(-?\d+|'[^'\\]*'|\"[^\"\\]*\")\s*\]")
-_SINGLE = re.compile(r"\{\{(.*)\}\}", re.DOTALL)
 _SPAN = re.compile(r"\{\{.*?\}\}", re.DOTALL)
-
-
-class TemplateRenderError(AgentKitError):
-    """A template failed while rendering (a missing key, a refused operation, its deadline).
-
-    ``field`` is the definition field the template fills (``backend.http.query.q``),
-    set once the error leaves ``Template.render``; ``reason`` says what went wrong.
-    """
-
-    def __init__(self, reason: str, *, field: str | None = None) -> None:
-        self.reason = reason
-        self.field = field
-        super().__init__(f"{field}: {reason}" if field else reason)
-
-
-class TemplateSyntaxProblem(Exception):
-    """A template is broken: bad syntax, or an operation refused at load time."""
-
-
-Reference = tuple[str, str | None]  # (root, first key) -- the key None when computed
 
 
 @dataclass(frozen=True)
@@ -94,7 +80,7 @@ class Template:
         self.references = references
         self._path = path
         self._pieces = pieces
-        self._compiled: Any = None
+        self._compiled: sandbox.Rendering | None = None
 
     @property
     def is_literal(self) -> bool:
@@ -126,7 +112,10 @@ class Template:
                 return text
         from agentkit.declarative import sandbox
 
-        return sandbox.render(self, context, deadline)
+        if self._compiled is None:
+            # Shared by every template of the same source: Jinja compiles each text once.
+            self._compiled = sandbox.compile_source(self.kind, self.source)
+        return sandbox.render(self._compiled, context, deadline)
 
     def __repr__(self) -> str:
         return f"Template({self.field}: {self.source!r})"
@@ -224,13 +213,13 @@ def compile_template(source: str, field: str, roots: Iterable[str]) -> Template:
     a root nor a Jinja global; the caller checks ``references`` against what
     the definition declares.
     """
-    if not any(delimiter in source for delimiter in _DELIMITERS):
+    if not any(delimiter in source for delimiter in DELIMITERS):
         return Template(source, field, "literal", frozenset())
     allowed = frozenset(roots)
     path = _parse_path(source)
     if path is not None:
         if path.root not in allowed:
-            raise TemplateSyntaxProblem(_unknown_root(path.root, allowed))
+            raise TemplateSyntaxProblem(unknown_root(path.root, allowed))
         first = path.steps[0] if path.steps else None
         key = first if isinstance(first, str) else None
         return Template(source, field, "expression", frozenset({(path.root, key)}), path)
@@ -240,7 +229,7 @@ def compile_template(source: str, field: str, roots: Iterable[str]) -> Template:
         paths = [piece for piece in pieces if isinstance(piece, _Path)]
         for piece in paths:
             if piece.root not in allowed:
-                raise TemplateSyntaxProblem(_unknown_root(piece.root, allowed))
+                raise TemplateSyntaxProblem(unknown_root(piece.root, allowed))
         references = frozenset(
             (
                 piece.root,
@@ -254,8 +243,3 @@ def compile_template(source: str, field: str, roots: Iterable[str]) -> Template:
 
     kind, references = sandbox.check(source, allowed)
     return Template(source, field, kind, references)
-
-
-def _unknown_root(name: str, allowed: frozenset[str]) -> str:
-    choices = " and ".join(f"'{root}'" for root in sorted(allowed))
-    return f"unknown variable '{name}'; this template can use {choices}"
