@@ -11,13 +11,26 @@ one through ``agentkit.declarative.backends.register_backend`` or the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, final
 
+from agentkit.declarative.environment import Substituter
 from agentkit.declarative.problems import Location, Problems, check_keys
+from agentkit.declarative.sources import Source, SourceTable
 from agentkit.toolschema import ToolSchema
 
-__all__ = ["Backend", "BackendContext"]
+__all__ = ["Backend", "BackendContext", "BackendReport"]
+
+
+@final
+@dataclass(slots=True)
+class BackendReport:
+    """What parsing a backend found out besides the backend: filled in by ``parse``."""
+
+    #: Shared definitions the backend drew settings from (an HTTP ``source:``).
+    sources: list[Source] = field(default_factory=list)
+    #: Things that load but look wrong, for ``agentkit validate``.
+    warnings: list[str] = field(default_factory=list)
 
 
 @final
@@ -34,10 +47,23 @@ class BackendContext:
     outputs: ToolSchema
     credentials: tuple[str, ...]  # the definition's declared credential names
     problems: Problems
+    #: Substitutes ``${VAR}`` in a value, reporting an undefined variable at its place.
+    substituter: Substituter
+    #: The ``source:`` documents loaded with the definitions.
+    sources: SourceTable
+    report: BackendReport = field(default_factory=BackendReport)
 
     def problem(self, message: str, *keys: str | int) -> None:
         """Report ``message`` at the backend's mapping, or at ``keys`` inside it."""
         self.problems.add((*self.location, *keys), message)
+
+    def warn(self, message: str) -> None:
+        """Report something that loads but looks wrong (``agentkit validate`` shows it)."""
+        self.report.warnings.append(message)
+
+    def use_source(self, source: Source) -> None:
+        """Record that the backend draws on ``source`` (its credentials join the tool's)."""
+        self.report.sources.append(source)
 
     def check_keys(self, raw: Any, allowed: Sequence[str], what: str) -> bool:
         """Report each unknown key of ``raw`` (with a hint); False when it is not a mapping."""

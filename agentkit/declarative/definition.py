@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, final
 
 from agentkit.declarative.backends import Backend, BackendContext, backend_kinds, find_backend
-from agentkit.declarative.problems import Problems, check_keys
+from agentkit.declarative.environment import Environment, Substituter, Substitution
+from agentkit.declarative.problems import Location, Problems, check_keys
+from agentkit.declarative.sources import Source, SourceTable
 from agentkit.declarative.yamlsource import clip
 from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
 from agentkit.toolerrors import PluginError, SchemaDefinitionError
@@ -50,6 +52,12 @@ class ToolDefinition:
     path: str
     line: int
     raw: dict[str, Any]
+    #: The source its HTTP backend uses, if any.
+    http_source: Source | None = None
+    #: The ``${VAR}`` substitutions made in it (its source's not included).
+    substitutions: tuple[Substitution, ...] = ()
+    #: What its backend warned about while it was parsed.
+    backend_warnings: tuple[str, ...] = ()
 
     @property
     def source(self) -> str:
@@ -60,12 +68,38 @@ class ToolDefinition:
         plain: dict[str, Any] = json.loads(json.dumps(self.raw, default=str))
         return plain
 
+    def loaded_with(self) -> dict[str, Any]:
+        """Its source and the ``${VAR}`` substitutions made (the source's first), as plain data."""
+        loaded: dict[str, Any] = {}
+        substitutions = list(self.substitutions)
+        if self.http_source is not None:
+            loaded["http_source"] = self.http_source.describe()
+            substitutions[:0] = self.http_source.substitutions
+        if substitutions:
+            loaded["substitutions"] = [item.to_dict() for item in substitutions]
+        return loaded
 
-def parse_definition(raw: Any, problems: Problems) -> ToolDefinition | None:
-    """Check one document; problems go to ``problems``, and ``None`` comes back if any."""
+    def warnings(self) -> list[str]:
+        """What its backend warned about (a credential sent over plain ``http://`` ...)."""
+        return list(self.backend_warnings)
+
+
+def parse_definition(
+    raw: Any,
+    problems: Problems,
+    *,
+    environment: Environment | None = None,
+    sources: SourceTable | None = None,
+) -> ToolDefinition | None:
+    """Check one document; problems go to ``problems``, and ``None`` comes back if any.
+
+    ``environment`` has the variables ``${VAR}`` may name (default: ``os.environ``),
+    ``sources`` the sources a backend may use.
+    """
     if not check_keys(raw, TOP_LEVEL_KEYS, (), problems, "a tool definition"):
         return None
     start = len(problems)
+    substituter = Substituter(environment or Environment(), problems)
 
     name = raw.get("name")
     if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
@@ -99,12 +133,22 @@ def parse_definition(raw: Any, problems: Problems) -> ToolDefinition | None:
         tags = {}
     credentials = _parse_credentials(raw.get("credentials", []), problems)
     before_schema = len(problems)
-    inputs = _parse_schema(raw, "input_schema", problems)
+    inputs = _parse_schema(raw, "input_schema", problems, substituter)
     inputs_ok = len(problems) == before_schema
     outputs = _parse_schema(raw, "output_schema", problems)
-    backend = _parse_backend(
-        raw.get("backend"), inputs if inputs_ok else None, outputs, credentials, problems
+    context = BackendContext(
+        location=("backend",),
+        inputs=inputs if inputs_ok else None,
+        outputs=outputs,
+        credentials=credentials,
+        problems=problems,
+        substituter=substituter,
+        sources=sources or SourceTable(),
     )
+    backend = _parse_backend(raw.get("backend"), context)
+    http_source = context.report.sources
+    if http_source:
+        credentials = tuple(dict.fromkeys((*credentials, *http_source[0].credentials)))
     annotations = _parse_annotations(raw.get("annotations", {}), backend, problems)
 
     if len(problems) > start or backend is None:
@@ -124,6 +168,9 @@ def parse_definition(raw: Any, problems: Problems) -> ToolDefinition | None:
         path=problems.path,
         line=problems.start[0],
         raw=raw,
+        http_source=http_source[0] if http_source else None,
+        substitutions=tuple(substituter.used),
+        backend_warnings=tuple(context.report.warnings),
     )
 
 
@@ -143,22 +190,69 @@ def _parse_credentials(raw: Any, problems: Problems) -> tuple[str, ...]:
     return tuple(raw)
 
 
-def _parse_schema(raw: dict[str, Any], key: str, problems: Problems) -> ToolSchema:
+def _parse_schema(
+    raw: dict[str, Any], key: str, problems: Problems, substituter: Substituter | None = None
+) -> ToolSchema:
+    given = raw.get(key, {})
+    if substituter is not None:
+        given = _substitute_defaults(given, (key,), substituter)
     try:
-        return ToolSchema.from_dict(raw.get(key, {}))
+        return ToolSchema.from_dict(given)
     except SchemaDefinitionError as exc:
         for problem in exc.problems:
             problems.add((key, *problem.location), problem.message)
         return ToolSchema()
 
 
-def _parse_backend(
-    raw: Any,
-    inputs: ToolSchema | None,
-    outputs: ToolSchema,
-    credentials: tuple[str, ...],
-    problems: Problems,
-) -> Backend | None:
+_TYPED_DEFAULTS: Final = {"integer": int, "float": float}
+
+
+def _substitute_defaults(raw: Any, location: Location, substituter: Substituter) -> Any:
+    """``raw`` (a schema) with ``${VAR}`` substituted in every parameter's string default.
+
+    A copy: the document itself stays as written. An ``integer``, ``float`` or
+    ``boolean`` parameter's substituted default is read as that type.
+    """
+    if not isinstance(raw, dict) or not isinstance(raw.get("parameters"), list):
+        return raw
+    parameters = []
+    for index, param in enumerate(raw["parameters"]):
+        here = (*location, "parameters", index)
+        if isinstance(param, dict):
+            param = _substitute_parameter(param, here, substituter)
+        parameters.append(param)
+    return {**raw, "parameters": parameters}
+
+
+def _substitute_parameter(param: dict[str, Any], location: Location, sub: Substituter) -> Any:
+    param = dict(param)
+    if isinstance(param.get("items"), dict):
+        param["items"] = _substitute_parameter(param["items"], (*location, "items"), sub)
+    if isinstance(param.get("parameters"), list):
+        param = _substitute_defaults(param, location, sub)
+    default = param.get("default")
+    if not isinstance(default, str) or "${" not in default:
+        return param
+    text = sub.text(default, (*location, "default"))
+    if text is None:
+        param.pop("default")  # the problem is reported; no second one about the default
+        return param
+    kind = param.get("type")
+    try:
+        if kind in _TYPED_DEFAULTS:
+            param["default"] = _TYPED_DEFAULTS[kind](text)
+        elif kind == "boolean" and text.lower() in ("true", "false"):
+            param["default"] = text.lower() == "true"
+        else:
+            param["default"] = str(text)
+    except ValueError:
+        param["default"] = str(text)  # the schema check says what the type wanted
+    return param
+
+
+def _parse_backend(raw: Any, context: BackendContext) -> Backend | None:
+    """The one backend under ``backend:``, parsed by its kind from the table of kinds."""
+    problems = context.problems
     kinds = backend_kinds()
     choices = " or ".join(f"{{{kind}: ...}}" for kind in kinds)
     if raw is None:
@@ -177,14 +271,8 @@ def _parse_backend(
         return None
     if backend_class is None:  # reported by check_keys
         return None
-    context = BackendContext(
-        location=("backend", kind),
-        inputs=inputs,
-        outputs=outputs,
-        credentials=credentials,
-        problems=problems,
-    )
-    return backend_class.parse(value, context)
+    # A context at the kind's own mapping; the report is shared with the caller's.
+    return backend_class.parse(value, replace(context, location=("backend", kind)))
 
 
 def _parse_annotations(raw: Any, backend: Backend | None, problems: Problems) -> dict[str, Any]:

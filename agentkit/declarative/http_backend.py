@@ -38,6 +38,7 @@ from agentkit import jsonvalues
 from agentkit.declarative.backend_base import BackendContext
 from agentkit.declarative.http_spec import IDEMPOTENT, HttpSpec, Segments, parse_http_spec
 from agentkit.declarative.http_values import FormBody, JsonArray, JsonBody, JsonNode, JsonObject
+from agentkit.declarative.sources import substitute_pairs, use_source
 from agentkit.declarative.templates import Template, TemplateRenderError
 from agentkit.redaction import Redactor, active_redactor, excerpt, redact_also, redacting
 from agentkit.toolerrors import AgentKitError
@@ -154,15 +155,30 @@ class HttpBackend:
 
     @classmethod
     def parse(cls, raw: Any, context: BackendContext) -> HttpBackend | None:
+        """``${VAR}`` substituted in literal headers and query values, a ``source:``
+        merged under the tool's own keys, then the whole checked (``parse_http_spec``)."""
+        resolved = _resolve(raw, context)
+        if resolved is None:
+            return None
+        credentials = context.credentials
+        for source in context.report.sources:
+            credentials = tuple(dict.fromkeys((*credentials, *source.credentials)))
         spec = parse_http_spec(
-            raw,
+            resolved,
             context.location,
             context.inputs,
             context.outputs,
-            context.credentials,
+            credentials,
             context.problems,
         )
-        return cls(spec) if spec is not None else None
+        if spec is None:
+            return None
+        if spec.plain_http and credentials:
+            context.warn(
+                f"backend.http: credentials ({', '.join(credentials)}) would be sent over "
+                f"plain http:// to {spec.origin}, readable by anyone on the way; use https://"
+            )
+        return cls(spec)
 
     @property
     def default_annotations(self) -> dict[str, Any]:
@@ -185,6 +201,7 @@ class HttpBackend:
 
                     session = requests.Session()
                     session.trust_env = False  # no .netrc, no proxies from the environment
+                    session.verify = self.spec.verify  # an OAuth2 token request's too
                     for prefix in ("http://", "https://"):
                         session.mount(prefix, DeadlineAdapter())
                     self._session = session
@@ -356,6 +373,7 @@ class HttpBackend:
                 stream=True,
                 allow_redirects=False,
                 timeout=self._timeouts(prepared, exchange),
+                verify=self.spec.verify,
             )
             location = response.headers.get("Location")
             if not (self.spec.follow_redirects and response.status_code in _REDIRECTS and location):
@@ -532,6 +550,31 @@ class HttpBackend:
                 "add an 'output' mapping to extract the output fields",
             )
         return {name: data[name] for name in spec.output_names if name in data}
+
+
+def _resolve(raw: Any, context: BackendContext) -> Any:
+    """``backend.http`` with ``${VAR}`` substituted and its source merged in; None on a problem."""
+    if not isinstance(raw, dict):
+        return raw  # the HTTP parser says what is wrong
+    location = context.location
+    raw = dict(raw)
+    for key in ("headers", "query"):
+        if key in raw:
+            raw[key] = substitute_pairs(raw[key], (*location, key), context.substituter)
+    if "source" in raw:
+        merged = use_source(raw, location, context.sources, context.problems)
+        if merged is None:
+            return None
+        context.use_source(merged[1])
+        return merged[0]
+    if "path" in raw:
+        context.problem(
+            "'path' goes with 'source' (a path under a source's base URL); without a source, "
+            "give the whole 'url'",
+            "path",
+        )
+        return None
+    return raw
 
 
 def _chunks(response: requests.Response) -> Iterator[bytes]:
