@@ -43,6 +43,8 @@ class PythonBackend:
         self.reference = reference
         self._function = function
         self._wants_credentials = wants_credentials
+        #: An ``async def`` function: ``call`` returns a coroutine, the tool is async.
+        self.is_async = inspect.iscoroutinefunction(function)
 
     @classmethod
     def parse(cls, raw: Any, context: BackendContext) -> PythonBackend | None:
