@@ -27,6 +27,7 @@ from agentkit.declarative.http_values import (
     TextBody,
 )
 from agentkit.declarative.oauth2 import ClientCredentials, OAuth2Error, TokenCache
+from agentkit.declarative.pagination import Pagination, parse_pagination
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.templates import Template, TemplateSyntaxProblem, compile_template
 from agentkit.toolerrors import did_you_mean
@@ -54,6 +55,7 @@ HTTP_KEYS: Final = (
     "verify",
     "ca_bundle",
     "output",
+    "paginate",
 )
 METHODS: Final = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
 IDEMPOTENT: Final = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
@@ -114,6 +116,7 @@ class HttpSpec:
     accept_status: frozenset[int]
     follow_redirects: bool
     output: tuple[tuple[str, Template], ...] | None
+    paginate: Pagination | None = None
     input_names: tuple[str, ...]
     output_names: tuple[str, ...] = ()
     #: TLS: True (the system's trust), False (no check) or the path of a CA bundle.
@@ -297,6 +300,22 @@ def parse_http_spec(
         problems.add(at("follow_redirects"), "expected true or false")
     verify = _parse_verify(raw, at, problems)
     output = _parse_output(raw.get("output"), at("output"), context) if "output" in raw else None
+    paginate = None
+    if "paginate" in raw:
+        if "output" in raw:
+            problems.add(
+                at("paginate"),
+                "give 'paginate' or 'output', not both: paginate fills its list output from "
+                "'items' and reports 'truncated' and 'next_cursor'",
+            )
+        else:
+            paginate = parse_pagination(
+                raw["paginate"],
+                at("paginate"),
+                outputs,
+                context.template,
+                problems,
+            )
 
     if len(problems) > start or origin is None:
         return None
@@ -316,6 +335,7 @@ def parse_http_spec(
         accept_status=accept,
         follow_redirects=follow,
         output=output,
+        paginate=paginate,
         input_names=inputs.names if inputs is not None else (),
         output_names=outputs.names,
         verify=verify,
