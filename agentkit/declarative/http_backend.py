@@ -51,6 +51,7 @@ from agentkit.declarative.http_values import (
     JsonObject,
     OAuth2Auth,
 )
+from agentkit.declarative.multipart import MultipartBody, MultipartError
 from agentkit.declarative.oauth2 import OAuth2Error
 from agentkit.declarative.pagination import Pagination, PaginationError, collect
 from agentkit.declarative.sources import substitute_pairs, use_source
@@ -261,6 +262,8 @@ class HttpBackend:
                 failure = HttpCallError("template", str(exc))
             except PaginationError as exc:
                 failure = HttpCallError("paginate", str(exc))
+            except MultipartError as exc:
+                failure = HttpCallError("request", str(exc))
             except HttpCallError as exc:
                 failure = exc
             except OAuth2Error as exc:  # its message names the token URL, never a secret
@@ -330,6 +333,9 @@ class HttpBackend:
             body["json"] = _render_json(spec.body.value, context, deadline)
         elif isinstance(spec.body, FormBody):
             body["data"] = _fields(spec.body.fields, "form field", context, deadline)
+        elif isinstance(spec.body, MultipartBody):
+            fields = _fields(spec.body.fields, "multipart field", context, deadline)
+            body["files"] = spec.body.parts(fields, lambda value: _render(value, context, deadline))
         elif spec.body is not None:
             text = _text(_render(spec.body.template, context, deadline), "body")
             body["data"] = text.encode("utf-8")
