@@ -57,7 +57,7 @@ from agentkit.declarative.pagination import Pagination, PaginationError, collect
 from agentkit.declarative.sources import substitute_pairs, use_source
 from agentkit.declarative.templates import Template, TemplateRenderError
 from agentkit.redaction import Redactor, active_redactor, excerpt, redact_also, redacting
-from agentkit.toolerrors import AgentKitError
+from agentkit.toolerrors import HttpCallError
 
 if TYPE_CHECKING:
     import requests
@@ -75,15 +75,6 @@ _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 _EXCERPT: Final = 200
 _CHUNK: Final = 64 * 1024
 _jitter = random.Random()
-
-
-class HttpCallError(AgentKitError):
-    """An HTTP backend call failed; ``kind`` says how (status, timeout, deadline, ...)."""
-
-    def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
-        self.kind = kind
-        self.status = status
-        super().__init__(message)
 
 
 # -- keeping secrets out of urllib3's debug lines -----------------------------------------------
