@@ -6,14 +6,15 @@ operation, each an ordinary definition that ``agentkit validate`` accepts.
 """
 
 from agentkit.openapi.importer import ImportReport, Renamed, Selection, Skipped, import_openapi
-from agentkit.openapi.reader import OpenAPIError, Problem
+from agentkit.toolerrors import DescriptionProblem, OpenAPIError, UnexpressibleOperation
 
 __all__ = [
+    "DescriptionProblem",
     "ImportReport",
     "OpenAPIError",
-    "Problem",
     "Renamed",
     "Selection",
     "Skipped",
+    "UnexpressibleOperation",
     "import_openapi",
 ]

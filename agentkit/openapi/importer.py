@@ -13,15 +13,15 @@ import yaml
 
 from agentkit.openapi.naming import NameTable, operation_name
 from agentkit.openapi.operations import Operation, OperationConverter, operations
-from agentkit.openapi.reader import (
-    OpenAPIError,
-    Problem,
-    Resolver,
-    Unexpressible,
-    load_description,
-)
+from agentkit.openapi.reader import Resolver, load_description, problem
 from agentkit.openapi.schemas import Notes
 from agentkit.openapi.source import NO_AUTH, Security, base_url, source_document
+from agentkit.toolerrors import (
+    DescriptionProblem,
+    OpenAPIError,
+    UnexpressibleOperation,
+    UsageError,
+)
 
 _SOURCE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 
@@ -40,7 +40,7 @@ class Skipped:
     """An operation left out, and why (``problem`` locates it in the description)."""
 
     operation: str
-    problem: Problem
+    problem: DescriptionProblem
 
 
 @dataclass
@@ -90,7 +90,7 @@ def import_openapi(
     selection = selection or Selection()
     if not _SOURCE_NAME.fullmatch(source):
         message = f"invalid source name {source!r}: letters, digits, '_' and '-', a letter first"
-        raise OpenAPIError(str(spec), [Problem("--source", message)])
+        raise UsageError(message)
     document = load_description(spec)
     resolver = Resolver(document)
     found = operations(document)
@@ -100,7 +100,7 @@ def import_openapi(
     security = Security(document, source, resolver, source_notes)
     try:
         source_auth = security.choose(document.get("security"), "#/security")
-    except Unexpressible as exc:
+    except UnexpressibleOperation as exc:
         source_notes.add("auth", exc.problem.pointer, exc.problem.message)
         source_auth = NO_AUTH
     files: dict[Path, str] = {}
@@ -119,7 +119,7 @@ def import_openapi(
         converter = OperationConverter(resolver, security, source, source_auth)
         try:
             definition = converter.definition(op)
-        except Unexpressible as exc:
+        except UnexpressibleOperation as exc:
             report.skipped.append(Skipped(op.name, exc.problem))
             continue
         where = f"# {op.method} {op.path} ({op.pointer})"
@@ -127,8 +127,12 @@ def import_openapi(
         report.notes += len(converter.notes.lines)
     existing = [path for path in files if path.exists()]
     if existing:
-        problems = [Problem("#", f"{path} exists; import into a new folder") for path in existing]
-        raise OpenAPIError(str(spec), problems)
+        shown = ", ".join(path.name for path in existing[:3])
+        more = ", ..." if len(existing) > 3 else ""
+        raise UsageError(
+            f"{len(existing)} file(s) to write exist already in {out} ({shown}{more}); "
+            "import into a new folder"
+        )
     out.mkdir(parents=True, exist_ok=True)
     for path, text in files.items():
         path.write_text(text, encoding="utf-8")
@@ -149,18 +153,18 @@ def _name(found: list[Operation], report: ImportReport) -> None:
 
 def _check_filters(spec: str, found: list[Operation], selection: Selection) -> None:
     known = sorted({op.name for op in found} | {op.operation_id for op in found if op.operation_id})
-    problems: list[Problem] = []
+    problems: list[DescriptionProblem] = []
     for given in (*selection.operations, *selection.exclude):
         if given not in known:
             close = difflib.get_close_matches(given, known, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            problems.append(Problem("#/paths", f"no operation {given!r}{hint}"))
+            problems.append(problem("#/paths", f"no operation {given!r}{hint}"))
     tags = {tag for op in found for tag in op.tags}
     for tag in selection.tags:
         if tag not in tags:
             close = difflib.get_close_matches(tag, sorted(tags), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            problems.append(Problem("#/paths", f"no operation has tag {tag!r}{hint}"))
+            problems.append(problem("#/paths", f"no operation has tag {tag!r}{hint}"))
     if problems:
         raise OpenAPIError(spec, problems)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from agentkit.openapi.naming import NameTable, identifier
-from agentkit.openapi.reader import Resolver, Unexpressible, pointer_join
+from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
 from agentkit.openapi.schemas import MAX_DESCRIPTION, Notes, SchemaConverter, named, trim
 from agentkit.openapi.source import NO_AUTH, Auth, Security
 
@@ -72,7 +72,7 @@ class _Request:
 
 @dataclass
 class OperationConverter:
-    """Builds the definition of one operation; raises ``Unexpressible`` to skip it."""
+    """Builds the definition of one operation; raises ``UnexpressibleOperation`` to skip it."""
 
     resolver: Resolver
     security: Security
@@ -86,7 +86,7 @@ class OperationConverter:
 
     def definition(self, op: Operation) -> dict[str, Any]:
         if op.method not in SUPPORTED:
-            raise Unexpressible(op.pointer, f"method {op.method} is not supported")
+            raise unexpressible(op.pointer, f"method {op.method} is not supported")
         request = _Request(path=op.path)
         self._parameters(op, request)
         self._body(op, request)
@@ -134,7 +134,7 @@ class OperationConverter:
                 here = pointer_join(base, "parameters", index)
                 param, here, _ = self.resolver.resolve(raw, here)
                 if not isinstance(param, dict) or not isinstance(param.get("name"), str):
-                    raise Unexpressible(here, "expected a parameter with a 'name'")
+                    raise unexpressible(here, "expected a parameter with a 'name'")
                 found[(str(param.get("in")), param["name"])] = (param, here)
         in_path = _PATH_TEMPLATE.findall(op.path)
         for name in in_path:
@@ -204,7 +204,7 @@ class OperationConverter:
 
     def _cannot(self, name: str, location: str, here: str, what: str, required: bool) -> None:
         if required:
-            raise Unexpressible(
+            raise unexpressible(
                 here, f"required {location} parameter {name!r}: {what} is not supported"
             )
         self.notes.add(f"{location} {name}", here, f"{what} is not supported: left out")
@@ -229,14 +229,14 @@ class OperationConverter:
         here = pointer_join(op.pointer, "requestBody")
         body, here, _ = self.resolver.resolve(op.node["requestBody"], here)
         if not isinstance(body, dict):
-            raise Unexpressible(here, "expected a request body (a mapping)")
+            raise unexpressible(here, "expected a request body (a mapping)")
         required = body.get("required") is True
         content = _mapping(body.get("content"))
         media = _json_media(content)
         if media is None:
             kinds = ", ".join(sorted(content)) or "none"
             if required:
-                raise Unexpressible(
+                raise unexpressible(
                     here, f"request body of {kinds}: only JSON bodies are supported"
                 )
             self.notes.add("body", here, f"request body of {kinds} left out (JSON only)")
@@ -289,7 +289,7 @@ class OperationConverter:
             if any(kind.startswith("text/") for kind in content):
                 return [_text_output()], {"body": "{{ response.text }}"}
             kinds = ", ".join(sorted(content))
-            raise Unexpressible(here, f"a response of {kinds}: binary responses are not supported")
+            raise unexpressible(here, f"a response of {kinds}: binary responses are not supported")
         here = pointer_join(here, "content", media, "schema")
         schema_node = content[media].get("schema") if isinstance(content[media], dict) else None
         if schema_node is None:

@@ -3,45 +3,24 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import yaml
 
-from agentkit.toolerrors import SemanticError
+from agentkit.toolerrors import DescriptionProblem, OpenAPIError, UnexpressibleOperation
 
 #: How many ``$ref`` may follow one another before the chain counts as a loop.
 MAX_REF_CHAIN: Final = 32
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """Something in the description, located by a JSON pointer (``#/paths/~1pets/get``)."""
-
-    pointer: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.pointer}: {self.message}"
+def problem(pointer: str, message: str) -> DescriptionProblem:
+    return DescriptionProblem(pointer=pointer, message=message)
 
 
-class OpenAPIError(SemanticError):
-    """The description cannot be imported at all; ``problems`` says where and why."""
-
-    def __init__(self, path: str, problems: list[Problem]) -> None:
-        self.path = path
-        self.problems = problems
-        lines = "\n".join(f"  {path}{problem}" for problem in problems)
-        super().__init__(f"cannot import {path}:\n{lines}")
-
-
-class Unexpressible(Exception):
-    """An operation (or one of its parts) that the definition format cannot say."""
-
-    def __init__(self, pointer: str, message: str) -> None:
-        super().__init__(f"{pointer}: {message}")
-        self.problem = Problem(pointer, message)
+def unexpressible(pointer: str, message: str) -> UnexpressibleOperation:
+    """The error that skips an operation, located at ``pointer``."""
+    return UnexpressibleOperation(problem(pointer, message))
 
 
 def pointer_join(pointer: str, *keys: object) -> str:
@@ -61,23 +40,23 @@ def load_description(path: str | Path) -> dict[str, Any]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise OpenAPIError(name, [Problem("#", f"cannot read the file: {exc}")]) from exc
+        raise OpenAPIError(name, [problem("#", f"cannot read the file: {exc}")]) from exc
     try:
         data = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
-        raise OpenAPIError(name, [Problem("#", f"invalid JSON at {where}: {exc.msg}")]) from exc
+        raise OpenAPIError(name, [problem("#", f"invalid JSON at {where}: {exc.msg}")]) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         reason = getattr(exc, "problem", None) or "cannot be parsed"
-        raise OpenAPIError(name, [Problem("#", f"invalid YAML{where}: {reason}")]) from exc
+        raise OpenAPIError(name, [problem("#", f"invalid YAML{where}: {reason}")]) from exc
     if not isinstance(data, dict):
-        raise OpenAPIError(name, [Problem("#", "expected a mapping (an OpenAPI document)")])
+        raise OpenAPIError(name, [problem("#", "expected a mapping (an OpenAPI document)")])
     if "swagger" in data:
         raise OpenAPIError(
             name,
-            [Problem("#/swagger", "Swagger 2.0 is not supported; convert it to OpenAPI 3 first")],
+            [problem("#/swagger", "Swagger 2.0 is not supported; convert it to OpenAPI 3 first")],
         )
     version = str(data.get("openapi", ""))
     if not version.startswith(("3.0", "3.1")):
@@ -86,9 +65,9 @@ def load_description(path: str | Path) -> dict[str, Any]:
             if version
             else "missing 'openapi': not an OpenAPI 3 description"
         )
-        raise OpenAPIError(name, [Problem("#/openapi", message)])
+        raise OpenAPIError(name, [problem("#/openapi", message)])
     if not isinstance(data.get("paths", {}), dict):
-        raise OpenAPIError(name, [Problem("#/paths", "expected a mapping of paths")])
+        raise OpenAPIError(name, [problem("#/paths", "expected a mapping of paths")])
     return data
 
 
@@ -100,7 +79,7 @@ class Resolver:
 
     def lookup(self, ref: str, pointer: str) -> Any:
         if not ref.startswith("#"):
-            raise Unexpressible(pointer, f"$ref {ref!r} points outside this file; not supported")
+            raise unexpressible(pointer, f"$ref {ref!r} points outside this file; not supported")
         node: Any = self.document
         for raw in ref[1:].split("/")[1:] if ref != "#" else []:
             key = raw.replace("~1", "/").replace("~0", "~")
@@ -109,7 +88,7 @@ class Resolver:
             elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
                 node = node[int(key)]
             else:
-                raise Unexpressible(pointer, f"$ref {ref!r} points at nothing")
+                raise unexpressible(pointer, f"$ref {ref!r} points at nothing")
         return node
 
     def resolve(self, node: Any, pointer: str) -> tuple[Any, str, tuple[str, ...]]:
@@ -118,7 +97,7 @@ class Resolver:
         while isinstance(node, dict) and isinstance(node.get("$ref"), str):
             ref = node["$ref"]
             if ref in refs or len(refs) >= MAX_REF_CHAIN:
-                raise Unexpressible(pointer, f"$ref {ref!r} refers to itself")
+                raise unexpressible(pointer, f"$ref {ref!r} refers to itself")
             refs.append(ref)
             node = self.lookup(ref, pointer)
             pointer = ref

@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from agentkit.openapi.reader import Resolver, Unexpressible, pointer_join
+from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
+from agentkit.toolerrors import AgentKitError
 
 #: How deep one schema may nest before the rest is kept free-form.
 MAX_DEPTH: Final = 8
@@ -51,8 +52,9 @@ class Notes:
             self.lines.append(line)
 
 
-class _Recursive(Exception):
+class _Recursive(AgentKitError):
     def __init__(self, ref: str) -> None:
+        super().__init__(ref)
         self.ref = ref
 
 
@@ -75,7 +77,7 @@ class SchemaConverter:
                 raise _Recursive(ref)
         stack = (*stack, *refs)
         if not isinstance(node, dict):
-            raise Unexpressible(pointer, "expected a schema (a mapping)")
+            raise unexpressible(pointer, "expected a schema (a mapping)")
         if "allOf" not in node:
             return node, pointer, stack
         merged = {key: value for key, value in node.items() if key != "allOf"}
@@ -267,7 +269,7 @@ class SchemaConverter:
             )
             if spec is None:
                 if name in required and direction == "input":
-                    raise Unexpressible(here, f"required property {name!r} has no single type")
+                    raise unexpressible(here, f"required property {name!r} has no single type")
                 continue
             parameters.append(named(name, spec, required=name in required and not nullable))
         return parameters

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentkit.openapi.naming import snake_case
-from agentkit.openapi.reader import Resolver, Unexpressible, pointer_join
+from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
 from agentkit.openapi.schemas import Notes, trim
+from agentkit.toolerrors import UnexpressibleOperation
 
 _VARIABLE = re.compile(r"\{([^{}]+)\}")
 
@@ -86,17 +87,17 @@ class Security:
             [(name, scopes)] = requirement.items()
             try:
                 return self.scheme(name, scopes, pointer_join(pointer, index, name))
-            except Unexpressible as exc:
+            except UnexpressibleOperation as exc:
                 reasons.append(exc.problem.message)
-        raise Unexpressible(pointer, "no supported security requirement: " + "; ".join(reasons))
+        raise unexpressible(pointer, "no supported security requirement: " + "; ".join(reasons))
 
     def scheme(self, name: str, scopes: Any, pointer: str) -> Auth:
         where = pointer_join("#/components/securitySchemes", name)
         if name not in self.schemes:
-            raise Unexpressible(pointer, f"security scheme {name!r} is not defined")
+            raise unexpressible(pointer, f"security scheme {name!r} is not defined")
         scheme, where, _ = self.resolver.resolve(self.schemes[name], where)
         if not isinstance(scheme, dict):
-            raise Unexpressible(where, "expected a security scheme (a mapping)")
+            raise unexpressible(where, "expected a security scheme (a mapping)")
         credential = f"{self.source}-{snake_case(name).replace('_', '-') or 'auth'}"
         kind = scheme.get("type")
         http = str(scheme.get("scheme", "")).lower()
@@ -114,7 +115,7 @@ class Security:
             self.notes.add("auth", where, "OpenID Connect: give an access token as a bearer")
             return Auth({"bearer": credential}, (credential,))
         what = f"{kind} in {scheme.get('in')}" if kind == "apiKey" else f"{kind} {http}".strip()
-        raise Unexpressible(where, f"security scheme {name!r} ({what}) is not supported")
+        raise unexpressible(where, f"security scheme {name!r} ({what}) is not supported")
 
     def _oauth2(self, scheme: dict[str, Any], scopes: Any, credential: str, where: str) -> Auth:
         flows = scheme.get("flows") if isinstance(scheme.get("flows"), dict) else {}

@@ -13,6 +13,7 @@ from agentkit import ToolExecutor, ToolRegistry, load_tools
 from agentkit.cli import main
 from agentkit.openapi import ImportReport, OpenAPIError, Selection, import_openapi
 from agentkit.openapi.naming import MAX_NAME, operation_name, snake_case
+from agentkit.toolerrors import UsageError
 from tests.declarative.loopback import Handler, serve
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "openapi"
@@ -108,7 +109,10 @@ def test_existing_files_are_not_overwritten(tmp_path: Path) -> None:
     out, _ = imported(tmp_path)
     edited = out / "get_issue.yaml"
     edited.write_text("# my edit\n")
-    with pytest.raises(OpenAPIError, match=r"get_issue\.yaml exists; import into a new folder"):
+    with pytest.raises(
+        UsageError,
+        match=r"10 file\(s\) to write exist already in .*tools\.d \(tracker\.source\.yaml, list_issues\.yaml, create_issue\.yaml, \.\.\.\); import into a new folder",
+    ):
         imported(tmp_path)
     assert edited.read_text() == "# my edit\n"
 
@@ -595,7 +599,7 @@ def test_filters_that_match_nothing_are_problems_with_hints(tmp_path: Path) -> N
 
 
 def test_an_invalid_source_name_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(OpenAPIError, match=r"invalid source name '9 lives'"):
+    with pytest.raises(UsageError, match=r"invalid source name '9 lives'"):
         imported(tmp_path, source="9 lives")
 
 
