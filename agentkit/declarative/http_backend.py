@@ -498,7 +498,11 @@ class HttpBackend:
         view = ResponseView(
             response.status_code, response.headers, b"".join(chunks), response.encoding
         )
-        if not (200 <= view.status < 300 or view.status in spec.accept_status):
+        if not (
+            200 <= view.status < 300
+            or view.status in spec.accept_status
+            or spec.outputs.accepts(view.status)
+        ):
             shown = " ".join(excerpt(view.text, _EXCERPT).split())
             raise HttpCallError(
                 "status",
@@ -513,12 +517,11 @@ class HttpBackend:
     def _output(
         self, inputs: dict[str, Any], response: ResponseView, deadline: float
     ) -> dict[str, Any]:
-        spec = self.spec
-        if spec.output is not None:
+        outputs = self.spec.outputs
+        label, mapping = outputs.mapping_for(response.status)
+        if mapping is not None:
             context = {"inputs": inputs, "response": response}
-            return {
-                name: template.render(context, deadline=deadline) for name, template in spec.output
-            }
+            return outputs.render(label, mapping, context, deadline)
         try:
             data = response.json
             reason = ""
@@ -530,7 +533,7 @@ class HttpBackend:
                 f"the response (status {response.status}) is not a JSON object{reason}; "
                 "add an 'output' mapping to extract the output fields",
             )
-        return {name: data[name] for name in spec.output_names if name in data}
+        return {name: outputs.project(name, data[name]) for name in outputs.names if name in data}
 
 
 def _chunks(response: requests.Response) -> Iterator[bytes]:

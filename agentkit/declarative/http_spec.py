@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 from agentkit.declarative.problems import Location, Problems, check_keys
+from agentkit.declarative.responses import Outputs, parse_outputs
 from agentkit.declarative.templates import Template, TemplateSyntaxProblem, compile_template
 from agentkit.toolerrors import did_you_mean
 from agentkit.toolschema import ToolSchema, is_integer, is_number
@@ -32,6 +33,7 @@ HTTP_KEYS: Final = (
     "accept_status",
     "follow_redirects",
     "output",
+    "responses",
 )
 METHODS: Final = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
 IDEMPOTENT: Final = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
@@ -76,9 +78,8 @@ class HttpSpec:
     max_response_bytes: int
     accept_status: frozenset[int]
     follow_redirects: bool
-    output: tuple[tuple[str, Template], ...] | None
+    outputs: Outputs
     input_names: tuple[str, ...]
-    output_names: tuple[str, ...] = field(default=())
 
     @property
     def idempotent(self) -> bool:
@@ -101,7 +102,6 @@ class _Context:
         self._credential_set = frozenset(credentials)  # looked up once per template reference
         # Made once: hints are remembered by the identity of the names they choose from.
         self._input_names = inputs.names if inputs is not None else ()
-        self.output_names = outputs.names
         self.problems = problems
         self._compiled: dict[tuple[str, tuple[str, ...]], Template | TemplateSyntaxProblem] = {}
 
@@ -211,7 +211,13 @@ def parse_http_spec(
     follow = raw.get("follow_redirects", True)
     if not isinstance(follow, bool):
         problems.add(at("follow_redirects"), "expected true or false")
-    output = _parse_output(raw.get("output"), at("output"), context) if "output" in raw else None
+    outputs_mapped = parse_outputs(
+        raw,
+        location,
+        outputs,
+        lambda source, here: context.template(source, here, OUTPUT_ROOTS),
+        problems,
+    )
 
     if len(problems) > start or origin is None:
         return None
@@ -232,9 +238,8 @@ def parse_http_spec(
         max_response_bytes=max_bytes,
         accept_status=accept,
         follow_redirects=follow,
-        output=output,
+        outputs=outputs_mapped,
         input_names=inputs.names if inputs is not None else (),
-        output_names=outputs.names,
     )
 
 
@@ -456,28 +461,3 @@ def _parse_statuses(raw: Any, location: Location, problems: Problems) -> frozens
         problems.add(location, "expected a list of HTTP status codes (100-599)")
         return frozenset()
     return frozenset(raw)
-
-
-def _parse_output(
-    raw: Any, location: Location, context: _Context
-) -> tuple[tuple[str, Template], ...] | None:
-    problems = context.problems
-    if not isinstance(raw, dict):
-        problems.add(location, "'output' must map output parameters to templates")
-        return None
-    mapped = []
-    for name, source in raw.items():
-        here = (*location, name)
-        if name not in context.outputs:
-            hint = context.problems.did_you_mean(str(name), context.output_names)
-            problems.add(
-                here, f"'{name}' is not an output parameter{hint}; declare it in output_schema"
-            )
-            continue
-        if not isinstance(source, str):
-            problems.add(here, "expected a template such as '{{ response.json.field }}'")
-            continue
-        template = context.template(source, here, OUTPUT_ROOTS)
-        if template is not None:
-            mapped.append((str(name), template))
-    return tuple(mapped)

@@ -24,7 +24,9 @@ holds the checks):
 
 from __future__ import annotations
 
+import ast
 import functools
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -45,6 +47,8 @@ from agentkit.declarative.templates import (
     TemplateRenderError,
     TemplateSyntaxProblem,
     _unknown_root,
+    find_missing,
+    missing_reason,
 )
 from agentkit.toolschema import is_integer
 
@@ -460,6 +464,8 @@ def render(template: Template, context: Mapping[str, Any], deadline: float | Non
             return _render(template, context)
     except TemplateRenderError:
         raise
+    except jinja2.UndefinedError as exc:
+        raise TemplateRenderError(_explain_undefined(template, context, exc)) from exc
     except jinja2.TemplateError as exc:
         raise TemplateRenderError(_describe(exc)) from exc
     except RecursionError:
@@ -503,9 +509,57 @@ def _render_capped(template: jinja2.Template, context: Mapping[str, Any]) -> str
 
 
 def _describe(exc: jinja2.TemplateError) -> str:
-    if isinstance(exc, jinja2.UndefinedError):
-        return f"undefined value: {exc.message}"
     return f"{type(exc).__name__}: {exc.message or exc}"
+
+
+# How StrictUndefined words a failed lookup: "'dict object' has no attribute 'title'",
+# "list object has no element 5".
+_NO_ATTRIBUTE: Final = re.compile(r"has no attribute ('.*'|\".*\")$", re.DOTALL)
+_NO_ELEMENT: Final = re.compile(r"has no element (-?\d+)$")
+
+
+def _explain_undefined(
+    template: Template, context: Mapping[str, Any], exc: jinja2.UndefinedError
+) -> str:
+    """A failed lookup in ``missing_reason``'s wording (``response.json has no key
+    'title'``), naming the path from the template's own text when one is to blame."""
+    message = exc.message or ""
+    step: str | int
+    if match := _NO_ATTRIBUTE.search(message):
+        step = ast.literal_eval(match.group(1))
+    elif match := _NO_ELEMENT.search(message):
+        step = int(match.group(1))
+    else:
+        return f"undefined value: {message}"
+    for root, steps in _plain_paths(template.source):
+        found = find_missing(root, steps, context)
+        if found is not None and found[0] == step:
+            return found[1]
+    return missing_reason("a value", step)
+
+
+def _plain_paths(source: str) -> Iterator[tuple[str, tuple[str | int, ...]]]:
+    """Each longest ``name.key[0]['k']`` lookup chain in ``source``, in order."""
+    tree = ENVIRONMENT.parse(source)
+    lookups: list[nodes.Getattr | nodes.Getitem] = list(
+        tree.find_all((nodes.Getattr, nodes.Getitem))
+    )
+    inner = {id(node.node) for node in lookups}
+    for node in lookups:
+        if id(node) in inner:
+            continue
+        steps: list[str | int] = []
+        current: nodes.Node = node
+        while isinstance(current, (nodes.Getattr, nodes.Getitem)):
+            if isinstance(current, nodes.Getattr):
+                steps.append(current.attr)
+            elif isinstance(current.arg, nodes.Const) and type(current.arg.value) in (str, int):
+                steps.append(current.arg.value)
+            else:
+                break  # a computed key: not a plain path
+            current = current.node
+        if isinstance(current, nodes.Name):
+            yield current.name, tuple(reversed(steps))
 
 
 def _references(tree: nodes.Template, roots: frozenset[str]) -> frozenset[Reference]:

@@ -33,6 +33,8 @@ __all__ = [
     "TemplateRenderError",
     "TemplateSyntaxProblem",
     "compile_template",
+    "find_missing",
+    "missing_reason",
 ]
 
 MAX_OUTPUT_CHARS: Final = 1_000_000
@@ -58,6 +60,14 @@ class TemplateRenderError(AgentKitError):
         self.reason = reason
         self.field = field
         super().__init__(f"{field}: {reason}" if field else reason)
+
+
+class _Missing(TemplateRenderError):
+    """A plain path found nothing; ``step`` is the key or index that was missing."""
+
+    def __init__(self, walked: str, step: str | int) -> None:
+        self.step = step
+        super().__init__(missing_reason(walked, step))
 
 
 class TemplateSyntaxProblem(Exception):
@@ -183,12 +193,12 @@ def _resolve(path: _Path, context: Mapping[str, Any]) -> Any:
             if isinstance(value, (list, tuple)) and -len(value) <= step < len(value):
                 value = value[step]
             else:
-                raise TemplateRenderError(f"{path.text}: {walked} has no item [{step}]")
+                raise _Missing(walked, step)
             walked += f"[{step}]"
             continue
         if isinstance(value, Mapping):
             if step not in value:
-                raise TemplateRenderError(f"{path.text}: {walked} has no key '{step}'")
+                raise _Missing(walked, step)
             value = value[step]
         elif step in getattr(type(value), "TEMPLATE_ATTRIBUTES", ()):
             value = getattr(value, step)
@@ -197,6 +207,32 @@ def _resolve(path: _Path, context: Mapping[str, Any]) -> Any:
             return _SANDBOX
         walked += f".{step}"
     return value
+
+
+def missing_reason(walked: str, step: str | int) -> str:
+    """The one wording for a lookup that found nothing: ``response.json has no key 'title'``."""
+    if isinstance(step, int):
+        return f"{walked} has no item [{step}]"
+    return f"{walked} has no key '{step}'"
+
+
+def find_missing(
+    root: str, steps: tuple[str | int, ...], context: Mapping[str, Any]
+) -> tuple[str | int, str] | None:
+    """Where the plain path ``root`` + ``steps`` finds nothing in ``context``: the step
+    and ``missing_reason``'s wording; None when it resolves or needs the sandbox.
+
+    Used to explain a sandbox render that met an undefined value.
+    """
+    if root not in context:
+        return None
+    try:
+        _resolve(_Path(root, steps, ""), context)
+    except _Missing as exc:
+        return exc.step, exc.reason
+    except TemplateRenderError:  # response.json of a body that is not JSON, say
+        return None
+    return None
 
 
 def _parse_path(source: str) -> _Path | None:
