@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, final
 
 from agentkit.declarative.http_backend import HttpBackend
 from agentkit.declarative.http_spec import IDEMPOTENT, parse_http_spec
@@ -37,7 +37,8 @@ _SEMVER: Final = re.compile(
 Backend = HttpBackend | PythonBackend
 
 
-@dataclass(frozen=True, slots=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolDefinition:
     """A checked definition: everything a ``DeclarativeTool`` class is made from."""
 

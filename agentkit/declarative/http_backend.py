@@ -23,7 +23,6 @@
 
 from __future__ import annotations
 
-import base64
 import logging
 import math
 import random
@@ -37,6 +36,7 @@ from urllib.parse import quote, urljoin, urlsplit
 
 from agentkit import jsonvalues
 from agentkit.declarative.http_spec import HttpSpec
+from agentkit.declarative.http_values import FormBody, JsonArray, JsonBody, JsonNode, JsonObject
 from agentkit.declarative.templates import Template, TemplateRenderError
 from agentkit.redaction import Redactor, active_redactor, excerpt, redact_also, redacting
 from agentkit.toolerrors import AgentKitError
@@ -214,20 +214,25 @@ class HttpBackend:
             if rendered is not None:
                 headers[name] = _text(rendered, f"header '{name}'")
         body: dict[str, Any] = {}
-        if spec.body_kind == "json":
-            body["json"] = _render_json(spec.body, context, deadline)
-        elif spec.body_kind == "form":
+        if isinstance(spec.body, JsonBody):
+            body["json"] = _render_json(spec.body.value, context, deadline)
+        elif isinstance(spec.body, FormBody):
             body["data"] = [
                 (name, _text(rendered, f"form field '{name}'"))
-                for name, value in spec.body
+                for name, value in spec.body.fields
                 if (rendered := _render(value, context, deadline)) is not None
             ]
-        elif spec.body_kind == "body":
-            body["data"] = _text(_render(spec.body, context, deadline), "body").encode("utf-8")
-        if spec.content_type:
-            headers["Content-Type"] = spec.content_type
+        elif spec.body is not None:
+            text = _text(_render(spec.body.template, context, deadline), "body")
+            body["data"] = text.encode("utf-8")
+        if spec.body is not None and spec.body.content_type:
+            headers["Content-Type"] = spec.body.content_type
         if spec.auth is not None:
-            self._authenticate(spec.auth, credentials, headers, params)
+            value = spec.auth.value(credentials)
+            if spec.auth.placement == "query":
+                params.append((spec.auth.name, value))
+            else:
+                headers[spec.auth.name] = value
         for name, value in headers.items():
             if any(char in value for char in "\r\n\0"):
                 raise HttpCallError(
@@ -262,25 +267,6 @@ class HttpBackend:
                 )
             path += "/" + text
         return path
-
-    @staticmethod
-    def _authenticate(
-        auth: tuple[str, ...],
-        credentials: Mapping[str, str],
-        headers: dict[str, str],
-        params: list[tuple[str, str]],
-    ) -> None:
-        kind = auth[0]
-        if kind == "bearer":
-            headers["Authorization"] = f"Bearer {credentials[auth[1]]}"
-        elif kind == "basic":
-            pair = f"{credentials[auth[1]]}:{credentials[auth[2]]}"
-            redact_also(pair)  # its base64 is found as a whole, not only each part's core
-            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
-        elif auth[2] == "query":
-            params.append((auth[3], credentials[auth[1]]))
-        else:
-            headers[auth[3]] = credentials[auth[1]]
 
     # -- sending --------------------------------------------------------------------------------
 
@@ -660,13 +646,12 @@ def _render(value: Any, context: Mapping[str, Any], deadline: float) -> Any:
     return rendered
 
 
-def _render_json(node: Any, context: Mapping[str, Any], deadline: float) -> Any:
+def _render_json(node: JsonNode, context: Mapping[str, Any], deadline: float) -> Any:
     if isinstance(node, Template):
         return _render(node, context, deadline)
-    kind, content = node
-    if kind == "map":
-        rendered = ((key, _render_json(value, context, deadline)) for key, value in content)
+    if isinstance(node, JsonObject):
+        rendered = ((key, _render_json(value, context, deadline)) for key, value in node.members)
         return {key: value for key, value in rendered if value is not None}
-    if kind == "list":
-        return [_render_json(item, context, deadline) for item in content]
-    return content
+    if isinstance(node, JsonArray):
+        return [_render_json(item, context, deadline) for item in node.items]
+    return node

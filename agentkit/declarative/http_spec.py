@@ -6,16 +6,29 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, final
 from urllib.parse import urlsplit
 
+from agentkit.declarative.http_values import (
+    ApiKeyAuth,
+    BasicAuth,
+    BearerAuth,
+    FormBody,
+    HttpAuth,
+    HttpBody,
+    JsonArray,
+    JsonBody,
+    JsonNode,
+    JsonObject,
+    TextBody,
+)
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.responses import Outputs, parse_outputs
 from agentkit.declarative.templates import Template, TemplateSyntaxProblem, compile_template
 from agentkit.toolerrors import did_you_mean
 from agentkit.toolschema import ToolSchema, is_integer, is_number
 
-__all__ = ["HttpSpec", "parse_http_spec"]
+__all__ = ["HttpSpec", "Retry", "parse_http_spec"]
 
 HTTP_KEYS: Final = (
     "method",
@@ -45,12 +58,12 @@ DEFAULT_RETRY_STATUS: Final = (429, 502, 503, 504)
 _TOKEN: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP header name (RFC 9110)
 _TEMPLATE_SPAN: Final = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 
-# A JSON body: a template, a literal, or a container of those.
-BodyNode = Template | tuple[str, Any] | Any
 
-
-@dataclass(frozen=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Retry:
+    """``retry:``: how often, how long apart, on which statuses, and whether a POST may be."""
+
     attempts: int = 3
     backoff: float = 0.5
     on_status: frozenset[int] = frozenset(DEFAULT_RETRY_STATUS)
@@ -58,7 +71,8 @@ class Retry:
     non_idempotent: bool = False
 
 
-@dataclass(frozen=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HttpSpec:
     """A checked HTTP backend definition, templates compiled."""
 
@@ -67,10 +81,8 @@ class HttpSpec:
     path: tuple[tuple[str | Template, ...], ...]  # segments, each literal text and templates
     query: tuple[tuple[str, Template | Any], ...]
     headers: tuple[tuple[str, Template | Any], ...]
-    body_kind: str | None  # "json", "form", "body" or None
-    body: Any
-    content_type: str | None
-    auth: tuple[str, ...] | None
+    body: HttpBody | None
+    auth: HttpAuth | None
     connect_timeout: float
     read_timeout: float
     total_timeout: float
@@ -200,7 +212,7 @@ def parse_http_spec(
     for name, _ in headers:
         if not _TOKEN.fullmatch(name):
             problems.add(at("headers", name), f"invalid header name {name!r}")
-    body_kind, body, content_type = _parse_body(raw, at, context)
+    body = _parse_body(raw, at, context)
     auth = _parse_auth(raw.get("auth"), at("auth"), context) if "auth" in raw else None
     connect, read, total = _parse_timeout(raw.get("timeout"), at("timeout"), problems)
     retry = _parse_retry(raw.get("retry"), at("retry"), problems) if "retry" in raw else Retry()
@@ -227,9 +239,7 @@ def parse_http_spec(
         path=path,
         query=query,
         headers=headers,
-        body_kind=body_kind,
         body=body,
-        content_type=content_type,
         auth=auth,
         connect_timeout=connect,
         read_timeout=read,
@@ -313,53 +323,57 @@ def _parse_pairs(
     return tuple(pairs)
 
 
-def _parse_body(
-    raw: dict[str, Any], at: Any, context: _Context
-) -> tuple[str | None, Any, str | None]:
+def _parse_body(raw: dict[str, Any], at: Any, context: _Context) -> HttpBody | None:
     given = [key for key in ("json", "form", "body") if key in raw]
     problems = context.problems
     if len(given) > 1:
         problems.add(at(given[1]), f"give one body: '{given[0]}' or '{given[1]}', not both")
-        return None, None, None
+        return None
     content_type = raw.get("content_type")
     if content_type is not None and not isinstance(content_type, str):
         problems.add(at("content_type"), "expected a media type such as 'text/plain'")
+        content_type = None
     if not given:
         if content_type is not None:
             problems.add(at("content_type"), "'content_type' goes with 'body'")
-        return None, None, None
+        return None
     kind = given[0]
     if kind == "json":
-        return "json", _parse_json(raw["json"], at("json"), context), content_type
+        return JsonBody(
+            value=_parse_json(raw["json"], at("json"), context), content_type=content_type
+        )
     if kind == "form":
-        return "form", _parse_pairs(raw, "form", at, context, REQUEST_ROOTS), content_type
-    body = raw["body"]
-    if not isinstance(body, str):
+        fields = _parse_pairs(raw, "form", at, context, REQUEST_ROOTS)
+        return FormBody(fields=fields, content_type=content_type)
+    text = raw["body"]
+    if not isinstance(text, str):
         problems.add(at("body"), "expected a string (a template); for JSON use 'json:'")
-        return None, None, None
-    return "body", context.template(body, at("body"), REQUEST_ROOTS), content_type or "text/plain"
+        return None
+    template = context.template(text, at("body"), REQUEST_ROOTS)
+    if template is None:
+        return None
+    return TextBody(template=template, content_type=content_type or "text/plain")
 
 
-def _parse_json(raw: Any, location: Location, context: _Context) -> Any:
+def _parse_json(raw: Any, location: Location, context: _Context) -> JsonNode:
     if isinstance(raw, str):
         return context.template(raw, location, REQUEST_ROOTS)
     if isinstance(raw, dict):
-        return (
-            "map",
-            tuple(
+        return JsonObject(
+            members=tuple(
                 (str(key), _parse_json(value, (*location, key), context))
                 for key, value in raw.items()
-            ),
+            )
         )
     if isinstance(raw, list):
-        return (
-            "list",
-            tuple(_parse_json(item, (*location, i), context) for i, item in enumerate(raw)),
+        return JsonArray(
+            items=tuple(_parse_json(item, (*location, i), context) for i, item in enumerate(raw))
         )
-    return ("value", raw)
+    scalar: bool | int | float | None = raw  # YAML's other values go as they are
+    return scalar
 
 
-def _parse_auth(raw: Any, location: Location, context: _Context) -> tuple[str, ...] | None:
+def _parse_auth(raw: Any, location: Location, context: _Context) -> HttpAuth | None:
     problems = context.problems
     if not isinstance(raw, dict) or len(raw) != 1:
         problems.add(
@@ -372,13 +386,13 @@ def _parse_auth(raw: Any, location: Location, context: _Context) -> tuple[str, .
     here = (*location, kind)
     if kind == "bearer":
         credential = context.credential(value, here)
-        return ("bearer", credential) if credential else None
+        return BearerAuth(credential=credential) if credential else None
     if kind == "basic":
         if not check_keys(value, ("username", "password"), here, problems, "basic auth"):
             return None
         user = context.credential(value.get("username"), (*here, "username"))
         password = context.credential(value.get("password"), (*here, "password"))
-        return ("basic", user, password) if user and password else None
+        return BasicAuth(username=user, password=password) if user and password else None
     if kind == "api_key":
         if not check_keys(value, ("credential", "in", "name"), here, problems, "api_key auth"):
             return None
@@ -391,7 +405,9 @@ def _parse_auth(raw: Any, location: Location, context: _Context) -> tuple[str, .
         if not isinstance(name, str) or not _TOKEN.fullmatch(name):
             problems.add((*here, "name"), "expected the header or query parameter name")
             return None
-        return ("api_key", credential, where, name) if credential else None
+        if not credential:
+            return None
+        return ApiKeyAuth(credential=credential, placement=where, name=name)
     hint = did_you_mean(str(kind), ("bearer", "basic", "api_key"))
     problems.add(here, f"unknown auth '{kind}'{hint}")
     return None
@@ -451,7 +467,13 @@ def _parse_retry(raw: Any, location: Location, problems: Problems) -> Retry:
     if not isinstance(non_idempotent, bool):
         problems.add((*location, "non_idempotent"), "expected true or false")
         non_idempotent = False
-    return Retry(attempts, float(backoff), on_status, float(max_wait), non_idempotent)
+    return Retry(
+        attempts=attempts,
+        backoff=float(backoff),
+        on_status=on_status,
+        max_wait=float(max_wait),
+        non_idempotent=non_idempotent,
+    )
 
 
 def _parse_statuses(raw: Any, location: Location, problems: Problems) -> frozenset[int]:

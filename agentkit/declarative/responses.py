@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, final
 
 from agentkit.declarative.problems import Location, Problems
 from agentkit.declarative.projection import Projector, schema_projectors
@@ -37,7 +37,8 @@ _CLASS: Final = re.compile(r"([1-5])[Xx][Xx]")
 _CODE: Final = re.compile(r"[1-5][0-9][0-9]")
 
 
-@dataclass(frozen=True, slots=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Outputs:
     """How a reply becomes the tool's output."""
 
