@@ -20,8 +20,10 @@ import bisect
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, Protocol, final
+
+from agentkit.toolresult import describe_error
 
 __all__ = [
     "DEFAULT_BUCKETS",
@@ -70,39 +72,159 @@ DEFAULT_BUCKETS: Final = (
 )
 
 
+_FIELDS: Final = (
+    "name",
+    "tool_name",
+    "tool_version",
+    "call_id",
+    "timestamp",
+    "duration",
+    "status",
+    "error_type",
+    "error",
+    "inputs",
+    "output",
+)
+
+
 @final
-@dataclass(frozen=True, slots=True)
 class ToolEvent:
-    """One moment of a tool call, as listeners receive it.
+    """One moment of a tool call, as listeners receive it (immutable).
 
     ``inputs`` are the caller's on ``started`` and the validated ones (defaults
-    applied) afterwards; ``output`` is set on ``completed``. Messages and output
-    have credential values redacted; events never carry credentials.
+    applied) afterwards; ``output`` is set on ``completed``; ``error`` (the
+    failure as data: type, message and the fields its type carries) on
+    ``failed``. Messages and output have credential values redacted; events
+    never carry credentials.
+
+    Built once per moment and shared by every listener. ``error`` may be given
+    as the exception itself: it is then described (``describe_error``) when
+    first read, so a call whose listeners never look pays nothing for it.
     """
 
-    name: str
-    tool_name: str
-    tool_version: str
-    call_id: str
-    timestamp: float
-    duration: float | None = None
-    status: str | None = None
-    error_type: str | None = None
-    error: Mapping[str, Any] | None = None
-    inputs: Mapping[str, Any] | None = None
-    output: Mapping[str, Any] | None = field(default=None)
+    # Private slots behind read-only properties: plain stores are the cheapest way
+    # to build an object (a frozen dataclass's object.__setattr__ per field cost
+    # ~2 us an event), and the properties keep every field read-only.
+    __slots__ = (
+        "_call_id",
+        "_duration",
+        "_error",
+        "_error_type",
+        "_inputs",
+        "_name",
+        "_output",
+        "_status",
+        "_timestamp",
+        "_tool_name",
+        "_tool_version",
+    )
+    __match_args__ = _FIELDS
+
+    def __init__(
+        self,
+        name: str,
+        tool_name: str,
+        tool_version: str,
+        call_id: str,
+        timestamp: float,
+        duration: float | None = None,
+        status: str | None = None,
+        error_type: str | None = None,
+        error: Mapping[str, Any] | BaseException | None = None,
+        inputs: Mapping[str, Any] | None = None,
+        output: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._name = name
+        self._tool_name = tool_name
+        self._tool_version = tool_version
+        self._call_id = call_id
+        self._timestamp = timestamp
+        self._duration = duration
+        self._status = status
+        self._error_type = error_type
+        self._error = error
+        self._inputs = inputs
+        self._output = output
+
+    @property
+    def name(self) -> str:
+        """``tool.execution.started``, ``.completed`` or ``.failed``."""
+        return self._name
+
+    @property
+    def tool_name(self) -> str:
+        return self._tool_name
+
+    @property
+    def tool_version(self) -> str:
+        return self._tool_version
+
+    @property
+    def call_id(self) -> str:
+        return self._call_id
+
+    @property
+    def timestamp(self) -> float:
+        """When it happened, as ``time.time()``."""
+        return self._timestamp
+
+    @property
+    def duration(self) -> float | None:
+        """The call's wall-clock seconds (``completed`` and ``failed``)."""
+        return self._duration
+
+    @property
+    def status(self) -> str | None:
+        return self._status
+
+    @property
+    def error_type(self) -> str | None:
+        return self._error_type
+
+    @property
+    def error(self) -> Mapping[str, Any] | None:
+        """The failure as data: type, message and the fields its type carries."""
+        error = self._error
+        if isinstance(error, BaseException):
+            # Idempotent, so two threads reading at once store equal values.
+            error = self._error = describe_error(error)
+        return error
+
+    @property
+    def inputs(self) -> Mapping[str, Any] | None:
+        return self._inputs
+
+    @property
+    def output(self) -> Mapping[str, Any] | None:
+        return self._output
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, field) for field in _FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ToolEvent:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{field}={getattr(self, field)!r}" for field in _FIELDS)
+        return f"ToolEvent({shown})"
 
     def to_dict(self) -> dict[str, Any]:
+        error = self.error
         return {
-            "event": self.name,
-            "tool": self.tool_name,
-            "version": self.tool_version,
-            "call_id": self.call_id,
-            "timestamp": self.timestamp,
-            "duration": self.duration,
-            "status": self.status,
-            "error_type": self.error_type,
-            "error": dict(self.error) if self.error is not None else None,
+            "event": self._name,
+            "tool": self._tool_name,
+            "version": self._tool_version,
+            "call_id": self._call_id,
+            "timestamp": self._timestamp,
+            "duration": self._duration,
+            "status": self._status,
+            "error_type": self._error_type,
+            "error": dict(error) if error is not None else None,
         }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import itertools
 import os
 import reprlib
 import threading
@@ -42,7 +43,6 @@ from agentkit.toolresult import (
     STATUS_FAILURE,
     STATUS_SUCCESS,
     ToolResult,
-    describe_error,
     make_result,
 )
 from agentkit.toolschema import ToolSchema
@@ -50,6 +50,7 @@ from agentkit.toolschema import ToolSchema
 __all__ = ["ToolExecutor"]
 
 _perf_counter = time.perf_counter
+_now = time.time
 # Read-only: one shared empty mapping must not carry one tool's writes to the next.
 _NO_CREDENTIALS: Mapping[str, str] = MappingProxyType({})
 _CallError = ToolValidationError | ToolExecutionError
@@ -77,8 +78,26 @@ if TYPE_CHECKING:
     ]
 
 
+# Call ids: a random prefix per process and a counter -- unique, and ~0.1 us where
+# a fresh random id cost ~0.4 us. A forked child draws its own prefix, so parent
+# and child never hand out the same id.
+_call_numbers = itertools.count(1)
+_call_prefix = ""
+
+
+def _new_process() -> None:
+    global _call_numbers, _call_prefix
+    _call_prefix = f"call_{os.urandom(8).hex()}_"
+    _call_numbers = itertools.count(1)
+
+
+_new_process()
+if hasattr(os, "register_at_fork"):  # POSIX only
+    os.register_at_fork(after_in_child=_new_process)
+
+
 def _new_call_id() -> str:
-    return "call_" + os.urandom(12).hex()
+    return f"{_call_prefix}{next(_call_numbers):x}"
 
 
 class ToolExecutor:
@@ -372,7 +391,11 @@ class ToolExecutor:
                 shown = _shallow(inputs)
                 if spec.credential_names:
                     shown = self._known_secrets(spec.credential_names).redact_value(shown)
-                emit(listeners, self._event(EVENT_STARTED, tool, call_id, inputs=shown))
+                event = ToolEvent(
+                    EVENT_STARTED, name, spec.version, call_id, _now(), None, None, None, None,
+                    shown,
+                )  # fmt: skip
+                emit(listeners, event)
             if tracer is not None:
                 span = tracer.start_span(name, call_id, spec.description)
 
@@ -470,7 +493,7 @@ class ToolExecutor:
             seen = validated if validated is not None else _bounded(inputs)
             if redactor:
                 seen = redactor.redact_value(seen)
-            self._finish_event(listeners, tool, call_id, duration, seen, output, error)
+            self._finish_event(listeners, spec, call_id, duration, seen, output, error)
 
         if error is not None:
             if raise_on_failure:
@@ -535,20 +558,10 @@ class ToolExecutor:
             raise ToolExecutionError(tool.name, exc) from exc
         return recorded.replay()
 
-    def _event(self, kind: str, tool: Tool, call_id: str, **fields: Any) -> ToolEvent:
-        return ToolEvent(
-            name=kind,
-            tool_name=tool.name,
-            tool_version=tool.version,
-            call_id=call_id,
-            timestamp=time.time(),
-            **fields,
-        )
-
     def _finish_event(
         self,
         listeners: tuple[Listener, ...],
-        tool: Tool,
+        spec: _Spec,
         call_id: str,
         duration: float,
         seen: dict[str, Any],
@@ -556,26 +569,16 @@ class ToolExecutor:
         error: _CallError | None,
     ) -> None:
         if error is None:
-            event = self._event(
-                EVENT_COMPLETED,
-                tool,
-                call_id,
-                duration=duration,
-                status=STATUS_SUCCESS,
-                inputs=seen,
-                output=output,
-            )
+            event = ToolEvent(
+                EVENT_COMPLETED, spec.name, spec.version, call_id, _now(), duration,
+                STATUS_SUCCESS, None, None, seen, output,
+            )  # fmt: skip
         else:
-            event = self._event(
-                EVENT_FAILED,
-                tool,
-                call_id,
-                duration=duration,
-                status=STATUS_FAILURE,
-                error_type=type(error).__name__,
-                error=describe_error(error),
-                inputs=seen,
-            )
+            # The error itself: the event describes it only if a listener reads it.
+            event = ToolEvent(
+                EVENT_FAILED, spec.name, spec.version, call_id, _now(), duration,
+                STATUS_FAILURE, type(error).__name__, error, seen, None,
+            )  # fmt: skip
         emit(listeners, event)
 
 

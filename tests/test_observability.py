@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +27,7 @@ from agentkit import (
     ToolEvent,
     ToolExecutor,
 )
+from agentkit.toolresult import describe_error
 from tests.helpers import SECRET, Adder, Scripted
 
 
@@ -106,6 +109,81 @@ def test_no_secret_in_any_event() -> None:
     assert events
     assert SECRET not in repr(events)
     assert SECRET not in repr([e.to_dict() for e in events])
+
+
+def test_an_event_is_read_only() -> None:
+    events: list[ToolEvent] = []
+    ToolExecutor(credentials={}, listeners=[events.append]).execute(Adder(), {"a": 1})
+    for field in ("name", "tool_name", "call_id", "inputs", "output", "error"):
+        with pytest.raises(AttributeError):
+            setattr(events[0], field, "changed")
+
+
+def test_an_event_built_by_hand_keeps_every_field() -> None:
+    event = ToolEvent(
+        name=EVENT_FAILED,
+        tool_name="t",
+        tool_version="2",
+        call_id="c1",
+        timestamp=1.5,
+        duration=0.25,
+        status="failure",
+        error_type="ValueError",
+        error={"type": "ValueError", "message": "bad"},
+        inputs={"q": 1},
+    )
+    assert event == ToolEvent(
+        EVENT_FAILED, "t", "2", "c1", 1.5, 0.25, "failure", "ValueError",
+        {"type": "ValueError", "message": "bad"}, {"q": 1},
+    )  # fmt: skip
+    assert event.output is None
+    assert event.to_dict()["error"] == {"type": "ValueError", "message": "bad"}
+    assert "call_id='c1'" in repr(event)
+    assert event != ToolEvent(EVENT_FAILED, "t", "2", "c2", 1.5)
+
+
+def test_a_failed_event_describes_its_error_when_read() -> None:
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={}, listeners=[events.append])
+    result = executor.execute(Adder(), {"a": "x"}, raise_on_failure=False)
+    failed = events[-1]
+    assert result.error is not None
+    assert failed.error == describe_error(result.error)
+    assert failed.error is failed.error  # described once, then kept
+    assert failed.to_dict()["error"] == describe_error(result.error)
+
+
+def test_call_ids_are_unique_across_threads() -> None:
+    seen: list[str] = []
+    executor = ToolExecutor(credentials={}, listeners=[lambda event: seen.append(event.call_id)])
+    executor.execute_many([(Adder(), {"a": n}) for n in range(64)])
+    assert len(seen) == 128
+    assert len(set(seen)) == 64
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_hands_out_call_ids_of_its_own() -> None:
+    ids: list[str] = []
+    executor = ToolExecutor(credentials={}, listeners=[lambda event: ids.append(event.call_id)])
+    executor.execute(Adder(), {"a": 1})
+    reader, writer = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads about
+        pid = os.fork()
+    if pid == 0:  # the child: one call, its id to the parent, and out
+        try:
+            executor.execute(Adder(), {"a": 2})
+            os.write(writer, ids[-1].encode())
+        finally:
+            os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader) as pipe:
+        child_id = pipe.read()
+    os.waitpid(pid, 0)
+    executor.execute(Adder(), {"a": 3})
+    assert child_id.startswith("call_")
+    assert child_id not in ids
+    assert child_id.rsplit("_", 1)[0] != ids[-1].rsplit("_", 1)[0]  # a prefix of its own
 
 
 # -- histogram ---------------------------------------------------------------------------------
