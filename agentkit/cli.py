@@ -417,13 +417,62 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_HTTP_ONLY = (
+    ("stateless", "--stateless"),
+    ("auth_token_file", "--auth-token-file"),
+    ("auth_token_env", "--auth-token-env"),
+    ("credential_header", "--credential-header"),
+    ("allowed_host", "--allowed-host"),
+    ("allowed_origin", "--allowed-origin"),
+    ("max_request_bytes", "--max-request-bytes"),
+)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
+    if args.call_timeout is not None and not args.call_timeout > 0:
+        raise UsageError(
+            f"--call-timeout takes a positive number of seconds, got {args.call_timeout}"
+        )
+    if args.http is None:
+        given = [flag for attribute, flag in _HTTP_ONLY if getattr(args, attribute)]
+        if given:
+            raise UsageError(f"{', '.join(given)} only apply with --http HOST:PORT")
+        try:
+            from agentkit.mcp_server import serve
+        except ImportError as exc:  # the mcp extra is not installed
+            raise UsageError(
+                "agentkit serve needs the MCP SDK: pip install 'agentkit[mcp]'"
+            ) from exc
+        registry = _load(args)
+        serve(registry, credentials_file=args.credentials_file, call_timeout=args.call_timeout)
+        return EXIT_OK
     try:
-        from agentkit.mcp_server import serve
-    except ImportError as exc:  # the mcp extra is not installed
-        raise UsageError("agentkit serve needs the MCP SDK: pip install 'agentkit[mcp]'") from exc
+        from agentkit import mcp_http
+    except ImportError as exc:  # the serve extra is not installed
+        raise UsageError(
+            "agentkit serve --http needs the serve extra: pip install 'agentkit[serve]'"
+        ) from exc
+    host, port = mcp_http.parse_address(args.http)
+    if args.max_request_bytes is not None and args.max_request_bytes < 1:
+        raise UsageError(
+            f"--max-request-bytes takes a positive number, got {args.max_request_bytes}"
+        )
+    options = mcp_http.HttpOptions(
+        host=host,
+        port=port,
+        path=args.path,
+        stateless=args.stateless,
+        tokens=mcp_http.read_tokens(file=args.auth_token_file, env=args.auth_token_env),
+        credential_headers=dict(
+            mcp_http.parse_credential_header(item) for item in args.credential_header or ()
+        ),
+        allowed_hosts=tuple(args.allowed_host or ()),
+        allowed_origins=tuple(args.allowed_origin or ()),
+        max_request_bytes=args.max_request_bytes or mcp_http.DEFAULT_MAX_REQUEST_BYTES,
+        call_timeout=args.call_timeout,
+    )
     registry = _load(args)
-    serve(registry, credentials_file=args.credentials_file)
+    mcp_http.serve_http(registry, options, credentials_file=args.credentials_file)
     return EXIT_OK
 
 
@@ -512,7 +561,60 @@ def build_parser() -> argparse.ArgumentParser:
     schema = command("schema", "Print the JSON Schema of the definition format, for editors.")
     schema.set_defaults(run=cmd_schema)
 
-    serve = command("serve", "Serve the tools to MCP clients over stdio.")
+    serve = command(
+        "serve", "Serve the tools to MCP clients over stdio, or streamable HTTP with --http."
+    )
+    serve.add_argument(
+        "--http",
+        nargs="?",
+        const="127.0.0.1:8000",
+        metavar="HOST:PORT",
+        help="serve streamable HTTP instead of stdio (default 127.0.0.1:8000; port 0: any free)",
+    )
+    serve.add_argument("--path", default="/mcp", help="the MCP endpoint's path (default /mcp)")
+    serve.add_argument(
+        "--stateless",
+        action="store_true",
+        help="no per-session state: any instance behind a load balancer answers any request",
+    )
+    serve.add_argument(
+        "--auth-token-file", metavar="FILE", help="require a bearer token, one of those in FILE"
+    )
+    serve.add_argument(
+        "--auth-token-env",
+        metavar="VAR",
+        help="require a bearer token, one of those in $VAR (comma-separated)",
+    )
+    serve.add_argument(
+        "--credential-header",
+        action="append",
+        metavar="HEADER=CREDENTIAL",
+        help="take credential CREDENTIAL from request header HEADER for that call (repeatable)",
+    )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="HOST[:PORT]",
+        help="a Host header to accept besides loopback ones (repeatable; PORT may be *)",
+    )
+    serve.add_argument(
+        "--allowed-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="an Origin header to accept besides loopback ones (repeatable)",
+    )
+    serve.add_argument(
+        "--max-request-bytes",
+        type=int,
+        metavar="N",
+        help="refuse a larger request body with 413 (default 4 MiB)",
+    )
+    serve.add_argument(
+        "--call-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="every call's deadline: an async tool is cancelled, a sync one abandoned",
+    )
     serve.set_defaults(run=cmd_serve)
     return parser
 

@@ -16,6 +16,8 @@ Needs ``pip install 'agentkit[mcp]'``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import anyio
@@ -32,7 +34,7 @@ from agentkit.toolerrors import did_you_mean
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 
-__all__ = ["build_server", "serve"]
+__all__ = ["CallScope", "build_server", "serve"]
 
 
 def _listed(tool: Any) -> types.Tool:
@@ -54,10 +56,31 @@ def _listed(tool: Any) -> types.Tool:
     )
 
 
-def build_server(registry: ToolRegistry, executor: ToolExecutor | None = None) -> Server[Any]:
-    """An MCP server answering ``tools/list`` and ``tools/call`` from ``registry``."""
+#: Enters the scope one ``tools/call`` runs in, given the SDK's request context (the HTTP
+#: server binds the caller's own credentials there, from its request headers).
+CallScope = Callable[[Any], AbstractContextManager[None]]
+
+
+def _json_text(value: Any) -> str:
+    # UTF-8 as it is, not \u-escaped: "Zürich" is 6 characters to the model, not 11.
+    return json.dumps(value, ensure_ascii=False)
+
+
+def build_server(
+    registry: ToolRegistry,
+    executor: ToolExecutor | None = None,
+    *,
+    call_timeout: float | None = None,
+    call_scope: CallScope | None = None,
+) -> Server[Any]:
+    """An MCP server answering ``tools/list`` and ``tools/call`` from ``registry``.
+
+    ``call_timeout`` (seconds) is every call's deadline (``ToolExecutor.aexecute``'s
+    ``timeout``); ``call_scope`` wraps each call (see ``CallScope``).
+    """
     runner = executor or ToolExecutor()
     listed = [_listed(tool) for tool in registry]
+    scope = call_scope or (lambda ctx: nullcontext())
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
@@ -70,9 +93,12 @@ def build_server(registry: ToolRegistry, executor: ToolExecutor | None = None) -
         arguments = dict(params.arguments or {})
         # Async tools run on the server's loop; sync ones (HTTP, files) in the
         # executor's bounded thread pool, so a slow tool never blocks the loop.
-        result = await runner.aexecute(tool, arguments, raise_on_failure=False)
+        with scope(ctx):
+            result = await runner.aexecute(
+                tool, arguments, raise_on_failure=False, timeout=call_timeout
+            )
         if result.succeeded:
-            text = json.dumps(result.output)
+            text = _json_text(result.output)
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=text)],
                 structured_content=result.output,
@@ -90,10 +116,15 @@ def build_server(registry: ToolRegistry, executor: ToolExecutor | None = None) -
     )
 
 
-def serve(registry: ToolRegistry, *, credentials_file: str | None = None) -> None:
+def serve(
+    registry: ToolRegistry,
+    *,
+    credentials_file: str | None = None,
+    call_timeout: float | None = None,
+) -> None:
     """Serve ``registry`` on stdin/stdout until the client disconnects."""
     executor = ToolExecutor(credentials=CredentialsManager.from_env(credentials_file))
-    server = build_server(registry, executor)
+    server = build_server(registry, executor, call_timeout=call_timeout)
 
     async def run() -> None:
         async with stdio_server() as (read_stream, write_stream):

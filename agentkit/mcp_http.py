@@ -1,0 +1,437 @@
+"""Serving a registry to MCP clients over streamable HTTP (``agentkit serve --http``).
+
+The official SDK's ``StreamableHTTPSessionManager`` speaks the protocol; Starlette routes
+and uvicorn serves. Around it:
+
+- ``POST/GET/DELETE {path}`` (default ``/mcp``): the MCP endpoint, behind bearer-token
+  auth when tokens are given (the SDK's auth hooks with ``StaticTokens`` as the
+  verifier: constant-time comparison, 401 with ``WWW-Authenticate``) and DNS-rebinding
+  protection (the ``Host`` and ``Origin`` headers checked against allow-lists);
+- ``GET /healthz``: 200 while the process serves; ``GET /readyz``: 200 once the tools
+  are loaded and the MCP endpoint is up, 503 before and while shutting down;
+- ``HeaderCredentials``: allow-listed request headers become named credentials for that
+  call alone (``--credential-header X-GitHub-Token=github-token``), ahead of the
+  environment and the secrets file, and redacted like any credential. The transport's
+  own ``Authorization`` header is never one of them: it is not passed to tools.
+
+Needs ``pip install 'agentkit[serve]'``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import ipaddress
+import logging
+import os
+import socket
+import sys
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Final, final
+
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.provider import AccessToken
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from agentkit.credentials import CredentialsManager
+from agentkit.mcp_server import build_server
+from agentkit.toolerrors import SemanticError
+from agentkit.toolexecutor import ToolExecutor
+from agentkit.toolregistry import ToolRegistry
+
+__all__ = [
+    "HeaderCredentials",
+    "HttpOptions",
+    "StaticTokens",
+    "build_app",
+    "parse_address",
+    "read_tokens",
+    "serve_http",
+]
+
+logger = logging.getLogger("agentkit.serve")
+
+DEFAULT_HOST: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 8000
+DEFAULT_MAX_REQUEST_BYTES: Final = 4 * 1024 * 1024
+#: A bearer token shorter than this is a password, not a secret worth the name.
+MIN_TOKEN_LENGTH: Final = 16
+_LOOPBACK_NAMES: Final = ("127.0.0.1", "localhost", "[::1]")
+
+
+# -- options -------------------------------------------------------------------------------------
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpOptions:
+    """How ``serve_http`` listens and what it lets through.
+
+    ``tokens`` empty means no transport auth. ``credential_headers`` maps request
+    header names to credential names. ``allowed_hosts`` and ``allowed_origins`` add
+    to the loopback defaults (``127.0.0.1:*``, ``localhost:*``, ``[::1]:*``); an entry
+    ending in ``:*`` allows any port.
+    """
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    path: str = "/mcp"
+    stateless: bool = False
+    tokens: tuple[str, ...] = ()
+    credential_headers: Mapping[str, str] = field(default_factory=dict)
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    call_timeout: float | None = None
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``HOST``, ``:PORT`` or ``[IPv6]:PORT`` -> ``(host, port)``."""
+    host, port = DEFAULT_HOST, DEFAULT_PORT
+    rest = text.strip()
+    if rest.startswith("["):
+        end = rest.find("]")
+        if end < 0:
+            raise SemanticError(f"--http {text!r}: an IPv6 address needs its closing ']'")
+        host, rest = rest[1:end], rest[end + 1 :]
+        if rest and not rest.startswith(":"):
+            raise SemanticError(f"--http {text!r}: expected ':PORT' after ']'")
+        rest = rest[1:]
+    elif ":" in rest:
+        given, rest = rest.rsplit(":", 1)
+        host = given or host
+    else:
+        host, rest = rest or host, ""
+    if rest:
+        if not rest.isdigit() or not 0 <= int(rest) <= 65535:
+            raise SemanticError(
+                f"--http {text!r}: the port must be a number from 0 to 65535, got {rest!r}"
+            )
+        port = int(rest)
+    return host, port
+
+
+def read_tokens(*, file: str | None = None, env: str | None = None) -> tuple[str, ...]:
+    """The bearer tokens in ``file`` (one a line, ``#`` comments) and ``$env`` (comma-separated).
+
+    A problem names the file and line or the variable, never a token's text.
+    """
+    tokens: list[str] = []
+    if file:
+        try:
+            text = Path(file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or "not UTF-8 text"
+            raise SemanticError(f"Cannot read the token file {file}: {reason}") from exc
+        for number, line in enumerate(text.splitlines(), start=1):
+            token = line.strip()
+            if token and not token.startswith("#"):
+                tokens.append(_checked_token(token, f"{file}:{number}"))
+    if env:
+        value = os.environ.get(env, "")
+        if not value.strip():
+            raise SemanticError(f"--auth-token-env {env}: the environment variable is not set")
+        tokens.extend(
+            _checked_token(part.strip(), f"environment variable {env}, token {index}")
+            for index, part in enumerate(value.split(","), start=1)
+        )
+    if (file or env) and not tokens:
+        raise SemanticError(f"The token file {file} has no token (one a line)")
+    return tuple(tokens)
+
+
+def _checked_token(token: str, where: str) -> str:
+    if len(token) < MIN_TOKEN_LENGTH:
+        raise SemanticError(
+            f"{where}: a bearer token needs at least {MIN_TOKEN_LENGTH} characters "
+            f"(got {len(token)}); generate one with: python -c "
+            "'import secrets; print(secrets.token_urlsafe(32))'"
+        )
+    if any(char.isspace() or not char.isprintable() for char in token):
+        raise SemanticError(f"{where}: a bearer token cannot hold spaces or control characters")
+    return token
+
+
+def parse_credential_header(text: str) -> tuple[str, str]:
+    """``X-GitHub-Token=github-token`` -> ``("x-github-token", "github-token")``."""
+    header, sep, credential = (part.strip() for part in text.partition("="))
+    if not sep or not header or not credential:
+        raise SemanticError(
+            f"--credential-header takes HEADER=CREDENTIAL (X-GitHub-Token=github-token), "
+            f"got {text!r}"
+        )
+    if not all(char.isalnum() or char in "-_" for char in header):
+        raise SemanticError(
+            f"--credential-header {text!r}: a header name holds letters, digits, '-' and '_'"
+        )
+    if header.lower() in ("authorization", "cookie", "proxy-authorization"):
+        raise SemanticError(
+            f"--credential-header {text!r}: the {header} header belongs to the transport and "
+            "is never passed to a tool; send the user's token in a header of its own"
+        )
+    return header.lower(), credential
+
+
+# -- auth ------------------------------------------------------------------------------------------
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+@final
+class StaticTokens:
+    """A ``TokenVerifier`` (the SDK's auth seam) accepting a fixed set of bearer tokens.
+
+    Tokens are compared as SHA-256 digests with ``hmac.compare_digest``, each against
+    every known token, so neither the time taken nor an early exit tells a caller how
+    close a guess came. An OAuth deployment passes the SDK a verifier of its own instead.
+    """
+
+    def __init__(self, tokens: Sequence[str]) -> None:
+        self._digests = tuple(_digest(token) for token in tokens)
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        offered = _digest(token)
+        matched = -1
+        for index, known in enumerate(self._digests):
+            if hmac.compare_digest(offered, known):
+                matched = index
+        if matched < 0:
+            return None
+        # The token itself stays out of the request's scope (and so out of anything
+        # that logs it): the principal is the token's position in the list.
+        return AccessToken(token="[redacted]", client_id=f"token-{matched + 1}", scopes=[])
+
+
+# -- per-user credentials ------------------------------------------------------------------------
+
+_EMPTY: Final[Mapping[str, str]] = MappingProxyType({})
+_REQUEST_CREDENTIALS: ContextVar[Mapping[str, str]] = ContextVar(
+    "agentkit_request_credentials", default=_EMPTY
+)
+
+
+@final
+class HeaderCredentials:
+    """A ``CredentialProvider`` of the values the current call's request headers carry.
+
+    ``headers`` maps an allow-listed header name to the credential it holds. ``bound``
+    makes one request's values current for the calls it runs (a context variable, so
+    concurrent calls never see each other's).
+    """
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        self._headers = {name.lower(): credential for name, credential in headers.items()}
+        self._by_credential: dict[str, list[str]] = {}
+        for name, credential in self._headers.items():
+            self._by_credential.setdefault(credential, []).append(name)
+
+    def get(self, name: str) -> str | None:
+        return _REQUEST_CREDENTIALS.get().get(name) or None
+
+    def describe(self, name: str) -> str:
+        headers = self._by_credential.get(name)
+        if not headers:
+            return f"no request header (none is mapped to '{name}')"
+        return "request header " + " or ".join(headers)
+
+    @contextlib.contextmanager
+    def bound(self, ctx: Any) -> Iterator[None]:
+        """The scope of one call: the values its HTTP request brought (none on stdio)."""
+        request = getattr(ctx, "request", None)
+        headers = getattr(request, "headers", None)
+        values: dict[str, str] = {}
+        if headers is not None:
+            for header, credential in self._headers.items():
+                value = headers.get(header, "").strip()
+                if value:
+                    values[credential] = value
+        token = _REQUEST_CREDENTIALS.set(MappingProxyType(values) if values else _EMPTY)
+        try:
+            yield
+        finally:
+            _REQUEST_CREDENTIALS.reset(token)
+
+
+# -- the app -------------------------------------------------------------------------------------
+
+
+def _security(options: HttpOptions) -> TransportSecuritySettings:
+    hosts = [f"{name}:*" for name in _LOOPBACK_NAMES]
+    origins = [f"http://{name}:*" for name in _LOOPBACK_NAMES]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*hosts, *options.allowed_hosts],
+        allowed_origins=[*origins, *options.allowed_origins],
+    )
+
+
+@final
+class _State:
+    """What /readyz reports: set once the tools are loaded and the endpoint runs."""
+
+    def __init__(self, tools: int) -> None:
+        self.tools = tools
+        self.ready = False
+
+
+def build_app(registry: ToolRegistry, executor: ToolExecutor, options: HttpOptions) -> Starlette:
+    """The ASGI app ``serve_http`` runs: the MCP endpoint, /healthz and /readyz.
+
+    ``executor`` should ask ``HeaderCredentials(options.credential_headers)`` first for
+    per-user credentials (``serve_http`` sets that up).
+    """
+    provider = next(
+        (p for p in executor.credentials.providers if isinstance(p, HeaderCredentials)), None
+    )
+    server = build_server(
+        registry,
+        executor,
+        call_timeout=options.call_timeout,
+        call_scope=provider.bound if provider is not None else None,
+    )
+    manager = StreamableHTTPSessionManager(
+        app=server,
+        stateless=options.stateless,
+        security_settings=_security(options),
+        max_request_body_size=options.max_request_bytes,
+    )
+    state = _State(len(registry))
+    endpoint: ASGIApp = _Endpoint(manager)
+    middleware: list[Middleware] = []
+    if options.tokens:
+        endpoint = RequireAuthMiddleware(endpoint, required_scopes=[])
+        middleware = [
+            Middleware(
+                AuthenticationMiddleware, backend=BearerAuthBackend(StaticTokens(options.tokens))
+            ),
+            Middleware(AuthContextMiddleware),
+        ]
+
+    async def healthz(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "alive"})
+
+    async def readyz(request: Request) -> JSONResponse:
+        if not state.ready:
+            return JSONResponse({"status": "not ready"}, status_code=503)
+        return JSONResponse({"status": "ready", "tools": state.tools})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            state.ready = True
+            try:
+                yield
+            finally:
+                state.ready = False
+
+    return Starlette(
+        routes=[
+            Route(options.path, endpoint=endpoint, methods=["GET", "POST", "DELETE"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
+        ],
+        middleware=middleware,
+        lifespan=lifespan,
+    )
+
+
+@final
+class _Endpoint:
+    """The MCP endpoint as a plain ASGI app (Starlette routes it without a wrapper)."""
+
+    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
+        self._manager = manager
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._manager.handle_request(scope, receive, send)
+
+
+# -- running ---------------------------------------------------------------------------------------
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise SemanticError(
+            f"Cannot listen on {host}:{port}: {exc.strerror or exc} "
+            "(is another server using the port? --http HOST:PORT picks another)"
+        ) from exc
+    sock.listen(socket.SOMAXCONN)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve_http(
+    registry: ToolRegistry,
+    options: HttpOptions,
+    *,
+    credentials_file: str | None = None,
+) -> None:
+    """Serve ``registry`` over streamable HTTP until interrupted (SIGINT or SIGTERM).
+
+    Prints ``agentkit: serving N tools on http://HOST:PORT/PATH`` on stderr once it
+    listens (with the port the system chose for port 0).
+    """
+    import uvicorn
+
+    credentials = CredentialsManager.from_env(credentials_file)
+    if options.credential_headers:
+        credentials = credentials.with_provider(
+            HeaderCredentials(options.credential_headers), first=True
+        )
+    if not options.tokens and not _is_loopback(options.host):
+        print(
+            f"agentkit: warning: serving on {options.host} without --auth-token-file or "
+            "--auth-token-env: anyone who reaches the port can call the tools",
+            file=sys.stderr,
+        )
+    sock = _bind(options.host, options.port)
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    executor = ToolExecutor(credentials=credentials)
+    app = build_app(registry, executor, options)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        # The access log would show paths only, but a proxy may put tokens in query strings.
+        access_log=False,
+    )
+    server = uvicorn.Server(config)
+    print(
+        f"agentkit: serving {len(registry)} tools on http://{shown}:{port}{options.path}",
+        file=sys.stderr,
+        flush=True,
+    )
+    with executor, sock:
+        server.run(sockets=[sock])

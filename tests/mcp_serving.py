@@ -1,0 +1,117 @@
+"""`agentkit serve --http` in a real subprocess on 127.0.0.1, and the SDK's client to talk to it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+STARTUP_SECONDS = 60
+_SERVING = re.compile(r"agentkit: serving \d+ tools on (http://\S+)")
+
+
+@dataclass
+class Served:
+    """A running server: its process, its MCP endpoint's URL and what it printed on stderr."""
+
+    process: subprocess.Popen[str]
+    url: str
+    _reader: threading.Thread
+    _lines: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def origin(self) -> str:
+        return self.url.rsplit("/", 1)[0]
+
+    @property
+    def stderr(self) -> str:
+        with self._lock:
+            return "".join(self._lines)
+
+    def stop(self, timeout: float = 20) -> int:
+        """SIGTERM, then SIGKILL if it has not exited after ``timeout`` seconds; the exit status."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self._reader.join(timeout=10)
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+        return self.process.returncode
+
+
+def start(args: Sequence[str], *, env: dict[str, str] | None = None) -> Served:
+    """``agentkit serve --http 127.0.0.1:0 ARGS``; returns once it prints where it listens."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agentkit", "serve", "--http", "127.0.0.1:0", *args],
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    found: queue.Queue[str | None] = queue.Queue()
+    lines: list[str] = []
+    lock = threading.Lock()
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            with lock:
+                lines.append(line)
+            if match := _SERVING.search(line):
+                found.put(match.group(1))
+        found.put(None)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        url = found.get(timeout=STARTUP_SECONDS)
+    except queue.Empty:
+        url = None
+    served = Served(process, url or "", reader, lines, lock)
+    if url is None:
+        served.process.kill()
+        served.stop()
+        raise AssertionError("the server did not start:\n" + served.stderr)
+    return served
+
+
+@contextlib.contextmanager
+def serving(args: Sequence[str], *, env: dict[str, str] | None = None) -> Iterator[Served]:
+    served = start(args, env=env)
+    try:
+        yield served
+    finally:
+        served.stop()
+
+
+@contextlib.asynccontextmanager
+async def session(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[Any]:
+    """An initialized ``ClientSession`` on ``url`` over the SDK's streamable HTTP client."""
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as client,
+    ):
+        await client.initialize()
+        yield client

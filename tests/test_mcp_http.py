@@ -1,0 +1,394 @@
+"""agentkit serve --http, end to end: a real server process, the SDK's streamable HTTP client."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+pytest.importorskip("uvicorn")
+
+from mcp.shared.exceptions import MCPError
+
+from agentkit.cli import main
+from agentkit.mcp_http import parse_address, parse_credential_header, read_tokens
+from agentkit.toolerrors import SemanticError
+from tests.declarative import loopback
+from tests.mcp_serving import Served, serving, session
+
+TOKEN = "transport-token-0123456789abcdef"
+OTHER_TOKEN = "transport-token-second-fedcba98"
+USER_A = "user-a-github-token-aaaaaaaa"
+USER_B = "user-b-github-token-bbbbbbbb"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+# Answers with nothing secret: what it saw is kept on the side, for the test to read.
+WHOAMI = """\
+name: whoami
+version: 1.0.0
+description: Ask the upstream who the caller is.
+credentials: [github-token]
+input_schema: {parameters: [{name: n, type: integer, required: false}]}
+output_schema: {parameters: [{name: ok, type: boolean}]}
+backend:
+  http:
+    url: {origin}/whoami
+    auth: {bearer: github-token}
+    retry: {attempts: 1}
+"""
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+
+
+class Upstream:
+    """The loopback API the whoami tool calls; records each Authorization header it gets."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def __call__(self, handler: loopback.Handler) -> None:
+        self.seen.append(handler.headers.get("Authorization", ""))
+        handler.reply(200, {"ok": True})
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[tuple[str, Upstream]]:
+    recorder = Upstream()
+    with loopback.serve({"/whoami": recorder}) as origin:
+        yield origin, recorder
+
+
+@pytest.fixture(scope="module")
+def server(
+    tmp_path_factory: pytest.TempPathFactory, upstream: tuple[str, Upstream]
+) -> Iterator[Served]:
+    folder = tmp_path_factory.mktemp("http")
+    (folder / "whoami.yaml").write_text(WHOAMI.replace("{origin}", upstream[0]))
+    tokens = folder / "tokens"
+    tokens.write_text(f"# who may call\n{TOKEN}\n\n{OTHER_TOKEN}\n")
+    args = [
+        "--tools", "tools.d", "--tools", str(folder),
+        "--auth-token-file", str(tokens),
+        "--credential-header", "X-GitHub-Token=github-token",
+        "--max-request-bytes", "65536",
+    ]  # fmt: skip
+    with serving(args) as served:
+        yield served
+
+
+def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, data=body, method="POST")
+    for name, value in {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        **headers,
+    }.items():
+        request.add_header(name, value)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def _get(url: str) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+async def _calls(
+    url: str, headers: dict[str, str], *calls: tuple[str, dict[str, Any]]
+) -> list[Any]:
+    with anyio.fail_after(60):
+        async with session(url, headers) as client:
+            return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+
+# -- the protocol --------------------------------------------------------------------------------
+
+
+def test_tools_list_over_http(server: Served) -> None:
+    async def listed() -> Any:
+        with anyio.fail_after(60):
+            async with session(server.url, AUTH) as client:
+                return await client.list_tools()
+
+    names = {tool.name for tool in anyio.run(listed).tools}
+    assert {"text_stats", "fetch_weather", "whoami"} <= names
+
+
+def test_a_call_returns_structured_content_and_utf8_json_text(server: Served) -> None:
+    [result] = anyio.run(_calls, server.url, AUTH, ("text_stats", {"text": "Zürich. Café!"}))
+    assert result.is_error is False
+    assert result.structured_content["words"] == 2
+    assert "Zürich".lower() in result.content[0].text  # UTF-8 as it is, not \\u-escaped
+    assert json.loads(result.content[0].text) == result.structured_content
+
+
+def test_a_failed_call_is_an_error_result(server: Served) -> None:
+    [result] = anyio.run(_calls, server.url, AUTH, ("text_stats", {"text": "x", "top": 99}))
+    assert result.is_error is True
+    assert "Parameter 'top': expected a value of at most 20, got 99" in result.content[0].text
+
+
+# -- transport auth ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param({}, id="no-token"),
+        pytest.param({"Authorization": "Bearer wrong-token-0123456789abcdef"}, id="wrong-token"),
+        pytest.param({"Authorization": f"Bearer {TOKEN[:-1]}"}, id="a-prefix-of-the-token"),
+        pytest.param({"Authorization": f"Basic {TOKEN}"}, id="not-bearer"),
+        pytest.param({"X-GitHub-Token": TOKEN}, id="token-in-another-header"),
+    ],
+)
+def test_a_request_without_a_valid_token_is_refused_with_401(
+    server: Served, headers: dict[str, str]
+) -> None:
+    status, answer_headers, body = _post(server.url, json.dumps(INITIALIZE).encode(), headers)
+    assert status == 401
+    assert answer_headers["www-authenticate"].startswith("Bearer ")
+    assert json.loads(body)["error"] == "invalid_token"
+
+
+@pytest.mark.parametrize("token", [TOKEN, OTHER_TOKEN], ids=["first", "second"])
+def test_each_configured_token_is_accepted(server: Served, token: str) -> None:
+    status, _, _ = _post(
+        server.url, json.dumps(INITIALIZE).encode(), {"Authorization": f"Bearer {token}"}
+    )
+    assert status == 200
+
+
+def test_a_session_belongs_to_the_token_that_opened_it(server: Served) -> None:
+    status, headers, _ = _post(server.url, json.dumps(INITIALIZE).encode(), AUTH)
+    assert status == 200
+    session_id = {name.lower(): value for name, value in headers.items()}["mcp-session-id"]
+    listing = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode()
+    other = {"Authorization": f"Bearer {OTHER_TOKEN}", "Mcp-Session-Id": session_id}
+    assert _post(server.url, listing, {**other, "MCP-Protocol-Version": "2025-06-18"})[0] == 404
+
+
+def test_the_sdk_client_without_the_token_cannot_connect(server: Served) -> None:
+    async def connect() -> None:
+        with anyio.fail_after(60):
+            async with session(server.url):
+                pass
+
+    with pytest.raises(BaseException) as info:  # noqa: PT011 -- an exception group, read below
+        anyio.run(connect)
+    # The SDK reports the refusal as a failed request; the status is the raw tests' business.
+    assert any(isinstance(leaf, MCPError) for leaf in _leaves(info.value))
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    # An exception group (BaseExceptionGroup is a builtin from Python 3.11 on).
+    inner: tuple[BaseException, ...] = getattr(error, "exceptions", ())
+    return [leaf for one in inner for leaf in _leaves(one)] if inner else [error]
+
+
+def test_health_and_readiness_need_no_token(server: Served) -> None:
+    assert _get(server.origin + "/healthz") == (200, {"status": "alive"})
+    status, body = _get(server.origin + "/readyz")
+    assert status == 200
+    assert body["status"] == "ready"
+    assert body["tools"] >= 6
+
+
+# -- DNS rebinding and size ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        pytest.param({"Host": "attacker.example"}, 421, id="foreign-host"),
+        pytest.param({"Origin": "http://attacker.example"}, 403, id="foreign-origin"),
+    ],
+)
+def test_dns_rebinding_protection_refuses_foreign_hosts_and_origins(
+    server: Served, headers: dict[str, str], status: int
+) -> None:
+    answer, _, _ = _post(server.url, json.dumps(INITIALIZE).encode(), {**AUTH, **headers})
+    assert answer == status
+
+
+def test_a_request_body_over_the_cap_is_refused_with_413(server: Served) -> None:
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "text_stats", "arguments": {"text": "x" * 100_000}},
+    }
+    status, _, _ = _post(server.url, json.dumps(call).encode(), AUTH)
+    assert status == 413
+
+
+# -- per-user credentials ------------------------------------------------------------------------
+
+
+def test_each_user_s_own_token_reaches_the_upstream_and_the_transport_token_never_does(
+    server: Served, upstream: tuple[str, Upstream]
+) -> None:
+    recorder = upstream[1]
+    recorder.seen.clear()
+
+    async def both() -> list[Any]:
+        found: list[Any] = []
+
+        async def one(user: str) -> None:
+            found.extend(
+                await _calls(
+                    server.url,
+                    {**AUTH, "X-GitHub-Token": user},
+                    *[("whoami", {"n": i}) for i in range(3)],
+                )
+            )
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(one, USER_A)
+            group.start_soon(one, USER_B)
+        return found
+
+    results = anyio.run(both)
+    assert all(not result.is_error for result in results)
+    assert sorted(recorder.seen) == [f"Bearer {USER_A}"] * 3 + [f"Bearer {USER_B}"] * 3
+    assert not any(TOKEN in seen for seen in recorder.seen)
+
+
+def test_a_call_without_the_header_fails_naming_where_it_looked(server: Served) -> None:
+    [result] = anyio.run(_calls, server.url, AUTH, ("whoami", {}))
+    assert result.is_error is True
+    assert "github-token" in result.content[0].text
+    assert "request header x-github-token" in result.content[0].text
+
+
+def test_no_token_or_user_credential_reaches_the_server_log(server: Served) -> None:
+    anyio.run(_calls, server.url, {**AUTH, "X-GitHub-Token": USER_A}, ("whoami", {}))
+    for secret in (TOKEN, OTHER_TOKEN, USER_A, USER_B):
+        assert secret not in server.stderr
+
+
+# -- stateless -----------------------------------------------------------------------------------
+
+
+def test_stateless_mode_answers_each_request_on_its_own() -> None:
+    with serving(["--tools", "tools.d", "--stateless"]) as served:
+        status, headers, _ = _post(served.url, json.dumps(INITIALIZE).encode(), {})
+        assert status == 200
+        assert "mcp-session-id" not in {name.lower() for name in headers}
+        [result] = anyio.run(_calls, served.url, {}, ("text_stats", {"text": "One. Two."}))
+    assert result.structured_content["sentences"] == 2
+
+
+# -- options -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("127.0.0.1:8080", ("127.0.0.1", 8080), id="host-port"),
+        pytest.param(":9000", ("127.0.0.1", 9000), id="port-only"),
+        pytest.param("0.0.0.0", ("0.0.0.0", 8000), id="host-only"),
+        pytest.param("[::1]:8001", ("::1", 8001), id="ipv6"),
+        pytest.param("localhost:0", ("localhost", 0), id="any-port"),
+    ],
+)
+def test_parse_address(text: str, expected: tuple[str, int]) -> None:
+    assert parse_address(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            "host:http", "the port must be a number from 0 to 65535, got 'http'", id="name"
+        ),
+        pytest.param("host:70000", "got '70000'", id="too-big"),
+        pytest.param("[::1:80", "closing ']'", id="unclosed"),
+    ],
+)
+def test_parse_address_refuses(text: str, message: str) -> None:
+    with pytest.raises(SemanticError, match=message.replace("(", r"\(")):
+        parse_address(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("X-Token", "takes HEADER=CREDENTIAL", id="no-equals"),
+        pytest.param("=github-token", "takes HEADER=CREDENTIAL", id="no-header"),
+        pytest.param("X Token=t", "letters, digits", id="space"),
+        pytest.param("Authorization=github-token", "belongs to the transport", id="authorization"),
+        pytest.param("cookie=github-token", "belongs to the transport", id="cookie"),
+    ],
+)
+def test_parse_credential_header_refuses(text: str, message: str) -> None:
+    with pytest.raises(SemanticError, match=message):
+        parse_credential_header(text)
+
+
+def test_read_tokens_names_the_line_of_a_bad_token_never_its_text(tmp_path: Path) -> None:
+    file = tmp_path / "tokens"
+    file.write_text(f"{TOKEN}\nshort-secret\n")
+    with pytest.raises(SemanticError, match=r"tokens:2: a bearer token needs at least 16") as info:
+        read_tokens(file=str(file))
+    assert "short-secret" not in str(info.value)
+
+
+def test_read_tokens_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SERVE_TOKENS", f"{TOKEN}, {OTHER_TOKEN}")
+    assert read_tokens(env="SERVE_TOKENS") == (TOKEN, OTHER_TOKEN)
+    monkeypatch.delenv("SERVE_TOKENS")
+    with pytest.raises(SemanticError, match="SERVE_TOKENS: the environment variable is not set"):
+        read_tokens(env="SERVE_TOKENS")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        pytest.param(
+            ["--stateless"], "--stateless only apply with --http", id="stateless-on-stdio"
+        ),
+        pytest.param(
+            ["--credential-header", "X-A=a"], "--credential-header only apply", id="header-on-stdio"
+        ),
+        pytest.param(["--http", "127.0.0.1:x"], "the port must be a number", id="bad-port"),
+        pytest.param(
+            ["--http", "--call-timeout", "0"], "--call-timeout takes a positive", id="timeout"
+        ),
+        pytest.param(
+            ["--http", "--auth-token-file", "/nonexistent/tokens"],
+            "Cannot read the token file /nonexistent/tokens",
+            id="no-token-file",
+        ),
+    ],
+)
+def test_serve_usage_errors_exit_2_without_a_traceback(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", "--tools", "tools.d", *argv])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
