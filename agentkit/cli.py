@@ -171,16 +171,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_FAILED if warnings and args.strict else EXIT_OK
 
 
-def _backend(tool: Tool) -> str:
-    """``http`` or ``python`` for a definition; ``class`` for a hand-written Tool."""
-    return str(getattr(tool, "backend_kind", "class"))
-
-
 def _summary(tool: Tool) -> dict[str, Any]:
     return {
         "name": tool.name,
         "version": tool.version,
-        "backend": _backend(tool),
+        "backend": tool.backend_kind,
         "tags": tool.tags,
         "description": tool.description,
         "source": tool.source,
@@ -198,7 +193,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             for cell in (
                 t.name,
                 t.version,
-                _backend(t),
+                t.backend_kind,
                 ",".join(f"{k}={v}" for k, v in t.tags.items()),
                 t.description,
             )
@@ -215,12 +210,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     tool = _tool(_load(args), args.name)
-    definition = getattr(tool, "DEFINITION", None)
+    definition = tool.definition
     data = {
         **_summary(tool),
         "credentials": list(tool.credential_names),
-        "annotations": getattr(tool, "annotations", {}),
-        "definition": _plain(definition.raw) if definition is not None else None,
+        "annotations": tool.annotations,
+        "definition": definition.to_dict() if definition is not None else None,
         "input_json_schema": tool.input_schema.to_json_schema(),
         "output_json_schema": tool.output_schema.to_json_schema(),
     }
@@ -276,10 +271,6 @@ def _describe_parameter(param: Parameter) -> str:
     if param.description:
         text += f" -- {param.description}"
     return text
-
-
-def _plain(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
 
 
 def _read_input_file(name: str) -> str:

@@ -126,7 +126,7 @@ def _tool_changes(old: Tool, new: Tool) -> Iterable[Change]:
         yield Change(COSMETIC, "description changed")
     if old.tags != new.tags:
         yield Change(COSMETIC, "tags changed")
-    if getattr(old, "annotations", None) != getattr(new, "annotations", None):
+    if old.annotations != new.annotations:
         yield Change(COSMETIC, "annotations changed")
     for name in sorted(set(new.credential_names) - set(old.credential_names)):
         yield Change(BREAKING, f"new credential '{name}' (callers must provide it)")
@@ -141,8 +141,11 @@ def _tool_changes(old: Tool, new: Tool) -> Iterable[Change]:
 
 
 def _backend_of(tool: Tool) -> Any:
-    definition = getattr(tool, "DEFINITION", None)
-    return definition.raw.get("backend") if definition is not None else type(tool).__qualname__
+    """What runs ``tool``: its definition's ``backend`` as written, or its class."""
+    definition = tool.definition
+    if definition is None:
+        return type(tool).__qualname__
+    return definition.to_dict().get("backend")
 
 
 def _schema_changes(old: ToolSchema, new: ToolSchema, side: str, prefix: str) -> Iterable[Change]:

@@ -131,7 +131,7 @@ def export_tools(tools: Iterable[Tool], format: str, *, strict: bool = False) ->
 
 def mcp_tool(tool: Tool) -> dict[str, Any]:
     """One tool as MCP's ``tools/list`` describes it."""
-    annotations = dict(getattr(tool, "annotations", {}) or {})
+    annotations = tool.annotations
     title = annotations.pop("title", None) or tool.name
     hints = {_MCP_HINTS[key]: value for key, value in annotations.items() if key in _MCP_HINTS}
     return {

@@ -30,6 +30,7 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from agentkit import __version__
 from agentkit.credentials import CredentialsManager
 from agentkit.export import mcp_tool
+from agentkit.tool import Tool
 from agentkit.toolerrors import did_you_mean
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
@@ -37,7 +38,7 @@ from agentkit.toolregistry import ToolRegistry
 __all__ = ["CallScope", "build_server", "serve"]
 
 
-def _listed(tool: Any) -> types.Tool:
+def _listed(tool: Tool) -> types.Tool:
     exported = mcp_tool(tool)
     hints = exported["annotations"]
     return types.Tool(

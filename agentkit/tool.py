@@ -6,15 +6,37 @@ import inspect
 import re
 from collections.abc import Awaitable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, Protocol
 
-from agentkit.toolerrors import SchemaDefinitionError, SchemaProblem, SemanticError
+from agentkit.toolerrors import (
+    SchemaDefinitionError,
+    SchemaProblem,
+    SemanticError,
+    did_you_mean,
+)
 from agentkit.toolschema import FREE_FORM, ToolSchema
 
-__all__ = ["TOOL_NAME_PATTERN", "AsyncTool", "Tool"]
+__all__ = ["ANNOTATION_KEYS", "TOOL_NAME_PATTERN", "AsyncTool", "Definition", "Tool"]
 
 #: Tool names every provider accepts (OpenAI, Anthropic, MCP, Gemini).
 TOOL_NAME_PATTERN: Final = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
+#: The keys of ``TOOL_ANNOTATIONS``: MCP's tool hints, ``title`` a string, the rest booleans.
+ANNOTATION_KEYS: Final = ("title", "read_only", "destructive", "idempotent", "open_world")
+
+
+class Definition(Protocol):
+    """What a tool made from a definition file says about that file, for adapters.
+
+    ``agentkit.declarative.ToolDefinition`` is one; a hand-written tool has none.
+    """
+
+    @property
+    def source(self) -> str:
+        """Where the definition is: ``path:line``."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The definition as written, as plain JSON data."""
+
 
 _NO_PARAMETERS: Final[Mapping[str, Any]] = MappingProxyType({"parameters": ()})
 
@@ -28,6 +50,8 @@ class _Spec:
     """
 
     __slots__ = (
+        "annotations",
+        "backend_kind",
         "credential_names",
         "description",
         "input_schema",
@@ -59,6 +83,10 @@ class _Spec:
         self.credential_names = _check_credential_names(
             cls.CREDENTIAL_NAMES, problems, "CREDENTIAL_NAMES"
         )
+        self.annotations = _check_annotations(cls.TOOL_ANNOTATIONS, problems)
+        self.backend_kind = cls.BACKEND_KIND
+        if not isinstance(self.backend_kind, str) or not self.backend_kind:
+            problems.append(f"BACKEND_KIND must be a non-empty string, got {self.backend_kind!r}")
         _refuse(f"{owner} is invalid", problems)
         # Decided once per class: the executor awaits the tool on the event loop when
         # it is a coroutine function, and runs it in a worker thread otherwise.
@@ -137,6 +165,23 @@ def _check_credential_names(names: Any, problems: list[str], label: str) -> tupl
     return tuple(names)
 
 
+def _check_annotations(annotations: Any, problems: list[str]) -> Mapping[str, Any]:
+    if not isinstance(annotations, Mapping):
+        problems.append(f"TOOL_ANNOTATIONS must be a mapping, got {_shown(annotations)}")
+        return MappingProxyType({})
+    for key, value in annotations.items():
+        if key not in ANNOTATION_KEYS:
+            problems.append(
+                f"TOOL_ANNOTATIONS has an unknown key {_shown(key)}"
+                f"{did_you_mean(str(key), ANNOTATION_KEYS)}; "
+                f"the keys are: {', '.join(ANNOTATION_KEYS)}"
+            )
+        elif not isinstance(value, str if key == "title" else bool):
+            wanted = "a string" if key == "title" else "true or false"
+            problems.append(f"TOOL_ANNOTATIONS['{key}'] must be {wanted}, got {_shown(value)}")
+    return MappingProxyType(dict(annotations))
+
+
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -154,6 +199,9 @@ _REFUSED: Final = {
     "input_schema": "INPUT_SCHEMA",
     "output_schema": "OUTPUT_SCHEMA",
     "source": "SOURCE",
+    "annotations": "TOOL_ANNOTATIONS",
+    "backend_kind": "BACKEND_KIND",
+    "definition": "DEFINITION",
 }
 
 
@@ -230,6 +278,12 @@ class Tool:
     CREDENTIAL_NAMES: ClassVar[Sequence[str]] = ()
     #: Where the tool is defined, for messages; defaults to the class's dotted name.
     SOURCE: ClassVar[str] = ""
+    #: Hints for clients (MCP's tool annotations): keys from ``ANNOTATION_KEYS``.
+    TOOL_ANNOTATIONS: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    #: What runs the tool: ``"class"`` for a hand-written one, else its backend's kind.
+    BACKEND_KIND: ClassVar[str] = "class"
+    #: The parsed definition a tool was made from; None for a hand-written tool.
+    DEFINITION: ClassVar[Definition | None] = None
 
     # The class's declaration; an instance with its own tags or credential names
     # holds its own copy (see Tool.__init__).
@@ -316,6 +370,21 @@ class Tool:
     def source(self) -> str:
         """Where the tool is defined: ``package.module.Class`` or ``path:line``."""
         return spec_of(self).source
+
+    @property
+    def annotations(self) -> dict[str, Any]:
+        """Hints for clients (``title``, ``read_only``, ``destructive``, ...), as declared."""
+        return dict(spec_of(self).annotations)
+
+    @property
+    def backend_kind(self) -> str:
+        """``"class"`` for a hand-written tool; a definition's backend kind (``"http"`` ...)."""
+        return spec_of(self).backend_kind
+
+    @property
+    def definition(self) -> Definition | None:
+        """The parsed definition file the tool was made from; None for a hand-written tool."""
+        return type(self).DEFINITION
 
     def __repr__(self) -> str:
         spec = self._spec

@@ -102,6 +102,16 @@ def test_mcp() -> None:
     }
 
 
+def test_mcp_hints_come_from_a_hand_written_tools_annotations() -> None:
+    class Purge(Search):
+        TOOL_NAME = "purge"
+        TOOL_ANNOTATIONS = {"title": "Purge the catalogue", "destructive": True}
+
+    (entry,) = export_tools([Purge()], "mcp").document
+    assert entry["title"] == "Purge the catalogue"
+    assert entry["annotations"] == {"title": "Purge the catalogue", "destructiveHint": True}
+
+
 def test_gemini() -> None:
     document = export_tools([Search()], "gemini").document
     (declaration,) = document["functionDeclarations"]

@@ -38,7 +38,18 @@ def test_properties_come_from_the_class_constants() -> None:
 
 @pytest.mark.parametrize(
     "attribute",
-    ["name", "description", "version", "input_schema", "output_schema", "tags", "credential_names"],
+    [
+        "name",
+        "description",
+        "version",
+        "input_schema",
+        "output_schema",
+        "tags",
+        "credential_names",
+        "annotations",
+        "backend_kind",
+        "definition",
+    ],
 )
 def test_properties_are_read_only(attribute: str) -> None:
     with pytest.raises(AttributeError):
@@ -104,6 +115,27 @@ def test_an_invalid_output_schema_names_the_output_schema() -> None:
         pytest.param(
             {"TOOL_DESCRIPTION": 3}, "TOOL_DESCRIPTION must be a string", id="description"
         ),
+        pytest.param(
+            {"TOOL_ANNOTATIONS": {"readonly": True}},
+            r"TOOL_ANNOTATIONS has an unknown key 'readonly' \(did you mean 'read_only'\?\)",
+            id="annotations-key",
+        ),
+        pytest.param(
+            {"TOOL_ANNOTATIONS": {"read_only": "yes"}},
+            r"TOOL_ANNOTATIONS\['read_only'\] must be true or false, got 'yes'",
+            id="annotations-value",
+        ),
+        pytest.param(
+            {"TOOL_ANNOTATIONS": {"title": 1}},
+            r"TOOL_ANNOTATIONS\['title'\] must be a string",
+            id="annotations-title",
+        ),
+        pytest.param(
+            {"TOOL_ANNOTATIONS": ["read_only"]},
+            "TOOL_ANNOTATIONS must be a mapping",
+            id="annotations-list",
+        ),
+        pytest.param({"BACKEND_KIND": ""}, "BACKEND_KIND must be a non-empty string", id="kind"),
     ],
 )
 def test_class_constants_are_checked(constants: dict[str, Any], message: str) -> None:
@@ -122,3 +154,36 @@ def test_a_subclass_inherits_and_may_override() -> None:
     assert Loud().name == "loud"
     assert Loud().input_schema == Echo().input_schema
     assert repr(Loud()) == "<Loud loud 2.1.0>"
+
+
+def test_a_hand_written_tool_has_no_annotations_no_definition_and_the_class_kind() -> None:
+    tool = Echo()
+    assert tool.annotations == {}
+    assert tool.backend_kind == "class"
+    assert tool.definition is None
+
+
+def test_annotations_and_backend_kind_are_declared_on_the_class() -> None:
+    class Delete(Echo):
+        TOOL_NAME = "delete"
+        TOOL_ANNOTATIONS = {"title": "Delete a thing", "destructive": True}
+        BACKEND_KIND = "queue"
+
+    tool = Delete()
+    assert tool.annotations == {"title": "Delete a thing", "destructive": True}
+    assert tool.backend_kind == "queue"
+    tool.annotations["destructive"] = False  # a copy: the declaration stays
+    assert tool.annotations["destructive"] is True
+
+
+@pytest.mark.parametrize(
+    ("attribute", "constant"),
+    [
+        pytest.param("annotations", "TOOL_ANNOTATIONS", id="annotations"),
+        pytest.param("backend_kind", "BACKEND_KIND", id="backend-kind"),
+        pytest.param("definition", "DEFINITION", id="definition"),
+    ],
+)
+def test_overriding_an_adapter_property_is_refused(attribute: str, constant: str) -> None:
+    with pytest.raises(SemanticError, match=f"overrides '{attribute}'.*declare it as {constant}"):
+        type("Sly", (Echo,), {"TOOL_NAME": "sly", attribute: property(lambda self: {})})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, Final, final
@@ -11,11 +12,11 @@ from agentkit.declarative.http_spec import IDEMPOTENT, parse_http_spec
 from agentkit.declarative.problems import Problems, check_keys
 from agentkit.declarative.python_backend import PythonBackend, parse_python_backend
 from agentkit.declarative.yamlsource import clip
-from agentkit.tool import TOOL_NAME_PATTERN
+from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
 from agentkit.toolerrors import SchemaDefinitionError
 from agentkit.toolschema import ToolSchema
 
-__all__ = ["TOP_LEVEL_KEYS", "ToolDefinition", "parse_definition"]
+__all__ = ["ANNOTATION_KEYS", "TOP_LEVEL_KEYS", "ToolDefinition", "parse_definition"]
 
 TOP_LEVEL_KEYS: Final = (
     "name",
@@ -28,7 +29,6 @@ TOP_LEVEL_KEYS: Final = (
     "annotations",
     "backend",
 )
-ANNOTATION_KEYS: Final = ("title", "read_only", "destructive", "idempotent", "open_world")
 _SEMVER: Final = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?"
@@ -58,6 +58,11 @@ class ToolDefinition:
     @property
     def source(self) -> str:
         return f"{self.path}:{self.line}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The definition as written, as plain JSON data (what ``agentkit show`` prints)."""
+        plain: dict[str, Any] = json.loads(json.dumps(self.raw, default=str))
+        return plain
 
 
 def parse_definition(raw: Any, problems: Problems) -> ToolDefinition | None:

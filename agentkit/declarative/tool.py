@@ -26,15 +26,6 @@ class DeclarativeTool(Tool):
     def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
         return self.BACKEND.call(inputs, credentials)
 
-    @property
-    def annotations(self) -> dict[str, Any]:
-        """MCP tool hints (``read_only``, ``idempotent`` ...), from the file or the method."""
-        return dict(self.DEFINITION.annotations)
-
-    @property
-    def backend_kind(self) -> str:
-        return self.BACKEND.kind
-
 
 def class_name_for(tool_name: str) -> str:
     """``fetch_weather`` -> ``FetchWeatherTool``."""
@@ -52,6 +43,8 @@ def make_tool_class(definition: ToolDefinition) -> type[DeclarativeTool]:
         "TOOL_TAGS": definition.tags,
         "CREDENTIAL_NAMES": definition.credentials,
         "SOURCE": definition.source,
+        "TOOL_ANNOTATIONS": definition.annotations,
+        "BACKEND_KIND": definition.backend.kind,
         "DEFINITION": definition,
         "BACKEND": definition.backend,
         "__module__": "agentkit.declarative.generated",
