@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urljoin, urlsplit
 
 from agentkit import jsonvalues
-from agentkit.declarative.http_spec import HttpSpec
+from agentkit.declarative.http_spec import HttpSpec, Segments
 from agentkit.declarative.http_values import FormBody, JsonArray, JsonBody, JsonNode, JsonObject
 from agentkit.declarative.templates import Template, TemplateRenderError
 from agentkit.redaction import Redactor, active_redactor, excerpt, redact_also, redacting
@@ -201,13 +201,7 @@ class HttpBackend:
         spec = self.spec
         context = {"inputs": inputs, "credentials": dict(credentials)}
         url = spec.origin + self._path(context, deadline)
-        params: list[tuple[str, str]] = []
-        for name, value in spec.query:
-            rendered = _render(value, context, deadline)
-            if rendered is None:
-                continue
-            items = rendered if isinstance(rendered, list) else [rendered]
-            params.extend((name, _text(item, f"query '{name}'")) for item in items)
+        params = _fields(spec.query, "query", context, deadline)
         headers: dict[str, str] = {}
         for name, value in spec.headers:
             rendered = _render(value, context, deadline)
@@ -217,11 +211,7 @@ class HttpBackend:
         if isinstance(spec.body, JsonBody):
             body["json"] = _render_json(spec.body.value, context, deadline)
         elif isinstance(spec.body, FormBody):
-            body["data"] = [
-                (name, _text(rendered, f"form field '{name}'"))
-                for name, value in spec.body.fields
-                if (rendered := _render(value, context, deadline)) is not None
-            ]
+            body["data"] = _fields(spec.body.fields, "form field", context, deadline)
         elif spec.body is not None:
             text = _text(_render(spec.body.template, context, deadline), "body")
             body["data"] = text.encode("utf-8")
@@ -251,6 +241,9 @@ class HttpBackend:
     def _path(self, context: Mapping[str, Any], deadline: float) -> str:
         path = ""
         for index, segment in enumerate(self.spec.path, start=1):
+            if isinstance(segment[0], Segments):
+                path += _segments(segment[0], index, context, deadline)
+                continue
             text = "".join(
                 piece
                 if isinstance(piece, str)
@@ -644,6 +637,38 @@ def _render(value: Any, context: Mapping[str, Any], deadline: float) -> Any:
     if isinstance(rendered, str) and any(root == "credentials" for root, _ in value.references):
         redact_also(rendered)
     return rendered
+
+
+def _fields(
+    pairs: tuple[tuple[str, Any], ...], what: str, context: Mapping[str, Any], deadline: float
+) -> list[tuple[str, str]]:
+    """Query parameters or form fields: a name once per value, a list's items each
+    their own field (``tag=a&tag=b``), a value of ``null`` left out."""
+    fields: list[tuple[str, str]] = []
+    for name, value in pairs:
+        values = value if isinstance(value, tuple) else (value,)
+        for item in values:
+            rendered = _render(item, context, deadline)
+            items = rendered if isinstance(rendered, (list, tuple)) else (rendered,)
+            fields.extend(
+                (name, _text(one, f"{what} '{name}'")) for one in items if one is not None
+            )
+    return fields
+
+
+def _segments(segment: Segments, index: int, context: Mapping[str, Any], deadline: float) -> str:
+    """``/a/b/c`` from a value ``a/b/c``: each part percent-encoded on its own."""
+    where = f"URL path segment {index} ({segment.source})"
+    value = _text(_render(segment.template, context, deadline), where)
+    parts = value.split("/")
+    for number, part in enumerate(parts, start=1):
+        if part in ("", ".", ".."):
+            raise HttpCallError(
+                "request",
+                f"{where}: part {number} of {len(parts)} is {part!r}; each part of the path "
+                "must be a non-empty name, not '.' or '..' (no leading, trailing or double '/')",
+            )
+    return "".join("/" + quote(part, safe="") for part in parts)
 
 
 def _render_json(node: JsonNode, context: Mapping[str, Any], deadline: float) -> Any:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, final
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from agentkit.declarative.http_values import (
     ApiKeyAuth,
@@ -28,7 +28,7 @@ from agentkit.declarative.templates import Template, TemplateSyntaxProblem, comp
 from agentkit.toolerrors import did_you_mean
 from agentkit.toolschema import ToolSchema, is_integer, is_number
 
-__all__ = ["HttpSpec", "Retry", "parse_http_spec"]
+__all__ = ["HttpSpec", "Retry", "Segments", "parse_http_spec"]
 
 HTTP_KEYS: Final = (
     "method",
@@ -57,6 +57,22 @@ DEFAULT_TIMEOUTS: Final = {"connect": 5.0, "read": 30.0, "total": 60.0}
 DEFAULT_RETRY_STATUS: Final = (429, 502, 503, 504)
 _TOKEN: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP header name (RFC 9110)
 _TEMPLATE_SPAN: Final = re.compile(r"\{\{.*?\}\}", re.DOTALL)
+_AUTHORITY_END: Final = re.compile(r"[/?#]")
+# ``{{ inputs.path | segments }}``: a whole path segment that may span several.
+_SEGMENTS: Final = re.compile(r"\{\{(.*?)\|\s*segments\s*\}\}", re.DOTALL)
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Segments:
+    """A URL path segment written ``{{ expression | segments }}``: its value may
+    span several segments (``docs/README.md``), each percent-encoded on its own."""
+
+    template: Template
+    source: str  # as written, for errors
+
+
+PathSegment = tuple[str | Template, ...] | tuple[Segments]
 
 
 @final
@@ -78,8 +94,8 @@ class HttpSpec:
 
     method: str
     origin: str
-    path: tuple[tuple[str | Template, ...], ...]  # segments, each literal text and templates
-    query: tuple[tuple[str, Template | Any], ...]
+    path: tuple[PathSegment, ...]  # segments, each literal text and templates
+    query: tuple[tuple[str, Template | Any], ...]  # a value may be a tuple: a repeated name
     headers: tuple[tuple[str, Template | Any], ...]
     body: HttpBody | None
     auth: HttpAuth | None
@@ -157,13 +173,24 @@ class _Context:
                 + did_you_mean(key, RESPONSE_FIELDS, "response."),
             )
 
-    def value(self, raw: Any, location: Location, roots: Sequence[str]) -> Template | Any:
-        """A query, header or form value: a template when a string, else a plain scalar."""
+    def value(
+        self, raw: Any, location: Location, roots: Sequence[str], *, repeat: bool = False
+    ) -> Template | Any:
+        """A query, header or form value: a template when a string, else a plain scalar;
+        with ``repeat``, also a list of those (a tuple): the name is sent once per item."""
+        if repeat and isinstance(raw, list):
+            return tuple(
+                self.value(item, (*location, index), roots) for index, item in enumerate(raw)
+            )
         if isinstance(raw, str):
             return self.template(raw, location, roots)
         if raw is None or isinstance(raw, (bool, int, float)):
             return raw
-        self.problems.add(location, f"expected a string or number, got '{type(raw).__name__}'")
+        # The YAML reader's located containers are lists and dicts underneath.
+        got = "a list" if isinstance(raw, list) else "a mapping" if isinstance(raw, dict) else None
+        self.problems.add(
+            location, f"expected a string or number, got {got or repr(type(raw).__name__)}"
+        )
         return None
 
     def credential(self, raw: Any, location: Location) -> str | None:
@@ -206,9 +233,11 @@ def parse_http_spec(
         method = "GET"
     method = method.upper()
 
-    origin, path = _parse_url(raw.get("url"), at("url"), context)
-    query = _parse_pairs(raw, "query", at, context, REQUEST_ROOTS)
-    headers = _parse_pairs(raw, "headers", at, context, REQUEST_ROOTS)
+    origin, path, url_query = _parse_url(raw.get("url"), at("url"), context)
+    query = _merge_query(
+        url_query, _parse_pairs(raw, "query", at, context, repeat=True), at, problems
+    )
+    headers = _parse_pairs(raw, "headers", at, context)
     for name, _ in headers:
         if not _TOKEN.fullmatch(name):
             problems.add(at("headers", name), f"invalid header name {name!r}")
@@ -255,58 +284,111 @@ def parse_http_spec(
 
 def _parse_url(
     raw: Any, location: Location, context: _Context
-) -> tuple[str | None, tuple[tuple[str | Template, ...], ...]]:
+) -> tuple[str | None, tuple[PathSegment, ...], tuple[tuple[str, Any], ...]]:
+    """The literal origin, the path's segments and the literal query string's pairs."""
     problems = context.problems
     if not isinstance(raw, str) or not raw:
         problems.add(
             location, "missing 'url': the endpoint, such as https://api.example.com/v1/items"
         )
-        return None, ()
+        return None, (), ()
     scheme_end = raw.find("://")
-    authority_end = raw.find("/", scheme_end + 3) if scheme_end >= 0 else -1
-    origin_text = raw if authority_end < 0 else raw[:authority_end]
+    authority_end = _AUTHORITY_END.search(raw, scheme_end + 3) if scheme_end >= 0 else None
+    origin_text = raw if authority_end is None else raw[: authority_end.start()]
     if any(delimiter in origin_text for delimiter in ("{{", "{%", "{#")):
         problems.add(
             location,
             "templates may not reach the scheme, host or port; keep the origin literal "
             "and template only path segments",
         )
-        return None, ()
+        return None, (), ()
     parts = urlsplit(origin_text)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         problems.add(
             location, f"the URL must start with http:// or https:// and a host, got {raw!r}"
         )
-        return None, ()
+        return None, (), ()
     origin = f"{parts.scheme}://{parts.netloc}"
-    rest = raw[len(origin_text) :]
+    rest, _, query_string = raw[len(origin_text) :].partition("?")
+    if "#" in rest or "#" in query_string:
+        problems.add(location, "a URL sent to a server has no '#fragment'; remove it")
+        return None, (), ()
+    if any(delimiter in query_string for delimiter in ("{{", "{%", "{#")):
+        problems.add(
+            location,
+            "templates may not reach the URL's query string; put templated parameters "
+            "under 'query:', such as query: {q: \"{{ inputs.q }}\"}",
+        )
+        return None, (), ()
     if "{%" in rest or "{#" in rest:
         problems.add(location, "the URL path may hold only '{{ ... }}' expressions")
-        return None, ()
-    if "?" in rest or "#" in rest:
-        problems.add(location, "put query parameters under 'query:', not in the URL")
-        return None, ()
-    segments: list[tuple[str | Template, ...]] = []
-    for segment in rest.split("/")[1:] if rest else []:
-        pieces: list[str | Template] = []
-        position = 0
-        for match in _TEMPLATE_SPAN.finditer(segment):
-            if match.start() > position:
-                pieces.append(segment[position : match.start()])
-            template = context.template(match.group(0), location, REQUEST_ROOTS)
-            if template is not None:
-                pieces.append(template)
-            position = match.end()
-        if position < len(segment):
-            pieces.append(segment[position:])
-        segments.append(tuple(pieces))
+        return None, (), ()
+    segments = tuple(
+        _parse_segment(segment, location, context) for segment in rest.split("/")[1:] if rest
+    )
     if _TEMPLATE_SPAN.sub("", rest).count("{{"):
         problems.add(location, "an unclosed '{{' in the URL path")
-    return origin, tuple(segments)
+    return origin, segments, _parse_query_string(query_string)
+
+
+def _parse_segment(segment: str, location: Location, context: _Context) -> PathSegment:
+    spans = list(_TEMPLATE_SPAN.finditer(segment))
+    # Each span on its own: one regex over the whole segment would be quadratic.
+    spreads = [spread for span in spans if (spread := _SEGMENTS.fullmatch(span.group(0)))]
+    if spreads and spans[0].group(0) == segment:
+        expression = "{{" + spreads[0].group(1) + "}}"
+        template = context.template(expression, location, REQUEST_ROOTS)
+        return (Segments(template=template, source=segment),) if template is not None else ()
+    if spreads:
+        context.problems.add(
+            location,
+            "'| segments' must fill a whole path segment, such as "
+            "/repos/{{ inputs.path | segments }}",
+        )
+        return ()
+    pieces: list[str | Template] = []
+    position = 0
+    for match in spans:
+        if match.start() > position:
+            pieces.append(segment[position : match.start()])
+        template = context.template(match.group(0), location, REQUEST_ROOTS)
+        if template is not None:
+            pieces.append(template)
+        position = match.end()
+    if position < len(segment):
+        pieces.append(segment[position:])
+    return tuple(pieces)
+
+
+def _parse_query_string(text: str) -> tuple[tuple[str, Any], ...]:
+    """``a=1&b=2&b=3`` as pairs; a repeated name's values as one tuple, in order."""
+    values: dict[str, list[str]] = {}
+    for name, value in parse_qsl(text, keep_blank_values=True):
+        values.setdefault(name, []).append(value)
+    return tuple(
+        (name, found[0] if len(found) == 1 else tuple(found)) for name, found in values.items()
+    )
+
+
+def _merge_query(
+    from_url: tuple[tuple[str, Any], ...],
+    given: tuple[tuple[str, Any], ...],
+    at: Any,
+    problems: Problems,
+) -> tuple[tuple[str, Any], ...]:
+    """The URL's literal query string first, then ``query:``; a name may be in one only."""
+    in_url = {name for name, _ in from_url}
+    for name, _ in given:
+        if name in in_url:
+            problems.add(
+                at("query", name),
+                f"'{name}' is also in the URL's query string; give it in one place",
+            )
+    return from_url + given
 
 
 def _parse_pairs(
-    raw: dict[str, Any], key: str, at: Any, context: _Context, roots: Sequence[str]
+    raw: dict[str, Any], key: str, at: Any, context: _Context, *, repeat: bool = False
 ) -> tuple[tuple[str, Any], ...]:
     if key not in raw:
         return ()
@@ -319,7 +401,7 @@ def _parse_pairs(
         if not isinstance(name, str) or not name:
             context.problems.add(at(key), f"{key} names must be strings, got {name!r}")
             continue
-        pairs.append((name, context.value(value, at(key, name), roots)))
+        pairs.append((name, context.value(value, at(key, name), REQUEST_ROOTS, repeat=repeat)))
     return tuple(pairs)
 
 
@@ -343,7 +425,7 @@ def _parse_body(raw: dict[str, Any], at: Any, context: _Context) -> HttpBody | N
             value=_parse_json(raw["json"], at("json"), context), content_type=content_type
         )
     if kind == "form":
-        fields = _parse_pairs(raw, "form", at, context, REQUEST_ROOTS)
+        fields = _parse_pairs(raw, "form", at, context, repeat=True)
         return FormBody(fields=fields, content_type=content_type)
     text = raw["body"]
     if not isinstance(text, str):
