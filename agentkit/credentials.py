@@ -9,6 +9,7 @@ that was looked in -- never a value.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,6 +30,9 @@ __all__ = [
 _NOT_ALPHANUMERIC = re.compile(r"[^A-Za-z0-9]")
 
 
+# Cached: every call of a tool with credentials asks for the same few names, and
+# the substitution cost more than the lookup it names. Only names are kept, never values.
+@functools.lru_cache(maxsize=1024)
 def environment_name(credential: str) -> str:
     """The environment variable of a credential: ``weather-api-key`` -> ``WEATHER_API_KEY``."""
     return _NOT_ALPHANUMERIC.sub("_", credential).upper()

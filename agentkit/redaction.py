@@ -25,15 +25,18 @@ import functools
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Any, Final
+from contextvars import ContextVar, Token
+from typing import Any, Final, final
 
+from agentkit.jsonvalues import MAX_DEPTH
 from agentkit.toolerrors import RedactedError
 
 __all__ = [
     "MASK",
     "Redactor",
+    "activate",
     "active_redactor",
+    "deactivate",
     "excerpt",
     "redact_also",
     "redacting",
@@ -46,6 +49,9 @@ MASK: Final = "***"
 MIN_BASE64_CORE: Final = 4
 #: How many links of ``__cause__``/``__context__`` a cleaned exception keeps.
 MAX_CHAIN: Final = 16
+#: How deep ``redact_value`` walks: twice as deep as any value a call accepts
+#: (``MAX_DEPTH``), and far below Python's recursion limit in any thread.
+MAX_WALK: Final = 2 * MAX_DEPTH
 
 # One backslash, or more when escaped text was escaped again (JSON inside JSON).
 _BACKSLASHES: Final = r"\\{1,8}"
@@ -124,9 +130,23 @@ def _base64_forms(secret: str) -> set[str]:
     return forms
 
 
+@final
+class _Compiled:
+    """What redacting with one set of secrets needs, made once per set (see ``_compile``)."""
+
+    __slots__ = ("pattern", "reach", "shortest")
+
+    def __init__(self, pattern: re.Pattern[str], reach: int, shortest: int) -> None:
+        self.pattern = pattern
+        #: An upper bound on the length of any text the pattern replaces.
+        self.reach = reach
+        #: A lower bound on it: a shorter string holds no secret (the fast path).
+        self.shortest = shortest
+
+
 @functools.lru_cache(maxsize=256)
-def _pattern(secrets: frozenset[str]) -> re.Pattern[str]:
-    """The pattern matching every spelling of ``secrets``, made once per set.
+def _compile(secrets: frozenset[str]) -> _Compiled:
+    """The pattern matching every spelling of ``secrets``, and its bounds, made once per set.
 
     A call with credentials builds a redactor (the executor does); without this
     cache every call paid for the pattern's compile. The cache keeps the values
@@ -136,7 +156,12 @@ def _pattern(secrets: frozenset[str]) -> re.Pattern[str]:
     forms |= {(form, True) for secret in secrets for form in _base64_forms(secret)}
     # Longest first, so a secret's longer form wins over a shorter secret inside it.
     ordered = sorted(forms, key=lambda item: (-len(item[0]), item))
-    return re.compile("|".join(_form(form, b64) for form, b64 in ordered))
+    pattern = re.compile("|".join(_form(form, b64) for form, b64 in ordered))
+    # Each character of a form matches one character or more, never none.
+    shortest = min(len(form) for form, _ in ordered)
+    # Base64 is 4/3 of the secret's UTF-8, itself at most 4 bytes a character.
+    reach = max(len(secret) * 6 * _WIDEST for secret in secrets)
+    return _Compiled(pattern, reach, shortest)
 
 
 def _form(form: str, base64_alphabet: bool) -> str:
@@ -148,58 +173,73 @@ class Redactor:
     """Replaces every known spelling of the secrets it holds with ``***``.
 
     A redactor with no secrets returns text unchanged at the cost of one test.
+    Text and values that hold no secret come back as the very same object,
+    found by a search (no copy); a string shorter than the shortest spelling
+    of any secret is not even searched.
     """
 
-    __slots__ = ("_pattern", "_reach", "_secrets")
+    __slots__ = ("_compiled", "_secrets")
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self._secrets: frozenset[str] = frozenset()
-        self._pattern: re.Pattern[str] | None = None
-        self._reach = 0
-        self.add(*secrets)
+        known = frozenset(secrets)
+        if "" in known:
+            known = known - {""}  # nothing to hide
+        self._secrets = known
+        self._compiled = _compile(known) if known else None
 
     def add(self, *secrets: str) -> None:
         """Also redact ``secrets`` (empty strings are ignored: there is nothing to hide)."""
         new = {secret for secret in secrets if secret} - self._secrets
         if not new:
             return
-        # One assignment each: a thread redacting meanwhile sees the old or the new set.
+        # One assignment of what readers use: a thread redacting meanwhile sees the
+        # old pattern and bounds or the new ones, never a mix.
         self._secrets = self._secrets | new
-        self._pattern = _pattern(self._secrets)
-        # Base64 is 4/3 of the secret's UTF-8, itself at most 4 bytes a character.
-        self._reach = max(self._reach, *(len(secret) * 6 * _WIDEST for secret in new))
+        self._compiled = _compile(self._secrets)
 
     @property
     def reach(self) -> int:
         """An upper bound on the length of any text this redactor replaces."""
-        return self._reach
+        compiled = self._compiled
+        return compiled.reach if compiled is not None else 0
 
     def __bool__(self) -> bool:
-        return self._pattern is not None
+        return self._compiled is not None
 
     def __repr__(self) -> str:
         return f"Redactor(<{len(self._secrets)} secret(s)>)"  # never the values
 
     def redact(self, text: str) -> str:
-        """``text`` with every spelling of every secret replaced by ``***``."""
-        if self._pattern is None:
+        """``text`` with every spelling of every secret replaced by ``***``.
+
+        ``text`` itself when it holds none.
+        """
+        compiled = self._compiled
+        if compiled is None or len(text) < compiled.shortest:
             return text
-        return self._pattern.sub(MASK, text)
+        return compiled.pattern.sub(MASK, text)  # the same object when nothing matched
 
     def redact_value(self, value: Any) -> Any:
-        """A copy of a JSON-like value with secrets redacted in every string, keys included."""
-        if self._pattern is None:
+        """A JSON-like value with secrets redacted in every string, keys included.
+
+        ``value`` itself when no string in it holds a secret (one search-only
+        walk); else a copy. Containers nested more than ``MAX_WALK`` levels deep
+        (far deeper than any value a call accepts) are replaced by ``***``
+        unsearched: the walk never raises ``RecursionError``, and never lets
+        through what it did not search.
+        """
+        compiled = self._compiled
+        if compiled is None or not _holds_secret(compiled, value, 0):
             return value
-        if isinstance(value, str):
-            return self.redact(value)
-        if isinstance(value, dict):
-            return {self.redact_value(k): self.redact_value(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return type(value)(self.redact_value(item) for item in value)
-        return value
+        return _redacted_copy(compiled.pattern, value, 0)
 
     def contains_secret(self, text: str) -> bool:
-        return self._pattern is not None and self._pattern.search(text) is not None
+        compiled = self._compiled
+        return (
+            compiled is not None
+            and len(text) >= compiled.shortest
+            and compiled.pattern.search(text) is not None
+        )
 
     def clean_exception(self, error: BaseException) -> BaseException:
         """A copy of ``error`` and its chain that carries no secret this redactor knows.
@@ -212,9 +252,60 @@ class Redactor:
         naming the original type. ``__cause__`` and ``__context__`` are cleaned
         the same way, ``MAX_CHAIN`` links deep; cycles are kept as cycles.
         """
-        if self._pattern is None:
+        if self._compiled is None:
             return error
         return _Cleaner(self).clean(error, 0)
+
+
+def _holds_secret(compiled: _Compiled, value: Any, depth: int) -> bool:
+    """Whether any string in ``value`` (keys included) matches: the search-only walk."""
+    if isinstance(value, str):
+        return len(value) >= compiled.shortest and compiled.pattern.search(value) is not None
+    if isinstance(value, dict):
+        # Past MAX_WALK: not searched, and the copy masks it.
+        return (
+            depth >= MAX_WALK
+            or _any_holds_secret(compiled, value.keys(), depth)
+            or _any_holds_secret(compiled, value.values(), depth)
+        )
+    if isinstance(value, (list, tuple)):
+        return depth >= MAX_WALK or _any_holds_secret(compiled, value, depth)
+    return False
+
+
+def _any_holds_secret(compiled: _Compiled, items: Iterable[Any], depth: int) -> bool:
+    # Strings and numbers are tested in this loop, not by a call each: for the
+    # usual flat output the whole walk is three calls.
+    search, shortest = compiled.pattern.search, compiled.shortest
+    for item in items:
+        if type(item) is str:
+            if len(item) >= shortest and search(item) is not None:
+                return True
+        elif type(item) not in _NOT_SEARCHED and _holds_secret(compiled, item, depth + 1):
+            return True
+    return False
+
+
+# What a search-only walk passes over without a call (a str subclass gets one).
+_NOT_SEARCHED: Final = frozenset({int, float, bool, type(None)})
+
+
+def _redacted_copy(pattern: re.Pattern[str], value: Any, depth: int) -> Any:
+    if isinstance(value, str):
+        return pattern.sub(MASK, value)
+    if isinstance(value, dict):
+        if depth >= MAX_WALK:
+            return MASK
+        copy = {}
+        for key, item in value.items():
+            copy[_redacted_copy(pattern, key, depth + 1)] = _redacted_copy(pattern, item, depth + 1)
+        return copy
+    if isinstance(value, (list, tuple)):
+        if depth >= MAX_WALK:
+            return MASK
+        items = [_redacted_copy(pattern, item, depth + 1) for item in value]
+        return items if type(value) is list else type(value)(items)
+    return value
 
 
 class _Cleaner:
@@ -316,12 +407,27 @@ def active_redactor() -> Redactor | None:
 
 @contextmanager
 def redacting(redactor: Redactor) -> Iterator[Redactor]:
-    """Make ``redactor`` the active one for the block (the executor does this per call)."""
+    """Make ``redactor`` the active one for the block."""
     token = _ACTIVE.set(redactor)
     try:
         yield redactor
     finally:
         _ACTIVE.reset(token)
+
+
+def activate(redactor: Redactor) -> Token[Redactor | None]:
+    """Make ``redactor`` the active one until ``deactivate(token)``.
+
+    ``redacting`` without the ``with`` block, for the executor's hot path: a
+    context manager's protocol costs several times the variable's own set and
+    reset. Always pair it with ``deactivate`` in a ``finally``.
+    """
+    return _ACTIVE.set(redactor)
+
+
+def deactivate(token: Token[Redactor | None]) -> None:
+    """Restore the redactor that was active before ``activate`` returned ``token``."""
+    _ACTIVE.reset(token)
 
 
 def redact_also(*forms: str) -> None:

@@ -29,7 +29,7 @@ from agentkit.observability import (
     emit,
 )
 from agentkit.recording import ReplaySource
-from agentkit.redaction import Redactor, redacting
+from agentkit.redaction import Redactor, activate, deactivate
 from agentkit.tool import Tool
 from agentkit.toolerrors import (
     AgentKitError,
@@ -205,10 +205,13 @@ class ToolExecutor:
                 else:
                     # Active while the tool runs: a backend adds the forms it
                     # derives from a credential (redact_also).
-                    with redacting(redactor):
+                    active = activate(redactor)
+                    try:
                         raw = tool.execute(values, credentials)
                         if spec.is_async:
                             raw = _run_to_completion(raw)  # type: ignore[arg-type]
+                    finally:
+                        deactivate(active)
             except Exception as exc:
                 error = _execution_error(spec.name, exc, redactor)
         return self._finish(
@@ -251,8 +254,11 @@ class ToolExecutor:
                 else:
                     # A context variable, so it is this call's alone, in its own task
                     # and in the copy of the context the pool thread runs under.
-                    with redacting(redactor):
+                    active = activate(redactor)
+                    try:
                         raw = await self._run_on_loop(tool, spec, values, credentials, timeout)
+                    finally:
+                        deactivate(active)
             except Exception as exc:
                 error = _execution_error(spec.name, exc, redactor)
             except asyncio.CancelledError as exc:
@@ -474,10 +480,9 @@ class ToolExecutor:
                 else:
                     # Active while the output is checked: a validation message
                     # redacts the value it quotes before cutting it short.
-                    with redacting(redactor):
-                        output = redactor.redact_value(
-                            _checked(name, spec.output_schema, raw, redactor)
-                        )
+                    output = redactor.redact_value(
+                        _checked(name, spec.output_schema, raw, redactor)
+                    )
             except ToolValidationError as exc:
                 error = exc
             except RecursionError as exc:
@@ -651,6 +656,15 @@ def _checked(name: str, schema: ToolSchema, raw: Any, redactor: Redactor | None)
     output: dict[str, Any] = schema._check(raw, "", problems)
     if problems:
         if redactor:
+            # Checked again with the redactor active, so that each message quotes
+            # the value redacted before it is cut short (see excerpt); only a
+            # failing output pays for that, not every call.
+            problems = []
+            active = activate(redactor)
+            try:
+                schema._check(raw, "", problems)
+            finally:
+                deactivate(active)
             problems = [redactor.redact(problem) for problem in problems]
         raise ToolValidationError(name, "output", problems)
     return output

@@ -6,6 +6,7 @@ import base64
 import json
 import re
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentkit import Redactor
-from agentkit.redaction import MASK, excerpt, redact_also, redacting
+from agentkit.redaction import MASK, MAX_WALK, excerpt, redact_also, redacting
 from tests.leaks import SECRETS, leaked, spellings
 
 SECRET = 'p@ss w/rd+"q\\'
@@ -153,3 +154,71 @@ def test_redact_also_extends_only_the_running_call() -> None:
         redact_also("derived-form")
     assert redactor.redact("base derived-form nothing-runs") == "*** *** nothing-runs"
     assert "base" not in repr(redactor)
+
+
+# -- the fast path: search first, copy only what holds a secret --------------------------------
+
+
+def test_a_clean_value_comes_back_as_the_same_object() -> None:
+    redactor = Redactor([SECRETS[0]])
+    value = {"id": 7, "name": "a" * 200, "tags": ["x", ("y", 1.5)], "nested": {"ok": None}}
+    assert redactor.redact_value(value) is value
+    text = "nothing to hide here, " * 20
+    assert redactor.redact(text) is text
+
+
+@pytest.mark.parametrize("secret", SECRETS, ids=range(len(SECRETS)))
+def test_a_value_holding_a_secret_anywhere_is_copied_redacted(secret: str) -> None:
+    redactor = Redactor([secret])
+    derived = base64.b64encode(f"user:{secret}".encode()).decode()
+    value = {
+        "clean": "ok",
+        "deep": [[[{"k": ("t", f"Basic {derived}")}]]],
+        quote(secret, safe=""): 1,
+        "escaped": json.dumps(secret)[1:-1],
+    }
+    redacted = redactor.redact_value(value)
+    assert redacted is not value
+    assert leaked(repr(redacted), [secret]) == []
+    assert redacted["clean"] == "ok"
+    assert redacted["deep"][0][0][0]["k"][0] == "t"
+    assert MASK in redacted
+    assert value["escaped"] == json.dumps(secret)[1:-1]  # the original is left alone
+
+
+@pytest.mark.parametrize(
+    "secret", ["k", "ab", "abc", "abcd", "é", SECRETS[2]], ids=["1", "2", "3", "4", "é", "long"]
+)
+def test_skipping_short_strings_never_skips_a_spelling(secret: str) -> None:
+    # A string shorter than any spelling is not searched. Each spelling alone must
+    # be redacted exactly as it is inside a text long enough to be searched.
+    redactor = Redactor([secret])
+    pad = "\0" * 400
+    for form in sorted(spellings(secret), key=len):
+        searched = redactor.redact(pad + form + pad)[len(pad) : -len(pad)]
+        assert redactor.redact(form) == searched, form
+        assert redactor.redact_value([form]) == [searched], form
+        assert redactor.contains_secret(form) == (searched != form), form
+    assert redactor.redact(secret) == MASK
+
+
+def test_a_value_nested_past_the_walk_limit_is_masked_not_searched() -> None:
+    redactor = Redactor(["s3cret-value"])
+    deep: Any = "s3cret-value"
+    for _ in range(MAX_WALK + 50):
+        deep = {"k": [deep]}
+    redacted = redactor.redact_value(deep)  # no RecursionError
+    assert "s3cret-value" not in repr(redacted)
+    walked = redacted
+    for _ in range(MAX_WALK // 2):
+        walked = walked["k"][0]
+    assert MASK in repr(walked)
+
+
+def test_a_very_deep_value_never_raises() -> None:
+    redactor = Redactor(["s3cret-value"])
+    deep: Any = []
+    for _ in range(100_000):
+        deep = [deep]
+    assert redactor.redact_value(deep) is not deep
+    assert redactor.redact_value([deep, "a s3cret-value"])[1] == "a ***"

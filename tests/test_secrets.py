@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
 
-from agentkit import ToolEvent, ToolExecutor, ToolValidationError
+from agentkit import EVENT_FAILED, EVENT_STARTED, ToolEvent, ToolExecutor, ToolValidationError
 from agentkit.redaction import redact_also
 from tests.helpers import Scripted
 from tests.leaks import SECRETS, leaked
@@ -71,3 +72,35 @@ def test_inputs_holding_a_secret_are_redacted_in_every_event() -> None:
     executor = ToolExecutor(credentials={"api-key": secret}, listeners=[events.append])
     executor.execute(Scripted(lambda i, c: {"answer": "ok"}), {"q": f"key {secret}"})
     assert [event.inputs for event in events] == [{"q": "key ***"}] * 2
+
+
+# -- the fast path: clean values pass uncopied, deep ones never break a call --------------------
+
+
+def test_a_clean_output_is_not_copied_and_a_secret_in_it_still_is_redacted() -> None:
+    secret = SECRETS[0]
+    clean = {"answer": "nothing to hide"}
+    executor = ToolExecutor(credentials={"api-key": secret})
+    assert executor.execute(Scripted(lambda i, c: clean), {}).output is clean
+    derived = base64.b64encode(f"user:{secret}".encode()).decode()
+    result = executor.execute(Scripted(lambda i, c: {"answer": f"Basic {derived}"}), {})
+    assert result.output is not None
+    assert leaked(repr(result.output), [secret]) == []
+
+
+@pytest.mark.parametrize("depth", [70, 900, 5_000], ids=["past-limit", "near-recursion", "deep"])
+def test_deep_inputs_with_credentials_and_a_listener_fail_cleanly(depth: int) -> None:
+    secret = SECRETS[1]
+    nested: Any = f"key {secret}"
+    for _ in range(depth):
+        nested = {"q": [nested]}
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={"api-key": secret}, listeners=[events.append])
+    tool = Scripted(lambda i, c: {"answer": "ok"})
+    result = executor.execute(tool, {"q": nested}, raise_on_failure=False)  # no RecursionError
+    assert not result.succeeded
+    assert isinstance(result.error, ToolValidationError)
+    assert tool.calls == 0
+    assert [event.name for event in events] == [EVENT_STARTED, EVENT_FAILED]
+    shown = repr(events) + json.dumps(events[-1].to_dict())
+    assert leaked(shown, [secret]) == []
