@@ -30,6 +30,7 @@ test: lint typecheck unit
 lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-logo
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -41,4 +42,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) node_modules build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) node_modules build *.egg-info .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

@@ -17,9 +17,9 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, final
+from typing import Any, Protocol, final
 
-from agentkit.observability import EVENT_COMPLETED, EVENT_FAILED, ToolEvent
+from agentkit.observability import EVENT_COMPLETED, EVENT_FAILED, Listener, ToolEvent
 from agentkit.toolerrors import (
     AgentKitError,
     Direction,
@@ -29,10 +29,8 @@ from agentkit.toolerrors import (
 )
 from agentkit.toolresult import STATUS_FAILURE, STATUS_SUCCESS
 
-if TYPE_CHECKING:
-    from agentkit.toolexecutor import ToolExecutor
-
 __all__ = [
+    "EventSource",
     "ExecutionRecorder",
     "RecordedCall",
     "ReplayMissError",
@@ -156,11 +154,23 @@ class ReplaySource(Protocol):
         """The recorded call to answer with; raises ``ReplayMissError`` when there is none."""
 
 
+class EventSource(Protocol):
+    """What a recorder listens to: a ``ToolExecutor``, seen only through its subscriptions.
+
+    The executor reads recordings (``ReplaySource``), so this module names it
+    by this protocol rather than importing it.
+    """
+
+    def subscribe(self, listener: Listener) -> Listener: ...
+
+    def unsubscribe(self, listener: Listener) -> None: ...
+
+
 class ExecutionRecorder:
     """Keeps every finished call of the executors it listens to; a replay source too."""
 
     def __init__(
-        self, executor: ToolExecutor | None = None, *, calls: Iterable[RecordedCall] = ()
+        self, executor: EventSource | None = None, *, calls: Iterable[RecordedCall] = ()
     ) -> None:
         self._lock = threading.Lock()
         self._calls: list[RecordedCall] = []
@@ -178,11 +188,11 @@ class ExecutionRecorder:
             key = (call.tool_name, call.tool_version, _canonical(call.inputs))
             self._index.setdefault(key, []).append(call)
 
-    def attach(self, executor: ToolExecutor) -> None:
+    def attach(self, executor: EventSource) -> None:
         """Start recording ``executor``'s calls."""
         executor.subscribe(self)
 
-    def detach(self, executor: ToolExecutor) -> None:
+    def detach(self, executor: EventSource) -> None:
         executor.unsubscribe(self)
 
     def __call__(self, event: ToolEvent) -> None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Final
 
-from agentkit.declarative.templates import MAX_OUTPUT_CHARS, TemplateRenderError
+from agentkit.declarative.template_base import MAX_OUTPUT_CHARS, TemplateRenderError
 
 __all__ = [
     "MAX_INT_BITS",

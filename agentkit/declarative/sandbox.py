@@ -28,7 +28,7 @@ import ast
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import jinja2
 from jinja2 import meta, nodes
@@ -38,24 +38,29 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from agentkit.declarative import limits
 from agentkit.declarative.limits import check_int, check_size, materialize, refuse_over, weight
-from agentkit.declarative.templates import (
-    _DELIMITERS,
-    _SINGLE,
+from agentkit.declarative.template_base import (
+    DELIMITERS,
     MAX_OUTPUT_CHARS,
     MAX_RANGE,
+    SINGLE_EXPRESSION,
+    MissingValue,
     Reference,
     TemplateRenderError,
     TemplateSyntaxProblem,
-    _unknown_root,
-    find_missing,
-    missing_reason,
+    unknown_root,
 )
 from agentkit.toolschema import is_integer
 
-if TYPE_CHECKING:
-    from agentkit.declarative.templates import Template
-
-__all__ = ["ENVIRONMENT", "REFUSED_FILTERS", "REFUSED_GLOBALS", "check", "render"]
+__all__ = [
+    "ENVIRONMENT",
+    "REFUSED_FILTERS",
+    "REFUSED_GLOBALS",
+    "Rendering",
+    "check",
+    "compile_source",
+    "plain_paths",
+    "render",
+]
 
 # Filters that pad, wrap or decorate by an argument-sized amount per line or
 # item, or that format strings; templates for API calls do not need them.
@@ -399,17 +404,19 @@ ENVIRONMENT: Final = _Environment()
 GLOBALS: Final = frozenset(ENVIRONMENT.globals)
 
 
+@functools.lru_cache(maxsize=4096)
 def check(source: str, roots: frozenset[str]) -> tuple[str, frozenset[Reference]]:
     """Parse ``source`` and check it; its kind ("expression" or "text") and references.
 
     Raises ``TemplateSyntaxProblem`` for bad syntax, a refused filter, or a
-    variable that is neither a root nor a Jinja global.
+    variable that is neither a root nor a Jinja global. Cached by source text:
+    a template many definitions share is parsed once.
     """
     allowed = roots
     stripped = source.strip()
-    single = _SINGLE.fullmatch(stripped)
+    single = SINGLE_EXPRESSION.fullmatch(stripped)
     is_expression = single is not None and not any(
-        delimiter in single.group(1) for delimiter in (*_DELIMITERS, "}}")
+        delimiter in single.group(1) for delimiter in (*DELIMITERS, "}}")
     )
     try:
         tree = ENVIRONMENT.parse(stripped if is_expression else source)
@@ -429,7 +436,7 @@ def check(source: str, roots: frozenset[str]) -> tuple[str, frozenset[Reference]
         ) from None
     for name in sorted(undeclared - GLOBALS):
         if name not in allowed:
-            raise TemplateSyntaxProblem(_unknown_root(name, allowed))
+            raise TemplateSyntaxProblem(unknown_root(name, allowed))
     return ("expression" if is_expression else "text"), references
 
 
@@ -453,19 +460,41 @@ def _refuse_statements(tree: nodes.Template) -> None:
             raise TemplateSyntaxProblem(f"{what} is not allowed in templates{line}")
 
 
-def render(template: Template, context: Mapping[str, Any], deadline: float | None = None) -> Any:
-    """``template``'s value by Jinja (its code made on first use and kept on it).
+#: A compiled template: its value in a context (unbounded: ``render`` sets the budget).
+Rendering = Callable[[Mapping[str, Any]], Any]
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_source(kind: str, source: str) -> Rendering:
+    """``source`` compiled by Jinja as a template of ``kind`` ("expression" or "text").
+
+    Cached by source text, so tools that share a template share its code. The
+    source has passed ``check``; raises ``TemplateRenderError`` should Jinja still refuse it.
+    """
+    try:
+        if kind == "expression":
+            inner = SINGLE_EXPRESSION.fullmatch(source.strip())
+            assert inner is not None  # kind "expression" was decided by this match
+            expression = ENVIRONMENT.compile_expression(inner.group(1), undefined_to_none=False)
+            return functools.partial(_evaluate, expression)
+        return functools.partial(_render_capped, ENVIRONMENT.from_string(source))
+    except jinja2.TemplateError as exc:
+        raise TemplateRenderError(_describe(exc)) from exc
+
+
+def render(rendering: Rendering, context: Mapping[str, Any], deadline: float | None = None) -> Any:
+    """The value of a compiled template in ``context``.
 
     ``deadline`` is a ``time.monotonic()`` value; without one the render stops
     after ``limits.MAX_RENDER_SECONDS``. Raises ``TemplateRenderError``.
     """
     try:
         with limits.budget(deadline):
-            return _render(template, context)
+            return rendering(context)
     except TemplateRenderError:
         raise
     except jinja2.UndefinedError as exc:
-        raise TemplateRenderError(_explain_undefined(template, context, exc)) from exc
+        raise _missing(exc) from exc
     except jinja2.TemplateError as exc:
         raise TemplateRenderError(_describe(exc)) from exc
     except RecursionError:
@@ -474,27 +503,17 @@ def render(template: Template, context: Mapping[str, Any], deadline: float | Non
         raise TemplateRenderError(f"{type(exc).__name__}: {exc}") from exc
 
 
-def _render(template: Template, context: Mapping[str, Any]) -> Any:
-    if template.kind == "expression":
-        if template._compiled is None:
-            inner = _SINGLE.fullmatch(template.source.strip())
-            assert inner is not None  # kind "expression" was decided by this match
-            template._compiled = ENVIRONMENT.compile_expression(
-                inner.group(1), undefined_to_none=False
-            )
-        value = template._compiled(**context)
-        if isinstance(value, jinja2.Undefined):
-            value._fail_with_undefined_error()
-        if callable(value):
-            raise TemplateRenderError(
-                "the expression gives a function, not a value; call it, or use a key"
-            )
-        if isinstance(value, str) and len(value) > MAX_OUTPUT_CHARS:
-            raise TemplateRenderError(f"the value is over {MAX_OUTPUT_CHARS} characters")
-        return value
-    if template._compiled is None:
-        template._compiled = ENVIRONMENT.from_string(template.source)
-    return _render_capped(template._compiled, context)
+def _evaluate(expression: Callable[..., Any], context: Mapping[str, Any]) -> Any:
+    value = expression(**context)
+    if isinstance(value, jinja2.Undefined):
+        value._fail_with_undefined_error()  # raises Jinja's UndefinedError, naming the value
+    if callable(value):
+        raise TemplateRenderError(
+            "the expression gives a function, not a value; call it, or use a key"
+        )
+    if isinstance(value, str) and len(value) > MAX_OUTPUT_CHARS:
+        raise TemplateRenderError(f"the value is over {MAX_OUTPUT_CHARS} characters")
+    return value
 
 
 def _render_capped(template: jinja2.Template, context: Mapping[str, Any]) -> str:
@@ -508,38 +527,25 @@ def _render_capped(template: jinja2.Template, context: Mapping[str, Any]) -> str
     return "".join(pieces)
 
 
-def _describe(exc: jinja2.TemplateError) -> str:
-    return f"{type(exc).__name__}: {exc.message or exc}"
-
-
 # How StrictUndefined words a failed lookup: "'dict object' has no attribute 'title'",
 # "list object has no element 5".
 _NO_ATTRIBUTE: Final = re.compile(r"has no attribute ('.*'|\".*\")$", re.DOTALL)
 _NO_ELEMENT: Final = re.compile(r"has no element (-?\d+)$")
 
 
-def _explain_undefined(
-    template: Template, context: Mapping[str, Any], exc: jinja2.UndefinedError
-) -> str:
-    """A failed lookup in ``missing_reason``'s wording (``response.json has no key
-    'title'``), naming the path from the template's own text when one is to blame."""
+def _missing(exc: jinja2.UndefinedError) -> TemplateRenderError:
+    """Jinja's failed lookup in the one wording (``a value has no key 'title'``); the
+    template names the value when a plain path of its own is to blame."""
     message = exc.message or ""
-    step: str | int
     if match := _NO_ATTRIBUTE.search(message):
-        step = ast.literal_eval(match.group(1))
-    elif match := _NO_ELEMENT.search(message):
-        step = int(match.group(1))
-    else:
-        return f"undefined value: {message}"
-    for root, steps in _plain_paths(template.source):
-        found = find_missing(root, steps, context)
-        if found is not None and found[0] == step:
-            return found[1]
-    return missing_reason("a value", step)
+        return MissingValue("a value", ast.literal_eval(match.group(1)))
+    if match := _NO_ELEMENT.search(message):
+        return MissingValue("a value", int(match.group(1)))
+    return TemplateRenderError(f"undefined value: {message}")
 
 
-def _plain_paths(source: str) -> Iterator[tuple[str, tuple[str | int, ...]]]:
-    """Each longest ``name.key[0]['k']`` lookup chain in ``source``, in order."""
+def plain_paths(source: str) -> Iterator[tuple[str, tuple[str | int, ...]]]:
+    """Each longest ``name.key[0]['k']`` lookup chain in the template ``source``."""
     tree = ENVIRONMENT.parse(source)
     lookups: list[nodes.Getattr | nodes.Getitem] = list(
         tree.find_all((nodes.Getattr, nodes.Getitem))
@@ -560,6 +566,12 @@ def _plain_paths(source: str) -> Iterator[tuple[str, tuple[str | int, ...]]]:
             current = current.node
         if isinstance(current, nodes.Name):
             yield current.name, tuple(reversed(steps))
+
+
+def _describe(exc: jinja2.TemplateError) -> str:
+    if isinstance(exc, jinja2.UndefinedError):
+        return f"undefined value: {exc.message}"
+    return f"{type(exc).__name__}: {exc.message or exc}"
 
 
 def _references(tree: nodes.Template, roots: frozenset[str]) -> frozenset[Reference]:

@@ -22,9 +22,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from agentkit.toolerrors import AgentKitError
+from agentkit.declarative.template_base import (
+    DELIMITERS,
+    MAX_OUTPUT_CHARS,
+    MAX_RANGE,
+    MissingValue,
+    Reference,
+    TemplateRenderError,
+    TemplateSyntaxProblem,
+    unknown_root,
+)
+
+if TYPE_CHECKING:
+    from agentkit.declarative import sandbox
 
 __all__ = [
     "MAX_OUTPUT_CHARS",
@@ -33,48 +45,13 @@ __all__ = [
     "TemplateRenderError",
     "TemplateSyntaxProblem",
     "compile_template",
-    "find_missing",
-    "missing_reason",
 ]
 
-MAX_OUTPUT_CHARS: Final = 1_000_000
-MAX_RANGE: Final = 10_000
-
-_DELIMITERS = ("{{", "{%", "{#")
 _IDENT = r"[A-Za-z][A-Za-z0-9_]*"
 _STEP = rf"\s*(?:\.\s*{_IDENT}|\[\s*(?:-?\d+|'[^'\\]*'|\"[^\"\\]*\")\s*\])"
 _PATH = re.compile(rf"\{{\{{\s*({_IDENT}(?:{_STEP})*)\s*\}}\}}")
 _STEP_PARTS = re.compile(rf"\.\s*({_IDENT})|\[\s*(-?\d+|'[^'\\]*'|\"[^\"\\]*\")\s*\]")
-_SINGLE = re.compile(r"\{\{(.*)\}\}", re.DOTALL)
 _SPAN = re.compile(r"\{\{.*?\}\}", re.DOTALL)
-
-
-class TemplateRenderError(AgentKitError):
-    """A template failed while rendering (a missing key, a refused operation, its deadline).
-
-    ``field`` is the definition field the template fills (``backend.http.query.q``),
-    set once the error leaves ``Template.render``; ``reason`` says what went wrong.
-    """
-
-    def __init__(self, reason: str, *, field: str | None = None) -> None:
-        self.reason = reason
-        self.field = field
-        super().__init__(f"{field}: {reason}" if field else reason)
-
-
-class _Missing(TemplateRenderError):
-    """A plain path found nothing; ``step`` is the key or index that was missing."""
-
-    def __init__(self, walked: str, step: str | int) -> None:
-        self.step = step
-        super().__init__(missing_reason(walked, step))
-
-
-class TemplateSyntaxProblem(Exception):
-    """A template is broken: bad syntax, or an operation refused at load time."""
-
-
-Reference = tuple[str, str | None]  # (root, first key) -- the key None when computed
 
 
 @dataclass(frozen=True)
@@ -104,7 +81,7 @@ class Template:
         self.references = references
         self._path = path
         self._pieces = pieces
-        self._compiled: Any = None
+        self._compiled: sandbox.Rendering | None = None
 
     @property
     def is_literal(self) -> bool:
@@ -136,7 +113,32 @@ class Template:
                 return text
         from agentkit.declarative import sandbox
 
-        return sandbox.render(self, context, deadline)
+        if self._compiled is None:
+            # Shared by every template of the same source: Jinja compiles each text once.
+            self._compiled = sandbox.compile_source(self.kind, self.source)
+        try:
+            return sandbox.render(self._compiled, context, deadline)
+        except MissingValue as exc:
+            raise self._name_missing(exc, context) from exc.__cause__
+
+    def _name_missing(self, exc: MissingValue, context: Mapping[str, Any]) -> MissingValue:
+        """Jinja's failed lookup, named by the plain path of this template that failed
+        at the same step (``response.json.items[0].title``); else as it came."""
+        if exc.walked != "a value":
+            return exc
+        from agentkit.declarative import sandbox
+
+        for root, steps in sandbox.plain_paths(self.source):
+            if root not in context:
+                continue
+            try:
+                _resolve(_Path(root, steps, ""), context)
+            except MissingValue as found:
+                if found.step == exc.step:
+                    return found
+            except TemplateRenderError:  # response.json of a body that is not JSON, say
+                continue
+        return exc
 
     def __repr__(self) -> str:
         return f"Template({self.field}: {self.source!r})"
@@ -193,12 +195,12 @@ def _resolve(path: _Path, context: Mapping[str, Any]) -> Any:
             if isinstance(value, (list, tuple)) and -len(value) <= step < len(value):
                 value = value[step]
             else:
-                raise _Missing(walked, step)
+                raise MissingValue(walked, step)
             walked += f"[{step}]"
             continue
         if isinstance(value, Mapping):
             if step not in value:
-                raise _Missing(walked, step)
+                raise MissingValue(walked, step)
             value = value[step]
         elif step in getattr(type(value), "TEMPLATE_ATTRIBUTES", ()):
             value = getattr(value, step)
@@ -207,32 +209,6 @@ def _resolve(path: _Path, context: Mapping[str, Any]) -> Any:
             return _SANDBOX
         walked += f".{step}"
     return value
-
-
-def missing_reason(walked: str, step: str | int) -> str:
-    """The one wording for a lookup that found nothing: ``response.json has no key 'title'``."""
-    if isinstance(step, int):
-        return f"{walked} has no item [{step}]"
-    return f"{walked} has no key '{step}'"
-
-
-def find_missing(
-    root: str, steps: tuple[str | int, ...], context: Mapping[str, Any]
-) -> tuple[str | int, str] | None:
-    """Where the plain path ``root`` + ``steps`` finds nothing in ``context``: the step
-    and ``missing_reason``'s wording; None when it resolves or needs the sandbox.
-
-    Used to explain a sandbox render that met an undefined value.
-    """
-    if root not in context:
-        return None
-    try:
-        _resolve(_Path(root, steps, ""), context)
-    except _Missing as exc:
-        return exc.step, exc.reason
-    except TemplateRenderError:  # response.json of a body that is not JSON, say
-        return None
-    return None
 
 
 def _parse_path(source: str) -> _Path | None:
@@ -260,13 +236,13 @@ def compile_template(source: str, field: str, roots: Iterable[str]) -> Template:
     a root nor a Jinja global; the caller checks ``references`` against what
     the definition declares.
     """
-    if not any(delimiter in source for delimiter in _DELIMITERS):
+    if not any(delimiter in source for delimiter in DELIMITERS):
         return Template(source, field, "literal", frozenset())
     allowed = frozenset(roots)
     path = _parse_path(source)
     if path is not None:
         if path.root not in allowed:
-            raise TemplateSyntaxProblem(_unknown_root(path.root, allowed))
+            raise TemplateSyntaxProblem(unknown_root(path.root, allowed))
         first = path.steps[0] if path.steps else None
         key = first if isinstance(first, str) else None
         return Template(source, field, "expression", frozenset({(path.root, key)}), path)
@@ -276,7 +252,7 @@ def compile_template(source: str, field: str, roots: Iterable[str]) -> Template:
         paths = [piece for piece in pieces if isinstance(piece, _Path)]
         for piece in paths:
             if piece.root not in allowed:
-                raise TemplateSyntaxProblem(_unknown_root(piece.root, allowed))
+                raise TemplateSyntaxProblem(unknown_root(piece.root, allowed))
         references = frozenset(
             (
                 piece.root,
@@ -290,8 +266,3 @@ def compile_template(source: str, field: str, roots: Iterable[str]) -> Template:
 
     kind, references = sandbox.check(source, allowed)
     return Template(source, field, kind, references)
-
-
-def _unknown_root(name: str, allowed: frozenset[str]) -> str:
-    choices = " and ".join(f"'{root}'" for root in sorted(allowed))
-    return f"unknown variable '{name}'; this template can use {choices}"
