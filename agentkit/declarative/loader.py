@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from agentkit.declarative.definition import ToolDefinition, parse_definition
+from agentkit.declarative.environment import Environment, Substituter
 from agentkit.declarative.problems import ProblemLog, Problems
+from agentkit.declarative.sources import SourceTable, is_source_document, parse_source
 from agentkit.declarative.tool import DeclarativeTool, make_tool_class
 from agentkit.declarative.yamlsource import MAX_FILE_BYTES, clip, read_documents
 from agentkit.toolerrors import DefinitionProblem
@@ -85,22 +88,44 @@ def _folder_files(folder: Path) -> list[Path]:
 
 
 def load_tools(
-    *paths: str | os.PathLike[str], registry: ToolRegistry | None = None
+    *paths: str | os.PathLike[str],
+    registry: ToolRegistry | None = None,
+    env_file: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> list[type[DeclarativeTool]]:
-    """Load every definition under ``paths`` into ``Tool`` classes.
+    """Load every definition and source under ``paths`` into ``Tool`` classes.
 
     With ``registry``, an instance of each is registered too. Any problem in any
     file raises ``DefinitionError`` listing all of them, and nothing is registered.
+    ``${VAR}`` takes its value from ``env_file`` (``NAME=value`` lines), then
+    ``environ`` (default ``os.environ``), once, now.
     """
+    environment = Environment.load(env_file, environ)
     files, found = definition_files(*paths)
     log = ProblemLog()
     log.extend(found)
-    definitions: list[ToolDefinition] = []
+    documents: list[tuple[str, Any, tuple[int, int]]] = []
     for file in files:
-        definitions.extend(_load_file(file, log))
+        documents.extend(_read_file(file, log))
+    # Sources first, from every file: a tool may use a source defined in any of them.
+    sources = _load_sources(documents, environment, log)
+    definitions: list[ToolDefinition] = []
+    for path, document, start in documents:
+        if is_source_document(document):
+            continue
+        definition = parse_definition(
+            document,
+            Problems(path, document, start, log),
+            environment=environment,
+            sources=sources,
+        )
+        if definition is not None:
+            definitions.append(definition)
 
     log.extend(_name_collisions(definitions, registry))
     if log:
+        # Reading every file came before checking any: report file by file.
+        log.order_by_file([str(file) for file in files])
         raise log.error()
 
     classes = [make_tool_class(definition) for definition in definitions]
@@ -192,7 +217,8 @@ def _read_at_most(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _load_file(file: Path, log: ProblemLog) -> Iterable[ToolDefinition]:
+def _read_file(file: Path, log: ProblemLog) -> list[tuple[str, Any, tuple[int, int]]]:
+    """The documents of ``file``: its path, each value and where it starts."""
     text = _read_text(file)
     if isinstance(text, DefinitionProblem):
         log.add(text)
@@ -201,14 +227,35 @@ def _load_file(file: Path, log: ProblemLog) -> Iterable[ToolDefinition]:
     documents, yaml_problems = read_documents(text)
     for problem in yaml_problems:
         log.add(DefinitionProblem(path, problem.line, problem.column, "", problem.message))
-    loaded = []
-    for document, start in documents:
-        if document is None:
+    return [(path, document, start) for document, start in documents if document is not None]
+
+
+def _load_sources(
+    documents: list[tuple[str, Any, tuple[int, int]]], environment: Environment, log: ProblemLog
+) -> SourceTable:
+    """Every source among ``documents``; a name defined twice is a problem at the second."""
+    table = SourceTable()
+    for path, document, start in documents:
+        if not is_source_document(document):
             continue
-        definition = parse_definition(document, Problems(path, document, start, log))
-        if definition is not None:
-            loaded.append(definition)
-    return loaded
+        problems = Problems(path, document, start, log)
+        source = parse_source(document, problems, Substituter(environment, problems))
+        name = document.get("source")
+        if not isinstance(name, str):
+            continue
+        here = f"{path}:{start[0]}"
+        earlier = table.sources.get(name) or table.broken.get(name)
+        if earlier is not None:
+            where = earlier.location if not isinstance(earlier, str) else earlier
+            problems.add(
+                ("source",),
+                f"source '{name}' is already defined at {where}; source names must be unique",
+            )
+        elif source is None:
+            table.broken[name] = here
+        else:
+            table.sources[name] = source
+    return table
 
 
 def definition_schema() -> dict[str, object]:
