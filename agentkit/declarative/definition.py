@@ -9,7 +9,8 @@ from typing import Any, Final, final
 
 from agentkit.declarative.environment import Environment, Substituter, Substitution
 from agentkit.declarative.http_backend import HttpBackend
-from agentkit.declarative.http_spec import IDEMPOTENT, parse_http_spec
+from agentkit.declarative.http_spec import IDEMPOTENT, is_plain_remote, parse_http_spec
+from agentkit.declarative.http_values import OAuth2Auth
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.python_backend import PythonBackend, parse_python_backend
 from agentkit.declarative.sources import Source, SourceTable, substitute_pairs, use_source
@@ -84,14 +85,20 @@ class ToolDefinition:
     def warnings(self) -> list[str]:
         """A credential that would go over plain ``http://`` to a host other than loopback."""
         if not isinstance(self.backend, HttpBackend) or not self.credentials:
-            return []
+            return []  # with no credential, nothing secret goes anywhere
         spec = self.backend.spec
-        if not spec.plain_http:
-            return []
-        return [
-            f"backend.http: credentials ({', '.join(self.credentials)}) would be sent over "
-            f"plain http:// to {spec.origin}, readable by anyone on the way; use https://"
-        ]
+        warnings = []
+        if spec.plain_http:
+            warnings.append(
+                f"backend.http: credentials ({', '.join(self.credentials)}) would be sent over "
+                f"plain http:// to {spec.origin}, readable by anyone on the way; use https://"
+            )
+        if isinstance(spec.auth, OAuth2Auth) and is_plain_remote(spec.auth.grant.token_url):
+            warnings.append(
+                f"backend.http.auth.oauth2.token_url: the client secret would be sent over "
+                f"plain http:// to {spec.auth.grant.token_url}; use https://"
+            )
+        return warnings
 
 
 def parse_definition(
@@ -316,7 +323,15 @@ def _parse_backend(
         return None
     if http.used:
         credentials = tuple(dict.fromkeys((*credentials, *http.used[0].credentials)))
-    spec = parse_http_spec(resolved, ("backend", "http"), inputs, outputs, credentials, problems)
+    spec = parse_http_spec(
+        resolved,
+        ("backend", "http"),
+        inputs,
+        outputs,
+        credentials,
+        problems,
+        token_cache=http.used[0].token_cache if http.used else None,
+    )
     return HttpBackend(spec) if spec is not None else None
 
 

@@ -36,7 +36,15 @@ from urllib.parse import quote, urljoin, urlsplit
 
 from agentkit import jsonvalues
 from agentkit.declarative.http_spec import HttpSpec, Segments
-from agentkit.declarative.http_values import FormBody, JsonArray, JsonBody, JsonNode, JsonObject
+from agentkit.declarative.http_values import (
+    FormBody,
+    JsonArray,
+    JsonBody,
+    JsonNode,
+    JsonObject,
+    OAuth2Auth,
+)
+from agentkit.declarative.oauth2 import OAuth2Error
 from agentkit.declarative.templates import Template, TemplateRenderError
 from agentkit.redaction import Redactor, active_redactor, excerpt, redact_also, redacting
 from agentkit.toolerrors import AgentKitError
@@ -184,15 +192,48 @@ class HttpBackend:
         with redacting(redactor):
             try:
                 request = self._build(view_inputs, credentials, deadline)
-                response = self._send(session, deadline, *request)
+                if isinstance(self.spec.auth, OAuth2Auth):
+                    response = self._send_with_token(
+                        self.spec.auth, credentials, session, deadline, request
+                    )
+                else:
+                    response = self._send(session, deadline, *request)
                 return self._output(view_inputs, response, deadline)
             except TemplateRenderError as exc:
                 failure = HttpCallError("template", str(exc))
             except HttpCallError as exc:
                 failure = exc
+            except OAuth2Error as exc:  # its message names the token URL, never a secret
+                failure = HttpCallError("auth", str(exc), status=exc.status)
         # Raised outside the handler, cleaned: neither the message nor the chain
         # (a requests error holds the prepared request, headers and all) keeps a secret.
         raise redactor.clean_exception(failure)
+
+    def _send_with_token(
+        self,
+        auth: OAuth2Auth,
+        credentials: Mapping[str, str],
+        session: requests.Session,
+        deadline: float,
+        request: tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]],
+    ) -> ResponseView:
+        """Send with an OAuth2 bearer token; on a 401, drop that token and resend once.
+
+        A 401 means the API refused the token (expired early, revoked), not the
+        request, so resending it -- a POST too -- does not repeat any work.
+        """
+        url, params, headers, body = request
+        token = auth.token(credentials, deadline=deadline, session=session)
+        headers[auth.name] = f"Bearer {token}"
+        try:
+            return self._send(session, deadline, url, params, headers, body)
+        except HttpCallError as exc:
+            if exc.status != 401 or exc.kind != "status":
+                raise
+        auth.invalidate(token)
+        token = auth.token(credentials, deadline=deadline, session=session)
+        headers[auth.name] = f"Bearer {token}"
+        return self._send(session, deadline, url, params, headers, body)
 
     # -- building the request -----------------------------------------------------------------
 
@@ -218,7 +259,7 @@ class HttpBackend:
             body["data"] = text.encode("utf-8")
         if spec.body is not None and spec.body.content_type:
             headers["Content-Type"] = spec.body.content_type
-        if spec.auth is not None:
+        if spec.auth is not None and not isinstance(spec.auth, OAuth2Auth):  # that one: at send
             value = spec.auth.value(credentials)
             if spec.auth.placement == "query":
                 params.append((spec.auth.name, value))

@@ -11,7 +11,7 @@ import yaml
 
 from agentkit.declarative import definition_schema
 from agentkit.declarative.definition import ANNOTATION_KEYS, TOP_LEVEL_KEYS
-from agentkit.declarative.http_spec import HTTP_KEYS, METHODS
+from agentkit.declarative.http_spec import HTTP_KEYS, METHODS, OAUTH2_KEYS
 from agentkit.declarative.sources import SOURCE_KEYS
 from agentkit.toolschema import PARAMETER_TYPES
 
@@ -31,6 +31,12 @@ def test_the_schema_lists_exactly_the_keys_the_loader_reads() -> None:
     assert set(defs["http"]["properties"]) == set(HTTP_KEYS)
     assert defs["http"]["properties"]["method"]["enum"] == list(METHODS)
     assert set(defs["source"]["properties"]) == set(SOURCE_KEYS)
+    (oauth2,) = [
+        kind["properties"]["oauth2"]
+        for kind in defs["http"]["properties"]["auth"]["oneOf"]
+        if "oauth2" in kind["properties"]
+    ]
+    assert set(oauth2["properties"]) == set(OAUTH2_KEYS)
     assert defs["type"]["enum"] == list(PARAMETER_TYPES)
 
 
@@ -93,8 +99,15 @@ def test_broken_definitions_do_not_match(document: dict[str, Any]) -> None:
 SOURCE_DOCUMENT = {
     "source": "api",
     "base_url": "${API_URL:-https://api.example.com}/v1",
-    "credentials": ["token"],
-    "auth": {"bearer": "token"},
+    "credentials": ["token", "id", "secret"],
+    "auth": {
+        "oauth2": {
+            "token_url": "https://auth.example.com/oauth/token",
+            "client_id": "id",
+            "client_secret": "secret",
+            "scopes": ["items.read", "items:write"],
+        }
+    },
     "headers": {"Accept": "application/json"},
     "verify": True,
 }
