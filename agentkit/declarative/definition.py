@@ -30,8 +30,11 @@ TOP_LEVEL_KEYS: Final = (
     "input_schema",
     "output_schema",
     "annotations",
+    "concurrency",
     "backend",
 )
+#: The most calls of one tool a definition's ``concurrency:`` can allow at once.
+MAX_CONCURRENCY: Final = 10_000
 _SEMVER: Final = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?"
@@ -61,6 +64,8 @@ class ToolDefinition:
     http_source: Source | None = None
     #: The ``${VAR}`` substitutions made in it (its source's not included).
     substitutions: tuple[Substitution, ...] = ()
+    #: The most calls of the tool a server runs at once (``concurrency:``); None: no limit.
+    concurrency: int | None = None
 
     @property
     def source(self) -> str:
@@ -165,6 +170,7 @@ def parse_definition(
     if http_source:
         credentials = tuple(dict.fromkeys((*credentials, *http_source[0].credentials)))
     annotations = _parse_annotations(raw.get("annotations", {}), backend, problems)
+    concurrency = _parse_concurrency(raw.get("concurrency"), problems)
 
     if len(problems) > start or backend is None:
         return None
@@ -185,11 +191,25 @@ def parse_definition(
         raw=raw,
         http_source=http_source[0] if http_source else None,
         substitutions=tuple(substituter.used),
+        concurrency=concurrency,
     )
 
 
 def _quoted(value: Any) -> str:
     return f"'{clip(value)}'" if isinstance(value, str) else clip(value)
+
+
+def _parse_concurrency(raw: Any, problems: Problems) -> int | None:
+    if raw is None:
+        return None
+    if type(raw) is not int or not 1 <= raw <= MAX_CONCURRENCY:
+        problems.add(
+            ("concurrency",),
+            f"expected a whole number of calls from 1 to {MAX_CONCURRENCY}, the most a server "
+            f"runs at once, got {_quoted(raw)} (leave it out for no limit)",
+        )
+        return None
+    return raw
 
 
 def _parse_credentials(raw: Any, problems: Problems) -> tuple[str, ...]:
