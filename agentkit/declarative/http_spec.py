@@ -27,6 +27,7 @@ from agentkit.declarative.http_values import (
     TextBody,
 )
 from agentkit.declarative.oauth2 import ClientCredentials, OAuth2Error, TokenCache
+from agentkit.declarative.pagination import Pagination, parse_pagination
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.responses import Outputs, parse_outputs
 from agentkit.declarative.templates import Template, TemplateSyntaxProblem, compile_template
@@ -56,6 +57,7 @@ HTTP_KEYS: Final = (
     "ca_bundle",
     "output",
     "responses",
+    "paginate",
 )
 METHODS: Final = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
 IDEMPOTENT: Final = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
@@ -117,6 +119,7 @@ class HttpSpec:
     follow_redirects: bool
     outputs: Outputs
     input_names: tuple[str, ...]
+    paginate: Pagination | None = None
     #: TLS: True (the system's trust), False (no check) or the path of a CA bundle.
     verify: bool | str = True
 
@@ -303,6 +306,23 @@ def parse_http_spec(
         lambda source, here: context.template(source, here, OUTPUT_ROOTS),
         problems,
     )
+    paginate = None
+    if "paginate" in raw:
+        given = [key for key in ("output", "responses") if key in raw]
+        if given:
+            problems.add(
+                at("paginate"),
+                f"give 'paginate' or '{given[0]}', not both: paginate fills its list output "
+                "from 'items' and reports 'truncated' and 'next_cursor'",
+            )
+        else:
+            paginate = parse_pagination(
+                raw["paginate"],
+                at("paginate"),
+                outputs,
+                context.template,
+                problems,
+            )
 
     if len(problems) > start or origin is None:
         return None
@@ -322,6 +342,7 @@ def parse_http_spec(
         accept_status=accept,
         follow_redirects=follow,
         outputs=outputs_mapped,
+        paginate=paginate,
         input_names=inputs.names if inputs is not None else (),
         verify=verify,
     )

@@ -373,3 +373,39 @@ def test_a_missing_value_names_the_output_and_what_was_missing(
     assert message in text
     assert "undefined" not in text
     assert "dict object" not in text
+
+
+PAGED = """\
+name: paged
+version: 1.0.0
+output_schema:
+  parameters:
+    - name: issues
+      type: list
+      items: {type: dictionary, parameters: [{name: number, type: integer}]}
+    - {name: truncated, type: boolean, required: false}
+backend:
+  http:
+    url: https://api.example.com/issues
+    paginate:
+      page: {param: page}
+      items: "{{ response.json }}"
+      output: issues
+"""
+
+
+def test_paginated_records_are_projected(write: WriteFile) -> None:
+    registry = ToolRegistry()
+    load_tools(write(PAGED), registry=registry)
+    with responses.RequestsMock() as mock:
+        mock.get(URL, json=[{"number": 1, "node_id": "a"}, {"number": 2, "user": {}}])
+        mock.get(URL, json=[])
+        result = ToolExecutor().execute(registry["paged"], {})
+    assert result.output is not None
+    assert result.output["issues"] == [{"number": 1}, {"number": 2}]
+
+
+def test_paginate_and_responses_do_not_mix(write: WriteFile) -> None:
+    text = PAGED + "    responses: {404: {truncated: false}}\n"
+    with pytest.raises(DefinitionError, match="give 'paginate' or 'responses', not both"):
+        load_tools(write(text), registry=ToolRegistry())
