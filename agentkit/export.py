@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from agentkit.binary import is_binary
 from agentkit.tool import Tool
 from agentkit.toolerrors import SemanticError
 
@@ -134,7 +135,7 @@ def mcp_tool(tool: Tool) -> dict[str, Any]:
     annotations = tool.annotations
     title = annotations.pop("title", None) or tool.name
     hints = {_MCP_HINTS[key]: value for key, value in annotations.items() if key in _MCP_HINTS}
-    return {
+    exported = {
         "name": tool.name,
         "title": title,
         "description": tool.description,
@@ -142,6 +143,10 @@ def mcp_tool(tool: Tool) -> dict[str, Any]:
         "outputSchema": tool.output_schema.to_json_schema(),
         "annotations": {"title": title, **hints},
     }
+    if is_binary(tool):
+        # Its result is image, audio or resource content, not structured JSON.
+        del exported["outputSchema"]
+    return exported
 
 
 def _openai(tool: Tool, format: str, strict: bool, warnings: list[str]) -> dict[str, Any]:

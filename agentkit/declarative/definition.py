@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final, final
 
+from agentkit import binary
 from agentkit.declarative.environment import Environment, Substituter, Substitution
 from agentkit.declarative.http_backend import HttpBackend
 from agentkit.declarative.http_spec import IDEMPOTENT, is_plain_remote, parse_http_spec
@@ -169,6 +170,14 @@ def parse_definition(
     )
     if http_source:
         credentials = tuple(dict.fromkeys((*credentials, *http_source[0].credentials)))
+    if isinstance(backend, HttpBackend) and backend.spec.binary:
+        if "output_schema" in raw:
+            problems.add(
+                ("output_schema",),
+                "a binary tool's output is fixed ({media_type, data, size}); remove "
+                "'output_schema'",
+            )
+        outputs = binary.OUTPUT_SCHEMA
     annotations = _parse_annotations(raw.get("annotations", {}), backend, problems)
     concurrency = _parse_concurrency(raw.get("concurrency"), problems)
 

@@ -34,7 +34,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urljoin, urlsplit
 
-from agentkit import jsonvalues
+from agentkit import binary, jsonvalues
 from agentkit.declarative.http_spec import HttpSpec, Segments
 from agentkit.declarative.http_values import (
     FormBody,
@@ -126,6 +126,11 @@ class ResponseView:
     def size(self) -> int:
         """The body's length in bytes, as read (decoded)."""
         return len(self._body)
+
+    @property
+    def content(self) -> bytes:
+        """The body as it came (decoded from any transfer encoding); not for templates."""
+        return self._body
 
     @property
     def text(self) -> str:
@@ -623,6 +628,8 @@ class HttpBackend:
     def _output(
         self, inputs: dict[str, Any], response: ResponseView, deadline: float
     ) -> dict[str, Any]:
+        if self.spec.binary:
+            return binary.encode(response.content, response.headers.get("Content-Type"))
         outputs = self.spec.outputs
         label, mapping = outputs.mapping_for(response.status)
         if mapping is not None:

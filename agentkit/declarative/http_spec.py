@@ -60,6 +60,7 @@ HTTP_KEYS: Final = (
     "output",
     "responses",
     "paginate",
+    "binary",
 )
 METHODS: Final = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
 IDEMPOTENT: Final = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
@@ -122,6 +123,8 @@ class HttpSpec:
     outputs: Outputs
     input_names: tuple[str, ...]
     paginate: Pagination | None = None
+    #: The reply is the output, as ``agentkit.binary`` shapes it (base64 and its media type).
+    binary: bool = False
     #: TLS: True (the system's trust), False (no check) or the path of a CA bundle.
     verify: bool | str = True
 
@@ -308,6 +311,17 @@ def parse_http_spec(
         lambda source, here: context.template(source, here, OUTPUT_ROOTS),
         problems,
     )
+    binary = raw.get("binary", False)
+    if not isinstance(binary, bool):
+        problems.add(at("binary"), "expected true or false")
+        binary = False
+    for key in ("output", "responses", "paginate") if binary else ():
+        if key in raw:
+            problems.add(
+                at(key),
+                f"a binary tool's output is the reply itself ({{media_type, data, size}}); "
+                f"remove '{key}' or 'binary'",
+            )
     paginate = None
     if "paginate" in raw:
         given = [key for key in ("output", "responses") if key in raw]
@@ -345,6 +359,7 @@ def parse_http_spec(
         follow_redirects=follow,
         outputs=outputs_mapped,
         paginate=paginate,
+        binary=binary,
         input_names=inputs.names if inputs is not None else (),
         verify=verify,
     )
