@@ -28,7 +28,7 @@ from typing import Any, Final
 
 from agentkit.binary import is_binary
 from agentkit.tool import Tool
-from agentkit.toolerrors import SemanticError
+from agentkit.toolerrors import ExportError
 
 __all__ = ["FORMATS", "Export", "ExportError", "export_tools"]
 
@@ -54,10 +54,6 @@ _MCP_HINTS: Final = {
     "idempotent": "idempotentHint",
     "open_world": "openWorldHint",
 }
-
-
-class ExportError(SemanticError):
-    """A tool cannot be exported in the requested format."""
 
 
 @dataclass(frozen=True)
