@@ -14,6 +14,7 @@ import responses
 
 from agentkit import DefinitionError, Tool, ToolExecutor, ToolRegistry, binary, load_tools
 from agentkit.export import export_tools
+from tests.leaks import SECRETS, leaked
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 URL = "https://api.example.com/avatar"
@@ -101,6 +102,27 @@ def test_a_failing_status_still_fails_a_binary_tool(tmp_path: Path) -> None:
     result = ToolExecutor().execute(load(tmp_path, AVATAR), {}, raise_on_failure=False)
     assert result.error is not None
     assert "returned 404" in str(result.error)
+
+
+@pytest.mark.parametrize("shift", [0, 1, 2], ids=["aligned", "shift-1", "shift-2"])
+@pytest.mark.parametrize("secret", SECRETS[:4], ids=["symbols", "umlauts", "escapes", "alnum"])
+@responses.activate
+def test_a_credential_inside_binary_content_is_redacted_from_its_base64(
+    tmp_path: Path, secret: str, shift: int
+) -> None:
+    # A server that echoes the token inside a file: the base64 output must not carry it.
+    body = b"\x89PNG" + b"\x00" * shift + secret.encode() + b"\xff" * 7
+    responses.get(URL, body=body, content_type="image/png")
+    tool = load(
+        tmp_path,
+        AVATAR.replace("backend:", "credentials: [token]\nbackend:").replace(
+            "binary: true",
+            "binary: true\n    auth: {api_key: {credential: token, in: query, name: key}}",
+        ),
+    )
+    result = ToolExecutor(credentials={"token": secret}).execute(tool, {})
+    assert result.output is not None
+    assert leaked(result.output["data"], [secret]) == []
 
 
 @pytest.mark.parametrize(
