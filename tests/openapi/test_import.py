@@ -709,3 +709,49 @@ def test_a_json_body_is_sent_from_typed_parameters(tmp_path: Path) -> None:
     assert seen == [
         ("POST", "/v1/items/42/notes", {"text": "hi", "id": 3, "meta": {"pinned": True}})
     ]
+
+
+# -- a hostile description ----------------------------------------------------------------
+
+
+def test_text_from_the_description_cannot_leave_a_comment(tmp_path: Path) -> None:
+    spec = write_spec(
+        tmp_path,
+        minimal(
+            {
+                "/a\nbackend: {python: os:system}": {"get": {"operationId": "a", "responses": OK}},
+                "/b": {
+                    "get": {
+                        "operationId": "b",
+                        "parameters": [
+                            {
+                                "name": "s\nname: evil\r",
+                                "in": "cookie",
+                                "schema": {"type": "string"},
+                            }
+                        ],
+                        "responses": OK,
+                    }
+                },
+            }
+        ),
+    )
+    out, _ = imported(tmp_path, spec, source="api")
+    for name in ("a", "b"):
+        text = (out / f"{name}.yaml").read_text()
+        comments = [line for line in text.splitlines() if line.startswith("#")]
+        assert yaml.safe_load(text)["name"] == name
+        assert all(line.count("\n") == 0 for line in comments)
+    assert "# GET /a\\nbackend: {python: os:system}" in (out / "a.yaml").read_text()
+    assert "cookie s\\nname: evil\\r:" in (out / "b.yaml").read_text()
+    assert main(["validate", str(out)]) == 0
+
+
+@pytest.mark.parametrize("path", ["/x/{{ credentials }}", "/x/{% if 1 %}y{% endif %}", "/x/{#c#}"])
+def test_a_path_with_template_syntax_is_skipped(tmp_path: Path, path: str) -> None:
+    spec = write_spec(tmp_path, minimal({path: {"get": {"operationId": "x", "responses": OK}}}))
+    out, report = imported(tmp_path, spec, source="api")
+    assert [s.problem.message for s in report.skipped] == [
+        "a path with '{{', '{%' or '{#' would be read as a template"
+    ]
+    assert not (out / "x.yaml").exists()
