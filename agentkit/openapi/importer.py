@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from agentkit.openapi.check import check_description
 from agentkit.openapi.naming import NameTable, operation_name
 from agentkit.openapi.operations import Operation, OperationConverter, operations
 from agentkit.openapi.reader import Resolver, load_description, problem
@@ -52,6 +53,8 @@ class ImportReport:
     renamed: list[Renamed] = field(default_factory=list)
     deprecated: list[str] = field(default_factory=list)
     notes: int = 0
+    #: What ``openapi-spec-validator`` found; None when it is not installed.
+    findings: list[DescriptionProblem] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,6 +98,7 @@ def import_openapi(
     resolver = Resolver(document)
     found = operations(document)
     _name(found, report := ImportReport())
+    report.findings = check_description(document)
     _check_filters(str(spec), found, selection)
     source_notes = Notes()
     security = Security(document, source, resolver, source_notes)

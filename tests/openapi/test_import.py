@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -755,3 +756,40 @@ def test_a_path_with_template_syntax_is_skipped(tmp_path: Path, path: str) -> No
         "a path with '{{', '{%' or '{#' would be read as a template"
     ]
     assert not (out / "x.yaml").exists()
+
+
+# -- checking the description -------------------------------------------------------------
+
+
+def test_the_validator_reports_located_findings_and_the_import_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = {"name": "x", "in": "nowhere"}
+    spec = write_spec(
+        tmp_path,
+        minimal({"/a": {"get": {"operationId": "a", "parameters": [bad], "responses": OK}}}),
+    )
+    assert (
+        main(["import", "openapi", str(spec), "--source", "api", "--out", str(tmp_path / "o")]) == 0
+    )
+    err = capsys.readouterr().err
+    assert f"warning: {spec}#/paths/~1a/get/parameters/0: " in err
+    assert "is not valid under any of the given schemas" in err
+    assert (tmp_path / "o" / "a.yaml").exists()
+
+
+def test_the_fixtures_are_valid_descriptions(tmp_path: Path) -> None:
+    for spec in (TRACKER, NOTES):
+        _, report = imported(tmp_path / spec.stem, spec)
+        assert report.findings == []
+
+
+def test_without_the_validator_the_import_says_it_did_not_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "openapi_spec_validator", None)
+    argv = ["import", "openapi", str(NOTES), "--source", "notes", "--out", str(tmp_path / "o")]
+    assert main(argv) == 0
+    assert "not checked against the OpenAPI schema: pip install 'agentkit[openapi]'" in (
+        capsys.readouterr().out
+    )
