@@ -26,7 +26,9 @@ from agentkit.declarative.http_values import (
     OAuth2Auth,
     TextBody,
 )
+from agentkit.declarative.multipart import parse_multipart
 from agentkit.declarative.oauth2 import ClientCredentials, OAuth2Error, TokenCache
+from agentkit.declarative.pagination import Pagination, parse_pagination
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.templates import Template, TemplateSyntaxProblem, compile_template
 from agentkit.toolerrors import did_you_mean
@@ -43,6 +45,7 @@ HTTP_KEYS: Final = (
     "headers",
     "json",
     "form",
+    "multipart",
     "body",
     "content_type",
     "auth",
@@ -54,6 +57,7 @@ HTTP_KEYS: Final = (
     "verify",
     "ca_bundle",
     "output",
+    "paginate",
 )
 METHODS: Final = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
 IDEMPOTENT: Final = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
@@ -114,6 +118,7 @@ class HttpSpec:
     accept_status: frozenset[int]
     follow_redirects: bool
     output: tuple[tuple[str, Template], ...] | None
+    paginate: Pagination | None = None
     input_names: tuple[str, ...]
     output_names: tuple[str, ...] = ()
     #: TLS: True (the system's trust), False (no check) or the path of a CA bundle.
@@ -297,6 +302,22 @@ def parse_http_spec(
         problems.add(at("follow_redirects"), "expected true or false")
     verify = _parse_verify(raw, at, problems)
     output = _parse_output(raw.get("output"), at("output"), context) if "output" in raw else None
+    paginate = None
+    if "paginate" in raw:
+        if "output" in raw:
+            problems.add(
+                at("paginate"),
+                "give 'paginate' or 'output', not both: paginate fills its list output from "
+                "'items' and reports 'truncated' and 'next_cursor'",
+            )
+        else:
+            paginate = parse_pagination(
+                raw["paginate"],
+                at("paginate"),
+                outputs,
+                context.template,
+                problems,
+            )
 
     if len(problems) > start or origin is None:
         return None
@@ -316,6 +337,7 @@ def parse_http_spec(
         accept_status=accept,
         follow_redirects=follow,
         output=output,
+        paginate=paginate,
         input_names=inputs.names if inputs is not None else (),
         output_names=outputs.names,
         verify=verify,
@@ -473,7 +495,7 @@ def _parse_pairs(
 
 
 def _parse_body(raw: dict[str, Any], at: Any, context: _Context) -> HttpBody | None:
-    given = [key for key in ("json", "form", "body") if key in raw]
+    given = [key for key in ("json", "form", "multipart", "body") if key in raw]
     problems = context.problems
     if len(given) > 1:
         problems.add(at(given[1]), f"give one body: '{given[0]}' or '{given[1]}', not both")
@@ -494,6 +516,20 @@ def _parse_body(raw: dict[str, Any], at: Any, context: _Context) -> HttpBody | N
     if kind == "form":
         fields = _parse_pairs(raw, "form", at, context, repeat=True)
         return FormBody(fields=fields, content_type=content_type)
+    if kind == "multipart":
+        if content_type is not None:
+            problems.add(
+                at("content_type"),
+                "'content_type' does not go with 'multipart': the body is multipart/form-data "
+                "with its boundary; give each file its own content_type",
+            )
+        return parse_multipart(
+            raw["multipart"],
+            at("multipart"),
+            lambda text, where: context.template(text, where, REQUEST_ROOTS),
+            lambda value, where: context.value(value, where, REQUEST_ROOTS, repeat=True),
+            problems,
+        )
     text = raw["body"]
     if not isinstance(text, str):
         problems.add(at("body"), "expected a string (a template); for JSON use 'json:'")

@@ -12,6 +12,8 @@ import yaml
 from agentkit.declarative import definition_schema
 from agentkit.declarative.definition import ANNOTATION_KEYS, TOP_LEVEL_KEYS
 from agentkit.declarative.http_spec import HTTP_KEYS, METHODS, OAUTH2_KEYS
+from agentkit.declarative.multipart import MULTIPART_KEYS, PART_KEYS
+from agentkit.declarative.pagination import KIND_KEYS, PAGINATE_KEYS
 from agentkit.declarative.sources import SOURCE_KEYS
 from agentkit.toolschema import PARAMETER_TYPES
 
@@ -30,6 +32,14 @@ def test_the_schema_lists_exactly_the_keys_the_loader_reads() -> None:
     assert set(SCHEMA["properties"]["annotations"]["properties"]) == set(ANNOTATION_KEYS)
     assert set(defs["http"]["properties"]) == set(HTTP_KEYS)
     assert defs["http"]["properties"]["method"]["enum"] == list(METHODS)
+    assert set(defs["paginate"]["properties"]) == set(PAGINATE_KEYS)
+    assert set(defs["multipart"]["properties"]) == set(MULTIPART_KEYS)
+    assert set(defs["multipartFile"]["properties"]) == set(PART_KEYS)
+    for kind, (allowed, required) in KIND_KEYS.items():
+        shape = defs["paginate"]["properties"][kind]
+        shape = defs[shape["$ref"].rsplit("/", 1)[1]] if "$ref" in shape else shape
+        assert set(shape.get("properties", {})) == set(allowed), kind
+        assert set(shape.get("required", [])) == set(required), kind
     assert set(defs["source"]["properties"]) == set(SOURCE_KEYS)
     (oauth2,) = [
         kind["properties"]["oauth2"]
@@ -46,9 +56,74 @@ def test_every_shipped_definition_matches(path: Path) -> None:
         VALIDATOR.validate(document)
 
 
+def paginated(paginate: dict[str, Any]) -> dict[str, Any]:
+    http = {"url": "https://a/x?per_page=5", "query": {"tag": ["a", "b"]}, "paginate": paginate}
+    return {"name": "x", "version": "1.0.0", "backend": {"http": http}}
+
+
 @pytest.mark.parametrize(
     "document",
     [
+        pytest.param(paginated({"link": {}, "output": "records"}), id="link"),
+        pytest.param(paginated({"link": None, "output": "records"}), id="link-null"),
+        pytest.param(
+            paginated({"cursor": {"param": "a", "next": "{{ response.json.n }}"}, "output": "r"}),
+            id="cursor",
+        ),
+        pytest.param(
+            paginated(
+                {
+                    "page": {"param": "p", "start": 1, "size_param": "n", "size": 5},
+                    "items": "{{ response.json.data }}",
+                    "output": "r",
+                    "max_pages": 3,
+                    "max_items": 50,
+                    "max_bytes": 1000,
+                }
+            ),
+            id="page",
+        ),
+    ],
+)
+def test_paginated_definitions_match(document: dict[str, Any]) -> None:
+    VALIDATOR.validate(document)
+
+
+def uploading(multipart: dict[str, Any], **http: Any) -> dict[str, Any]:
+    backend = {"http": {"method": "POST", "url": "https://a/up", "multipart": multipart, **http}}
+    return {"name": "x", "version": "1.0.0", "backend": backend}
+
+
+def test_a_multipart_definition_matches() -> None:
+    files = {"f": {"content": "{{ inputs.f }}", "encoding": "base64", "filename": "a.png"}}
+    VALIDATOR.validate(uploading({"fields": {"a": ["x", "y"]}, "files": files, "max_bytes": 9}))
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        pytest.param(uploading({}), id="empty"),
+        pytest.param(uploading({"fields": {"a": "b"}}, form={"a": "b"}), id="with-form"),
+        pytest.param(uploading({"fields": {"a": "b"}}, content_type="text/plain"), id="type"),
+        pytest.param(uploading({"files": {"f": {"filename": "a"}}}), id="file-no-content"),
+        pytest.param(uploading({"files": {"f": {"content": "x", "encoding": "hex"}}}), id="enc"),
+    ],
+)
+def test_broken_multipart_definitions_do_not_match(document: dict[str, Any]) -> None:
+    assert not VALIDATOR.is_valid(document)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        pytest.param(paginated({"output": "r"}), id="paginate-without-kind"),
+        pytest.param(paginated({"link": {}, "page": {"param": "p"}, "output": "r"}), id="two"),
+        pytest.param(paginated({"cursor": {"param": "a"}, "output": "r"}), id="cursor-no-next"),
+        pytest.param(
+            paginated({"page": {"param": "p", "size_param": "n"}, "output": "r"}),
+            id="size-param-without-size",
+        ),
+        pytest.param(paginated({"link": {}}), id="no-output"),
         pytest.param({"name": "x", "version": "1.0.0"}, id="no-backend"),
         pytest.param({"name": "x y", "version": "1.0.0", "backend": {"python": "a:b"}}, id="name"),
         pytest.param({"name": "x", "version": "1.0", "backend": {"python": "a:b"}}, id="version"),
