@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # package-lock.json. Without npm the stamp is not made and those tests skip.
 NODE_STAMP := node_modules/.installed
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit bench scale-check clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ unit: $(STAMP) $(NODE_STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+
+# Two stateless `agentkit serve --http` behind haproxy (apt-get install haproxy);
+# outside `make test`.
+scale-check: $(STAMP)
+	$(BIN)/python scripts/scale_check.py
 
 clean:
 	rm -rf $(VENV) node_modules build *.egg-info .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
