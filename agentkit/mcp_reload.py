@@ -48,7 +48,7 @@ def _listed(tool: Tool) -> types.Tool:
         title=exported["title"],
         description=exported["description"],
         input_schema=exported["inputSchema"],
-        output_schema=exported["outputSchema"],
+        output_schema=exported.get("outputSchema"),
         annotations=types.ToolAnnotations(
             title=hints.get("title"),
             read_only_hint=hints.get("readOnlyHint"),
