@@ -9,7 +9,11 @@ the same thing.
     │   ├── SchemaDefinitionError   a schema definition with problems (each with its location)
     │   ├── UnknownToolError        (also a KeyError) no tool of that name; a "did you mean"
     │   ├── UsageError              a command line that cannot work (``agentkit`` command)
-    │   └── ExportError             a tool that cannot be exported in the requested format
+    │   ├── ExportError             a tool that cannot be exported in the requested format
+    │   └── OpenAPIError            an OpenAPI description that cannot be imported (each
+    │                               problem located by a JSON pointer)
+    ├── UnexpressibleOperation      an operation of a description the definition format cannot
+    │                               say; the import skips it and reports why
     ├── DefinitionError             tool definition files with problems (each file:line:column)
     ├── TemplateSyntaxProblem       a broken template; the loader reports it as a problem
     ├── CredentialError             a credential that cannot be resolved
@@ -23,6 +27,7 @@ the same thing.
     ├── PaginationError             following an HTTP tool's pages failed
     ├── MultipartError              an HTTP tool's multipart body could not be built
     ├── TemplateRenderError         a template failed while rendering
+    │   └── MissingValue            a lookup found nothing: ``response.json has no key 'title'``
     ├── ReplayMissError             a replayed call has no recorded counterpart
     ├── Busy                        a call refused for want of room (the MCP server's limits)
     ├── RedactedError               not raised: stands in, as a ToolExecutionError's cause,
@@ -50,10 +55,13 @@ __all__ = [
     "CredentialError",
     "DefinitionError",
     "DefinitionProblem",
+    "DescriptionProblem",
     "ExportError",
     "HttpCallError",
+    "MissingValue",
     "MultipartError",
     "OAuth2Error",
+    "OpenAPIError",
     "PaginationError",
     "PluginError",
     "Problem",
@@ -68,6 +76,7 @@ __all__ = [
     "ToolExecutionError",
     "ToolTimeoutError",
     "ToolValidationError",
+    "UnexpressibleOperation",
     "UnknownToolError",
     "UsageError",
 ]
@@ -134,6 +143,36 @@ class UsageError(SemanticError):
 
 class ExportError(SemanticError):
     """A tool cannot be exported in the requested format."""
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescriptionProblem:
+    """One problem in an API description, located by a JSON pointer (``#/paths/~1pets/get``)."""
+
+    pointer: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.pointer}: {self.message}"
+
+
+class OpenAPIError(SemanticError):
+    """An OpenAPI description cannot be imported; ``problems`` say where and why."""
+
+    def __init__(self, path: str, problems: Sequence[DescriptionProblem]) -> None:
+        self.path = path
+        self.problems = tuple(problems)
+        lines = "\n".join(f"  {path}{problem}" for problem in self.problems)
+        super().__init__(f"cannot import {path}:\n{lines}")
+
+
+class UnexpressibleOperation(AgentKitError):
+    """An operation the definition format cannot say: the import skips it, with ``problem``."""
+
+    def __init__(self, problem: DescriptionProblem) -> None:
+        super().__init__(str(problem))
+        self.problem = problem
 
 
 @final
@@ -408,6 +447,19 @@ class TemplateRenderError(AgentKitError):
         self.reason = reason
         self.field = field
         super().__init__(f"{field}: {reason}" if field else reason)
+
+
+class MissingValue(TemplateRenderError):
+    """A lookup found nothing: ``walked`` (``response.json``, or ``a value`` when it
+    was computed) has no key or item ``step``. One wording, whoever renders."""
+
+    def __init__(self, walked: str, step: str | int) -> None:
+        self.walked = walked
+        self.step = step
+        if isinstance(step, int):
+            super().__init__(f"{walked} has no item [{step}]")
+        else:
+            super().__init__(f"{walked} has no key '{step}'")
 
 
 class HttpCallError(AgentKitError):
