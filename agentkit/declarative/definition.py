@@ -11,7 +11,7 @@ from agentkit.declarative.http_backend import HttpBackend
 from agentkit.declarative.http_spec import IDEMPOTENT, parse_http_spec
 from agentkit.declarative.problems import Problems, check_keys
 from agentkit.declarative.python_backend import PythonBackend, parse_python_backend
-from agentkit.declarative.yamlsource import clip
+from agentkit.declarative.yamlsource import clip, read_documents
 from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
 from agentkit.toolerrors import SchemaDefinitionError
 from agentkit.toolschema import ToolSchema
@@ -53,11 +53,21 @@ class ToolDefinition:
     backend: Backend
     path: str
     line: int
-    raw: dict[str, Any]
+    #: The text of the file the definition is in, and which of its documents it is:
+    #: kept instead of the located YAML tree, which is many times the size.
+    text: str
+    document: int
 
     @property
     def source(self) -> str:
         return f"{self.path}:{self.line}"
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The definition as written (its YAML document), read again from ``text``."""
+        documents, _ = read_documents(self.text)
+        raw: dict[str, Any] = documents[self.document][0]
+        return raw
 
     def to_dict(self) -> dict[str, Any]:
         """The definition as written, as plain JSON data (what ``agentkit show`` prints)."""
@@ -65,8 +75,13 @@ class ToolDefinition:
         return plain
 
 
-def parse_definition(raw: Any, problems: Problems) -> ToolDefinition | None:
-    """Check one document; problems go to ``problems``, and ``None`` comes back if any."""
+def parse_definition(
+    raw: Any, problems: Problems, *, text: str, document: int
+) -> ToolDefinition | None:
+    """Check one document; problems go to ``problems``, and ``None`` comes back if any.
+
+    ``raw`` is document number ``document`` (from 0) of ``read_documents(text)``.
+    """
     if not check_keys(raw, TOP_LEVEL_KEYS, (), problems, "a tool definition"):
         return None
     start = len(problems)
@@ -127,7 +142,8 @@ def parse_definition(raw: Any, problems: Problems) -> ToolDefinition | None:
         backend=backend,
         path=problems.path,
         line=problems.start[0],
-        raw=raw,
+        text=text,
+        document=document,
     )
 
 
