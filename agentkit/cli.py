@@ -114,7 +114,7 @@ def _load(args: argparse.Namespace, given: Sequence[str] = ()) -> ToolRegistry:
 
     _prepare(args)
     registry = ToolRegistry()
-    load_tools(*_tool_paths(args, given), registry=registry)
+    load_tools(*_tool_paths(args, given), registry=registry, env_file=args.env_file)
     return registry
 
 
@@ -149,9 +149,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     registry = _load(args, args.paths)
     files, _ = definition_files(*_tool_paths(args, args.paths))
-    warnings = []
+    warnings: list[str] = []
     for tool in registry:
         where = tool.source
+        if tool.definition is not None:
+            warnings.extend(f"{where}: {warning}" for warning in tool.definition.warnings())
         if len(tool.name) > MAX_NAME:
             warnings.append(f"{where}: name: over {MAX_NAME} characters, which providers reject")
         if not tool.description.strip():
@@ -216,6 +218,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         "credentials": list(tool.credential_names),
         "annotations": tool.annotations,
         "definition": definition.to_dict() if definition is not None else None,
+        **(definition.loaded_with() if definition is not None else {}),
         "input_json_schema": tool.input_schema.to_json_schema(),
         "output_json_schema": tool.output_schema.to_json_schema(),
     }
@@ -228,6 +231,20 @@ def cmd_show(args: argparse.Namespace) -> int:
         _echo("  " + tool.description.replace("\n", "\n  "))
     if tool.credential_names:
         _echo(f"  credentials: {', '.join(tool.credential_names)}")
+    source = data.get("http_source")
+    if source is not None:
+        line = (
+            f"  source: {source['name']} ({source['base_url']}, defined at {source['defined_at']})"
+        )
+        _echo(terminal_text(line, one_line=True))
+    if data.get("substitutions"):
+        _echo("substitutions (configuration from ${VAR}, not secrets):")
+        for item in data["substitutions"]:
+            line = (
+                f"  {item['field']}: ${{{item['variable']}}} = {item['value']!r} "
+                f"(from {item['from']})"
+            )
+            _echo(terminal_text(line, one_line=True))
     for title, schema in (("inputs", tool.input_schema), ("outputs", tool.output_schema)):
         _echo(f"{title}:")
         for line in _describe_schema(schema, "  "):
@@ -236,6 +253,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             _echo("  (none)")
     _echo("definition:")
     _echo("  " + json.dumps(data["definition"], indent=2).replace("\n", "\n  "))
+    if source is not None:
+        _echo("source definition:")
+        _echo("  " + json.dumps(source["definition"], indent=2).replace("\n", "\n  "))
     _echo("input JSON Schema:")
     _echo("  " + json.dumps(data["input_json_schema"], indent=2).replace("\n", "\n  "))
     return EXIT_OK
@@ -378,8 +398,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from agentkit.diff import diff_tools, summary
 
     _prepare(args)
-    old = [cls() for cls in load_tools(args.old)]
-    new = [cls() for cls in load_tools(args.new)]
+    old = [cls() for cls in load_tools(args.old, env_file=args.env_file)]
+    new = [cls() for cls in load_tools(args.new, env_file=args.env_file)]
     diffs = diff_tools(old, new)
     problems = [diff for diff in diffs if diff.version_problem]
     if args.json:
@@ -486,6 +506,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common.add_argument(
         "--credentials-file", metavar="FILE", help="a .env-style file of credentials (NAME=value)"
+    )
+    common.add_argument(
+        "--env-file",
+        metavar="FILE",
+        help="a .env-style file of configuration for ${VAR} in definitions (NAME=value; "
+        "it wins over the environment)",
     )
     parser = argparse.ArgumentParser(
         prog="agentkit",

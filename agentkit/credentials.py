@@ -25,6 +25,7 @@ __all__ = [
     "MappingProvider",
     "SecretsFileProvider",
     "environment_name",
+    "read_env_file",
 ]
 
 _NOT_ALPHANUMERIC = re.compile(r"[^A-Za-z0-9]")
@@ -100,15 +101,7 @@ class SecretsFileProvider:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self._path = Path(path)
-        try:
-            text = self._path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise SemanticError(
-                f"Cannot read secrets file {self._path}: {exc.strerror or exc}"
-            ) from exc
-        except UnicodeDecodeError as exc:
-            raise SemanticError(f"Secrets file {self._path} is not UTF-8 text") from exc
-        self._values = _parse_secrets(text, str(self._path))
+        self._values = read_env_file(self._path, "secrets file")
 
     def get(self, name: str) -> str | None:
         return self._values.get(name) or self._values.get(environment_name(name)) or None
@@ -120,7 +113,21 @@ class SecretsFileProvider:
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 
 
-def _parse_secrets(text: str, path: str) -> dict[str, str]:
+def read_env_file(path: str | os.PathLike[str], what: str = "env file") -> dict[str, str]:
+    """The ``NAME=value`` lines of a ``.env``-style file (see ``SecretsFileProvider``).
+
+    Raises ``SemanticError`` naming ``what``, the path and the line, never a value.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SemanticError(f"Cannot read {what} {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise SemanticError(f"{what.capitalize()} {path} is not UTF-8 text") from exc
+    return _parse_env_lines(text, os.fspath(path))
+
+
+def _parse_env_lines(text: str, path: str) -> dict[str, str]:
     values: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()

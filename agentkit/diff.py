@@ -8,7 +8,7 @@ Each change is classified for the caller of the tool:
   in type; a new credential;
 - **compatible** -- a tool added; a new optional input; an input's enum widened
   or its bounds relaxed; a default changed; a new output field; a credential
-  dropped; a backend changed;
+  dropped; a backend changed; a source a tool uses changed;
 - **cosmetic** -- descriptions, tags and annotations.
 
 A changed tool's version must rise by at least a major version for breaking
@@ -134,18 +134,24 @@ def _tool_changes(old: Tool, new: Tool) -> Iterable[Change]:
         yield Change(COMPATIBLE, f"credential '{name}' no longer needed")
     yield from _schema_changes(old.input_schema, new.input_schema, "input", "")
     yield from _schema_changes(old.output_schema, new.output_schema, "output", "")
-    old_backend = _backend_of(old)
-    new_backend = _backend_of(new)
+    old_backend, old_source = _backend_of(old)
+    new_backend, new_source = _backend_of(new)
     if old_backend != new_backend:
         yield Change(COMPATIBLE, "backend changed")
+    if old_source != new_source:
+        if new_source is not None:
+            yield Change(COMPATIBLE, f"source '{new_source['name']}' changed")
+        elif old_source is not None:
+            yield Change(COMPATIBLE, f"source '{old_source['name']}' no longer used")
 
 
-def _backend_of(tool: Tool) -> Any:
-    """What runs ``tool``: its definition's ``backend`` as written, or its class."""
+def _backend_of(tool: Tool) -> tuple[Any, Any]:
+    """What runs ``tool``: its definition's ``backend`` as written (or its class), and the
+    source it uses, as loaded: a source's change is a change of every tool that uses it."""
     definition = tool.definition
     if definition is None:
-        return type(tool).__qualname__
-    return definition.to_dict().get("backend")
+        return type(tool).__qualname__, None
+    return definition.to_dict().get("backend"), definition.loaded_with().get("http_source")
 
 
 def _schema_changes(old: ToolSchema, new: ToolSchema, side: str, prefix: str) -> Iterable[Change]:

@@ -17,6 +17,7 @@ OpenTelemetry is imported only by the adapters, and only when one is made
 from __future__ import annotations
 
 import bisect
+import functools
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -341,10 +342,17 @@ class OTelMetrics:
         )
 
     def record_duration(self, tool_name: str, duration: float, error_type: str | None) -> None:
-        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool_name}
-        if error_type is not None:
-            attributes["error.type"] = error_type
-        self._histogram.record(duration, attributes=attributes)
+        self._histogram.record(duration, attributes=_metric_attributes(tool_name, error_type))
+
+
+# The SDK only reads a measurement's attributes, so one dict per tool and
+# outcome serves every call (none is made per call).
+@functools.lru_cache(maxsize=4096)
+def _metric_attributes(tool_name: str, error_type: str | None) -> dict[str, str]:
+    attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool_name}
+    if error_type is not None:
+        attributes["error.type"] = error_type
+    return attributes
 
 
 # -- traces --------------------------------------------------------------------------------------
@@ -371,43 +379,60 @@ class OTelTracer:
     tool runs, so spans the tool makes (HTTP client spans, say) are its children.
     """
 
+    #: How many tools' span names and shared attributes are kept (then made afresh).
+    _KEPT_TOOLS: Final = 4096
+
     def __init__(self, tracer_provider: Any = None) -> None:
         from opentelemetry import context, trace
 
+        # Bound once: each attribute lookup on these modules cost the hot path.
+        self._start = trace.get_tracer("agentkit", tracer_provider=tracer_provider).start_span
+        self._internal = trace.SpanKind.INTERNAL
+        self._in_context = trace.set_span_in_context
+        self._attach = context.attach
+        self._detach = context.detach
         self._trace = trace
-        self._context = context
-        self._tracer = trace.get_tracer("agentkit", tracer_provider=tracer_provider)
+        # tool name -> (description, span name, the attributes every call shares)
+        self._tools: dict[str, tuple[str, str, dict[str, str]]] = {}
 
     def start_span(self, tool_name: str, call_id: str, description: str) -> Span:
-        attributes = {
+        known = self._tools.get(tool_name)
+        if known is None or known[0] != description:
+            known = self._remember(tool_name, description)
+        _, span_name, shared = known
+        # The one dict a call makes: the SDK copies it into the span's own attributes.
+        attributes = {**shared, "gen_ai.tool.call.id": call_id}
+        span = self._start(span_name, kind=self._internal, attributes=attributes)
+        return _OTelSpan(self, span, self._attach(self._in_context(span)))
+
+    def _remember(self, tool_name: str, description: str) -> tuple[str, str, dict[str, str]]:
+        shared = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": tool_name,
-            "gen_ai.tool.call.id": call_id,
             "gen_ai.tool.type": "function",
         }
         if description:
-            attributes["gen_ai.tool.description"] = description
-        span = self._tracer.start_span(
-            f"execute_tool {tool_name}", kind=self._trace.SpanKind.INTERNAL, attributes=attributes
-        )
-        token = self._context.attach(self._trace.set_span_in_context(span))
-        return _OTelSpan(self, span, token)
+            shared["gen_ai.tool.description"] = description
+        if len(self._tools) >= self._KEPT_TOOLS:
+            self._tools.clear()  # tools made on the fly must not grow this without end
+        known = self._tools[tool_name] = (description, f"execute_tool {tool_name}", shared)
+        return known
 
 
 class _OTelSpan:
     __slots__ = ("_span", "_token", "_tracer")
 
-    def __init__(self, tracer: OTelTracer, span: Any, token: object) -> None:
+    def __init__(self, tracer: OTelTracer, span: Any, token: Any) -> None:
         self._tracer = tracer
         self._span = span
         self._token = token
 
     def end(self, error_type: str | None, message: str | None) -> None:
-        trace = self._tracer._trace
         try:
             if error_type is not None:
+                trace = self._tracer._trace
                 self._span.set_attribute("error.type", error_type)
                 self._span.set_status(trace.Status(trace.StatusCode.ERROR, message))
             self._span.end()
         finally:
-            self._tracer._context.detach(self._token)
+            self._tracer._detach(self._token)

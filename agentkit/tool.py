@@ -37,6 +37,17 @@ class Definition(Protocol):
     def to_dict(self) -> dict[str, Any]:
         """The definition as written, as plain JSON data."""
 
+    def loaded_with(self) -> dict[str, Any]:
+        """What it took from outside its document when it loaded, as plain JSON data.
+
+        ``http_source``: the HTTP source it uses (name, base URL, where it is defined,
+        its definition); ``substitutions``: each ``${VAR}`` filled in. Empty when
+        neither applies.
+        """
+
+    def warnings(self) -> list[str]:
+        """What ``agentkit validate`` warns about it (``field: message``); none is a problem."""
+
 
 _NO_PARAMETERS: Final[Mapping[str, Any]] = MappingProxyType({"parameters": ()})
 

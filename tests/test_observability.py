@@ -260,6 +260,35 @@ def test_one_span_per_call_with_genai_attributes(
     assert span.status.status_code is StatusCode.UNSET
 
 
+def test_each_span_has_its_own_call_id_and_its_tools_description(
+    spans: tuple[OTelTracer, InMemorySpanExporter],
+) -> None:
+    class Renamed(Adder):
+        TOOL_DESCRIPTION = "Add, described anew."
+
+    class Undescribed(Adder):
+        TOOL_DESCRIPTION = ""
+
+    tracer, exporter = spans
+    executor = ToolExecutor(credentials={}, tracer=tracer)
+    for number, tool in enumerate([Adder(), Renamed(), Adder(), Undescribed()]):
+        executor.execute(tool, {"a": 1}, call_id=f"call_{number}")
+    finished = exporter.get_finished_spans()
+    assert [(span.attributes or {})["gen_ai.tool.call.id"] for span in finished] == [
+        "call_0",
+        "call_1",
+        "call_2",
+        "call_3",
+    ]
+    assert [(span.attributes or {}).get("gen_ai.tool.description") for span in finished] == [
+        "Add two numbers.",
+        "Add, described anew.",
+        "Add two numbers.",
+        None,
+    ]
+    assert {span.name for span in finished} == {"execute_tool add"}
+
+
 def test_failed_span_has_error_type_and_no_secret(
     spans: tuple[OTelTracer, InMemorySpanExporter],
 ) -> None:

@@ -7,10 +7,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final, final
 
+from agentkit.declarative.environment import Environment, Substituter, Substitution
 from agentkit.declarative.http_backend import HttpBackend
 from agentkit.declarative.http_spec import IDEMPOTENT, parse_http_spec
-from agentkit.declarative.problems import Problems, check_keys
+from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.python_backend import PythonBackend, parse_python_backend
+from agentkit.declarative.sources import Source, SourceTable, substitute_pairs, use_source
 from agentkit.declarative.yamlsource import clip, read_documents
 from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
 from agentkit.toolerrors import SchemaDefinitionError
@@ -57,6 +59,10 @@ class ToolDefinition:
     #: kept instead of the located YAML tree, which is many times the size.
     text: str
     document: int
+    #: The source its HTTP backend uses, if any.
+    http_source: Source | None = None
+    #: The ``${VAR}`` substitutions made in it (its source's not included).
+    substitutions: tuple[Substitution, ...] = ()
 
     @property
     def source(self) -> str:
@@ -74,17 +80,50 @@ class ToolDefinition:
         plain: dict[str, Any] = json.loads(json.dumps(self.raw, default=str))
         return plain
 
+    def loaded_with(self) -> dict[str, Any]:
+        """Its source and the ``${VAR}`` substitutions made (the source's first), as plain data."""
+        loaded: dict[str, Any] = {}
+        substitutions = list(self.substitutions)
+        if self.http_source is not None:
+            loaded["http_source"] = self.http_source.describe()
+            substitutions[:0] = self.http_source.substitutions
+        if substitutions:
+            loaded["substitutions"] = [item.to_dict() for item in substitutions]
+        return loaded
+
+    def warnings(self) -> list[str]:
+        """A credential that would go over plain ``http://`` to a host other than loopback."""
+        if not isinstance(self.backend, HttpBackend) or not self.credentials:
+            return []
+        spec = self.backend.spec
+        if not spec.plain_http:
+            return []
+        return [
+            f"backend.http: credentials ({', '.join(self.credentials)}) would be sent over "
+            f"plain http:// to {spec.origin}, readable by anyone on the way; use https://"
+        ]
+
 
 def parse_definition(
-    raw: Any, problems: Problems, *, text: str, document: int
+    raw: Any,
+    problems: Problems,
+    *,
+    text: str,
+    document: int,
+    environment: Environment | None = None,
+    sources: SourceTable | None = None,
 ) -> ToolDefinition | None:
     """Check one document; problems go to ``problems``, and ``None`` comes back if any.
 
     ``raw`` is document number ``document`` (from 0) of ``read_documents(text)``.
+
+    ``environment`` has the variables ``${VAR}`` may name (default: ``os.environ``),
+    ``sources`` the sources a backend may use.
     """
     if not check_keys(raw, TOP_LEVEL_KEYS, (), problems, "a tool definition"):
         return None
     start = len(problems)
+    substituter = Substituter(environment or Environment(), problems)
 
     name = raw.get("name")
     if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
@@ -118,12 +157,20 @@ def parse_definition(
         tags = {}
     credentials = _parse_credentials(raw.get("credentials", []), problems)
     before_schema = len(problems)
-    inputs = _parse_schema(raw, "input_schema", problems)
+    inputs = _parse_schema(raw, "input_schema", problems, substituter)
     inputs_ok = len(problems) == before_schema
     outputs = _parse_schema(raw, "output_schema", problems)
+    http_source: list[Source] = []
     backend = _parse_backend(
-        raw.get("backend"), inputs if inputs_ok else None, outputs, credentials, problems
+        raw.get("backend"),
+        inputs if inputs_ok else None,
+        outputs,
+        credentials,
+        problems,
+        _HttpContext(substituter, sources or SourceTable(), http_source),
     )
+    if http_source:
+        credentials = tuple(dict.fromkeys((*credentials, *http_source[0].credentials)))
     annotations = _parse_annotations(raw.get("annotations", {}), backend, problems)
 
     if len(problems) > start or backend is None:
@@ -144,6 +191,8 @@ def parse_definition(
         line=problems.start[0],
         text=text,
         document=document,
+        http_source=http_source[0] if http_source else None,
+        substitutions=tuple(substituter.used),
     )
 
 
@@ -163,13 +212,98 @@ def _parse_credentials(raw: Any, problems: Problems) -> tuple[str, ...]:
     return tuple(raw)
 
 
-def _parse_schema(raw: dict[str, Any], key: str, problems: Problems) -> ToolSchema:
+def _parse_schema(
+    raw: dict[str, Any], key: str, problems: Problems, substituter: Substituter | None = None
+) -> ToolSchema:
+    given = raw.get(key, {})
+    if substituter is not None:
+        given = _substitute_defaults(given, (key,), substituter)
     try:
-        return ToolSchema.from_dict(raw.get(key, {}))
+        return ToolSchema.from_dict(given)
     except SchemaDefinitionError as exc:
         for problem in exc.problems:
             problems.add((key, *problem.location), problem.message)
         return ToolSchema()
+
+
+_TYPED_DEFAULTS: Final = {"integer": int, "float": float}
+
+
+def _substitute_defaults(raw: Any, location: Location, substituter: Substituter) -> Any:
+    """``raw`` (a schema) with ``${VAR}`` substituted in every parameter's string default.
+
+    A copy: the document itself stays as written. An ``integer``, ``float`` or
+    ``boolean`` parameter's substituted default is read as that type.
+    """
+    if not isinstance(raw, dict) or not isinstance(raw.get("parameters"), list):
+        return raw
+    parameters = []
+    for index, param in enumerate(raw["parameters"]):
+        here = (*location, "parameters", index)
+        if isinstance(param, dict):
+            param = _substitute_parameter(param, here, substituter)
+        parameters.append(param)
+    return {**raw, "parameters": parameters}
+
+
+def _substitute_parameter(param: dict[str, Any], location: Location, sub: Substituter) -> Any:
+    param = dict(param)
+    if isinstance(param.get("items"), dict):
+        param["items"] = _substitute_parameter(param["items"], (*location, "items"), sub)
+    if isinstance(param.get("parameters"), list):
+        param = _substitute_defaults(param, location, sub)
+    default = param.get("default")
+    if not isinstance(default, str) or "${" not in default:
+        return param
+    text = sub.text(default, (*location, "default"))
+    if text is None:
+        param.pop("default")  # the problem is reported; no second one about the default
+        return param
+    kind = param.get("type")
+    try:
+        if kind in _TYPED_DEFAULTS:
+            param["default"] = _TYPED_DEFAULTS[kind](text)
+        elif kind == "boolean" and text.lower() in ("true", "false"):
+            param["default"] = text.lower() == "true"
+        else:
+            param["default"] = str(text)
+    except ValueError:
+        param["default"] = str(text)  # the schema check says what the type wanted
+    return param
+
+
+@dataclass(frozen=True, slots=True)
+class _HttpContext:
+    """What an HTTP backend is parsed against besides its document."""
+
+    substituter: Substituter
+    sources: SourceTable
+    used: list[Source]  # the source it uses, once found
+
+
+def _resolve_http(raw: Any, context: _HttpContext, problems: Problems) -> Any:
+    """``backend.http`` with ``${VAR}`` substituted and its source merged in; None on a problem."""
+    if not isinstance(raw, dict):
+        return raw  # the HTTP parser says what is wrong
+    location = ("backend", "http")
+    raw = dict(raw)
+    for key in ("headers", "query"):
+        if key in raw:
+            raw[key] = substitute_pairs(raw[key], (*location, key), context.substituter)
+    if "source" in raw:
+        merged = use_source(raw, location, context.sources, problems)
+        if merged is None:
+            return None
+        context.used.append(merged[1])
+        return merged[0]
+    if "path" in raw:
+        problems.add(
+            (*location, "path"),
+            "'path' goes with 'source' (a path under a source's base URL); without a source, "
+            "give the whole 'url'",
+        )
+        return None
+    return raw
 
 
 def _parse_backend(
@@ -178,6 +312,7 @@ def _parse_backend(
     outputs: ToolSchema,
     credentials: tuple[str, ...],
     problems: Problems,
+    http: _HttpContext,
 ) -> HttpBackend | PythonBackend | None:
     if raw is None:
         problems.add((), "missing 'backend': give {http: ...} or {python: 'module:function'}")
@@ -191,7 +326,12 @@ def _parse_backend(
         if inputs is None:
             return None
         return parse_python_backend(raw["python"], inputs, ("backend", "python"), problems)
-    spec = parse_http_spec(raw["http"], ("backend", "http"), inputs, outputs, credentials, problems)
+    resolved = _resolve_http(raw["http"], http, problems)
+    if resolved is None:
+        return None
+    if http.used:
+        credentials = tuple(dict.fromkeys((*credentials, *http.used[0].credentials)))
+    spec = parse_http_spec(resolved, ("backend", "http"), inputs, outputs, credentials, problems)
     return HttpBackend(spec) if spec is not None else None
 
 

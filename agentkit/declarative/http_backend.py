@@ -163,6 +163,7 @@ class HttpBackend:
 
                     session = requests.Session()
                     session.trust_env = False  # no .netrc, no proxies from the environment
+                    session.verify = self.spec.verify  # an OAuth2 token request's too
                     for prefix in ("http://", "https://"):
                         session.mount(prefix, DeadlineAdapter())
                     self._session = session
@@ -334,6 +335,7 @@ class HttpBackend:
                 stream=True,
                 allow_redirects=False,
                 timeout=self._timeouts(prepared, exchange),
+                verify=self.spec.verify,
             )
             location = response.headers.get("Location")
             if not (self.spec.follow_redirects and response.status_code in _REDIRECTS and location):

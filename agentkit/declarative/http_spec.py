@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import ipaddress
 import math
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, final
 from urllib.parse import parse_qsl, urlsplit
 
+from agentkit.declarative.environment import LiteralText
 from agentkit.declarative.http_values import (
     ApiKeyAuth,
     BasicAuth,
@@ -27,11 +30,13 @@ from agentkit.declarative.templates import Template, TemplateSyntaxProblem, comp
 from agentkit.toolerrors import did_you_mean
 from agentkit.toolschema import ToolSchema, is_integer, is_number
 
-__all__ = ["HttpSpec", "Retry", "Segments", "parse_http_spec"]
+__all__ = ["HttpSpec", "Retry", "Segments", "is_plain_remote", "parse_http_spec"]
 
 HTTP_KEYS: Final = (
     "method",
     "url",
+    "source",
+    "path",
     "query",
     "headers",
     "json",
@@ -44,6 +49,8 @@ HTTP_KEYS: Final = (
     "max_response_bytes",
     "accept_status",
     "follow_redirects",
+    "verify",
+    "ca_bundle",
     "output",
 )
 METHODS: Final = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
@@ -107,10 +114,31 @@ class HttpSpec:
     output: tuple[tuple[str, Template], ...] | None
     input_names: tuple[str, ...]
     output_names: tuple[str, ...] = ()
+    #: TLS: True (the system's trust), False (no check) or the path of a CA bundle.
+    verify: bool | str = True
 
     @property
     def idempotent(self) -> bool:
         return self.method in IDEMPOTENT
+
+    @property
+    def plain_http(self) -> bool:
+        """True when requests go over plain ``http://`` to a host other than loopback."""
+        return is_plain_remote(self.origin)
+
+
+def is_plain_remote(url: str) -> bool:
+    """True for an ``http://`` URL whose host is not loopback (where anyone between may read)."""
+    parts = urlsplit(url)
+    if parts.scheme != "http":
+        return False
+    host = (parts.hostname or "").rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True
 
 
 class _Context:
@@ -177,11 +205,14 @@ class _Context:
         self, raw: Any, location: Location, roots: Sequence[str], *, repeat: bool = False
     ) -> Template | Any:
         """A query, header or form value: a template when a string, else a plain scalar;
-        with ``repeat``, also a list of those (a tuple): the name is sent once per item."""
+        with ``repeat``, also a list of those (a tuple): the name is sent once per item.
+        ``LiteralText`` (what ``${VAR}`` became at load time) is sent as it is."""
         if repeat and isinstance(raw, list):
             return tuple(
                 self.value(item, (*location, index), roots) for index, item in enumerate(raw)
             )
+        if isinstance(raw, LiteralText):
+            return str(raw)
         if isinstance(raw, str):
             return self.template(raw, location, roots)
         if raw is None or isinstance(raw, (bool, int, float)):
@@ -233,7 +264,9 @@ def parse_http_spec(
         method = "GET"
     method = method.upper()
 
-    origin, path, url_query = _parse_url(raw.get("url"), at("url"), context)
+    # With a source, "path" holds the whole URL: its base URL and the tool's path.
+    url_key = "path" if "path" in raw else "url"
+    origin, path, url_query = _parse_url(raw.get(url_key), at(url_key), context)
     query = _merge_query(
         url_query, _parse_pairs(raw, "query", at, context, repeat=True), at, problems
     )
@@ -252,6 +285,7 @@ def parse_http_spec(
     follow = raw.get("follow_redirects", True)
     if not isinstance(follow, bool):
         problems.add(at("follow_redirects"), "expected true or false")
+    verify = _parse_verify(raw, at, problems)
     output = _parse_output(raw.get("output"), at("output"), context) if "output" in raw else None
 
     if len(problems) > start or origin is None:
@@ -274,7 +308,35 @@ def parse_http_spec(
         output=output,
         input_names=inputs.names if inputs is not None else (),
         output_names=outputs.names,
+        verify=verify,
     )
+
+
+def _parse_verify(raw: dict[str, Any], at: Any, problems: Problems) -> bool | str:
+    """``verify: false`` or ``ca_bundle: PATH`` (relative to the definition's file)."""
+    verify = raw.get("verify", True)
+    if not isinstance(verify, bool):
+        problems.add(at("verify"), "expected true or false")
+        return True
+    if "ca_bundle" not in raw:
+        return verify
+    bundle = raw["ca_bundle"]
+    if not isinstance(bundle, str) or not bundle:
+        problems.add(at("ca_bundle"), "expected the path of a PEM file of CA certificates")
+        return True
+    if not verify:
+        problems.add(
+            at("ca_bundle"), "give 'verify: false' or 'ca_bundle', not both; drop 'verify: false'"
+        )
+        return True
+    path = os.path.join(os.path.dirname(problems.path), bundle)
+    if not os.path.isfile(path):
+        problems.add(
+            at("ca_bundle"),
+            f"no such file: {path!r} (a ca_bundle path is relative to the definition's file)",
+        )
+        return True
+    return os.path.abspath(path)
 
 
 def _parse_url(

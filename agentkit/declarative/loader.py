@@ -5,12 +5,15 @@ from __future__ import annotations
 import gc
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from agentkit.declarative.definition import ToolDefinition, parse_definition
+from agentkit.declarative.environment import Environment, Substituter
 from agentkit.declarative.problems import ProblemLog, Problems
+from agentkit.declarative.sources import SourceTable, is_source_document, parse_source
 from agentkit.declarative.tool import DeclarativeTool, make_tool_class
 from agentkit.declarative.yamlsource import MAX_FILE_BYTES, clip, read_documents
 from agentkit.toolerrors import DefinitionProblem
@@ -87,15 +90,20 @@ def _folder_files(folder: Path) -> list[Path]:
 
 
 def load_tools(
-    *paths: str | os.PathLike[str], registry: ToolRegistry | None = None
+    *paths: str | os.PathLike[str],
+    registry: ToolRegistry | None = None,
+    env_file: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> list[type[DeclarativeTool]]:
-    """Load every definition under ``paths`` into ``Tool`` classes.
+    """Load every definition and source under ``paths`` into ``Tool`` classes.
 
     With ``registry``, an instance of each is registered too. Any problem in any
     file raises ``DefinitionError`` listing all of them, and nothing is registered.
+    ``${VAR}`` takes its value from ``env_file`` (``NAME=value`` lines), then
+    ``environ`` (default ``os.environ``), once, now.
     """
     with _gc_paused():
-        return _load_tools(paths, registry)
+        return _load_tools(paths, registry, Environment.load(env_file, environ))
 
 
 @contextmanager
@@ -116,19 +124,49 @@ def _gc_paused() -> Iterator[None]:
         gc.enable()
 
 
+class _Document(NamedTuple):
+    """One document read from a definition file, and where it came from."""
+
+    path: str
+    value: Any
+    start: tuple[int, int]
+    text: str  # the whole file's
+    index: int  # which of the file's documents, from 0
+
+
 def _load_tools(
-    paths: tuple[str | os.PathLike[str], ...], registry: ToolRegistry | None
+    paths: tuple[str | os.PathLike[str], ...],
+    registry: ToolRegistry | None,
+    environment: Environment,
 ) -> list[type[DeclarativeTool]]:
     files, found = definition_files(*paths)
     log = ProblemLog()
     log.extend(found)
-    definitions: list[ToolDefinition] = []
+    documents: list[_Document] = []
     strings: dict[str, str] = {}  # equal short strings of all the files, kept once
     for file in files:
-        definitions.extend(_load_file(file, log, strings))
+        documents.extend(_read_file(file, log, strings))
+    # Sources first, from every file: a tool may use a source defined in any of them.
+    sources = _load_sources(documents, environment, log)
+    definitions: list[ToolDefinition] = []
+    for path, document, start, text, index in documents:
+        if is_source_document(document):
+            continue
+        definition = parse_definition(
+            document,
+            Problems(path, document, start, log),
+            text=text,
+            document=index,
+            environment=environment,
+            sources=sources,
+        )
+        if definition is not None:
+            definitions.append(definition)
 
     log.extend(_name_collisions(definitions, registry))
     if log:
+        # Reading every file came before checking any: report file by file.
+        log.order_by_file([str(file) for file in files])
         raise log.error()
 
     classes = [make_tool_class(definition) for definition in definitions]
@@ -220,7 +258,8 @@ def _read_at_most(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _load_file(file: Path, log: ProblemLog, strings: dict[str, str]) -> Iterable[ToolDefinition]:
+def _read_file(file: Path, log: ProblemLog, strings: dict[str, str]) -> list[_Document]:
+    """The documents of ``file``; equal short strings shared through ``strings``."""
     text = _read_text(file)
     if isinstance(text, DefinitionProblem):
         log.add(text)
@@ -229,15 +268,39 @@ def _load_file(file: Path, log: ProblemLog, strings: dict[str, str]) -> Iterable
     documents, yaml_problems = read_documents(text, strings)
     for problem in yaml_problems:
         log.add(DefinitionProblem(path, problem.line, problem.column, "", problem.message))
-    loaded = []
-    for index, (document, start) in enumerate(documents):
-        if document is None:
+    return [
+        _Document(path, document, start, text, index)
+        for index, (document, start) in enumerate(documents)
+        if document is not None
+    ]
+
+
+def _load_sources(
+    documents: list[_Document], environment: Environment, log: ProblemLog
+) -> SourceTable:
+    """Every source among ``documents``; a name defined twice is a problem at the second."""
+    table = SourceTable()
+    for path, document, start, _, _ in documents:
+        if not is_source_document(document):
             continue
         problems = Problems(path, document, start, log)
-        definition = parse_definition(document, problems, text=text, document=index)
-        if definition is not None:
-            loaded.append(definition)
-    return loaded
+        source = parse_source(document, problems, Substituter(environment, problems))
+        name = document.get("source")
+        if not isinstance(name, str):
+            continue
+        here = f"{path}:{start[0]}"
+        earlier = table.sources.get(name) or table.broken.get(name)
+        if earlier is not None:
+            where = earlier.location if not isinstance(earlier, str) else earlier
+            problems.add(
+                ("source",),
+                f"source '{name}' is already defined at {where}; source names must be unique",
+            )
+        elif source is None:
+            table.broken[name] = here
+        else:
+            table.sources[name] = source
+    return table
 
 
 def definition_schema() -> dict[str, object]:

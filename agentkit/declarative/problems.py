@@ -82,6 +82,11 @@ class ProblemLog:
         for problem in problems:
             self.add(problem)
 
+    def order_by_file(self, paths: Sequence[str]) -> None:
+        """Group the problems by file in the order of ``paths`` (others first), stably."""
+        rank = {path: index for index, path in enumerate(paths)}
+        self.shown.sort(key=lambda problem: rank.get(problem.path, -1))
+
     def full(self, path: str) -> bool:
         """True when no further problem of ``path`` would be shown."""
         return (

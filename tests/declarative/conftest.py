@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-WriteFile = Callable[..., Path]
 
+class WriteFile:
+    """``write(text, name)`` writes a definition file under ``folder`` and returns its path."""
 
-@pytest.fixture
-def write(tmp_path: Path) -> WriteFile:
-    def write_file(text: str, name: str = "tool.yaml") -> Path:
-        path = tmp_path / name
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def __call__(self, text: str, name: str = "tool.yaml") -> Path:
+        path = self.folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text))
         return path
 
-    return write_file
+
+@pytest.fixture
+def write(tmp_path: Path) -> WriteFile:
+    return WriteFile(tmp_path)
 
 
 HTTP_TOOL = """\

@@ -12,6 +12,7 @@ import yaml
 from agentkit.declarative import definition_schema
 from agentkit.declarative.definition import ANNOTATION_KEYS, TOP_LEVEL_KEYS
 from agentkit.declarative.http_spec import HTTP_KEYS, METHODS
+from agentkit.declarative.sources import SOURCE_KEYS
 from agentkit.toolschema import PARAMETER_TYPES
 
 TOOLS_D = Path(__file__).resolve().parents[2] / "tools.d"
@@ -29,6 +30,7 @@ def test_the_schema_lists_exactly_the_keys_the_loader_reads() -> None:
     assert set(SCHEMA["properties"]["annotations"]["properties"]) == set(ANNOTATION_KEYS)
     assert set(defs["http"]["properties"]) == set(HTTP_KEYS)
     assert defs["http"]["properties"]["method"]["enum"] == list(METHODS)
+    assert set(defs["source"]["properties"]) == set(SOURCE_KEYS)
     assert defs["type"]["enum"] == list(PARAMETER_TYPES)
 
 
@@ -85,4 +87,48 @@ def test_every_shipped_definition_matches(path: Path) -> None:
     ],
 )
 def test_broken_definitions_do_not_match(document: dict[str, Any]) -> None:
+    assert not VALIDATOR.is_valid(document)
+
+
+SOURCE_DOCUMENT = {
+    "source": "api",
+    "base_url": "${API_URL:-https://api.example.com}/v1",
+    "credentials": ["token"],
+    "auth": {"bearer": "token"},
+    "headers": {"Accept": "application/json"},
+    "verify": True,
+}
+SOURCE_TOOL = {
+    "name": "x",
+    "version": "1.0.0",
+    "backend": {"http": {"source": "api", "path": "/items/{{ inputs.id }}"}},
+}
+
+
+def test_sources_and_tools_of_sources_match() -> None:
+    VALIDATOR.validate(SOURCE_DOCUMENT)
+    VALIDATOR.validate(SOURCE_TOOL)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        pytest.param({**SOURCE_DOCUMENT, "name": "x"}, id="source-with-a-tool-key"),
+        pytest.param({**SOURCE_DOCUMENT, "base_url": 3}, id="source-base-url"),
+        pytest.param({"source": "api"}, id="source-without-base-url"),
+        pytest.param({**SOURCE_TOOL, "base_url": "https://a"}, id="tool-with-a-source-key"),
+        pytest.param(
+            {**SOURCE_TOOL, "backend": {"http": {"source": "api", "path": "items"}}},
+            id="relative-path",
+        ),
+        pytest.param(
+            {
+                **SOURCE_TOOL,
+                "backend": {"http": {"source": "api", "path": "/a", "url": "https://a/"}},
+            },
+            id="url-and-source",
+        ),
+    ],
+)
+def test_broken_sources_do_not_match(document: dict[str, Any]) -> None:
     assert not VALIDATOR.is_valid(document)

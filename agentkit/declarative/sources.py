@@ -1,0 +1,306 @@
+"""Sources: a named HTTP origin and the settings its tools share.
+
+A document whose top-level key is ``source`` defines one::
+
+    source: github
+    base_url: ${GITHUB_API_URL:-https://api.github.com}
+    credentials: [github-token]
+    auth: {bearer: github-token}
+    headers: {Accept: application/vnd.github+json}
+
+and a tool uses it with ``backend: {http: {source: github, path: /search/issues}}``.
+Sources live in the same folders as tools and load with them, all or nothing.
+
+- **Checked once, where written.** A source's shared keys are checked as an
+  HTTP backend of its own (``parse_http_spec``), so a bad timeout is reported
+  at the source's line, once, however many tools use it.
+- **Merged by key.** A tool's ``headers`` and ``query`` merge over the source's
+  by name (header names case-insensitively); every other key a tool gives
+  replaces the source's. The tool's ``path`` is appended to ``base_url``; the
+  origin is the source's, literal, and no template of the path can reach it.
+- **Credentials.** A tool of a source needs the source's credentials as well
+  as its own.
+- **Located twice.** A problem about a tool's use of a source names the tool's
+  line and the source's ``file:line``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, final
+from urllib.parse import urlsplit
+
+from agentkit.declarative.environment import LiteralText, Substituter, Substitution
+from agentkit.declarative.http_spec import parse_http_spec
+from agentkit.declarative.oauth2 import TokenCache
+from agentkit.declarative.problems import Location, Problems, check_keys
+from agentkit.declarative.yamlsource import clip
+from agentkit.tool import TOOL_NAME_PATTERN
+from agentkit.toolschema import ToolSchema
+
+__all__ = [
+    "SHARED_KEYS",
+    "SOURCE_KEYS",
+    "Source",
+    "SourceTable",
+    "is_source_document",
+    "parse_source",
+    "substitute_pairs",
+    "use_source",
+]
+
+#: The keys a source shares with its tools; a tool's own value merges over each.
+SHARED_KEYS: Final = (
+    "headers",
+    "query",
+    "auth",
+    "timeout",
+    "retry",
+    "max_response_bytes",
+    "follow_redirects",
+    "verify",
+    "ca_bundle",
+)
+SOURCE_KEYS: Final = ("source", "description", "base_url", "credentials", *SHARED_KEYS)
+# Characters a URL cannot hold literally, and '{'/'}' so that no template can start in one.
+_NOT_IN_URL: Final = frozenset(' "<>\\^`{|}')
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Source:
+    """A checked source: its origin, what it shares, and where it was defined."""
+
+    name: str
+    description: str
+    base_url: str  # substituted, without a trailing '/'
+    credentials: tuple[str, ...]
+    shared: Mapping[str, Any]  # the shared keys it gives, substituted, ca_bundle made absolute
+    path: str
+    line: int
+    raw: Mapping[str, Any]
+    substitutions: tuple[Substitution, ...] = ()
+    #: OAuth2 tokens, shared by every tool of this source.
+    token_cache: TokenCache = field(default_factory=TokenCache, compare=False)
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    def describe(self) -> dict[str, Any]:
+        """What ``agentkit show`` prints of it."""
+        return {
+            "name": self.name,
+            "defined_at": self.location,
+            "base_url": self.base_url,
+            "credentials": list(self.credentials),
+            "definition": json.loads(json.dumps(self.raw, default=str)),
+        }
+
+
+@final
+class SourceTable:
+    """The sources of one load by name; a name whose source has problems maps to its location."""
+
+    __slots__ = ("broken", "sources")
+
+    def __init__(self) -> None:
+        self.sources: dict[str, Source] = {}
+        self.broken: dict[str, str] = {}  # name -> file:line
+
+    def names(self) -> list[str]:
+        return sorted({*self.sources, *self.broken})
+
+
+def is_source_document(raw: Any) -> bool:
+    return isinstance(raw, dict) and "source" in raw
+
+
+def parse_source(
+    raw: dict[str, Any], problems: Problems, substituter: Substituter
+) -> Source | None:
+    """Check one source document; problems go to ``problems``, None comes back if any."""
+    start = len(problems)
+    check_keys(raw, SOURCE_KEYS, (), problems, "a source")
+    name = raw.get("source")
+    if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
+        problems.add(
+            ("source",),
+            f"invalid source name '{clip(name)}': use letters, digits, '_' and '-', starting "
+            "with a letter",
+        )
+    description = raw.get("description", "")
+    if not isinstance(description, str):
+        problems.add(("description",), "expected a string")
+    credentials = raw.get("credentials", [])
+    if not isinstance(credentials, list) or not all(
+        isinstance(item, str) and item for item in credentials
+    ):
+        problems.add(("credentials",), "expected a list of credential names")
+        credentials = []
+    base_url = _base_url(raw, problems, substituter)
+
+    shared: dict[str, Any] = {key: raw[key] for key in SHARED_KEYS if key in raw}
+    for key in ("headers", "query"):
+        if key in shared:
+            shared[key] = substitute_pairs(shared[key], (key,), substituter)
+    # The shared keys are checked as an HTTP backend of their own, at the source's lines.
+    parse_http_spec(
+        {**shared, "url": base_url or "https://source.invalid"},
+        (),
+        ToolSchema(),
+        ToolSchema(),
+        tuple(credentials),
+        problems,
+    )
+    if isinstance(shared.get("ca_bundle"), str):
+        shared["ca_bundle"] = os.path.join(os.path.dirname(problems.path), shared["ca_bundle"])
+    if len(problems) > start or base_url is None:
+        return None
+    assert isinstance(name, str)
+    return Source(
+        name=name,
+        description=description,
+        base_url=base_url,
+        credentials=tuple(dict.fromkeys(credentials)),
+        shared=shared,
+        path=problems.path,
+        line=problems.start[0],
+        raw=raw,
+        substitutions=tuple(substituter.used),
+    )
+
+
+def _base_url(raw: dict[str, Any], problems: Problems, substituter: Substituter) -> str | None:
+    given = raw.get("base_url")
+    if not isinstance(given, str) or not given:
+        problems.add(
+            ("base_url",),
+            "missing 'base_url': the origin and base path, such as https://api.example.com/v1",
+        )
+        return None
+    text = substituter.text(given, ("base_url",))
+    if text is None:
+        return None
+    if not isinstance(text, LiteralText) and any(d in text for d in ("{{", "{%", "{#")):
+        problems.add(
+            ("base_url",),
+            "templates may not reach a source's base_url; use ${VAR} for a value set at load "
+            "time, and put templates in each tool's 'path'",
+        )
+        return None
+    shown = f" (from {given!r})" if text != given else ""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 -- parsing the port is the check
+    except ValueError:
+        parts = None
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or "@" in parts.netloc
+        or any(char in _NOT_IN_URL or ord(char) < 0x21 or ord(char) == 0x7F for char in text)
+    ):
+        problems.add(
+            ("base_url",),
+            f"base_url {clip(text)!r}{shown} is not an http:// or https:// URL with a host "
+            "(and no user info, spaces or braces)",
+        )
+        return None
+    if parts.query or parts.fragment or "?" in text or "#" in text:
+        problems.add(
+            ("base_url",),
+            f"base_url {clip(text)!r}{shown} has a query or fragment; put query parameters "
+            "under 'query:'",
+        )
+        return None
+    return text.rstrip("/")
+
+
+def substitute_pairs(raw: Any, location: Location, substituter: Substituter) -> Any:
+    """A ``headers``/``query`` mapping with ``${VAR}`` substituted in its literal values."""
+    if not isinstance(raw, dict):
+        return raw  # the HTTP parser says what is wrong with it
+    substituted = dict(raw)
+    for name, value in raw.items():
+        if isinstance(value, str) and "${" in value:
+            substituted[name] = substituter.text(value, (*location, name))
+    return substituted
+
+
+def use_source(
+    raw: dict[str, Any],
+    location: Location,
+    table: SourceTable,
+    problems: Problems,
+) -> tuple[dict[str, Any], Source] | None:
+    """A tool's ``backend.http`` with its source's shared keys merged in, and the source.
+
+    ``raw`` names ``source``; the result names ``path`` as the whole URL (the
+    source's ``base_url`` and the tool's path) and no longer names ``source``.
+    None (and problems) when the source cannot be used.
+    """
+
+    def at(*keys: str) -> Location:
+        return (*location, *keys)
+
+    name = raw["source"]
+    if not isinstance(name, str):
+        problems.add(at("source"), "expected the name of a source")
+        return None
+    source = table.sources.get(name)
+    if source is None:
+        if name in table.broken:
+            problems.add(
+                at("source"),
+                f"source '{clip(name)}' ({table.broken[name]}) has problems, listed with it",
+            )
+        else:
+            names = table.names()
+            defined = ", ".join(names) if names else "none"
+            problems.add(
+                at("source"),
+                f"unknown source '{clip(name)}'{problems.did_you_mean(name, names)}; "
+                f"sources defined: {defined} (a source is a document with a top-level "
+                "'source:' key in the same folders)",
+            )
+        return None
+    where = f"source '{name}' ({source.location})"
+    if "url" in raw:
+        problems.add(
+            at("url"),
+            f"give 'url' or 'source' with 'path', not both; {where} has the base URL "
+            f"{source.base_url}",
+        )
+        return None
+    path = raw.get("path")
+    if not isinstance(path, str) or not path.startswith("/"):
+        problems.add(
+            at("path") if "path" in raw else location,
+            f"'path' must be a string starting with '/', such as /items/{{{{ inputs.id }}}}; "
+            f"it is appended to the base URL {source.base_url} of {where}",
+        )
+        return None
+    merged = {key: value for key, value in raw.items() if key != "source"}
+    merged["path"] = source.base_url + path
+    for key, value in source.shared.items():
+        if key not in raw:
+            merged[key] = value
+        elif key in ("headers", "query") and isinstance(value, dict):
+            own = raw[key]
+            if isinstance(own, dict):
+                merged[key] = _merge_pairs(value, own, fold=key == "headers")
+    return merged, source
+
+
+def _merge_pairs(shared: dict[str, Any], own: dict[str, Any], *, fold: bool) -> dict[str, Any]:
+    """``own`` over ``shared`` by name; header names compare case-insensitively (``fold``)."""
+    if not fold:
+        return {**shared, **own}
+    replaced = {str(name).lower() for name in own}
+    kept = {name: value for name, value in shared.items() if str(name).lower() not in replaced}
+    return {**kept, **own}
