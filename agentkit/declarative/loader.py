@@ -131,7 +131,7 @@ class _Document(NamedTuple):
     value: Any
     start: tuple[int, int]
     text: str  # the whole file's
-    index: int  # which of the file's documents, from 0
+    number: int  # which of the file's documents, from 0
 
 
 def _load_tools(
@@ -149,14 +149,14 @@ def _load_tools(
     # Sources first, from every file: a tool may use a source defined in any of them.
     sources = _load_sources(documents, environment, log)
     definitions: list[ToolDefinition] = []
-    for path, document, start, text, index in documents:
+    for path, document, start, text, number in documents:
         if is_source_document(document):
             continue
         definition = parse_definition(
             document,
             Problems(path, document, start, log),
             text=text,
-            document=index,
+            document=number,
             environment=environment,
             sources=sources,
         )
