@@ -455,3 +455,15 @@ def test_gc_is_left_as_it_was_found(write: WriteFile, text: str, enabled: bool) 
         assert gc.isenabled() is enabled
     finally:
         gc.enable()
+
+
+def test_loading_leaves_objects_the_process_froze_frozen(write: WriteFile) -> None:
+    path = write(HTTP_TOOL)
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        load_tools(path)
+        assert gc.get_freeze_count() == frozen
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
