@@ -32,6 +32,10 @@ if _typing.TYPE_CHECKING:
         OTelTracer,
         ToolEvent,
     )
+    from agentkit.progress import (
+        Progress,
+        reporting_progress,
+    )
     from agentkit.recording import (
         ExecutionRecorder,
         RecordedCall,
@@ -97,6 +101,7 @@ _LAZY: dict[str, str] = {
     "OTelMetrics": "agentkit.observability",
     "OTelTracer": "agentkit.observability",
     "PARAMETER_TYPES": "agentkit.toolschema",
+    "Progress": "agentkit.progress",
     "Parameter": "agentkit.toolschema",
     "RecordedCall": "agentkit.recording",
     "RedactedError": "agentkit.toolerrors",
@@ -118,6 +123,7 @@ _LAZY: dict[str, str] = {
     "ToolTimeoutError": "agentkit.toolerrors",
     "ToolValidationError": "agentkit.toolerrors",
     "load_tools": "agentkit.declarative",
+    "reporting_progress": "agentkit.progress",
 }
 
 
@@ -158,6 +164,7 @@ __all__ = [
     "OTelMetrics",
     "OTelTracer",
     "Parameter",
+    "Progress",
     "RecordedCall",
     "RedactedError",
     "Redactor",
@@ -177,4 +184,5 @@ __all__ = [
     "ToolValidationError",
     "__version__",
     "load_tools",
+    "reporting_progress",
 ]

@@ -439,11 +439,30 @@ _HTTP_ONLY = (
 )
 
 
+def _positive(value: float | None, flag: str, *, integer: bool = False) -> None:
+    if value is not None and not value > 0:
+        kind = "a positive whole number" if integer else "a positive number of seconds"
+        raise UsageError(f"{flag} takes {kind}, got {value}")
+
+
+def _limits(args: argparse.Namespace) -> dict[str, Any]:
+    """The options both transports share: deadlines, admission, draining."""
+    from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED
+
+    _positive(args.call_timeout, "--call-timeout")
+    _positive(args.max_calls, "--max-calls", integer=True)
+    _positive(args.drain_seconds, "--drain-seconds")
+    if args.max_queued is not None and args.max_queued < 0:
+        raise UsageError(f"--max-queued takes 0 or a positive whole number, got {args.max_queued}")
+    return {
+        "call_timeout": args.call_timeout,
+        "max_calls": args.max_calls or DEFAULT_MAX_IN_FLIGHT,
+        "max_queued": DEFAULT_MAX_QUEUED if args.max_queued is None else args.max_queued,
+        "drain_seconds": args.drain_seconds or 30.0,
+    }
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
-    if args.call_timeout is not None and not args.call_timeout > 0:
-        raise UsageError(
-            f"--call-timeout takes a positive number of seconds, got {args.call_timeout}"
-        )
     if args.http is None:
         given = [flag for attribute, flag in _HTTP_ONLY if getattr(args, attribute)]
         if given:
@@ -454,8 +473,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             raise UsageError(
                 "agentkit serve needs the MCP SDK: pip install 'agentkit[mcp]'"
             ) from exc
+        limits = _limits(args)
         registry = _load(args)
-        serve(registry, credentials_file=args.credentials_file, call_timeout=args.call_timeout)
+        serve(registry, credentials_file=args.credentials_file, **limits)
         return EXIT_OK
     try:
         from agentkit import mcp_http
@@ -463,11 +483,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(
             "agentkit serve --http needs the serve extra: pip install 'agentkit[serve]'"
         ) from exc
+    limits = _limits(args)
     host, port = mcp_http.parse_address(args.http)
-    if args.max_request_bytes is not None and args.max_request_bytes < 1:
-        raise UsageError(
-            f"--max-request-bytes takes a positive number, got {args.max_request_bytes}"
-        )
+    _positive(args.max_request_bytes, "--max-request-bytes", integer=True)
     options = mcp_http.HttpOptions(
         host=host,
         port=port,
@@ -480,7 +498,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         allowed_hosts=tuple(args.allowed_host or ()),
         allowed_origins=tuple(args.allowed_origin or ()),
         max_request_bytes=args.max_request_bytes or mcp_http.DEFAULT_MAX_REQUEST_BYTES,
-        call_timeout=args.call_timeout,
+        **limits,
     )
     registry = _load(args)
     mcp_http.serve_http(registry, options, credentials_file=args.credentials_file)
@@ -631,6 +649,24 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="SECONDS",
         help="every call's deadline: an async tool is cancelled, a sync one abandoned",
+    )
+    serve.add_argument(
+        "--max-calls",
+        type=int,
+        metavar="N",
+        help="run at most N calls at once (default 64); more wait in the queue",
+    )
+    serve.add_argument(
+        "--max-queued",
+        type=int,
+        metavar="N",
+        help="let at most N calls wait (default 64); past that a call is refused as busy",
+    )
+    serve.add_argument(
+        "--drain-seconds",
+        type=float,
+        metavar="SECONDS",
+        help="on SIGTERM (or stdin closing) wait this long for calls in flight (default 30)",
     )
     serve.set_defaults(run=cmd_serve)
     return parser

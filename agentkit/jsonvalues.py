@@ -16,6 +16,8 @@ import json
 import math
 from typing import Any, Final
 
+from agentkit.toolerrors import Problem
+
 __all__ = ["MAX_DEPTH", "checked_copy", "loads"]
 
 #: How deep a value may nest: a list or dictionary inside another counts one
@@ -27,7 +29,7 @@ MAX_DEPTH: Final = 64
 _SCALARS: Final = (str, int, bool, type(None))
 
 
-def checked_copy(value: Any, path: str, errors: list[str]) -> Any:
+def checked_copy(value: Any, path: str, errors: list[Problem]) -> Any:
     """A copy of the JSON-like ``value``, checked: nesting within ``MAX_DEPTH``, floats finite.
 
     Problems are appended to ``errors`` in the schema's wording, ``path`` naming
@@ -38,22 +40,23 @@ def checked_copy(value: Any, path: str, errors: list[str]) -> Any:
     return _copy(value, 0, path, parts, errors)
 
 
-def _copy(value: Any, depth: int, path: str, parts: list[str | int], errors: list[str]) -> Any:
+def _copy(value: Any, depth: int, path: str, parts: list[str | int], errors: list[Problem]) -> Any:
     kind = type(value)
     if kind in _SCALARS:
         return value
     if kind is float:
         if not math.isfinite(value):
-            errors.append(
-                f"Parameter '{_join(path, parts)}': expected a finite number, got {value}"
-            )
+            where = _join(path, parts)
+            message = f"Parameter '{where}': expected a finite number, got {value}"
+            errors.append(Problem(path=where, message=message))
         return value
     if isinstance(value, (dict, list, tuple)):
         if depth >= MAX_DEPTH:
-            errors.append(
+            message = (
                 f"Parameter '{path}': nested more than {MAX_DEPTH} levels deep; "
                 "send a flatter value"
             )
+            errors.append(Problem(path=path, message=message))
             return None
         if isinstance(value, dict):
             out: dict[Any, Any] = {}
@@ -111,7 +114,7 @@ def loads(text: str | bytes) -> Any:
         raise ValueError(
             f"nested more than {MAX_DEPTH} levels deep; send a flatter value"
         ) from None
-    errors: list[str] = []
+    errors: list[Problem] = []
     value = checked_copy(value, "", errors)
     if errors:
         raise ValueError(f"nested more than {MAX_DEPTH} levels deep; send a flatter value")

@@ -25,6 +25,7 @@ import hmac
 import ipaddress
 import logging
 import os
+import signal
 import socket
 import sys
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -34,11 +35,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, final
 
+import uvicorn
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from sse_starlette.sse import AppStatus
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -48,6 +51,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agentkit.credentials import CredentialsManager
+from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, CallLimits
 from agentkit.mcp_server import build_server
 from agentkit.toolerrors import SemanticError
 from agentkit.toolexecutor import ToolExecutor
@@ -68,6 +72,8 @@ logger = logging.getLogger("agentkit.serve")
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 8000
 DEFAULT_MAX_REQUEST_BYTES: Final = 4 * 1024 * 1024
+#: How long SIGTERM waits for the calls in flight before it cancels them.
+DEFAULT_DRAIN_SECONDS: Final = 30.0
 #: A bearer token shorter than this is a password, not a secret worth the name.
 MIN_TOKEN_LENGTH: Final = 16
 _LOOPBACK_NAMES: Final = ("127.0.0.1", "localhost", "[::1]")
@@ -97,6 +103,9 @@ class HttpOptions:
     allowed_origins: tuple[str, ...] = ()
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     call_timeout: float | None = None
+    max_calls: int | None = DEFAULT_MAX_IN_FLIGHT
+    max_queued: int = DEFAULT_MAX_QUEUED
+    drain_seconds: float = DEFAULT_DRAIN_SECONDS
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -283,10 +292,12 @@ def _security(options: HttpOptions) -> TransportSecuritySettings:
 
 @final
 class _State:
-    """What /readyz reports: set once the tools are loaded and the endpoint runs."""
+    """What /readyz reports (ready once the tools are loaded and the endpoint runs, not
+    while draining) and the calls' admission, which draining closes."""
 
-    def __init__(self, tools: int) -> None:
+    def __init__(self, tools: int, limits: CallLimits) -> None:
         self.tools = tools
+        self.limits = limits
         self.ready = False
 
 
@@ -294,16 +305,23 @@ def build_app(registry: ToolRegistry, executor: ToolExecutor, options: HttpOptio
     """The ASGI app ``serve_http`` runs: the MCP endpoint, /healthz and /readyz.
 
     ``executor`` should ask ``HeaderCredentials(options.credential_headers)`` first for
-    per-user credentials (``serve_http`` sets that up).
+    per-user credentials (``serve_http`` sets that up). The app's ``state.agentkit``
+    is what ``serve_http`` drains on SIGTERM.
     """
     provider = next(
         (p for p in executor.credentials.providers if isinstance(p, HeaderCredentials)), None
+    )
+    limits = CallLimits(
+        max_in_flight=options.max_calls,
+        max_queued=options.max_queued,
+        queue_timeout=options.call_timeout,
     )
     server = build_server(
         registry,
         executor,
         call_timeout=options.call_timeout,
         call_scope=provider.bound if provider is not None else None,
+        limits=limits,
     )
     manager = StreamableHTTPSessionManager(
         app=server,
@@ -311,8 +329,8 @@ def build_app(registry: ToolRegistry, executor: ToolExecutor, options: HttpOptio
         security_settings=_security(options),
         max_request_body_size=options.max_request_bytes,
     )
-    state = _State(len(registry))
-    endpoint: ASGIApp = _Endpoint(manager)
+    state = _State(len(registry), limits)
+    endpoint: ASGIApp = _Endpoint(manager, state)
     middleware: list[Middleware] = []
     if options.tokens:
         endpoint = RequireAuthMiddleware(endpoint, required_scopes=[])
@@ -340,7 +358,7 @@ def build_app(registry: ToolRegistry, executor: ToolExecutor, options: HttpOptio
             finally:
                 state.ready = False
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route(options.path, endpoint=endpoint, methods=["GET", "POST", "DELETE"]),
             Route("/healthz", healthz, methods=["GET"]),
@@ -349,16 +367,32 @@ def build_app(registry: ToolRegistry, executor: ToolExecutor, options: HttpOptio
         middleware=middleware,
         lifespan=lifespan,
     )
+    app.state.agentkit = state
+    return app
 
 
 @final
 class _Endpoint:
-    """The MCP endpoint as a plain ASGI app (Starlette routes it without a wrapper)."""
+    """The MCP endpoint as a plain ASGI app (Starlette routes it without a wrapper).
 
-    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
+    While the server drains, a new message (POST) gets 503 with ``Retry-After``, so a
+    load balancer or client sends it to another instance; a client may still end its
+    session (DELETE).
+    """
+
+    def __init__(self, manager: StreamableHTTPSessionManager, state: _State) -> None:
         self._manager = manager
+        self._state = state
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._state.limits.closed and scope.get("method") == "POST":
+            refusal = JSONResponse(
+                {"error": "shutting down, retry on another instance"},
+                status_code=503,
+                headers={"Retry-After": "1"},
+            )
+            await refusal(scope, receive, send)
+            return
         await self._manager.handle_request(scope, receive, send)
 
 
@@ -391,6 +425,52 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+@final
+class _DrainingServer(uvicorn.Server):
+    """uvicorn's server, draining on SIGTERM and then exiting 0.
+
+    uvicorn alone closes the connections after ``timeout_graceful_shutdown`` and then
+    raises the signal again, so the process dies of it. This one stops accepting,
+    marks itself not ready, refuses new calls (busy), waits up to ``drain_seconds``
+    for the calls in flight, gives their answers a moment to be written, and returns.
+    """
+
+    def __init__(self, config: uvicorn.Config, state: _State, drain_seconds: float) -> None:
+        super().__init__(config)
+        self._agentkit = state
+        self._drain_seconds = drain_seconds
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        state = self._agentkit
+        state.ready = False
+        for listener in self.servers:
+            listener.close()
+        await state.limits.close()
+        running = state.limits.in_flight
+        if running:
+            print(f"agentkit: draining {running} calls in flight", file=sys.stderr, flush=True)
+        if not await state.limits.drained(self._drain_seconds):
+            print(
+                f"agentkit: {state.limits.in_flight} calls still running after "
+                f"{self._drain_seconds} s; cancelling them",
+                file=sys.stderr,
+                flush=True,
+            )
+        # Now the SSE streams may end (see serve_http): the answers are written.
+        AppStatus.should_exit = True
+        await super().shutdown(sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        with super().capture_signals():
+            yield
+            # A drained SIGTERM is a clean exit, not a death by signal (uvicorn would
+            # raise it again once it has shut down). Ctrl-C still is one.
+            self._captured_signals = [
+                sig for sig in self._captured_signals if sig != signal.SIGTERM
+            ]
+
+
 def serve_http(
     registry: ToolRegistry,
     options: HttpOptions,
@@ -402,8 +482,6 @@ def serve_http(
     Prints ``agentkit: serving N tools on http://HOST:PORT/PATH`` on stderr once it
     listens (with the port the system chose for port 0).
     """
-    import uvicorn
-
     credentials = CredentialsManager.from_env(credentials_file)
     if options.credential_headers:
         credentials = credentials.with_provider(
@@ -426,8 +504,14 @@ def serve_http(
         lifespan="on",
         # The access log would show paths only, but a proxy may put tokens in query strings.
         access_log=False,
+        # The calls in flight are drained before this; what is left is answers being
+        # written and idle streams, which need only a moment.
+        timeout_graceful_shutdown=2,
     )
-    server = uvicorn.Server(config)
+    server = _DrainingServer(config, app.state.agentkit, options.drain_seconds)
+    # sse-starlette ends every SSE stream the moment uvicorn sees SIGTERM, the answers
+    # of the calls in flight with them; _DrainingServer ends them once they are drained.
+    AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
     print(
         f"agentkit: serving {len(registry)} tools on http://{shown}:{port}{options.path}",
         file=sys.stderr,

@@ -16,20 +16,22 @@ Needs ``pip install 'agentkit[mcp]'``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import Any, final
 
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from agentkit import __version__
 from agentkit.credentials import CredentialsManager
 from agentkit.export import mcp_tool
+from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
 from agentkit.tool import Tool
 from agentkit.toolerrors import did_you_mean
 from agentkit.toolexecutor import ToolExecutor
@@ -67,21 +69,39 @@ def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def concurrency(tool: Tool) -> int | None:
+    """How many calls of ``tool`` may run at once: its ``CONCURRENCY`` (a definition's
+    ``concurrency:``), ``None`` for no limit of its own."""
+    limit = tool.CONCURRENCY
+    # A hand-written class may set anything; only a positive whole number limits.
+    return limit if type(limit) is int and limit > 0 else None
+
+
+def _error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"Error: {message}")],
+        is_error=True,
+    )
+
+
 def build_server(
     registry: ToolRegistry,
     executor: ToolExecutor | None = None,
     *,
     call_timeout: float | None = None,
     call_scope: CallScope | None = None,
+    limits: CallLimits | None = None,
 ) -> Server[Any]:
     """An MCP server answering ``tools/list`` and ``tools/call`` from ``registry``.
 
     ``call_timeout`` (seconds) is every call's deadline (``ToolExecutor.aexecute``'s
-    ``timeout``); ``call_scope`` wraps each call (see ``CallScope``).
+    ``timeout``); ``call_scope`` wraps each call (see ``CallScope``); ``limits`` admits
+    calls (default: ``CallLimits()``), and a call it refuses is an ``isError`` result.
     """
     runner = executor or ToolExecutor()
     listed = [_listed(tool) for tool in registry]
     scope = call_scope or (lambda ctx: nullcontext())
+    gate = limits or CallLimits(queue_timeout=call_timeout)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
@@ -94,20 +114,21 @@ def build_server(
         arguments = dict(params.arguments or {})
         # Async tools run on the server's loop; sync ones (HTTP, files) in the
         # executor's bounded thread pool, so a slow tool never blocks the loop.
-        with scope(ctx):
-            result = await runner.aexecute(
-                tool, arguments, raise_on_failure=False, timeout=call_timeout
-            )
+        try:
+            async with gate.admitted(tool.name, concurrency(tool)):
+                with scope(ctx):
+                    result = await runner.aexecute(
+                        tool, arguments, raise_on_failure=False, timeout=call_timeout
+                    )
+        except Busy as exc:
+            return _error_result(f"Tool '{tool.name}' was not run: {exc}")
         if result.succeeded:
             text = _json_text(result.output)
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=text)],
                 structured_content=result.output,
             )
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=f"Error: {result.error}")],
-            is_error=True,
-        )
+        return _error_result(str(result.error))
 
     return Server(
         "agentkit",
@@ -122,14 +143,90 @@ def serve(
     *,
     credentials_file: str | None = None,
     call_timeout: float | None = None,
+    max_calls: int | None = DEFAULT_MAX_IN_FLIGHT,
+    max_queued: int = DEFAULT_MAX_QUEUED,
+    drain_seconds: float = 30.0,
 ) -> None:
-    """Serve ``registry`` on stdin/stdout until the client disconnects."""
+    """Serve ``registry`` on stdin/stdout until the client disconnects.
+
+    A call still running when stdin closes gets its answer, within ``drain_seconds``.
+    """
     executor = ToolExecutor(credentials=CredentialsManager.from_env(credentials_file))
-    server = build_server(registry, executor, call_timeout=call_timeout)
+    gate = CallLimits(max_in_flight=max_calls, max_queued=max_queued, queue_timeout=call_timeout)
+    server = build_server(registry, executor, call_timeout=call_timeout, limits=gate)
 
     async def run() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        async with stdio_server() as (stdin, stdout):
+            await _serve_answering_to_the_end(server, stdin, stdout, drain_seconds)
 
     with executor:  # the thread pool goes when the client does
         anyio.run(run)
+
+
+@final
+class _Unanswered:
+    """The ids of the requests read from the client that have no answer yet."""
+
+    def __init__(self) -> None:
+        self._ids: set[Any] = set()
+        self._changed = anyio.Condition()
+
+    def asked(self, message: Any) -> None:
+        if isinstance(message, types.JSONRPCRequest):
+            self._ids.add(message.id)
+        elif (
+            isinstance(message, types.JSONRPCNotification)
+            and message.method == "notifications/cancelled"
+            and isinstance(message.params, dict)
+        ):
+            # A cancelled request is never answered: nothing to wait for.
+            self._ids.discard(message.params.get("requestId"))
+
+    async def answered(self, message: Any) -> None:
+        if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+            self._ids.discard(message.id)
+            async with self._changed:
+                self._changed.notify_all()
+
+    async def all_answered(self, timeout: float) -> None:
+        with anyio.move_on_after(timeout):
+            async with self._changed:
+                while self._ids:
+                    await self._changed.wait()
+
+
+async def _serve_answering_to_the_end(
+    server: Server[Any], stdin: Any, stdout: Any, drain_seconds: float
+) -> None:
+    """``server.run`` on stdin/stdout, except that stdin closing does not cut short the
+    requests already read: the server sees the end of its input only once each has its
+    answer (or ``drain_seconds`` have passed)."""
+    unanswered = _Unanswered()
+    to_server, server_in = anyio.create_memory_object_stream[Any](0)
+    server_out, from_server = anyio.create_memory_object_stream[Any](0)
+
+    async def read() -> None:
+        async with to_server:
+            async for message in stdin:
+                if isinstance(message, SessionMessage):
+                    unanswered.asked(message.message)
+                await to_server.send(message)
+            await unanswered.all_answered(drain_seconds)
+
+    async def write() -> None:
+        async with from_server, stdout:  # closing stdout's stream lets stdio_server end
+            async for message in from_server:
+                await stdout.send(message)
+                await unanswered.answered(message.message)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(write)
+        reading = anyio.CancelScope()
+        group.start_soon(_cancelled_by, reading, read)
+        await server.run(server_in, server_out, server.create_initialization_options())
+        reading.cancel()  # the server ended on its own: stop reading stdin
+
+
+async def _cancelled_by(scope: anyio.CancelScope, work: Callable[[], Awaitable[None]]) -> None:
+    with scope:
+        await work()

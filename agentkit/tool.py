@@ -295,6 +295,9 @@ class Tool:
     BACKEND_KIND: ClassVar[str] = "class"
     #: The parsed definition a tool was made from; None for a hand-written tool.
     DEFINITION: ClassVar[Definition | None] = None
+    #: The most calls of this tool a server (``agentkit serve``) runs at once; None: no
+    #: limit of its own. A definition's ``concurrency:``.
+    CONCURRENCY: ClassVar[int | None] = None
 
     # The class's declaration; an instance with its own tags or credential names
     # holds its own copy (see Tool.__init__).

@@ -171,16 +171,43 @@ class CredentialError(AgentKitError):
         )
 
 
-class ToolValidationError(AgentKitError):
-    """A tool's inputs or outputs do not match its schema."""
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Problem:
+    """One problem with a value checked against a schema.
 
-    def __init__(self, tool_name: str, direction: Direction, errors: Sequence[str]) -> None:
+    ``path`` names the parameter from the schema's root (``filters.tags[2]``; empty
+    for the value as a whole); ``message`` is the sentence as ``errors`` shows it,
+    in the chapter's wording (``Parameter 'days': expected type 'integer', got 'str'``).
+    """
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ToolValidationError(AgentKitError):
+    """A tool's inputs or outputs do not match its schema.
+
+    ``errors`` (the chapter's strings) may also be ``Problem`` values; either way
+    the error has both: ``errors``, each problem's sentence, and ``problems``,
+    each with its parameter path (a plain string has the empty path).
+    """
+
+    def __init__(
+        self, tool_name: str, direction: Direction, errors: Sequence[str | Problem]
+    ) -> None:
         self._tool_name = tool_name
         self._direction: Direction = direction
-        self._errors = list(errors)
+        self._problems = tuple(
+            error if type(error) is Problem else Problem(path="", message=str(error))
+            for error in errors
+        )
         verb = "received invalid input" if direction == "input" else "returned invalid output"
         lines = [f"Tool '{tool_name}' {verb}:"]
-        lines.extend(f"  - {error}" for error in self._errors)
+        lines.extend(f"  - {problem.message}" for problem in self._problems)
         super().__init__("\n".join(lines))
 
     @property
@@ -195,7 +222,12 @@ class ToolValidationError(AgentKitError):
     @property
     def errors(self) -> list[str]:
         """Each problem, in the schema's wording (a copy; changing it changes nothing)."""
-        return list(self._errors)
+        return [problem.message for problem in self._problems]
+
+    @property
+    def problems(self) -> tuple[Problem, ...]:
+        """Each problem with the path of the parameter it is about."""
+        return self._problems
 
 
 class RedactedError(Exception):

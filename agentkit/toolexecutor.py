@@ -34,6 +34,7 @@ from agentkit.tool import Tool
 from agentkit.toolerrors import (
     AgentKitError,
     CredentialError,
+    Problem,
     SemanticError,
     ToolExecutionError,
     ToolTimeoutError,
@@ -416,11 +417,9 @@ class ToolExecutor:
                         f"got '{type(inputs).__name__}'"
                     ],
                 )
-            problems: list[str] = []
-            # The schema's compiled check, called directly (validate() is the same
-            # check, made to work in place): it returns the caller's dict when
+            # check() changes nothing: its values are the caller's dict when
             # nothing had to change, else a changed copy.
-            values = spec.input_schema._check(inputs, "", problems)  # type: ignore[arg-type]
+            values, problems = spec.input_schema.check(inputs)
             if problems:
                 raise ToolValidationError(name, "input", problems)
             if values is inputs:
@@ -652,20 +651,23 @@ def _checked(name: str, schema: ToolSchema, raw: Any, redactor: Redactor | None)
         raise ToolValidationError(
             name, "output", [f"Expected the tool to return a dictionary, got {got}"]
         )
-    problems: list[str] = []
-    output: dict[str, Any] = schema._check(raw, "", problems)
+    output, problems = schema.check(raw)
     if problems:
         if redactor:
             # Checked again with the redactor active, so that each message quotes
             # the value redacted before it is cut short (see excerpt); only a
             # failing output pays for that, not every call.
-            problems = []
             active = activate(redactor)
             try:
-                schema._check(raw, "", problems)
+                problems = schema.check(raw).problems
             finally:
                 deactivate(active)
-            problems = [redactor.redact(problem) for problem in problems]
+            problems = tuple(
+                Problem(
+                    path=redactor.redact(problem.path), message=redactor.redact(problem.message)
+                )
+                for problem in problems
+            )
         raise ToolValidationError(name, "output", problems)
     return output
 

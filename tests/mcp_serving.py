@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import queue
 import re
@@ -10,12 +11,26 @@ import signal
 import subprocess
 import sys
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+PROTOCOL_VERSION = "2025-06-18"
+#: An initialize request, for tests that speak raw HTTP.
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": PROTOCOL_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
 STARTUP_SECONDS = 60
 _SERVING = re.compile(r"agentkit: serving \d+ tools on (http://\S+)")
 
@@ -99,6 +114,37 @@ def serving(args: Sequence[str], *, env: dict[str, str] | None = None) -> Iterat
         yield served
     finally:
         served.stop()
+
+
+def post(
+    url: str, message: dict[str, Any] | bytes, headers: dict[str, str]
+) -> tuple[int, dict[str, str], str]:
+    """POST one JSON-RPC message (or raw bytes) with urllib: status, headers (lowercase), body."""
+    body = message if isinstance(message, bytes) else json.dumps(message).encode()
+    request = urllib.request.Request(url, data=body, method="POST")
+    for name, value in {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        **headers,
+    }.items():
+        request.add_header(name, value)
+    try:
+        with urllib.request.urlopen(request, timeout=STARTUP_SECONDS) as response:
+            answer = {name.lower(): value for name, value in response.headers.items()}
+            return response.status, answer, response.read().decode()
+    except urllib.error.HTTPError as error:
+        answer = {name.lower(): value for name, value in error.headers.items()}
+        return error.code, answer, error.read().decode()
+
+
+def open_session(url: str, headers: dict[str, str] | None = None) -> dict[str, str]:
+    """A session opened with raw HTTP: the headers its later requests carry."""
+    answer = post(url, INITIALIZE, headers or {})[1]
+    return {
+        **(headers or {}),
+        "Mcp-Session-Id": answer["mcp-session-id"],
+        "MCP-Protocol-Version": PROTOCOL_VERSION,
+    }
 
 
 @contextlib.asynccontextmanager

@@ -18,6 +18,7 @@ from agentkit import (
 )
 from agentkit.dispatch import dispatch_anthropic, dispatch_openai, dispatch_openai_responses
 from agentkit.jsonvalues import MAX_DEPTH, checked_copy, loads
+from agentkit.toolerrors import Problem
 from tests.helpers import Adder, run_bounded
 
 NAN, INF = float("nan"), float("inf")
@@ -163,7 +164,7 @@ def test_a_schema_validate_refuses_nan_in_place() -> None:
 
 def test_free_form_values_are_copied_not_shared() -> None:
     original = {"a": [1, {"b": 2}]}
-    errors: list[str] = []
+    errors: list[Problem] = []
     copied = checked_copy(original, "data", errors)
     assert copied == original
     assert not errors
@@ -172,7 +173,7 @@ def test_free_form_values_are_copied_not_shared() -> None:
 
 
 def test_a_flood_of_bad_numbers_gives_a_few_messages() -> None:
-    errors: list[str] = []
+    errors: list[Problem] = []
     checked_copy([NAN] * 100_000, "xs", errors)
     assert 0 < len(errors) <= 25
 

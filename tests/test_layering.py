@@ -31,7 +31,6 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agentkit"
 KNOWN_DEBT: frozenset[tuple[str, str]] = frozenset(
     {
         ("agentkit.toolexecutor", "_Spec"),
-        ("agentkit.toolexecutor", "_check"),
         ("agentkit.toolexecutor", "_spec"),
     }
 )

@@ -21,7 +21,7 @@ from agentkit.cli import main
 from agentkit.mcp_http import parse_address, parse_credential_header, read_tokens
 from agentkit.toolerrors import SemanticError
 from tests.declarative import loopback
-from tests.mcp_serving import Served, serving, session
+from tests.mcp_serving import INITIALIZE, Served, post, serving, session
 
 TOKEN = "transport-token-0123456789abcdef"
 OTHER_TOKEN = "transport-token-second-fedcba98"
@@ -43,17 +43,6 @@ backend:
     auth: {bearer: github-token}
     retry: {attempts: 1}
 """
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
 
 
 class Upstream:
@@ -90,21 +79,6 @@ def server(
     ]  # fmt: skip
     with serving(args) as served:
         yield served
-
-
-def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
-    request = urllib.request.Request(url, data=body, method="POST")
-    for name, value in {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        **headers,
-    }.items():
-        request.add_header(name, value)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, dict(response.headers), response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read()
 
 
 def _get(url: str) -> tuple[int, Any]:
@@ -166,7 +140,7 @@ def test_a_failed_call_is_an_error_result(server: Served) -> None:
 def test_a_request_without_a_valid_token_is_refused_with_401(
     server: Served, headers: dict[str, str]
 ) -> None:
-    status, answer_headers, body = _post(server.url, json.dumps(INITIALIZE).encode(), headers)
+    status, answer_headers, body = post(server.url, INITIALIZE, headers)
     assert status == 401
     assert answer_headers["www-authenticate"].startswith("Bearer ")
     assert json.loads(body)["error"] == "invalid_token"
@@ -174,19 +148,17 @@ def test_a_request_without_a_valid_token_is_refused_with_401(
 
 @pytest.mark.parametrize("token", [TOKEN, OTHER_TOKEN], ids=["first", "second"])
 def test_each_configured_token_is_accepted(server: Served, token: str) -> None:
-    status, _, _ = _post(
-        server.url, json.dumps(INITIALIZE).encode(), {"Authorization": f"Bearer {token}"}
-    )
+    status, _, _ = post(server.url, INITIALIZE, {"Authorization": f"Bearer {token}"})
     assert status == 200
 
 
 def test_a_session_belongs_to_the_token_that_opened_it(server: Served) -> None:
-    status, headers, _ = _post(server.url, json.dumps(INITIALIZE).encode(), AUTH)
+    status, headers, _ = post(server.url, INITIALIZE, AUTH)
     assert status == 200
     session_id = {name.lower(): value for name, value in headers.items()}["mcp-session-id"]
     listing = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode()
     other = {"Authorization": f"Bearer {OTHER_TOKEN}", "Mcp-Session-Id": session_id}
-    assert _post(server.url, listing, {**other, "MCP-Protocol-Version": "2025-06-18"})[0] == 404
+    assert post(server.url, listing, {**other, "MCP-Protocol-Version": "2025-06-18"})[0] == 404
 
 
 def test_the_sdk_client_without_the_token_cannot_connect(server: Served) -> None:
@@ -228,7 +200,7 @@ def test_health_and_readiness_need_no_token(server: Served) -> None:
 def test_dns_rebinding_protection_refuses_foreign_hosts_and_origins(
     server: Served, headers: dict[str, str], status: int
 ) -> None:
-    answer, _, _ = _post(server.url, json.dumps(INITIALIZE).encode(), {**AUTH, **headers})
+    answer, _, _ = post(server.url, INITIALIZE, {**AUTH, **headers})
     assert answer == status
 
 
@@ -239,7 +211,7 @@ def test_a_request_body_over_the_cap_is_refused_with_413(server: Served) -> None
         "method": "tools/call",
         "params": {"name": "text_stats", "arguments": {"text": "x" * 100_000}},
     }
-    status, _, _ = _post(server.url, json.dumps(call).encode(), AUTH)
+    status, _, _ = post(server.url, call, AUTH)
     assert status == 413
 
 
@@ -293,7 +265,7 @@ def test_no_token_or_user_credential_reaches_the_server_log(server: Served) -> N
 
 def test_stateless_mode_answers_each_request_on_its_own() -> None:
     with serving(["--tools", "tools.d", "--stateless"]) as served:
-        status, headers, _ = _post(served.url, json.dumps(INITIALIZE).encode(), {})
+        status, headers, _ = post(served.url, INITIALIZE, {})
         assert status == 200
         assert "mcp-session-id" not in {name.lower() for name in headers}
         [result] = anyio.run(_calls, served.url, {}, ("text_stats", {"text": "One. Two."}))

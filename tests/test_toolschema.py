@@ -496,3 +496,74 @@ def test_invalid_values_are_never_changed(values: dict[str, Any]) -> None:
     errors = FILTERS.validate(values)
     if errors:
         assert repr(values) == before
+
+
+# -- check(): the same check, changing nothing ---------------------------------------------------
+
+
+def test_check_changes_nothing_and_returns_what_a_call_would_get() -> None:
+    values: dict[str, Any] = {"city": "Oslo"}
+    checked = WEATHER.check(values)
+    assert checked.ok
+    assert checked.values == {"city": "Oslo", "days": 1}
+    assert values == {"city": "Oslo"}
+
+
+def test_check_returns_the_values_themselves_when_nothing_changes() -> None:
+    values: dict[str, Any] = {"city": "Oslo", "days": 2}
+    plain = schema({"name": "city", "type": "string"}, {"name": "days", "type": "integer"})
+    assert plain.check(values).values is values
+
+
+def test_check_reports_structured_problems_in_the_chapters_wording() -> None:
+    checked = WEATHER.check({"days": "3", "citty": "Oslo"})
+    assert not checked.ok
+    assert [(problem.path, problem.message) for problem in checked.problems] == [
+        ("city", "Missing required parameter: 'city'"),
+        ("days", "Parameter 'days': expected type 'integer', got 'str'"),
+        ("citty", "Unknown parameter: 'citty' (did you mean 'city'?)"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "path"),
+    [
+        pytest.param({"filters": {"tags": ["a", "b", 3]}}, "filters.tags[2]", id="list-element"),
+        pytest.param({"filters": {"tags": "a"}}, "filters.tags", id="nested-type"),
+        pytest.param({"filters": {"tags": [], "tagz": []}}, "filters.tagz", id="nested-unknown"),
+        pytest.param({"filters": {}}, "filters.tags", id="nested-missing"),
+        pytest.param(
+            {"filters": {"tags": [], "extra": {"x": float("nan")}}},
+            "filters.extra.x",
+            id="free-form-nan",
+        ),
+    ],
+)
+def test_problem_paths_name_the_nested_parameter(value: dict[str, Any], path: str) -> None:
+    nested = schema(
+        {
+            "name": "filters",
+            "type": "dictionary",
+            "parameters": [
+                {"name": "tags", "type": "list", "items": "string"},
+                {"name": "extra", "type": "dictionary", "required": False},
+            ],
+        }
+    )
+    problems = nested.check(value).problems
+    assert [problem.path for problem in problems] == [path]
+    assert f"'{path}'" in problems[0].message
+
+
+def test_check_of_a_non_mapping_is_one_problem_without_a_path() -> None:
+    checked = WEATHER.check(["Oslo"])  # type: ignore[arg-type]
+    assert [(p.path, p.message) for p in checked.problems] == [
+        ("", "Expected a mapping of parameter names to values, got 'list'")
+    ]
+
+
+def test_the_split_modules_keep_the_old_imports_working() -> None:
+    from agentkit import toolschema
+
+    for name in ("FREE_FORM", "PARAMETER_TYPES", "ABSENT", "is_integer", "is_number"):
+        assert getattr(toolschema, name) is not None

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from agentkit import SchemaDefinitionError, ToolSchema
-from agentkit.toolschema import _duplicates
+from agentkit.schemaparse import duplicates as _duplicates
 
 
 def problems_of(parameter: dict[str, Any]) -> list[str]:

@@ -9,7 +9,8 @@ from typing import Any, Final, final
 
 from agentkit.declarative.environment import Environment, Substituter, Substitution
 from agentkit.declarative.http_backend import HttpBackend
-from agentkit.declarative.http_spec import IDEMPOTENT, parse_http_spec
+from agentkit.declarative.http_spec import IDEMPOTENT, is_plain_remote, parse_http_spec
+from agentkit.declarative.http_values import OAuth2Auth
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.python_backend import PythonBackend, parse_python_backend
 from agentkit.declarative.sources import Source, SourceTable, substitute_pairs, use_source
@@ -29,8 +30,11 @@ TOP_LEVEL_KEYS: Final = (
     "input_schema",
     "output_schema",
     "annotations",
+    "concurrency",
     "backend",
 )
+#: The most calls of one tool a definition's ``concurrency:`` can allow at once.
+MAX_CONCURRENCY: Final = 10_000
 _SEMVER: Final = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?"
@@ -63,6 +67,8 @@ class ToolDefinition:
     http_source: Source | None = None
     #: The ``${VAR}`` substitutions made in it (its source's not included).
     substitutions: tuple[Substitution, ...] = ()
+    #: The most calls of the tool a server runs at once (``concurrency:``); None: no limit.
+    concurrency: int | None = None
 
     @property
     def source(self) -> str:
@@ -94,14 +100,20 @@ class ToolDefinition:
     def warnings(self) -> list[str]:
         """A credential that would go over plain ``http://`` to a host other than loopback."""
         if not isinstance(self.backend, HttpBackend) or not self.credentials:
-            return []
+            return []  # with no credential, nothing secret goes anywhere
         spec = self.backend.spec
-        if not spec.plain_http:
-            return []
-        return [
-            f"backend.http: credentials ({', '.join(self.credentials)}) would be sent over "
-            f"plain http:// to {spec.origin}, readable by anyone on the way; use https://"
-        ]
+        warnings = []
+        if spec.plain_http:
+            warnings.append(
+                f"backend.http: credentials ({', '.join(self.credentials)}) would be sent over "
+                f"plain http:// to {spec.origin}, readable by anyone on the way; use https://"
+            )
+        if isinstance(spec.auth, OAuth2Auth) and is_plain_remote(spec.auth.grant.token_url):
+            warnings.append(
+                f"backend.http.auth.oauth2.token_url: the client secret would be sent over "
+                f"plain http:// to {spec.auth.grant.token_url}; use https://"
+            )
+        return warnings
 
 
 def parse_definition(
@@ -172,6 +184,7 @@ def parse_definition(
     if http_source:
         credentials = tuple(dict.fromkeys((*credentials, *http_source[0].credentials)))
     annotations = _parse_annotations(raw.get("annotations", {}), backend, problems)
+    concurrency = _parse_concurrency(raw.get("concurrency"), problems)
 
     if len(problems) > start or backend is None:
         return None
@@ -193,11 +206,25 @@ def parse_definition(
         document=document,
         http_source=http_source[0] if http_source else None,
         substitutions=tuple(substituter.used),
+        concurrency=concurrency,
     )
 
 
 def _quoted(value: Any) -> str:
     return f"'{clip(value)}'" if isinstance(value, str) else clip(value)
+
+
+def _parse_concurrency(raw: Any, problems: Problems) -> int | None:
+    if raw is None:
+        return None
+    if type(raw) is not int or not 1 <= raw <= MAX_CONCURRENCY:
+        problems.add(
+            ("concurrency",),
+            f"expected a whole number of calls from 1 to {MAX_CONCURRENCY}, the most a server "
+            f"runs at once, got {_quoted(raw)} (leave it out for no limit)",
+        )
+        return None
+    return raw
 
 
 def _parse_credentials(raw: Any, problems: Problems) -> tuple[str, ...]:
@@ -331,7 +358,15 @@ def _parse_backend(
         return None
     if http.used:
         credentials = tuple(dict.fromkeys((*credentials, *http.used[0].credentials)))
-    spec = parse_http_spec(resolved, ("backend", "http"), inputs, outputs, credentials, problems)
+    spec = parse_http_spec(
+        resolved,
+        ("backend", "http"),
+        inputs,
+        outputs,
+        credentials,
+        problems,
+        token_cache=http.used[0].token_cache if http.used else None,
+    )
     return HttpBackend(spec) if spec is not None else None
 
 

@@ -36,7 +36,16 @@ from urllib.parse import quote, urljoin, urlsplit
 
 from agentkit import jsonvalues
 from agentkit.declarative.http_spec import HttpSpec, Segments
-from agentkit.declarative.http_values import FormBody, JsonArray, JsonBody, JsonNode, JsonObject
+from agentkit.declarative.http_values import (
+    FormBody,
+    JsonArray,
+    JsonBody,
+    JsonNode,
+    JsonObject,
+    OAuth2Auth,
+)
+from agentkit.declarative.oauth2 import OAuth2Error
+from agentkit.declarative.pagination import Pagination, PaginationError, collect
 from agentkit.declarative.templates import Template, TemplateRenderError
 from agentkit.redaction import Redactor, active_redactor, excerpt, redact_also, redacting
 from agentkit.toolerrors import AgentKitError
@@ -113,6 +122,11 @@ class ResponseView:
         self._json: Any = _UNPARSED
 
     @property
+    def size(self) -> int:
+        """The body's length in bytes, as read (decoded)."""
+        return len(self._body)
+
+    @property
     def text(self) -> str:
         return self._body.decode(self._encoding, errors="replace")
 
@@ -184,15 +198,66 @@ class HttpBackend:
         with redacting(redactor):
             try:
                 request = self._build(view_inputs, credentials, deadline)
-                response = self._send(session, deadline, *request)
+                if self.spec.paginate is not None:
+                    pagination = self.spec.paginate
+                    return self._pages(
+                        pagination, credentials, session, deadline, view_inputs, request
+                    )
+                response = self._dispatch(credentials, session, deadline, request)
                 return self._output(view_inputs, response, deadline)
             except TemplateRenderError as exc:
                 failure = HttpCallError("template", str(exc))
+            except PaginationError as exc:
+                failure = HttpCallError("paginate", str(exc))
             except HttpCallError as exc:
                 failure = exc
+            except OAuth2Error as exc:  # its message names the token URL, never a secret
+                failure = HttpCallError("auth", str(exc), status=exc.status)
         # Raised outside the handler, cleaned: neither the message nor the chain
         # (a requests error holds the prepared request, headers and all) keeps a secret.
         raise redactor.clean_exception(failure)
+
+    def _dispatch(
+        self,
+        credentials: Mapping[str, str],
+        session: requests.Session,
+        deadline: float,
+        request: tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]],
+        limit: int | None = None,
+    ) -> ResponseView:
+        """Send ``request`` (one page, or the only one), with a token when auth is OAuth2."""
+        if isinstance(self.spec.auth, OAuth2Auth):
+            return self._send_with_token(
+                self.spec.auth, credentials, session, deadline, request, limit
+            )
+        return self._send(session, deadline, *request, limit)
+
+    def _send_with_token(
+        self,
+        auth: OAuth2Auth,
+        credentials: Mapping[str, str],
+        session: requests.Session,
+        deadline: float,
+        request: tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]],
+        limit: int | None = None,
+    ) -> ResponseView:
+        """Send with an OAuth2 bearer token; on a 401, drop that token and resend once.
+
+        A 401 means the API refused the token (expired early, revoked), not the
+        request, so resending it -- a POST too -- does not repeat any work.
+        """
+        url, params, headers, body = request
+        token = auth.token(credentials, deadline=deadline, session=session)
+        headers[auth.name] = f"Bearer {token}"
+        try:
+            return self._send(session, deadline, url, params, headers, body, limit)
+        except HttpCallError as exc:
+            if exc.status != 401 or exc.kind != "status":
+                raise
+        auth.invalidate(token)
+        token = auth.token(credentials, deadline=deadline, session=session)
+        headers[auth.name] = f"Bearer {token}"
+        return self._send(session, deadline, url, params, headers, body, limit)
 
     # -- building the request -----------------------------------------------------------------
 
@@ -218,7 +283,7 @@ class HttpBackend:
             body["data"] = text.encode("utf-8")
         if spec.body is not None and spec.body.content_type:
             headers["Content-Type"] = spec.body.content_type
-        if spec.auth is not None:
+        if spec.auth is not None and not isinstance(spec.auth, OAuth2Auth):  # that one: at send
             value = spec.auth.value(credentials)
             if spec.auth.placement == "query":
                 params.append((spec.auth.name, value))
@@ -262,6 +327,52 @@ class HttpBackend:
             path += "/" + text
         return path
 
+    def _pages(
+        self,
+        pagination: Pagination,
+        credentials: Mapping[str, str],
+        session: requests.Session,
+        deadline: float,
+        inputs: dict[str, Any],
+        request: tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]],
+    ) -> dict[str, Any]:
+        """Follow the pages (``pagination``), every one within the call's one deadline."""
+        spec = self.spec
+        url, params, headers, body = request
+
+        def fetch(
+            page_url: str, page_params: list[tuple[str, str]], *, limit: int | None, page: int
+        ) -> ResponseView | None:
+            cap = spec.max_response_bytes if limit is None else min(limit, spec.max_response_bytes)
+            page_request = (page_url, page_params, dict(headers), body)
+            try:
+                return self._dispatch(credentials, session, deadline, page_request, cap)
+            except HttpCallError as exc:
+                if page > 1 and exc.kind == "too_large":
+                    return None  # the records so far are the answer, marked truncated
+                if page > 1:
+                    raise HttpCallError(
+                        exc.kind, f"page {page}: {exc}", status=exc.status
+                    ) from None
+                raise
+
+        auth = spec.auth
+        keep = [
+            pair
+            for pair in params
+            if auth is not None and auth.placement == "query" and pair[0] == auth.name
+        ]
+        return collect(
+            pagination,
+            inputs=inputs,
+            url=url,
+            params=params,
+            keep=keep,
+            origin=spec.origin,
+            fetch=fetch,
+            deadline=deadline,
+        )
+
     # -- sending --------------------------------------------------------------------------------
 
     def _send(
@@ -272,8 +383,10 @@ class HttpBackend:
         params: list[tuple[str, str]],
         headers: dict[str, str],
         body: dict[str, Any],
+        limit: int | None = None,
     ) -> ResponseView:
-        """Send with retries, all within ``deadline``.
+        """Send with retries, all within ``deadline``; read at most ``limit`` bytes of body
+        (``max_response_bytes`` when None).
 
         A request that may have reached the server is sent again only when the
         method is idempotent (or the definition says ``non_idempotent: true``);
@@ -307,7 +420,7 @@ class HttpBackend:
                         response.close()
                         self._pause(prepared, exchange, delay, status=response.status_code)
                         continue
-                    return self._read(prepared, response, exchange)
+                    return self._read(prepared, response, exchange, limit)
                 except requests.RequestException as exc:
                     if exchange.timed_out:
                         raise self._deadline(prepared, exchange) from None
@@ -452,11 +565,15 @@ class HttpBackend:
         return True
 
     def _read(
-        self, prepared: requests.PreparedRequest, response: requests.Response, exchange: Exchange
+        self,
+        prepared: requests.PreparedRequest,
+        response: requests.Response,
+        exchange: Exchange,
+        limit: int | None = None,
     ) -> ResponseView:
         """Read the body within the deadline; a requests error means the reply broke off."""
         spec = self.spec
-        limit = spec.max_response_bytes
+        limit = spec.max_response_bytes if limit is None else limit
         chunks: list[bytes] = []
         size = 0
         with response:

@@ -8,7 +8,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, final
+from typing import Any, Final, Literal, final
 from urllib.parse import parse_qsl, urlsplit
 
 from agentkit.declarative.environment import LiteralText
@@ -23,8 +23,11 @@ from agentkit.declarative.http_values import (
     JsonBody,
     JsonNode,
     JsonObject,
+    OAuth2Auth,
     TextBody,
 )
+from agentkit.declarative.oauth2 import ClientCredentials, OAuth2Error, TokenCache
+from agentkit.declarative.pagination import Pagination, parse_pagination
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.templates import Template, TemplateSyntaxProblem, compile_template
 from agentkit.toolerrors import did_you_mean
@@ -52,6 +55,7 @@ HTTP_KEYS: Final = (
     "verify",
     "ca_bundle",
     "output",
+    "paginate",
 )
 METHODS: Final = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
 IDEMPOTENT: Final = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
@@ -103,7 +107,7 @@ class HttpSpec:
     query: tuple[tuple[str, Template | Any], ...]  # a value may be a tuple: a repeated name
     headers: tuple[tuple[str, Template | Any], ...]
     body: HttpBody | None
-    auth: HttpAuth | None
+    auth: HttpAuth | OAuth2Auth | None
     connect_timeout: float
     read_timeout: float
     total_timeout: float
@@ -112,6 +116,7 @@ class HttpSpec:
     accept_status: frozenset[int]
     follow_redirects: bool
     output: tuple[tuple[str, Template], ...] | None
+    paginate: Pagination | None = None
     input_names: tuple[str, ...]
     output_names: tuple[str, ...] = ()
     #: TLS: True (the system's trust), False (no check) or the path of a CA bundle.
@@ -245,9 +250,12 @@ def parse_http_spec(
     outputs: ToolSchema,
     credentials: Sequence[str],
     problems: Problems,
+    *,
+    token_cache: TokenCache | None = None,
 ) -> HttpSpec | None:
     """Check an http backend. ``inputs`` is None when the input schema itself is broken:
-    its problems are reported already, so references to inputs are not checked again."""
+    its problems are reported already, so references to inputs are not checked again.
+    ``token_cache`` holds OAuth2 tokens shared with other tools (those of a source)."""
     if not check_keys(raw, HTTP_KEYS, location, problems, "an http backend"):
         return None
     start = len(problems)
@@ -275,7 +283,12 @@ def parse_http_spec(
         if not _TOKEN.fullmatch(name):
             problems.add(at("headers", name), f"invalid header name {name!r}")
     body = _parse_body(raw, at, context)
-    auth = _parse_auth(raw.get("auth"), at("auth"), context) if "auth" in raw else None
+    parsed_auth = _parse_auth(raw.get("auth"), at("auth"), context) if "auth" in raw else None
+    auth: HttpAuth | OAuth2Auth | None = (
+        _oauth2(parsed_auth, at("auth", "oauth2"), problems, token_cache)
+        if isinstance(parsed_auth, _OAuth2Settings)
+        else parsed_auth
+    )
     connect, read, total = _parse_timeout(raw.get("timeout"), at("timeout"), problems)
     retry = _parse_retry(raw.get("retry"), at("retry"), problems) if "retry" in raw else Retry()
     max_bytes = raw.get("max_response_bytes", 10 * 1024 * 1024)
@@ -287,6 +300,22 @@ def parse_http_spec(
         problems.add(at("follow_redirects"), "expected true or false")
     verify = _parse_verify(raw, at, problems)
     output = _parse_output(raw.get("output"), at("output"), context) if "output" in raw else None
+    paginate = None
+    if "paginate" in raw:
+        if "output" in raw:
+            problems.add(
+                at("paginate"),
+                "give 'paginate' or 'output', not both: paginate fills its list output from "
+                "'items' and reports 'truncated' and 'next_cursor'",
+            )
+        else:
+            paginate = parse_pagination(
+                raw["paginate"],
+                at("paginate"),
+                outputs,
+                context.template,
+                problems,
+            )
 
     if len(problems) > start or origin is None:
         return None
@@ -306,6 +335,7 @@ def parse_http_spec(
         accept_status=accept,
         follow_redirects=follow,
         output=output,
+        paginate=paginate,
         input_names=inputs.names if inputs is not None else (),
         output_names=outputs.names,
         verify=verify,
@@ -512,13 +542,96 @@ def _parse_json(raw: Any, location: Location, context: _Context) -> JsonNode:
     return scalar
 
 
-def _parse_auth(raw: Any, location: Location, context: _Context) -> HttpAuth | None:
+OAUTH2_KEYS: Final = (
+    "token_url",
+    "client_id",
+    "client_secret",
+    "scopes",
+    "audience",
+    "client_auth",
+)
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _OAuth2Settings:
+    """``auth.oauth2`` checked, before its grant is made (with the source's token cache)."""
+
+    token_url: str
+    client_id: str
+    client_secret: str
+    scopes: tuple[str, ...]
+    audience: str | None
+    client_auth: Literal["basic", "body"]
+
+
+def _oauth2(
+    settings: _OAuth2Settings, location: Location, problems: Problems, cache: TokenCache | None
+) -> OAuth2Auth | None:
+    try:
+        grant = ClientCredentials(
+            token_url=settings.token_url,
+            scopes=settings.scopes,
+            audience=settings.audience,
+            client_auth=settings.client_auth,
+            cache=cache,
+        )
+    except OAuth2Error as exc:
+        field = "token_url" if "token URL" in exc.reason else "scopes"
+        problems.add((*location, field), exc.reason)
+        return None
+    return OAuth2Auth(
+        grant=grant, client_id=settings.client_id, client_secret=settings.client_secret
+    )
+
+
+def _parse_oauth2(raw: Any, here: Location, context: _Context) -> _OAuth2Settings | None:
+    problems = context.problems
+    if not check_keys(raw, OAUTH2_KEYS, here, problems, "oauth2 auth"):
+        return None
+    start = len(problems)
+    token_url = raw.get("token_url")
+    if not isinstance(token_url, str) or not token_url:
+        problems.add(
+            (*here, "token_url"),
+            "expected the token endpoint's URL, such as https://auth.example.com/oauth/token",
+        )
+    client_id = context.credential(raw.get("client_id"), (*here, "client_id"))
+    secret = context.credential(raw.get("client_secret"), (*here, "client_secret"))
+    scopes = raw.get("scopes", [])
+    if not isinstance(scopes, list) or not all(isinstance(scope, str) for scope in scopes):
+        problems.add((*here, "scopes"), "expected a list of scope names")
+    audience = raw.get("audience")
+    if audience is not None and (not isinstance(audience, str) or not audience):
+        problems.add((*here, "audience"), "expected a string")
+    client_auth = raw.get("client_auth", "basic")
+    if client_auth not in ("basic", "body"):
+        problems.add(
+            (*here, "client_auth"),
+            "expected 'basic' (HTTP Basic, the default) or 'body' (form fields)",
+        )
+    if len(problems) > start or not client_id or not secret:
+        return None
+    return _OAuth2Settings(
+        token_url=token_url,
+        client_id=client_id,
+        client_secret=secret,
+        scopes=tuple(scopes),
+        audience=audience,
+        client_auth=client_auth,
+    )
+
+
+def _parse_auth(
+    raw: Any, location: Location, context: _Context
+) -> HttpAuth | _OAuth2Settings | None:
     problems = context.problems
     if not isinstance(raw, dict) or len(raw) != 1:
         problems.add(
             location,
             "expected one of {bearer: CRED}, {basic: {username: CRED, password: CRED}}, "
-            "{api_key: {credential: CRED, in: header|query, name: NAME}}",
+            "{api_key: {credential: CRED, in: header|query, name: NAME}}, "
+            "{oauth2: {token_url: URL, client_id: CRED, client_secret: CRED, scopes: [...]}}",
         )
         return None
     ((kind, value),) = raw.items()
@@ -547,7 +660,9 @@ def _parse_auth(raw: Any, location: Location, context: _Context) -> HttpAuth | N
         if not credential:
             return None
         return ApiKeyAuth(credential=credential, placement=where, name=name)
-    hint = did_you_mean(str(kind), ("bearer", "basic", "api_key"))
+    if kind == "oauth2":
+        return _parse_oauth2(value, here, context)
+    hint = did_you_mean(str(kind), ("bearer", "basic", "api_key", "oauth2"))
     problems.add(here, f"unknown auth '{kind}'{hint}")
     return None
 

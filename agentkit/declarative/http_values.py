@@ -11,10 +11,15 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol, TypeAlias, final
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias, final
 
 from agentkit.declarative.templates import Template
 from agentkit.redaction import redact_also
+
+if TYPE_CHECKING:
+    import requests
+
+    from agentkit.declarative.oauth2 import ClientCredentials
 
 __all__ = [
     "ApiKeyAuth",
@@ -27,6 +32,7 @@ __all__ = [
     "JsonBody",
     "JsonNode",
     "JsonObject",
+    "OAuth2Auth",
     "Placement",
     "TextBody",
 ]
@@ -105,6 +111,43 @@ class ApiKeyAuth:
 
     def value(self, credentials: Mapping[str, str]) -> str:
         return credentials[self.credential]
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OAuth2Auth:
+    """``auth: {oauth2: {token_url, client_id: CRED, client_secret: CRED, scopes}}``.
+
+    ``Authorization: Bearer <token>``, the token from the grant's cache (shared
+    by the tools of a source) or fetched when there is none still fresh. Unlike
+    the others its value needs the network: the backend calls ``token()``
+    within the call's deadline, and ``invalidate()`` once on a 401.
+    """
+
+    grant: ClientCredentials
+    client_id: str
+    client_secret: str
+    placement: ClassVar[Placement] = "header"
+    name: ClassVar[str] = "Authorization"
+
+    @property
+    def credential_names(self) -> tuple[str, ...]:
+        return (self.client_id, self.client_secret)
+
+    def token(
+        self, credentials: Mapping[str, str], *, deadline: float, session: requests.Session
+    ) -> str:
+        """A bearer token; raises ``OAuth2Error``. The secret and token join the redactor."""
+        return self.grant.token(
+            credentials[self.client_id],
+            credentials[self.client_secret],
+            deadline=deadline,
+            session=session,
+        )
+
+    def invalidate(self, token: str) -> None:
+        """Forget ``token`` after the API refused it, so the next ``token()`` fetches anew."""
+        self.grant.invalidate(token)
 
 
 @final

@@ -42,6 +42,8 @@ class PythonBackend:
         self.reference = reference
         self._function = function
         self._wants_credentials = wants_credentials
+        #: An ``async def`` function: ``call`` returns a coroutine, the tool is async.
+        self.is_async = inspect.iscoroutinefunction(function)
 
     def call(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
         if self._wants_credentials:

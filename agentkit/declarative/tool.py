@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from agentkit.declarative.python_backend import PythonBackend
 from agentkit.tool import Tool
 
 if TYPE_CHECKING:
@@ -27,6 +28,15 @@ class DeclarativeTool(Tool):
         return self.BACKEND.call(inputs, credentials)
 
 
+async def _execute_async(
+    self: DeclarativeTool, inputs: dict[str, Any], credentials: Mapping[str, str]
+) -> dict[str, Any]:
+    backend = self.BACKEND
+    assert isinstance(backend, PythonBackend)  # only an async def function makes an async tool
+    result: dict[str, Any] = await backend.call(inputs, credentials)
+    return result
+
+
 def class_name_for(tool_name: str) -> str:
     """``fetch_weather`` -> ``FetchWeatherTool``."""
     words = tool_name.replace("-", "_").split("_")
@@ -47,7 +57,12 @@ def make_tool_class(definition: ToolDefinition) -> type[DeclarativeTool]:
         "BACKEND_KIND": definition.backend.kind,
         "DEFINITION": definition,
         "BACKEND": definition.backend,
+        "CONCURRENCY": definition.concurrency,
         "__module__": "agentkit.declarative.generated",
         "__doc__": definition.description,
     }
+    if isinstance(definition.backend, PythonBackend) and definition.backend.is_async:
+        # An async def backend makes an async tool: aexecute awaits it on the loop
+        # (so a deadline or a cancel stops it), execute runs it to completion.
+        namespace["execute"] = _execute_async
     return type(class_name_for(definition.name), (DeclarativeTool,), namespace)

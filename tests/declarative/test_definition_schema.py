@@ -11,7 +11,8 @@ import yaml
 
 from agentkit.declarative import definition_schema
 from agentkit.declarative.definition import ANNOTATION_KEYS, TOP_LEVEL_KEYS
-from agentkit.declarative.http_spec import HTTP_KEYS, METHODS
+from agentkit.declarative.http_spec import HTTP_KEYS, METHODS, OAUTH2_KEYS
+from agentkit.declarative.pagination import KIND_KEYS, PAGINATE_KEYS
 from agentkit.declarative.sources import SOURCE_KEYS
 from agentkit.toolschema import PARAMETER_TYPES
 
@@ -30,7 +31,19 @@ def test_the_schema_lists_exactly_the_keys_the_loader_reads() -> None:
     assert set(SCHEMA["properties"]["annotations"]["properties"]) == set(ANNOTATION_KEYS)
     assert set(defs["http"]["properties"]) == set(HTTP_KEYS)
     assert defs["http"]["properties"]["method"]["enum"] == list(METHODS)
+    assert set(defs["paginate"]["properties"]) == set(PAGINATE_KEYS)
+    for kind, (allowed, required) in KIND_KEYS.items():
+        shape = defs["paginate"]["properties"][kind]
+        shape = defs[shape["$ref"].rsplit("/", 1)[1]] if "$ref" in shape else shape
+        assert set(shape.get("properties", {})) == set(allowed), kind
+        assert set(shape.get("required", [])) == set(required), kind
     assert set(defs["source"]["properties"]) == set(SOURCE_KEYS)
+    (oauth2,) = [
+        kind["properties"]["oauth2"]
+        for kind in defs["http"]["properties"]["auth"]["oneOf"]
+        if "oauth2" in kind["properties"]
+    ]
+    assert set(oauth2["properties"]) == set(OAUTH2_KEYS)
     assert defs["type"]["enum"] == list(PARAMETER_TYPES)
 
 
@@ -40,9 +53,50 @@ def test_every_shipped_definition_matches(path: Path) -> None:
         VALIDATOR.validate(document)
 
 
+def paginated(paginate: dict[str, Any]) -> dict[str, Any]:
+    http = {"url": "https://a/x?per_page=5", "query": {"tag": ["a", "b"]}, "paginate": paginate}
+    return {"name": "x", "version": "1.0.0", "backend": {"http": http}}
+
+
 @pytest.mark.parametrize(
     "document",
     [
+        pytest.param(paginated({"link": {}, "output": "records"}), id="link"),
+        pytest.param(paginated({"link": None, "output": "records"}), id="link-null"),
+        pytest.param(
+            paginated({"cursor": {"param": "a", "next": "{{ response.json.n }}"}, "output": "r"}),
+            id="cursor",
+        ),
+        pytest.param(
+            paginated(
+                {
+                    "page": {"param": "p", "start": 1, "size_param": "n", "size": 5},
+                    "items": "{{ response.json.data }}",
+                    "output": "r",
+                    "max_pages": 3,
+                    "max_items": 50,
+                    "max_bytes": 1000,
+                }
+            ),
+            id="page",
+        ),
+    ],
+)
+def test_paginated_definitions_match(document: dict[str, Any]) -> None:
+    VALIDATOR.validate(document)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        pytest.param(paginated({"output": "r"}), id="paginate-without-kind"),
+        pytest.param(paginated({"link": {}, "page": {"param": "p"}, "output": "r"}), id="two"),
+        pytest.param(paginated({"cursor": {"param": "a"}, "output": "r"}), id="cursor-no-next"),
+        pytest.param(
+            paginated({"page": {"param": "p", "size_param": "n"}, "output": "r"}),
+            id="size-param-without-size",
+        ),
+        pytest.param(paginated({"link": {}}), id="no-output"),
         pytest.param({"name": "x", "version": "1.0.0"}, id="no-backend"),
         pytest.param({"name": "x y", "version": "1.0.0", "backend": {"python": "a:b"}}, id="name"),
         pytest.param({"name": "x", "version": "1.0", "backend": {"python": "a:b"}}, id="version"),
@@ -93,8 +147,15 @@ def test_broken_definitions_do_not_match(document: dict[str, Any]) -> None:
 SOURCE_DOCUMENT = {
     "source": "api",
     "base_url": "${API_URL:-https://api.example.com}/v1",
-    "credentials": ["token"],
-    "auth": {"bearer": "token"},
+    "credentials": ["token", "id", "secret"],
+    "auth": {
+        "oauth2": {
+            "token_url": "https://auth.example.com/oauth/token",
+            "client_id": "id",
+            "client_secret": "secret",
+            "scopes": ["items.read", "items:write"],
+        }
+    },
     "headers": {"Accept": "application/json"},
     "verify": True,
 }

@@ -158,3 +158,46 @@ def test_a_python_backend_error_keeps_its_type_and_chain_without_the_secret(
     assert type(error.cause) is ValueError
     assert type(error.cause.__cause__) is KeyError
     assert leaked(chain_text(error) + logged_exception(error), [secret]) == []
+
+
+NAP = """\
+name: nap
+version: 1.0.0
+concurrency: {concurrency}
+input_schema:
+  parameters:
+    - {{name: seconds, type: float}}
+output_schema: {{parameters: [{{name: slept, type: float}}]}}
+backend: {{python: "tests.serve_tools:nap"}}
+"""
+
+
+def test_an_async_def_backend_is_an_async_tool_aexecute_awaits(write: WriteFile) -> None:
+    import asyncio
+
+    registry = ToolRegistry()
+    load_tools(write(NAP.format(concurrency=2)), registry=registry)
+    tool = registry["nap"]
+    executor = ToolExecutor(credentials={})
+    on_loop = asyncio.run(executor.aexecute(tool, {"seconds": 0}, raise_on_failure=False))
+    assert on_loop.output == {"slept": 0.0}
+    assert executor.execute(tool, {"seconds": 0}).output == {"slept": 0.0}
+    assert tool.CONCURRENCY == 2
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param("0", id="zero"),
+        pytest.param("true", id="bool"),
+        pytest.param("'2'", id="string"),
+        pytest.param("1.5", id="float"),
+        pytest.param("10001", id="too-many"),
+    ],
+)
+def test_concurrency_must_be_a_whole_number_of_calls(write: WriteFile, value: str) -> None:
+    with pytest.raises(
+        DefinitionError,
+        match=r"tool.yaml:3:\d+: concurrency: expected a whole number of calls from 1 to 10000, the most a server runs at once, got ",
+    ):
+        load_tools(write(NAP.format(concurrency=value)), registry=ToolRegistry())

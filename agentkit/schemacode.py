@@ -1,0 +1,255 @@
+"""The validator generator: a schema's parameters compiled into checking code.
+
+Validation runs twice on every call, so a schema is not interpreted but
+compiled: each parameter into one closure (``compile_check``), each schema into
+one generated function (``generate_validator``). Both append ``Problem`` values
+in the chapter's wording and return the value to use; neither changes its input.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import math
+import re
+from collections.abc import Callable, Sequence
+from types import CodeType
+from typing import Any, Protocol
+
+from agentkit.jsonvalues import checked_copy
+from agentkit.schematypes import ABSENT, EXACT_TYPES, TYPE_TESTS, Check, show, type_name
+from agentkit.toolerrors import Problem
+
+__all__ = ["ParameterSpec", "Validator", "compile_check", "generate_validator"]
+
+# values, path prefix, problem list -> the values to use: ``values`` itself when
+# nothing had to change, else a changed copy (``values`` is never modified).
+Validator = Callable[[dict[str, Any], str, list[Problem]], Any]
+
+
+class _Nested(Protocol):
+    _check: Validator
+
+
+class _Element(Protocol):
+    _check: Check
+
+
+class ParameterSpec(Protocol):
+    """What the generator reads of a parameter (``toolschema.Parameter`` has it all)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def required(self) -> bool: ...
+    @property
+    def default(self) -> Any: ...
+    @property
+    def enum(self) -> tuple[Any, ...] | None: ...
+    @property
+    def items(self) -> _Element | None: ...
+    @property
+    def parameters(self) -> _Nested | None: ...
+    @property
+    def minimum(self) -> int | float | None: ...
+    @property
+    def maximum(self) -> int | float | None: ...
+    @property
+    def pattern(self) -> str | None: ...
+    @property
+    def has_default(self) -> bool: ...
+    @property
+    def is_trivial(self) -> bool: ...
+    @property
+    def _check(self) -> Check: ...
+
+
+def _problem(path: str, message: str) -> Problem:
+    return Problem(path=path, message=f"Parameter '{path}': {message}")
+
+
+def compile_check(spec: ParameterSpec) -> Check:
+    """Build the function that checks (and where needed converts) one value of ``spec``."""
+    declared = spec.type
+    type_test = TYPE_TESTS[declared]
+    constraints = _constraint_checks(spec)
+    to_float = declared == "float"
+    element = spec.items._check if spec.items is not None else None
+    nested = spec.parameters
+    free_form = element is None and nested is None and declared in ("list", "dictionary")
+
+    def check(value: Any, path: str, errors: list[Problem]) -> Any:
+        if not type_test(value):
+            errors.append(_problem(path, f"expected type '{declared}', got '{type_name(value)}'"))
+            return value
+        if to_float and type(value) is not float:
+            try:
+                value = float(value)
+            except OverflowError:
+                errors.append(_problem(path, "expected type 'float', got an integer too large"))
+                return value
+        if to_float and not math.isfinite(value):
+            errors.append(_problem(path, f"expected a finite number, got {value}"))
+            return value
+        for constraint in constraints:
+            constraint(value, path, errors)
+        if element is not None:
+            value = [element(item, f"{path}[{index}]", errors) for index, item in enumerate(value)]
+        elif nested is not None:
+            checked = nested._check(value, f"{path}.", errors)
+            # Always a copy, so a tool changing a nested value never reaches the caller's.
+            value = dict(checked) if checked is value else checked
+        elif free_form:
+            # Free-form containers are copied so defaults and callers never share
+            # them, and checked on the way: bounded nesting, finite numbers.
+            value = checked_copy(value, path, errors)
+        return value
+
+    return check
+
+
+def _constraint_checks(spec: ParameterSpec) -> list[Check]:
+    checks: list[Check] = []
+    if spec.enum is not None:
+        allowed = spec.enum
+        shown = show(list(allowed)) if len(repr(list(allowed))) <= 200 else "the declared values"
+
+        def check_enum(value: Any, path: str, errors: list[Problem]) -> None:
+            if value not in allowed:
+                errors.append(_problem(path, f"expected one of {shown}, got {show(value)}"))
+
+        checks.append(check_enum)
+    if spec.minimum is not None:
+        low = spec.minimum
+
+        def check_minimum(value: Any, path: str, errors: list[Problem]) -> None:
+            if value < low:
+                errors.append(_problem(path, f"expected a value of at least {low}, got {value}"))
+
+        checks.append(check_minimum)
+    if spec.maximum is not None:
+        high = spec.maximum
+
+        def check_maximum(value: Any, path: str, errors: list[Problem]) -> None:
+            if value > high:
+                errors.append(_problem(path, f"expected a value of at most {high}, got {value}"))
+
+        checks.append(check_maximum)
+    if spec.pattern is not None:
+        regex = re.compile(spec.pattern)
+        pattern = spec.pattern
+
+        def check_pattern(value: Any, path: str, errors: list[Problem]) -> None:
+            if regex.fullmatch(value) is None:
+                errors.append(
+                    _problem(path, f"expected a string matching {pattern!r}, got {show(value)}")
+                )
+
+        checks.append(check_pattern)
+    return checks
+
+
+def generate_validator(params: Sequence[ParameterSpec], report_unknown: Validator) -> Validator:
+    """Compile a schema's parameters into one straight-line validation function.
+
+    Validation runs twice on every call, so it is generated code in two tiers
+    (benchmarks/ has the figures behind this):
+
+    - the fast tier, one boolean expression, holds when every parameter is
+      present with exactly its declared type and nothing else was given -- the
+      usual case; it costs about half of checking the parameters one by one;
+    - otherwise the full tier checks each parameter in turn: defaults, ``None``
+      for optionals, conversions, constraints, and every error message.
+
+    The generated source holds only fixed code and generated names (``N0``,
+    ``C0``, ...): every name, default and check reaches it through the namespace,
+    never as text, so no definition can inject code.
+    """
+    namespace: dict[str, Any] = {
+        "ABSENT": ABSENT,
+        "deepcopy": copy.deepcopy,
+        "report_unknown": report_unknown,
+        "Problem": Problem,
+    }
+    conditions = [f"len(values) == {len(params)}"]
+    fast_checks = []
+    for index, param in enumerate(params):
+        namespace[f"N{index}"] = param.name
+        if param.is_trivial:
+            namespace[f"T{index}"] = EXACT_TYPES[param.type]
+            lookup = f"values[N{index}]" if param.required else f"values.get(N{index})"
+            conditions.append(f"type({lookup}) is T{index}")
+        else:
+            conditions.append(f"values.get(N{index}) is not None")
+            fast_checks.append(
+                f"        values[N{index}] = C{index}(values[N{index}], prefix + N{index}, errors)"
+            )
+    lines = [
+        "def validate(values, prefix, errors):",
+        "    try:",
+        f"        fast = {' and '.join(conditions)}",
+        "    except KeyError:",
+        "        fast = False",
+        "    if fast:",
+        *(["        values = dict(values)", *fast_checks] if fast_checks else []),
+        "        return values",
+        "    values = dict(values)",
+        "    seen = 0",
+    ]
+    for index, param in enumerate(params):
+        name, check, default = f"N{index}", f"C{index}", f"D{index}"
+        namespace[check] = param._check
+        namespace[default] = param.default
+        if isinstance(param.default, (list, dict)):
+            fill = f"values[{name}] = deepcopy({default})"
+        elif param.has_default:
+            fill = f"values[{name}] = {default}"
+        else:
+            fill = ""
+        lines.append(f"    value = values.get({name}, ABSENT)")
+        lines.append("    if value is ABSENT:")
+        if param.required:
+            lines.append(f"        path = prefix + {name}")
+            lines.append(
+                "        errors.append(Problem(path=path, "
+                'message="Missing required parameter: \'" + path + "\'"))'
+            )
+        else:
+            lines.append(f"        {fill or 'pass'}")
+        lines.append("    else:")
+        lines.append("        seen += 1")
+        indent = "        "
+        if param.is_trivial:
+            lines.append(f"        if type(value) is not T{index}:")
+            indent = "            "
+        if not param.required:
+            lines.append(f"{indent}if value is None:")
+            lines.append(f"{indent}    {fill or f'del values[{name}]'}")
+            lines.append(f"{indent}else:")
+            lines.append(f"{indent}    values[{name}] = {check}(value, prefix + {name}, errors)")
+        else:
+            lines.append(f"{indent}values[{name}] = {check}(value, prefix + {name}, errors)")
+    lines.append("    if seen != len(values):")
+    lines.append("        report_unknown(values, prefix, errors)")
+    lines.append("    return values")
+    exec(_compiled("\n".join(lines)), namespace)
+    validate: Validator = namespace["validate"]
+    # Each validator gets its own copy of the shared function code: CPython keeps
+    # specialised bytecode (LOAD_GLOBAL caches keyed to one globals dict) on the
+    # code object, so validators sharing one undo each other's caches every call.
+    validate.__code__ = validate.__code__.replace()
+    return validate
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(source: str) -> CodeType:
+    """The code of a generated validator, compiled once per distinct source.
+
+    The source depends only on a schema's shape (how many parameters, which are
+    required, trivial or defaulted); names and checks arrive through the
+    namespace. Schemas of one shape -- most of a tools.d folder -- share one
+    compile, which was most of the load time of 1,000 definitions.
+    """
+    return compile(source, "<agentkit schema validator>", "exec")

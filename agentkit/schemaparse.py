@@ -1,0 +1,352 @@
+"""The definition parser: a schema as written (a dictionary) read into schema values.
+
+Every problem of a definition is found in one pass, each with the location of
+the offending key (``("parameters", 1, "default")``), so a YAML loader can point
+at its line. The parser imports no value class: ``toolschema`` hands it the
+ones to build (``Builders``), which keeps the values above the parser and no
+import running both ways.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, final
+
+from agentkit.schematypes import (
+    ABSENT,
+    PARAMETER_TYPES,
+    TYPE_ALIASES,
+    TYPE_TESTS,
+    is_number,
+    show,
+    type_name,
+)
+from agentkit.toolerrors import SchemaProblem, did_you_mean, format_location
+
+__all__ = ["Builders", "Location", "duplicates", "parse_parameter_list", "parse_schema"]
+
+_ELEMENT_KEYS: Final = (
+    "type",
+    "description",
+    "enum",
+    "items",
+    "parameters",
+    "minimum",
+    "maximum",
+    "pattern",
+)
+_PARAMETER_KEYS: Final = ("name", "required", "default", *_ELEMENT_KEYS)
+_NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+Location = tuple[str | int, ...]
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Builders:
+    """The value classes the parser builds: ``parameter(**fields)`` and ``schema(params)``.
+
+    A built parameter has ``name`` and ``check(value) -> (value, errors)``, which
+    the parser uses to check a default.
+    """
+
+    parameter: type[Any]
+    schema: Callable[[tuple[Any, ...]], Any]
+
+
+def parse_schema(
+    definition: Any, location: Location, problems: list[SchemaProblem], build: Builders
+) -> Any:
+    """A schema definition (``{"parameters": [...]}``) as a ``build.schema``; problems appended."""
+    if not isinstance(definition, Mapping):
+        problems.append(
+            SchemaProblem(
+                location,
+                f"expected a mapping with a 'parameters' list, got '{type_name(definition)}'",
+            )
+        )
+        return build.schema(())
+    for key in definition:
+        if key != "parameters":
+            problems.append(
+                SchemaProblem(
+                    (*location, str(key)),
+                    f"unknown key '{key}'{did_you_mean(str(key), ['parameters'])}; "
+                    "a schema has only 'parameters'",
+                )
+            )
+    raw = definition.get("parameters", [])
+    return parse_parameter_list(raw, (*location, "parameters"), problems, build)
+
+
+def parse_parameter_list(
+    raw: Any, location: Location, problems: list[SchemaProblem], build: Builders
+) -> Any:
+    """A list of parameter definitions (or built parameters) as a ``build.schema``."""
+    if raw is None:
+        raw = []
+    if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
+        problems.append(
+            SchemaProblem(location, f"expected a list of parameters, got '{type_name(raw)}'")
+        )
+        return build.schema(())
+    params: list[Any] = []
+    first_seen: dict[str, int] = {}
+    for index, item in enumerate(raw):
+        here = (*location, index)
+        if isinstance(item, build.parameter) and item.name:
+            param: Any = item
+        else:
+            param = _parse_parameter(item, here, problems, build, named=True)
+        if param is None:
+            continue
+        if param.name in first_seen:
+            first = format_location((*location, first_seen[param.name]))
+            problems.append(
+                SchemaProblem(
+                    (*here, "name"),
+                    f"duplicate parameter name '{param.name}' (first defined at {first})",
+                )
+            )
+            continue
+        first_seen[param.name] = index
+        params.append(param)
+    return build.schema(tuple(params))
+
+
+def _parse_parameter(
+    raw: Any, location: Location, problems: list[SchemaProblem], build: Builders, *, named: bool
+) -> Any:
+    """Parse one parameter (``named``) or list element spec; ``None`` when it is unusable."""
+    allowed = _PARAMETER_KEYS if named else _ELEMENT_KEYS
+    if isinstance(raw, str) and not named:
+        raw = {"type": raw}
+    if not isinstance(raw, Mapping):
+        expected = "a mapping with 'name' and 'type'" if named else "a type name or a mapping"
+        problems.append(SchemaProblem(location, f"expected {expected}, got '{type_name(raw)}'"))
+        return None
+    start = len(problems)
+
+    def problem(key: str, message: str) -> None:
+        problems.append(SchemaProblem((*location, key), message))
+
+    for key in raw:
+        if key not in allowed:
+            text = str(key)
+            hint = did_you_mean(text, allowed)
+            if not named and text in ("name", "required", "default"):
+                problem(text, f"'{text}' does not apply to list elements")
+            else:
+                problem(text, f"unknown key {show(text)}{hint}; allowed keys: {', '.join(allowed)}")
+
+    name = ""
+    if named:
+        raw_name = raw.get("name")
+        if raw_name is None:
+            problems.append(SchemaProblem(location, "missing 'name'"))
+        elif not isinstance(raw_name, str):
+            problem("name", f"expected a string, got '{type_name(raw_name)}'")
+        elif not _NAME_RE.fullmatch(raw_name):
+            problem(
+                "name",
+                f"invalid parameter name {show(raw_name)}: use letters, digits and underscores, "
+                "starting with a letter or underscore, at most 64 characters",
+            )
+        else:
+            name = raw_name
+
+    declared = _parse_type(raw.get("type"), location, problems)
+
+    required = True
+    if named and "required" in raw:
+        if isinstance(raw["required"], bool):
+            required = raw["required"]
+        else:
+            problem("required", f"expected true or false, got '{type_name(raw['required'])}'")
+
+    description = raw.get("description", "")
+    if description is None:
+        description = ""
+    if not isinstance(description, str):
+        problem("description", f"expected a string, got '{type_name(description)}'")
+        description = ""
+
+    if declared is None:
+        return None
+
+    enum = _parse_enum(raw, declared, problem)
+    minimum = _parse_bound(raw, "minimum", declared, problem)
+    maximum = _parse_bound(raw, "maximum", declared, problem)
+    if minimum is not None and maximum is not None and minimum > maximum:
+        problem("maximum", f"maximum {maximum} is below minimum {minimum}")
+    pattern = _parse_pattern(raw, declared, problem)
+
+    items = None
+    if "items" in raw:
+        if declared != "list":
+            problem("items", f"'items' applies only to type 'list', not '{declared}'")
+        else:
+            items = _parse_parameter(
+                raw["items"], (*location, "items"), problems, build, named=False
+            )
+
+    nested = None
+    if "parameters" in raw:
+        if declared != "dictionary":
+            problem(
+                "parameters", f"'parameters' applies only to type 'dictionary', not '{declared}'"
+            )
+        else:
+            nested = parse_parameter_list(
+                raw["parameters"], (*location, "parameters"), problems, build
+            )
+
+    if len(problems) > start:
+        return None
+    fields: dict[str, Any] = {
+        "name": name,
+        "type": declared,
+        "required": required,
+        "description": description,
+        "enum": enum,
+        "items": items,
+        "parameters": nested,
+        "minimum": minimum,
+        "maximum": maximum,
+        "pattern": pattern,
+    }
+    param = build.parameter(**fields)
+    if "default" not in raw:
+        return param
+    default = raw["default"]
+    if required:
+        problem(
+            "default",
+            "a required parameter cannot have a default; "
+            "set 'required: false' or remove the default",
+        )
+        return None
+    if default is None:
+        problem("default", "a default of null means no default; remove it")
+        return None
+    checked, errors = param.check(default)
+    if errors:
+        problem("default", "invalid default: " + "; ".join(errors))
+        return None
+    return build.parameter(**fields, default=checked)
+
+
+def _parse_type(raw: Any, location: Location, problems: list[SchemaProblem]) -> str | None:
+    choices = ", ".join(PARAMETER_TYPES)
+    if raw is None:
+        problems.append(SchemaProblem(location, f"missing 'type'; expected one of: {choices}"))
+        return None
+    if not isinstance(raw, str) or raw not in TYPE_TESTS:
+        shown = raw if isinstance(raw, str) else type_name(raw)
+        alias = TYPE_ALIASES.get(str(raw).lower()) if isinstance(raw, str) else None
+        hint = f" (did you mean '{alias}'?)" if alias else did_you_mean(str(shown), PARAMETER_TYPES)
+        problems.append(
+            SchemaProblem(
+                (*location, "type"),
+                f"unsupported type {show(shown)}{hint}; expected one of: {choices}",
+            )
+        )
+        return None
+    return raw
+
+
+def _parse_enum(
+    raw: Mapping[str, Any], declared: str, problem: Callable[[str, str], None]
+) -> tuple[Any, ...] | None:
+    if "enum" not in raw:
+        return None
+    values = raw["enum"]
+    if declared not in ("string", "integer", "float"):
+        problem("enum", f"'enum' applies to string, integer and float parameters, not '{declared}'")
+        return None
+    if not isinstance(values, list) or not values:
+        problem("enum", "expected a non-empty list of allowed values")
+        return None
+    type_test = TYPE_TESTS[declared]
+    bad = next((value for value in values if not type_test(value)), ABSENT)
+    if bad is not ABSENT:
+        problem("enum", f"every value must be of type '{declared}'; {show(bad)} is not")
+        return None
+    if any(value != value for value in values):  # NaN: equal to nothing, so never allowed
+        problem("enum", "NaN can never be matched; remove it")
+        return None
+    repeated = duplicates(values)
+    if repeated:
+        shown = ", ".join(show(value) for value in repeated[:5])
+        more = f" and {len(repeated) - 5} more" if len(repeated) > 5 else ""
+        problem("enum", f"duplicate values: {shown}{more}; list each value once")
+        return None
+    return tuple(float(v) for v in values) if declared == "float" else tuple(values)
+
+
+def duplicates(values: Sequence[Any]) -> list[Any]:
+    """The values that occur more than once in ``values``, each once, in first-seen order.
+
+    One pass over a hashed set (a value and its repeats compare equal, so 1 and
+    1.0 are one value, as ``in`` sees them); a value that cannot be hashed is
+    keyed by its canonical JSON, which keeps the pass linear for JSON-like data.
+    """
+    seen: set[Any] = set()
+    reported: set[Any] = set()
+    found: list[Any] = []
+    for value in values:
+        key = value
+        try:
+            hash(value)
+        except TypeError:
+            key = ("json", json.dumps(value, sort_keys=True, default=repr))
+        if key in seen:
+            if key not in reported:
+                reported.add(key)
+                found.append(value)
+        else:
+            seen.add(key)
+    return found
+
+
+def _parse_bound(
+    raw: Mapping[str, Any], key: str, declared: str, problem: Callable[[str, str], None]
+) -> int | float | None:
+    if key not in raw:
+        return None
+    value = raw[key]
+    if declared not in ("integer", "float"):
+        problem(key, f"'{key}' applies to integer and float parameters, not '{declared}'")
+        return None
+    if not is_number(value):
+        problem(key, f"expected a number, got '{type_name(value)}'")
+        return None
+    if not math.isfinite(value):
+        # A NaN bound compares false with everything: it would check nothing.
+        problem(key, f"expected a finite number, got {value}")
+        return None
+    return value  # type: ignore[no-any-return]  # narrowed by is_number
+
+
+def _parse_pattern(
+    raw: Mapping[str, Any], declared: str, problem: Callable[[str, str], None]
+) -> str | None:
+    if "pattern" not in raw:
+        return None
+    value = raw["pattern"]
+    if declared != "string":
+        problem("pattern", f"'pattern' applies to string parameters, not '{declared}'")
+        return None
+    if not isinstance(value, str):
+        problem("pattern", f"expected a regular expression string, got '{type_name(value)}'")
+        return None
+    try:
+        re.compile(value)
+    except re.error as exc:
+        problem("pattern", f"invalid regular expression: {exc}")
+        return None
+    return value
