@@ -151,7 +151,10 @@ def _backend_of(tool: Tool) -> tuple[Any, Any]:
     definition = tool.definition
     if definition is None:
         return type(tool).__qualname__, None
-    return definition.to_dict().get("backend"), definition.loaded_with().get("http_source")
+    source = definition.loaded_with().get("http_source")
+    if source is not None:  # where it is defined is not what it does
+        source = {key: value for key, value in source.items() if key != "defined_at"}
+    return definition.to_dict().get("backend"), source
 
 
 def _schema_changes(old: ToolSchema, new: ToolSchema, side: str, prefix: str) -> Iterable[Change]:

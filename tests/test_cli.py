@@ -33,7 +33,7 @@ def in_project(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_validate_the_shipped_tools(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, "validate") == (0, "ok: 5 tools in 4 file(s)\n", "")
+    assert run(capsys, "validate") == (0, "ok: 9 tools in 5 file(s)\n", "")
 
 
 def test_validate_reports_every_problem_with_file_and_line(
@@ -86,7 +86,7 @@ def test_validate_warnings_fail_only_with_strict(
 
 
 def test_validate_strict_passes_clean_definitions(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, "validate", "--strict") == (0, "ok: 5 tools in 4 file(s)\n", "")
+    assert run(capsys, "validate", "--strict") == (0, "ok: 9 tools in 5 file(s)\n", "")
 
 
 def test_validate_strict_still_exits_2_on_a_broken_definition(
@@ -105,7 +105,11 @@ def test_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[0].split() == ["NAME", "VERSION", "BACKEND", "TAGS", "DESCRIPTION"]
     assert [line.split()[0] for line in lines[1:]] == [
         "search_github_issues",
+        "list_github_issues",
+        "get_github_issue",
         "create_github_issue",
+        "comment_on_github_issue",
+        "get_github_repo",
     ]
 
 

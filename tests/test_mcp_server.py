@@ -96,7 +96,11 @@ def test_tools_list(session_results: dict[str, Any]) -> None:
         "fetch_weather",
         "forecast_daily",
         "search_github_issues",
+        "list_github_issues",
+        "get_github_issue",
         "create_github_issue",
+        "comment_on_github_issue",
+        "get_github_repo",
         "text_stats",
         "unreachable",
     }
