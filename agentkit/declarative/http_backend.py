@@ -44,6 +44,7 @@ from agentkit.declarative.http_values import (
     JsonObject,
     OAuth2Auth,
 )
+from agentkit.declarative.multipart import MultipartBody, MultipartError
 from agentkit.declarative.oauth2 import OAuth2Error
 from agentkit.declarative.pagination import Pagination, PaginationError, collect
 from agentkit.declarative.templates import Template, TemplateRenderError
@@ -209,6 +210,8 @@ class HttpBackend:
                 failure = HttpCallError("template", str(exc))
             except PaginationError as exc:
                 failure = HttpCallError("paginate", str(exc))
+            except MultipartError as exc:
+                failure = HttpCallError("request", str(exc))
             except HttpCallError as exc:
                 failure = exc
             except OAuth2Error as exc:  # its message names the token URL, never a secret
@@ -278,6 +281,9 @@ class HttpBackend:
             body["json"] = _render_json(spec.body.value, context, deadline)
         elif isinstance(spec.body, FormBody):
             body["data"] = _fields(spec.body.fields, "form field", context, deadline)
+        elif isinstance(spec.body, MultipartBody):
+            fields = _fields(spec.body.fields, "multipart field", context, deadline)
+            body["files"] = spec.body.parts(fields, lambda value: _render(value, context, deadline))
         elif spec.body is not None:
             text = _text(_render(spec.body.template, context, deadline), "body")
             body["data"] = text.encode("utf-8")

@@ -26,6 +26,7 @@ from agentkit.declarative.http_values import (
     OAuth2Auth,
     TextBody,
 )
+from agentkit.declarative.multipart import parse_multipart
 from agentkit.declarative.oauth2 import ClientCredentials, OAuth2Error, TokenCache
 from agentkit.declarative.pagination import Pagination, parse_pagination
 from agentkit.declarative.problems import Location, Problems, check_keys
@@ -44,6 +45,7 @@ HTTP_KEYS: Final = (
     "headers",
     "json",
     "form",
+    "multipart",
     "body",
     "content_type",
     "auth",
@@ -493,7 +495,7 @@ def _parse_pairs(
 
 
 def _parse_body(raw: dict[str, Any], at: Any, context: _Context) -> HttpBody | None:
-    given = [key for key in ("json", "form", "body") if key in raw]
+    given = [key for key in ("json", "form", "multipart", "body") if key in raw]
     problems = context.problems
     if len(given) > 1:
         problems.add(at(given[1]), f"give one body: '{given[0]}' or '{given[1]}', not both")
@@ -514,6 +516,20 @@ def _parse_body(raw: dict[str, Any], at: Any, context: _Context) -> HttpBody | N
     if kind == "form":
         fields = _parse_pairs(raw, "form", at, context, repeat=True)
         return FormBody(fields=fields, content_type=content_type)
+    if kind == "multipart":
+        if content_type is not None:
+            problems.add(
+                at("content_type"),
+                "'content_type' does not go with 'multipart': the body is multipart/form-data "
+                "with its boundary; give each file its own content_type",
+            )
+        return parse_multipart(
+            raw["multipart"],
+            at("multipart"),
+            lambda text, where: context.template(text, where, REQUEST_ROOTS),
+            lambda value, where: context.value(value, where, REQUEST_ROOTS, repeat=True),
+            problems,
+        )
     text = raw["body"]
     if not isinstance(text, str):
         problems.add(at("body"), "expected a string (a template); for JSON use 'json:'")

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias, final
 
+from agentkit.declarative.multipart import MultipartBody
 from agentkit.declarative.templates import Template
 from agentkit.redaction import redact_also
 
@@ -198,4 +199,4 @@ class TextBody:
     content_type: str = "text/plain"
 
 
-HttpBody: TypeAlias = JsonBody | FormBody | TextBody
+HttpBody: TypeAlias = JsonBody | FormBody | TextBody | MultipartBody

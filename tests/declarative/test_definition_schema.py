@@ -12,6 +12,7 @@ import yaml
 from agentkit.declarative import definition_schema
 from agentkit.declarative.definition import ANNOTATION_KEYS, TOP_LEVEL_KEYS
 from agentkit.declarative.http_spec import HTTP_KEYS, METHODS, OAUTH2_KEYS
+from agentkit.declarative.multipart import MULTIPART_KEYS, PART_KEYS
 from agentkit.declarative.pagination import KIND_KEYS, PAGINATE_KEYS
 from agentkit.declarative.sources import SOURCE_KEYS
 from agentkit.toolschema import PARAMETER_TYPES
@@ -32,6 +33,8 @@ def test_the_schema_lists_exactly_the_keys_the_loader_reads() -> None:
     assert set(defs["http"]["properties"]) == set(HTTP_KEYS)
     assert defs["http"]["properties"]["method"]["enum"] == list(METHODS)
     assert set(defs["paginate"]["properties"]) == set(PAGINATE_KEYS)
+    assert set(defs["multipart"]["properties"]) == set(MULTIPART_KEYS)
+    assert set(defs["multipartFile"]["properties"]) == set(PART_KEYS)
     for kind, (allowed, required) in KIND_KEYS.items():
         shape = defs["paginate"]["properties"][kind]
         shape = defs[shape["$ref"].rsplit("/", 1)[1]] if "$ref" in shape else shape
@@ -84,6 +87,30 @@ def paginated(paginate: dict[str, Any]) -> dict[str, Any]:
 )
 def test_paginated_definitions_match(document: dict[str, Any]) -> None:
     VALIDATOR.validate(document)
+
+
+def uploading(multipart: dict[str, Any], **http: Any) -> dict[str, Any]:
+    backend = {"http": {"method": "POST", "url": "https://a/up", "multipart": multipart, **http}}
+    return {"name": "x", "version": "1.0.0", "backend": backend}
+
+
+def test_a_multipart_definition_matches() -> None:
+    files = {"f": {"content": "{{ inputs.f }}", "encoding": "base64", "filename": "a.png"}}
+    VALIDATOR.validate(uploading({"fields": {"a": ["x", "y"]}, "files": files, "max_bytes": 9}))
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        pytest.param(uploading({}), id="empty"),
+        pytest.param(uploading({"fields": {"a": "b"}}, form={"a": "b"}), id="with-form"),
+        pytest.param(uploading({"fields": {"a": "b"}}, content_type="text/plain"), id="type"),
+        pytest.param(uploading({"files": {"f": {"filename": "a"}}}), id="file-no-content"),
+        pytest.param(uploading({"files": {"f": {"content": "x", "encoding": "hex"}}}), id="enc"),
+    ],
+)
+def test_broken_multipart_definitions_do_not_match(document: dict[str, Any]) -> None:
+    assert not VALIDATOR.is_valid(document)
 
 
 @pytest.mark.parametrize(

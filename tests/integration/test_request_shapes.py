@@ -3,6 +3,8 @@ repeated form and query fields, a literal query string, a path of several segmen
 
 from __future__ import annotations
 
+import base64
+
 from agentkit import ToolExecutor
 from tests.integration.conftest import MakeTool
 
@@ -47,3 +49,47 @@ def test_form_and_query_lists_a_query_string_and_segments(
         "label": ["bug", "good first issue"],
     }
     assert output["url"].startswith(f"{httpbin_url}/anything/docs/read%20me.md?")
+
+
+UPLOAD = """\
+name: upload
+version: 1.0.0
+input_schema:
+  parameters:
+    - {{name: image, type: string}}
+    - {{name: notes, type: string}}
+output_schema:
+  parameters:
+    - {{name: form, type: dictionary}}
+    - {{name: files, type: dictionary}}
+    - {{name: content_type, type: string}}
+backend:
+  http:
+    method: POST
+    url: {origin}/anything
+    multipart:
+      fields: {{title: Screenshot, labels: [bug, ui]}}
+      files:
+        image: {{content: "{{{{ inputs.image }}}}", encoding: base64, filename: shot.png, content_type: image/png}}
+        notes: {{content: "{{{{ inputs.notes }}}}"}}
+    output:
+      form: "{{{{ response.json.form }}}}"
+      files: "{{{{ response.json.files }}}}"
+      content_type: "{{{{ response.json.headers['Content-Type'] }}}}"
+"""
+
+
+def test_a_multipart_upload_of_a_binary_and_a_text_file(
+    make_tool: MakeTool, httpbin_url: str
+) -> None:
+    image = bytes(range(256)) * 4
+    encoded = base64.b64encode(image).decode()
+    result = ToolExecutor().execute(
+        make_tool(UPLOAD.format(origin=httpbin_url)), {"image": encoded, "notes": "héllo"}
+    )
+    output = result.output
+    assert output is not None
+    assert output["form"] == {"title": "Screenshot", "labels": ["bug", "ui"]}
+    # httpbin echoes a file it cannot show as text as a data: URL of its bytes.
+    assert output["files"] == {"image": f"data:image/png;base64,{encoded}", "notes": "héllo"}
+    assert output["content_type"].startswith("multipart/form-data; boundary=")
