@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
 from agentkit import Progress, ToolExecutor, reporting_progress
+from tests.declarative import loopback
+from tests.declarative.token_endpoint import serving
 from tests.integration.conftest import MakeTool
 
 EVENTS = """\
@@ -72,3 +75,57 @@ def test_a_truncated_list_tells_the_model_where_to_go_on(
             break
         arguments = {"start": int(output["next_cursor"])}
     assert seen == ALL
+
+
+PAGED_WITH_TOKEN = """\
+name: list_pages
+version: 1.0.0
+credentials: [client-id, client-secret]
+output_schema:
+  parameters:
+    - {{name: records, type: list}}
+    - {{name: truncated, type: boolean}}
+backend:
+  http:
+    url: {origin}/records
+    auth:
+      oauth2: {{token_url: {token_url}, client_id: client-id, client_secret: client-secret}}
+    retry: {{attempts: 1}}
+    paginate:
+      page: {{param: page}}
+      output: records
+"""
+
+
+def test_each_page_carries_the_token_and_a_revoked_one_is_refreshed_mid_way(
+    make_tool: MakeTool,
+) -> None:
+    seen: list[tuple[str, str]] = []
+    valid = {"token-1"}
+
+    def pages(handler: loopback.Handler) -> None:
+        page = int(dict(parse_qsl(urlsplit(handler.path).query)).get("page", "1"))
+        sent = handler.headers.get("Authorization", "")
+        seen.append((str(page), sent))
+        if sent not in {f"Bearer {token}" for token in valid}:
+            handler.reply(401, {"error": f"refused {sent}"})
+            return
+        if page == 1:
+            valid.clear()  # revoked behind the cache's back, as page 2 will find
+            valid.add("token-2")
+        handler.reply(200, [{"page": page}] if page <= 3 else [])
+
+    with serving() as endpoint, loopback.serve({"/records": pages}) as origin:
+        endpoint.issue("token-1", "token-2", expires_in=3600)
+        tool = make_tool(PAGED_WITH_TOKEN.format(origin=origin, token_url=endpoint.url))
+        executor = ToolExecutor(credentials={"client-id": "agent", "client-secret": "s3cret"})
+        result = executor.execute(tool, {})
+        assert endpoint.count == 2
+    assert result.output == {"records": [{"page": 1}, {"page": 2}, {"page": 3}], "truncated": False}
+    assert seen == [
+        ("1", "Bearer token-1"),
+        ("2", "Bearer token-1"),
+        ("2", "Bearer token-2"),
+        ("3", "Bearer token-2"),
+        ("4", "Bearer token-2"),
+    ]
