@@ -14,6 +14,7 @@ from benchmarks import (
     bench_executor,
     bench_overhead,
     bench_scaling,
+    bench_sources,
 )
 
 
@@ -23,6 +24,7 @@ def main() -> None:
         bench_overhead,
         bench_concurrency,
         bench_declarative,
+        bench_sources,
         bench_scaling,
         bench_cli,
     ):
