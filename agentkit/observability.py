@@ -389,6 +389,7 @@ class OTelTracer:
         self._start = trace.get_tracer("agentkit", tracer_provider=tracer_provider).start_span
         self._internal = trace.SpanKind.INTERNAL
         self._in_context = trace.set_span_in_context
+        self._current = context.get_current
         self._attach = context.attach
         self._detach = context.detach
         self._trace = trace
@@ -402,8 +403,10 @@ class OTelTracer:
         _, span_name, shared = known
         # The one dict a call makes: the SDK copies it into the span's own attributes.
         attributes = {**shared, "gen_ai.tool.call.id": call_id}
-        span = self._start(span_name, kind=self._internal, attributes=attributes)
-        return _OTelSpan(self, span, self._attach(self._in_context(span)))
+        # The current context read once, for the parent and for the child context.
+        parent = self._current()
+        span = self._start(span_name, context=parent, kind=self._internal, attributes=attributes)
+        return _OTelSpan(self, span, self._attach(self._in_context(span, parent)))
 
     def _remember(self, tool_name: str, description: str) -> tuple[str, str, dict[str, str]]:
         shared = {

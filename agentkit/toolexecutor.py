@@ -477,8 +477,6 @@ class ToolExecutor:
                 if redactor is None:
                     output = _checked(name, spec.output_schema, raw, None)
                 else:
-                    # Active while the output is checked: a validation message
-                    # redacts the value it quotes before cutting it short.
                     output = redactor.redact_value(
                         _checked(name, spec.output_schema, raw, redactor)
                     )
