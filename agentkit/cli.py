@@ -26,14 +26,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from agentkit import __version__, jsonvalues
-from agentkit.toolerrors import AgentKitError, SemanticError, did_you_mean
+from agentkit.toolerrors import AgentKitError, UsageError
 
 if TYPE_CHECKING:
     from agentkit.tool import Tool
     from agentkit.toolregistry import ToolRegistry
     from agentkit.toolschema import Parameter, ToolSchema
 
-__all__ = ["main"]
+__all__ = ["UsageError", "main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 #: Every exit status the command uses, and what it means; README.md shows the same table.
@@ -48,10 +48,6 @@ EXIT_STATUSES = (
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )
 MAX_NAME, MAX_DESCRIPTION, MAX_TOOLS = 64, 1024, 128
-
-
-class UsageError(SemanticError):
-    """A mistake in how the command was called."""
 
 
 # -- printing ------------------------------------------------------------------------------------
@@ -129,12 +125,7 @@ def _select(registry: ToolRegistry, tags: Sequence[str] | None) -> list[Tool]:
 
 
 def _tool(registry: ToolRegistry, name: str) -> Tool:
-    tool = registry.lookup(name)
-    if tool is None:
-        hint = did_you_mean(name, registry.names())
-        available = ", ".join(sorted(registry.names())) or "none"
-        raise UsageError(f"no tool named '{name}'{hint}; loaded tools: {available}")
-    return tool
+    return registry[name]  # UnknownToolError names the loaded tools
 
 
 def _print_json(data: Any) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from agentkit import jsonvalues
 from agentkit.tool import Tool
-from agentkit.toolerrors import ToolValidationError, did_you_mean
+from agentkit.toolerrors import ToolValidationError, UnknownToolError
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 from agentkit.toolresult import ToolResult
@@ -79,16 +79,8 @@ def _plan(requests: list[_Request], registry: ToolRegistry) -> list[_Planned]:
     for call_id, name, arguments in requests:
         tool = registry.lookup(name)
         if tool is None:
-            available = ", ".join(sorted(registry.names())) or "none"
             planned.append(
-                (
-                    call_id,
-                    name,
-                    None,
-                    None,
-                    f"no tool named '{name}'{did_you_mean(name, registry.names())}. "
-                    f"Available tools: {available}.",
-                )
+                (call_id, name, None, None, str(UnknownToolError(name, registry.names())))
             )
             continue
         inputs, problem = _arguments(arguments)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from agentkit.tool import Tool
-from agentkit.toolerrors import SemanticError
+from agentkit.toolerrors import ExportError
 
 __all__ = ["FORMATS", "Export", "ExportError", "export_tools"]
 
@@ -53,10 +53,6 @@ _MCP_HINTS: Final = {
     "idempotent": "idempotentHint",
     "open_world": "openWorldHint",
 }
-
-
-class ExportError(SemanticError):
-    """A tool cannot be exported in the requested format."""
 
 
 @dataclass(frozen=True)

@@ -18,20 +18,12 @@ from typing import Final, final
 
 import anyio
 
-from agentkit.toolerrors import AgentKitError, SemanticError
+from agentkit.toolerrors import Busy, SemanticError
 
 __all__ = ["DEFAULT_MAX_IN_FLIGHT", "DEFAULT_MAX_QUEUED", "Busy", "CallLimits"]
 
 DEFAULT_MAX_IN_FLIGHT: Final = 64
 DEFAULT_MAX_QUEUED: Final = 64
-
-
-class Busy(AgentKitError):
-    """A call refused for want of room; the message says why and that a retry may work."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"busy, retry later: {reason}")
-        self.reason = reason
 
 
 @final

@@ -33,7 +33,7 @@ from agentkit.credentials import CredentialsManager
 from agentkit.export import mcp_tool
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
 from agentkit.tool import Tool
-from agentkit.toolerrors import did_you_mean
+from agentkit.toolerrors import UnknownToolError
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 
@@ -109,8 +109,7 @@ def build_server(
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         tool = registry.lookup(params.name)
         if tool is None:
-            hint = did_you_mean(params.name, registry.names())
-            raise MCPError(INVALID_PARAMS, f"Unknown tool: '{params.name}'{hint}")
+            raise MCPError(INVALID_PARAMS, str(UnknownToolError(params.name, registry.names())))
         arguments = dict(params.arguments or {})
         # Async tools run on the server's loop; sync ones (HTTP, files) in the
         # executor's bounded thread pool, so a slow tool never blocks the loop.

@@ -21,11 +21,13 @@ from typing import Any, Protocol, final
 
 from agentkit.observability import EVENT_COMPLETED, EVENT_FAILED, Listener, ToolEvent
 from agentkit.toolerrors import (
-    AgentKitError,
     Direction,
+    ReplayedFailure,
+    ReplayMissError,
     SemanticError,
     ToolExecutionError,
     ToolValidationError,
+    did_you_mean,
 )
 from agentkit.toolresult import STATUS_FAILURE, STATUS_SUCCESS
 
@@ -37,19 +39,6 @@ __all__ = [
     "ReplaySource",
     "ReplayedFailure",
 ]
-
-
-class ReplayMissError(AgentKitError):
-    """A replayed call has no recorded counterpart."""
-
-
-class ReplayedFailure(Exception):
-    """The recorded cause of a failed call, as replay re-raises it."""
-
-    def __init__(self, cause_type: str, detail: str) -> None:
-        self.cause_type = cause_type
-        self.detail = detail
-        super().__init__(f"{cause_type}: {detail}" if detail else cause_type)
 
 
 def _canonical(inputs: Mapping[str, Any]) -> str:
@@ -249,10 +238,11 @@ class ExecutionRecorder:
                 self._cursor[key] = position + 1
                 return matches[min(position, len(matches) - 1)]
             others = sum(1 for call in self._calls if call.tool_name == tool_name)
+            recorded = {call.tool_name for call in self._calls}
         hint = (
             f"; the recording has {others} other call(s) of '{tool_name}'"
             if others
-            else f"; the recording has no call of '{tool_name}'"
+            else f"; the recording has no call of '{tool_name}'{did_you_mean(tool_name, recorded)}"
         )
         raise ReplayMissError(
             f"No recorded call of tool '{tool_name}' version {tool_version} with inputs "

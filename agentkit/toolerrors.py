@@ -6,17 +6,34 @@ the same thing.
 
     AgentKitError                   base of everything agentkit raises
     ├── SemanticError               misuse of the API: no TOOL_NAME, bad schema, duplicate name
-    │   └── SchemaDefinitionError   a schema definition with problems (each with its location)
+    │   ├── SchemaDefinitionError   a schema definition with problems (each with its location)
+    │   ├── UnknownToolError        (also a KeyError) no tool of that name; a "did you mean"
+    │   ├── UsageError              a command line that cannot work (``agentkit`` command)
+    │   └── ExportError             a tool that cannot be exported in the requested format
     ├── DefinitionError             tool definition files with problems (each file:line:column)
+    ├── TemplateSyntaxProblem       a broken template; the loader reports it as a problem
     ├── CredentialError             a credential that cannot be resolved
     ├── ToolValidationError         inputs or outputs that do not match a tool's schema
     ├── ToolExecutionError          a tool call that failed; the cause is kept
-    └── ToolTimeoutError            (also a TimeoutError) a call that did not finish in time;
-                                    the cause of the ToolExecutionError that reports it
+    ├── ToolTimeoutError            (also a TimeoutError) a call that did not finish in time;
+    │                               the cause of the ToolExecutionError that reports it
+    ├── HttpCallError               an HTTP backend call failed (status, timeout, deadline...)
+    ├── OAuth2Error                 getting an OAuth 2.0 token failed
+    ├── PaginationError             following an HTTP tool's pages failed
+    ├── MultipartError              an HTTP tool's multipart body could not be built
+    ├── TemplateRenderError         a template failed while rendering
+    ├── ReplayMissError             a replayed call has no recorded counterpart
+    ├── Busy                        a call refused for want of room (the MCP server's limits)
+    ├── RedactedError               not raised: stands in, as a ToolExecutionError's cause,
+    │                               for an exception that could not be copied without the
+    │                               secrets it held
+    └── ReplayedFailure             not raised: the recorded cause of a failed call, as
+                                    replay reports it
 
-    RedactedError                   not raised: stands in, as a ToolExecutionError's
-                                    cause, for an exception that could not be copied
-                                    without the secrets it held
+Every class is defined here; the modules that raise one re-export it
+(``agentkit.cli.UsageError`` is this ``UsageError``). A foreign exception
+(``requests``, ``yaml``, ``jinja2``, ``json``) is translated once, where it
+occurs, into one of these, with the original as ``__cause__``.
 """
 
 from __future__ import annotations
@@ -28,16 +45,29 @@ from typing import Literal, final
 
 __all__ = [
     "AgentKitError",
+    "Busy",
     "CredentialError",
     "DefinitionError",
     "DefinitionProblem",
+    "ExportError",
+    "HttpCallError",
+    "MultipartError",
+    "OAuth2Error",
+    "PaginationError",
+    "Problem",
     "RedactedError",
+    "ReplayMissError",
+    "ReplayedFailure",
     "SchemaDefinitionError",
     "SchemaProblem",
     "SemanticError",
+    "TemplateRenderError",
+    "TemplateSyntaxProblem",
     "ToolExecutionError",
     "ToolTimeoutError",
     "ToolValidationError",
+    "UnknownToolError",
+    "UsageError",
 ]
 
 Direction = Literal["input", "output"]
@@ -67,6 +97,41 @@ class SemanticError(AgentKitError):
     """The API was used in a way that cannot work (a definition or call is wrong)."""
 
     exit_code = 2
+
+
+class UnknownToolError(SemanticError, KeyError):
+    """No tool of that name: the one error for it, from the registry, the CLI,
+    dispatch and the MCP server alike.
+
+    Also a ``KeyError`` (``registry[name]`` raised one before), but its message
+    is the plain sentence, not ``KeyError``'s quoted repr. ``suggestion`` is the
+    closest known name when one is near enough to be a likely typo.
+    """
+
+    #: At most this many known names are listed in the message.
+    LISTED = 20
+
+    def __init__(self, tool_name: str, known: Iterable[str] = ()) -> None:
+        self.tool_name = tool_name
+        self.known = tuple(sorted(known))
+        self.suggestion = closest(tool_name, self.known)
+        hint = f" (did you mean '{self.suggestion}'?)" if self.suggestion else ""
+        listed = ", ".join(self.known[: self.LISTED]) or "none"
+        if len(self.known) > self.LISTED:
+            listed += f" and {len(self.known) - self.LISTED} more"
+        shown = tool_name if len(tool_name) <= 100 else tool_name[:100] + "..."
+        super().__init__(f"Unknown tool: '{shown}'{hint}. Available tools: {listed}.")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class UsageError(SemanticError):
+    """A mistake in how the command was called."""
+
+
+class ExportError(SemanticError):
+    """A tool cannot be exported in the requested format."""
 
 
 @final
@@ -230,7 +295,7 @@ class ToolValidationError(AgentKitError):
         return self._problems
 
 
-class RedactedError(Exception):
+class RedactedError(AgentKitError):
     """Stands in for an exception that could not be rebuilt without its secrets.
 
     ``original_type`` is the dotted name of the exception's type; the message
@@ -305,6 +370,89 @@ class ToolTimeoutError(AgentKitError, TimeoutError):
             f"did not finish within {float(timeout)} s; {fate}. "
             "Pass a longer timeout= if the tool needs more time."
         )
+
+
+class TemplateSyntaxProblem(AgentKitError):
+    """A template is broken: bad syntax, or an operation refused at load time."""
+
+
+class TemplateRenderError(AgentKitError):
+    """A template failed while rendering (a missing key, a refused operation, its deadline).
+
+    ``field`` is the definition field the template fills (``backend.http.query.q``),
+    set once the error leaves ``Template.render``; ``reason`` says what went wrong.
+    """
+
+    def __init__(self, reason: str, *, field: str | None = None) -> None:
+        self.reason = reason
+        self.field = field
+        super().__init__(f"{field}: {reason}" if field else reason)
+
+
+class HttpCallError(AgentKitError):
+    """An HTTP backend call failed; ``kind`` says how (status, timeout, deadline, ...)."""
+
+    def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
+        self.kind = kind
+        self.status = status
+        super().__init__(message)
+
+
+class OAuth2Error(AgentKitError):
+    """Getting a token from an OAuth 2.0 token endpoint failed.
+
+    ``kind`` says how: ``config`` (the grant itself is invalid), ``connection``,
+    ``timeout``, ``status`` (the endpoint refused; ``status``, ``error`` and
+    ``error_description`` say what it said), ``response`` (the reply is not a
+    usable token). ``token_url`` names the endpoint.
+    """
+
+    def __init__(
+        self,
+        token_url: str,
+        kind: str,
+        reason: str,
+        *,
+        status: int | None = None,
+        error: str | None = None,
+        error_description: str | None = None,
+    ) -> None:
+        self.token_url = token_url
+        self.kind = kind
+        self.reason = reason
+        self.status = status
+        self.error = error
+        self.error_description = error_description
+        super().__init__(f"OAuth2 token request to {token_url}: {reason}")
+
+
+class ReplayMissError(AgentKitError):
+    """A replayed call has no recorded counterpart."""
+
+
+class ReplayedFailure(AgentKitError):
+    """The recorded cause of a failed call, as replay re-raises it."""
+
+    def __init__(self, cause_type: str, detail: str) -> None:
+        self.cause_type = cause_type
+        self.detail = detail
+        super().__init__(f"{cause_type}: {detail}" if detail else cause_type)
+
+
+class Busy(AgentKitError):
+    """A call refused for want of room; the message says why and that a retry may work."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"busy, retry later: {reason}")
+        self.reason = reason
+
+
+class MultipartError(AgentKitError):
+    """A multipart body could not be built: bad base64, over ``max_bytes``, a bad media type."""
+
+
+class PaginationError(AgentKitError):
+    """Following the pages failed: a page's records are not a list, a cursor is not text, ..."""
 
 
 def format_location(location: Iterable[str | int]) -> str:

@@ -6,7 +6,7 @@ import threading
 from collections.abc import Iterable, Iterator
 
 from agentkit.tool import Tool
-from agentkit.toolerrors import SemanticError, closest, did_you_mean
+from agentkit.toolerrors import SemanticError, UnknownToolError, closest
 
 __all__ = ["ToolRegistry", "name_key"]
 
@@ -70,12 +70,12 @@ class ToolRegistry:
         return tool
 
     def unregister(self, name: str) -> Tool:
-        """Remove and return the tool called ``name``; ``KeyError`` when there is none."""
+        """Remove and return the tool called ``name``; ``UnknownToolError`` when there is none."""
         with self._lock:
             try:
                 tool = self._tools.pop(name)
             except KeyError:
-                raise KeyError(self._unknown(name)) from None
+                raise UnknownToolError(name, self._tools) from None
             del self._by_key[name_key(name)]
             return tool
 
@@ -84,9 +84,10 @@ class ToolRegistry:
         return self._tools.get(tool_name)
 
     def __getitem__(self, name: str) -> Tool:
+        """The tool called ``name``; ``UnknownToolError`` (a ``KeyError``) when there is none."""
         tool = self._tools.get(name)
         if tool is None:
-            raise KeyError(self._unknown(name))
+            raise UnknownToolError(name, self.names())
         return tool
 
     def colliding(self, name: str) -> Tool | None:
@@ -105,9 +106,6 @@ class ToolRegistry:
     def suggest(self, name: str) -> str | None:
         """The registered name closest to ``name``, for "did you mean" hints."""
         return closest(name, self.names())
-
-    def _unknown(self, name: str) -> str:
-        return f"No tool named '{name}' is registered{did_you_mean(name, self.names())}"
 
     def _snapshot(self) -> list[Tool]:
         with self._lock:

@@ -197,7 +197,7 @@ def test_show_the_shipped_list_parameter(capsys: pytest.CaptureFixture[str]) -> 
 def test_unknown_tool_suggests(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "show", "fetch_wether")
     assert code == 2
-    assert err.startswith("error: no tool named 'fetch_wether' (did you mean 'fetch_weather'?)")
+    assert err.startswith("error: Unknown tool: 'fetch_wether' (did you mean 'fetch_weather'?)")
 
 
 def test_call_parses_arguments_by_type(capsys: pytest.CaptureFixture[str]) -> None:

@@ -61,7 +61,7 @@ def test_failures_become_text_the_model_can_act_on(
     assert contents["bad-json"].startswith("Error: the arguments are not valid JSON")
     assert (
         contents["unknown"]
-        == "Error: no tool named 'ad' (did you mean 'add'?). Available tools: add, scripted."
+        == "Error: Unknown tool: 'ad' (did you mean 'add'?). Available tools: add, scripted."
     )
     assert "Parameter 'a': expected type 'float', got 'str'" in contents["invalid"]
     assert "Unknown parameter: 'c'" in contents["invalid"]

@@ -44,3 +44,12 @@ def test_the_executor_loads_asyncio_only_when_an_async_path_runs() -> None:
     code = "import sys, agentkit.toolexecutor; print('asyncio' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_the_error_tree_and_schema_values_are_public() -> None:
+    names = {"Checked", "Problem", "UnknownToolError", "ExportError", "HttpCallError"}
+    assert names <= set(agentkit.__all__)
+    assert issubclass(agentkit.UnknownToolError, KeyError)
+    assert agentkit.ToolSchema().check({"x": 1}).problems == (
+        agentkit.Problem(path="x", message="Unknown parameter: 'x'"),
+    )

@@ -82,6 +82,14 @@ def test_replay_miss_is_a_clear_failure() -> None:
     assert "the recording has 1 other call(s) of 'add'" in str(result.error)
 
 
+def test_replay_miss_of_an_unrecorded_tool_suggests_a_recorded_one() -> None:
+    live = ToolExecutor(credentials={})
+    recorder = ExecutionRecorder(live)
+    live.execute(Adder(), {"a": 1})
+    with pytest.raises(ReplayMissError, match=r"no call of 'ad' \(did you mean 'add'\?\)"):
+        recorder.lookup("ad", "1.0.0", {"a": 1})
+
+
 def test_replay_of_a_recorded_output_failure() -> None:
     def bad(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
         return {"answer": 1}

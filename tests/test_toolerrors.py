@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
+
 import pytest
 
+import agentkit
 from agentkit import (
     AgentKitError,
     CredentialError,
@@ -13,8 +18,9 @@ from agentkit import (
     SemanticError,
     ToolExecutionError,
     ToolValidationError,
+    toolerrors,
 )
-from agentkit.toolerrors import SchemaProblem
+from agentkit.toolerrors import SchemaProblem, UnknownToolError
 
 
 @pytest.mark.parametrize(
@@ -91,3 +97,91 @@ def test_exit_codes_separate_user_mistakes_from_failed_calls() -> None:
     assert SemanticError.exit_code == 2
     assert DefinitionError.exit_code == 2
     assert ToolExecutionError.exit_code == 1
+
+
+# -- one error tree ------------------------------------------------------------------------------
+
+
+def _exception_classes() -> dict[str, type[BaseException]]:
+    """Every exception class defined in the package, found by importing each module."""
+    found: dict[str, type[BaseException]] = {}
+    for info in pkgutil.walk_packages(agentkit.__path__, "agentkit."):
+        if info.name == "agentkit.__main__":
+            continue  # running it is the command line
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError as exc:  # a module of an extra that is not installed
+            pytest.skip(f"{info.name} needs an extra: {exc}")
+        for _, value in inspect.getmembers(module, inspect.isclass):
+            if issubclass(value, BaseException) and value.__module__ == module.__name__:
+                found[f"{module.__name__}.{value.__qualname__}"] = value
+    return found
+
+
+def test_the_walk_finds_the_exceptions_of_every_layer() -> None:
+    # Guards the test below against walking nothing.
+    names = {cls.__name__ for cls in _exception_classes().values()}
+    assert {"AgentKitError", "HttpCallError", "OAuth2Error", "UsageError", "_Refused"} <= names
+
+
+def test_every_exception_in_the_package_derives_from_agentkit_error() -> None:
+    strays = sorted(
+        name for name, cls in _exception_classes().items() if not issubclass(cls, AgentKitError)
+    )
+    assert strays == []
+
+
+def test_every_public_exception_is_defined_in_toolerrors_and_drawn_in_its_tree() -> None:
+    doc = toolerrors.__doc__ or ""
+    for name, cls in _exception_classes().items():
+        if cls.__name__.startswith("_"):
+            continue
+        assert cls.__module__ == "agentkit.toolerrors", name
+        assert f" {cls.__name__} " in doc, f"{cls.__name__} is not drawn in the tree"
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        pytest.param("agentkit.cli", "UsageError", id="cli"),
+        pytest.param("agentkit.export", "ExportError", id="export"),
+        pytest.param("agentkit.recording", "ReplayMissError", id="recording"),
+        pytest.param("agentkit.declarative.http_backend", "HttpCallError", id="http"),
+        pytest.param("agentkit.declarative.oauth2", "OAuth2Error", id="oauth2"),
+        pytest.param("agentkit.declarative.templates", "TemplateRenderError", id="templates"),
+    ],
+)
+def test_old_import_paths_still_work(module: str, name: str) -> None:
+    assert getattr(importlib.import_module(module), name) is getattr(toolerrors, name)
+
+
+# -- one unknown-tool error ----------------------------------------------------------------------
+
+
+def test_unknown_tool_error_is_a_semantic_error_and_a_key_error() -> None:
+    error = UnknownToolError("fetch_wether", ["text_stats", "fetch_weather"])
+    assert isinstance(error, SemanticError)
+    assert isinstance(error, KeyError)
+    assert error.suggestion == "fetch_weather"
+    assert error.known == ("fetch_weather", "text_stats")
+    # KeyError would quote its message; this one reads as a sentence.
+    assert str(error) == (
+        "Unknown tool: 'fetch_wether' (did you mean 'fetch_weather'?). "
+        "Available tools: fetch_weather, text_stats."
+    )
+
+
+@pytest.mark.parametrize(
+    ("known", "listed"),
+    [
+        pytest.param([], "Available tools: none", id="none"),
+        pytest.param([f"t{i:02}" for i in range(25)], "t18, t19 and 5 more", id="capped"),
+    ],
+)
+def test_unknown_tool_error_lists_the_known_names_bounded(known: list[str], listed: str) -> None:
+    assert str(UnknownToolError("zzz", known)).endswith(f"{listed}.")
+
+
+def test_unknown_tool_error_cuts_a_huge_name() -> None:
+    message = str(UnknownToolError("x" * 10_000, ["a"]))
+    assert len(message) < 200

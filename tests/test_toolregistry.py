@@ -62,7 +62,7 @@ def test_unregister() -> None:
     registry = ToolRegistry([make_tool("a")])
     registry.unregister("a")
     assert "a" not in registry
-    with pytest.raises(KeyError, match="No tool named 'a' is registered"):
+    with pytest.raises(KeyError, match=r"Unknown tool: 'a'\. Available tools: none\."):
         registry.unregister("a")
 
 

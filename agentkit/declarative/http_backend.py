@@ -49,7 +49,7 @@ from agentkit.declarative.oauth2 import OAuth2Error
 from agentkit.declarative.pagination import Pagination, PaginationError, collect
 from agentkit.declarative.templates import Template, TemplateRenderError
 from agentkit.redaction import Redactor, active_redactor, excerpt, redact_also, redacting
-from agentkit.toolerrors import AgentKitError
+from agentkit.toolerrors import HttpCallError
 
 if TYPE_CHECKING:
     import requests
@@ -67,15 +67,6 @@ _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 _EXCERPT: Final = 200
 _CHUNK: Final = 64 * 1024
 _jitter = random.Random()
-
-
-class HttpCallError(AgentKitError):
-    """An HTTP backend call failed; ``kind`` says how (status, timeout, deadline, ...)."""
-
-    def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
-        self.kind = kind
-        self.status = status
-        super().__init__(message)
 
 
 # -- keeping secrets out of urllib3's debug lines -----------------------------------------------

@@ -32,7 +32,7 @@ from typing import Any, ClassVar, Final, Literal, final
 
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.templates import Template
-from agentkit.toolerrors import AgentKitError
+from agentkit.toolerrors import MultipartError
 from agentkit.toolschema import is_integer
 
 __all__ = [
@@ -61,10 +61,6 @@ Compile = Callable[[str, Location], "Template | None"]
 FieldValue = Callable[[Any, Location], Any]
 # Renders a template or passes a literal through, at call time.
 Render = Callable[[Any], Any]
-
-
-class MultipartError(AgentKitError):
-    """A multipart body could not be built: bad base64, over ``max_bytes``, a bad media type."""
 
 
 @final

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, final
 from urllib.parse import quote_plus, urlsplit
 
 from agentkit.redaction import Redactor, excerpt, redact_also
-from agentkit.toolerrors import AgentKitError
+from agentkit.toolerrors import OAuth2Error
 
 if TYPE_CHECKING:
     import requests
@@ -88,34 +88,6 @@ _FIXES: Final = {
 
 Clock = Callable[[], float]
 ClientAuth = Literal["basic", "body"]
-
-
-class OAuth2Error(AgentKitError):
-    """Getting a token from an OAuth 2.0 token endpoint failed.
-
-    ``kind`` says how: ``config`` (the grant itself is invalid), ``connection``,
-    ``timeout``, ``status`` (the endpoint refused; ``status``, ``error`` and
-    ``error_description`` say what it said), ``response`` (the reply is not a
-    usable token). ``token_url`` names the endpoint.
-    """
-
-    def __init__(
-        self,
-        token_url: str,
-        kind: str,
-        reason: str,
-        *,
-        status: int | None = None,
-        error: str | None = None,
-        error_description: str | None = None,
-    ) -> None:
-        self.token_url = token_url
-        self.kind = kind
-        self.reason = reason
-        self.status = status
-        self.error = error
-        self.error_description = error_description
-        super().__init__(f"OAuth2 token request to {token_url}: {reason}")
 
 
 @final

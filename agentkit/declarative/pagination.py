@@ -32,7 +32,7 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.templates import Template
 from agentkit.progress import report_progress
-from agentkit.toolerrors import AgentKitError
+from agentkit.toolerrors import PaginationError
 from agentkit.toolschema import ToolSchema, is_integer
 
 __all__ = [
@@ -69,10 +69,6 @@ _REL: Final = re.compile(r";\s*rel\s*=\s*(?:\"([^\"]*)\"|([^\s;,]+))", re.IGNORE
 # Compiles a template that may use the given roots, reporting its problems; None if broken.
 Compile = Callable[[str, Location, Sequence[str]], "Template | None"]
 PAGE_ROOTS: Final = ("inputs", "response")
-
-
-class PaginationError(AgentKitError):
-    """Following the pages failed: a page's records are not a list, a cursor is not text, ..."""
 
 
 @final

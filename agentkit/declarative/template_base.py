@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from agentkit.toolerrors import AgentKitError
+from agentkit.toolerrors import TemplateRenderError, TemplateSyntaxProblem
 
 __all__ = [
     "DELIMITERS",
@@ -34,23 +34,6 @@ DELIMITERS: Final = ("{{", "{%", "{#")
 SINGLE_EXPRESSION: Final = re.compile(r"\{\{(.*)\}\}", re.DOTALL)
 
 Reference = tuple[str, str | None]  # (root, first key) -- the key None when computed
-
-
-class TemplateRenderError(AgentKitError):
-    """A template failed while rendering (a missing key, a refused operation, its deadline).
-
-    ``field`` is the definition field the template fills (``backend.http.query.q``),
-    set once the error leaves ``Template.render``; ``reason`` says what went wrong.
-    """
-
-    def __init__(self, reason: str, *, field: str | None = None) -> None:
-        self.reason = reason
-        self.field = field
-        super().__init__(f"{field}: {reason}" if field else reason)
-
-
-class TemplateSyntaxProblem(Exception):
-    """A template is broken: bad syntax, or an operation refused at load time."""
 
 
 def unknown_root(name: str, allowed: frozenset[str]) -> str:

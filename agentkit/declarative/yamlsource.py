@@ -23,6 +23,8 @@ from typing import Any, Final
 
 import yaml
 
+from agentkit.toolerrors import AgentKitError
+
 __all__ = [
     "MAX_DEPTH",
     "MAX_EXPANDED_CHARS",
@@ -105,11 +107,11 @@ class _Loader(_BaseLoader):  # type: ignore[misc]  # a dynamic base: CSafeLoader
         return _SEQ if kind is yaml.SequenceNode else _MAP
 
 
-class _Refused(Exception):
+class _Refused(AgentKitError):
     """The rest of a document is not read; the problem that says why is noted already."""
 
 
-class _ScalarError(ValueError):
+class _ScalarError(AgentKitError, ValueError):
     """A scalar that cannot become a value; the message says why and what to write."""
 
 
