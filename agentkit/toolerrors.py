@@ -13,6 +13,7 @@ the same thing.
     ├── DefinitionError             tool definition files with problems (each file:line:column)
     ├── TemplateSyntaxProblem       a broken template; the loader reports it as a problem
     ├── CredentialError             a credential that cannot be resolved
+    ├── PluginError                 an extension (entry point or registration) that cannot be used
     ├── ToolValidationError         inputs or outputs that do not match a tool's schema
     ├── ToolExecutionError          a tool call that failed; the cause is kept
     ├── ToolTimeoutError            (also a TimeoutError) a call that did not finish in time;
@@ -54,6 +55,7 @@ __all__ = [
     "MultipartError",
     "OAuth2Error",
     "PaginationError",
+    "PluginError",
     "Problem",
     "RedactedError",
     "ReplayMissError",
@@ -234,6 +236,25 @@ class CredentialError(AgentKitError):
             f"Tool '{tool_name}' needs credential '{credential}', which was not found. "
             f"Looked in: {places}. Provide it in one of those places."
         )
+
+
+class PluginError(AgentKitError):
+    """An extension that cannot be used: its entry point fails to load, or breaks a rule.
+
+    ``group`` is the entry point group (``agentkit.backends``), ``name`` the
+    extension's name there (a backend kind, a format), ``origin`` where it came
+    from (``queue = agentkit_queue:QueueBackend`` from a distribution, or the
+    ``register_...()`` call) and ``problem`` what was wrong and what would be right.
+    """
+
+    exit_code = 2
+
+    def __init__(self, *, group: str, name: str, origin: str, problem: str) -> None:
+        self.group = group
+        self.name = name
+        self.origin = origin
+        self.problem = problem
+        super().__init__(f"{group} '{name}' ({origin}): {problem}")
 
 
 @final

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, final
 
+from agentkit.declarative.backends import Backend, BackendContext, backend_kinds, find_backend
 from agentkit.declarative.environment import Environment, Substituter, Substitution
-from agentkit.declarative.http_backend import HttpBackend
-from agentkit.declarative.http_spec import IDEMPOTENT, is_plain_remote, parse_http_spec
-from agentkit.declarative.http_values import OAuth2Auth
 from agentkit.declarative.problems import Location, Problems, check_keys
-from agentkit.declarative.python_backend import PythonBackend, parse_python_backend
-from agentkit.declarative.sources import Source, SourceTable, substitute_pairs, use_source
+from agentkit.declarative.sources import Source, SourceTable
 from agentkit.declarative.yamlsource import clip, read_documents
 from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
-from agentkit.toolerrors import SchemaDefinitionError
+from agentkit.toolerrors import PluginError, SchemaDefinitionError
 from agentkit.toolschema import ToolSchema
 
 __all__ = ["ANNOTATION_KEYS", "TOP_LEVEL_KEYS", "ToolDefinition", "parse_definition"]
@@ -39,8 +36,6 @@ _SEMVER: Final = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?"
 )
-
-Backend = HttpBackend | PythonBackend
 
 
 @final
@@ -67,6 +62,8 @@ class ToolDefinition:
     http_source: Source | None = None
     #: The ``${VAR}`` substitutions made in it (its source's not included).
     substitutions: tuple[Substitution, ...] = ()
+    #: What its backend warned about while it was parsed.
+    backend_warnings: tuple[str, ...] = ()
     #: The most calls of the tool a server runs at once (``concurrency:``); None: no limit.
     concurrency: int | None = None
 
@@ -98,22 +95,8 @@ class ToolDefinition:
         return loaded
 
     def warnings(self) -> list[str]:
-        """A credential that would go over plain ``http://`` to a host other than loopback."""
-        if not isinstance(self.backend, HttpBackend) or not self.credentials:
-            return []  # with no credential, nothing secret goes anywhere
-        spec = self.backend.spec
-        warnings = []
-        if spec.plain_http:
-            warnings.append(
-                f"backend.http: credentials ({', '.join(self.credentials)}) would be sent over "
-                f"plain http:// to {spec.origin}, readable by anyone on the way; use https://"
-            )
-        if isinstance(spec.auth, OAuth2Auth) and is_plain_remote(spec.auth.grant.token_url):
-            warnings.append(
-                f"backend.http.auth.oauth2.token_url: the client secret would be sent over "
-                f"plain http:// to {spec.auth.grant.token_url}; use https://"
-            )
-        return warnings
+        """What its backend warned about (a credential sent over plain ``http://`` ...)."""
+        return list(self.backend_warnings)
 
 
 def parse_definition(
@@ -172,15 +155,17 @@ def parse_definition(
     inputs = _parse_schema(raw, "input_schema", problems, substituter)
     inputs_ok = len(problems) == before_schema
     outputs = _parse_schema(raw, "output_schema", problems)
-    http_source: list[Source] = []
-    backend = _parse_backend(
-        raw.get("backend"),
-        inputs if inputs_ok else None,
-        outputs,
-        credentials,
-        problems,
-        _HttpContext(substituter, sources or SourceTable(), http_source),
+    context = BackendContext(
+        location=("backend",),
+        inputs=inputs if inputs_ok else None,
+        outputs=outputs,
+        credentials=credentials,
+        problems=problems,
+        substituter=substituter,
+        sources=sources or SourceTable(),
     )
+    backend = _parse_backend(raw.get("backend"), context)
+    http_source = context.report.sources
     if http_source:
         credentials = tuple(dict.fromkeys((*credentials, *http_source[0].credentials)))
     annotations = _parse_annotations(raw.get("annotations", {}), backend, problems)
@@ -206,6 +191,7 @@ def parse_definition(
         document=document,
         http_source=http_source[0] if http_source else None,
         substitutions=tuple(substituter.used),
+        backend_warnings=tuple(context.report.warnings),
         concurrency=concurrency,
     )
 
@@ -299,85 +285,35 @@ def _substitute_parameter(param: dict[str, Any], location: Location, sub: Substi
     return param
 
 
-@dataclass(frozen=True, slots=True)
-class _HttpContext:
-    """What an HTTP backend is parsed against besides its document."""
-
-    substituter: Substituter
-    sources: SourceTable
-    used: list[Source]  # the source it uses, once found
-
-
-def _resolve_http(raw: Any, context: _HttpContext, problems: Problems) -> Any:
-    """``backend.http`` with ``${VAR}`` substituted and its source merged in; None on a problem."""
-    if not isinstance(raw, dict):
-        return raw  # the HTTP parser says what is wrong
-    location = ("backend", "http")
-    raw = dict(raw)
-    for key in ("headers", "query"):
-        if key in raw:
-            raw[key] = substitute_pairs(raw[key], (*location, key), context.substituter)
-    if "source" in raw:
-        merged = use_source(raw, location, context.sources, problems)
-        if merged is None:
-            return None
-        context.used.append(merged[1])
-        return merged[0]
-    if "path" in raw:
-        problems.add(
-            (*location, "path"),
-            "'path' goes with 'source' (a path under a source's base URL); without a source, "
-            "give the whole 'url'",
-        )
-        return None
-    return raw
-
-
-def _parse_backend(
-    raw: Any,
-    inputs: ToolSchema | None,
-    outputs: ToolSchema,
-    credentials: tuple[str, ...],
-    problems: Problems,
-    http: _HttpContext,
-) -> HttpBackend | PythonBackend | None:
+def _parse_backend(raw: Any, context: BackendContext) -> Backend | None:
+    """The one backend under ``backend:``, parsed by its kind from the table of kinds."""
+    problems = context.problems
+    kinds = backend_kinds()
+    choices = " or ".join(f"{{{kind}: ...}}" for kind in kinds)
     if raw is None:
-        problems.add((), "missing 'backend': give {http: ...} or {python: 'module:function'}")
+        problems.add((), f"missing 'backend': give {choices}")
         return None
-    if not check_keys(raw, ("http", "python"), ("backend",), problems, "backend"):
+    if not check_keys(raw, kinds, ("backend",), problems, "backend"):
         return None
     if len(raw) != 1:
-        problems.add(("backend",), "give exactly one backend: 'http' or 'python'")
+        problems.add(("backend",), f"give exactly one backend: {choices}")
         return None
-    if "python" in raw:
-        if inputs is None:
-            return None
-        return parse_python_backend(raw["python"], inputs, ("backend", "python"), problems)
-    resolved = _resolve_http(raw["http"], http, problems)
-    if resolved is None:
+    ((kind, value),) = raw.items()
+    try:
+        backend_class = find_backend(kind)
+    except PluginError as exc:
+        problems.add(("backend", kind), str(exc))
         return None
-    if http.used:
-        credentials = tuple(dict.fromkeys((*credentials, *http.used[0].credentials)))
-    spec = parse_http_spec(
-        resolved,
-        ("backend", "http"),
-        inputs,
-        outputs,
-        credentials,
-        problems,
-        token_cache=http.used[0].token_cache if http.used else None,
-    )
-    return HttpBackend(spec) if spec is not None else None
+    if backend_class is None:  # reported by check_keys
+        return None
+    # A context at the kind's own mapping; the report is shared with the caller's.
+    return backend_class.parse(value, replace(context, location=("backend", kind)))
 
 
 def _parse_annotations(raw: Any, backend: Backend | None, problems: Problems) -> dict[str, Any]:
     if not check_keys(raw, ANNOTATION_KEYS, ("annotations",), problems, "annotations"):
         return {}
-    annotations: dict[str, Any] = {}
-    if isinstance(backend, HttpBackend) and backend.spec.method in ("GET", "HEAD"):
-        annotations = {"read_only": True, "idempotent": True}
-    elif isinstance(backend, HttpBackend) and backend.spec.method in IDEMPOTENT:
-        annotations = {"idempotent": True}
+    annotations = dict(backend.default_annotations) if backend is not None else {}
     for key, value in raw.items():
         expected = str if key == "title" else bool
         if not isinstance(value, expected):

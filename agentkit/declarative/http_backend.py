@@ -31,11 +31,18 @@ import time
 from collections.abc import Iterator, Mapping
 from datetime import timezone
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 from urllib.parse import quote, urljoin, urlsplit
 
 from agentkit import jsonvalues
-from agentkit.declarative.http_spec import HttpSpec, Segments
+from agentkit.declarative.backend_base import BackendContext
+from agentkit.declarative.http_spec import (
+    IDEMPOTENT,
+    HttpSpec,
+    Segments,
+    is_plain_remote,
+    parse_http_spec,
+)
 from agentkit.declarative.http_values import (
     FormBody,
     JsonArray,
@@ -47,6 +54,7 @@ from agentkit.declarative.http_values import (
 from agentkit.declarative.multipart import MultipartBody, MultipartError
 from agentkit.declarative.oauth2 import OAuth2Error
 from agentkit.declarative.pagination import Pagination, PaginationError, collect
+from agentkit.declarative.sources import substitute_pairs, use_source
 from agentkit.declarative.templates import Template, TemplateRenderError
 from agentkit.redaction import Redactor, active_redactor, excerpt, redact_also, redacting
 from agentkit.toolerrors import HttpCallError
@@ -150,12 +158,56 @@ def _text(value: Any, where: str) -> str:
 class HttpBackend:
     """Calls one HTTP endpoint, as its ``HttpSpec`` describes."""
 
-    kind = "http"
+    kind: ClassVar[str] = "http"
 
     def __init__(self, spec: HttpSpec, *, session: requests.Session | None = None) -> None:
         self.spec = spec
         self._session = session
         self._session_lock = threading.Lock()
+
+    @classmethod
+    def parse(cls, raw: Any, context: BackendContext) -> HttpBackend | None:
+        """``${VAR}`` substituted in literal headers and query values, a ``source:``
+        merged under the tool's own keys, then the whole checked (``parse_http_spec``)."""
+        resolved = _resolve(raw, context)
+        if resolved is None:
+            return None
+        credentials = context.credentials
+        sources = context.report.sources
+        for source in sources:
+            credentials = tuple(dict.fromkeys((*credentials, *source.credentials)))
+        spec = parse_http_spec(
+            resolved,
+            context.location,
+            context.inputs,
+            context.outputs,
+            credentials,
+            context.problems,
+            token_cache=sources[0].token_cache if sources else None,
+        )
+        if spec is None:
+            return None
+        # With no credential, nothing secret goes anywhere.
+        if spec.plain_http and credentials:
+            context.warn(
+                f"backend.http: credentials ({', '.join(credentials)}) would be sent over "
+                f"plain http:// to {spec.origin}, readable by anyone on the way; use https://"
+            )
+        if isinstance(spec.auth, OAuth2Auth) and is_plain_remote(spec.auth.grant.token_url):
+            context.warn(
+                f"backend.http.auth.oauth2.token_url: the client secret would be sent over "
+                f"plain http:// to {spec.auth.grant.token_url}; use https://"
+            )
+        return cls(spec)
+
+    @property
+    def default_annotations(self) -> dict[str, Any]:
+        """GET and HEAD read only, and are idempotent; PUT, DELETE and OPTIONS are idempotent."""
+        if self.spec.method in ("GET", "HEAD"):
+            return {"read_only": True, "idempotent": True}
+        if self.spec.method in IDEMPOTENT:
+            return {"idempotent": True}
+        return {}
 
     @property
     def session(self) -> requests.Session:
@@ -626,6 +678,31 @@ class HttpBackend:
                 "add an 'output' mapping to extract the output fields",
             )
         return {name: data[name] for name in spec.output_names if name in data}
+
+
+def _resolve(raw: Any, context: BackendContext) -> Any:
+    """``backend.http`` with ``${VAR}`` substituted and its source merged in; None on a problem."""
+    if not isinstance(raw, dict):
+        return raw  # the HTTP parser says what is wrong
+    location = context.location
+    raw = dict(raw)
+    for key in ("headers", "query"):
+        if key in raw:
+            raw[key] = substitute_pairs(raw[key], (*location, key), context.substituter)
+    if "source" in raw:
+        merged = use_source(raw, location, context.sources, context.problems)
+        if merged is None:
+            return None
+        context.use_source(merged[1])
+        return merged[0]
+    if "path" in raw:
+        context.problem(
+            "'path' goes with 'source' (a path under a source's base URL); without a source, "
+            "give the whole 'url'",
+            "path",
+        )
+        return None
+    return raw
 
 
 def _chunks(response: requests.Response) -> Iterator[bytes]:

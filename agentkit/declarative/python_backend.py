@@ -10,8 +10,9 @@ import sys
 import sysconfig
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
+from agentkit.declarative.backend_base import BackendContext
 from agentkit.declarative.problems import Location, Problems
 from agentkit.toolschema import ToolSchema
 
@@ -34,7 +35,7 @@ class PythonBackend:
     ``agentkit.redaction.redact_also`` so that it is redacted too.
     """
 
-    kind = "python"
+    kind: ClassVar[str] = "python"
 
     def __init__(
         self, reference: str, function: Callable[..., Any], wants_credentials: bool
@@ -44,6 +45,17 @@ class PythonBackend:
         self._wants_credentials = wants_credentials
         #: An ``async def`` function: ``call`` returns a coroutine, the tool is async.
         self.is_async = inspect.iscoroutinefunction(function)
+
+    @classmethod
+    def parse(cls, raw: Any, context: BackendContext) -> PythonBackend | None:
+        if context.inputs is None:  # the signature is checked against the inputs
+            return None
+        return parse_python_backend(raw, context.inputs, context.location, context.problems)
+
+    @property
+    def default_annotations(self) -> dict[str, Any]:
+        """None: what a function does cannot be told from its reference."""
+        return {}
 
     def call(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
         if self._wants_credentials:

@@ -9,7 +9,8 @@ from agentkit.declarative.python_backend import PythonBackend
 from agentkit.tool import Tool
 
 if TYPE_CHECKING:
-    from agentkit.declarative.definition import Backend, ToolDefinition
+    from agentkit.declarative.backend_base import Backend
+    from agentkit.declarative.definition import ToolDefinition
 
 __all__ = ["DeclarativeTool", "class_name_for"]
 
@@ -25,7 +26,7 @@ class DeclarativeTool(Tool):
     BACKEND: ClassVar[Backend]
 
     def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
-        return self.BACKEND.call(inputs, credentials)
+        return self.BACKEND.call(inputs, credentials)  # type: ignore[no-any-return]
 
 
 async def _execute_async(

@@ -1,0 +1,97 @@
+"""The backend seam: what a kind of backend (``backend: {KIND: ...}``) must provide.
+
+A backend kind is a class with a ``kind`` name, a ``parse`` class method that
+checks its part of the YAML and reports each problem at its place, and, on
+the parsed instance, ``call(inputs, credentials)`` and ``default_annotations``.
+The built-in kinds (``http``, ``python``) are two such classes; a package adds
+one through ``agentkit.declarative.backends.register_backend`` or the
+``agentkit.backends`` entry point group (see docs/extending.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, final
+
+from agentkit.declarative.environment import Substituter
+from agentkit.declarative.problems import Location, Problems, check_keys
+from agentkit.declarative.sources import Source, SourceTable
+from agentkit.toolschema import ToolSchema
+
+__all__ = ["Backend", "BackendContext", "BackendReport"]
+
+
+@final
+@dataclass(slots=True)
+class BackendReport:
+    """What parsing a backend found out besides the backend: filled in by ``parse``."""
+
+    #: Shared definitions the backend drew settings from (an HTTP ``source:``).
+    sources: list[Source] = field(default_factory=list)
+    #: Things that load but look wrong, for ``agentkit validate``.
+    warnings: list[str] = field(default_factory=list)
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BackendContext:
+    """What a backend's ``parse`` knows of the definition around its mapping.
+
+    ``inputs`` is None when the definition's input schema is itself broken: its
+    problems are reported already, so references to inputs are not checked again.
+    """
+
+    location: Location  # ("backend", KIND): where the backend's own mapping is
+    inputs: ToolSchema | None
+    outputs: ToolSchema
+    credentials: tuple[str, ...]  # the definition's declared credential names
+    problems: Problems
+    #: Substitutes ``${VAR}`` in a value, reporting an undefined variable at its place.
+    substituter: Substituter
+    #: The ``source:`` documents loaded with the definitions.
+    sources: SourceTable
+    report: BackendReport = field(default_factory=BackendReport)
+
+    def problem(self, message: str, *keys: str | int) -> None:
+        """Report ``message`` at the backend's mapping, or at ``keys`` inside it."""
+        self.problems.add((*self.location, *keys), message)
+
+    def warn(self, message: str) -> None:
+        """Report something that loads but looks wrong (``agentkit validate`` shows it)."""
+        self.report.warnings.append(message)
+
+    def use_source(self, source: Source) -> None:
+        """Record that the backend draws on ``source`` (its credentials join the tool's)."""
+        self.report.sources.append(source)
+
+    def check_keys(self, raw: Any, allowed: Sequence[str], what: str) -> bool:
+        """Report each unknown key of ``raw`` (with a hint); False when it is not a mapping."""
+        return check_keys(raw, allowed, self.location, self.problems, what)
+
+
+class Backend(Protocol):
+    """A kind of backend: parsed from its YAML mapping, called with checked inputs."""
+
+    #: The key under ``backend:`` that selects this kind (``http``, ``python``).
+    kind: ClassVar[str]
+
+    @classmethod
+    def parse(cls, raw: Any, context: BackendContext) -> Backend | None:
+        """Check ``raw`` (the value under ``backend: {KIND: ...}``) and build the backend.
+
+        Report every problem through ``context`` (``context.problem(message,
+        *keys)``) and return None if there was any; raise nothing for bad input.
+        """
+
+    def call(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
+        """Do the tool's work; a dictionary (or an awaitable of one) for the output schema.
+
+        ``inputs`` are validated, defaults applied; ``credentials`` holds the
+        declared ones. Raise to fail the call: the executor keeps the type and
+        redacts the credentials from the message and the chain.
+        """
+
+    @property
+    def default_annotations(self) -> Mapping[str, Any]:
+        """Hints this backend implies (``read_only`` ...); the file's ``annotations`` win."""

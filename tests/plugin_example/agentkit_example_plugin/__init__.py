@@ -1,0 +1,37 @@
+"""A third-party agentkit extension, written as one would be outside agentkit."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from agentkit.declarative.backends import BackendContext
+
+
+class EchoBackend:
+    """``backend: {echo: {prefix: TEXT}}``: each string input back, ``prefix`` in front."""
+
+    kind: ClassVar[str] = "echo"
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    @classmethod
+    def parse(cls, raw: Any, context: BackendContext) -> EchoBackend | None:
+        if not context.check_keys(raw, ("prefix",), "an echo backend"):
+            return None
+        prefix = raw.get("prefix", "")
+        if not isinstance(prefix, str):
+            context.problem("expected a string", "prefix")
+            return None
+        return cls(prefix)
+
+    def call(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        return {
+            name: self.prefix + value if isinstance(value, str) else value
+            for name, value in inputs.items()
+        }
+
+    @property
+    def default_annotations(self) -> Mapping[str, Any]:
+        return {"read_only": True}
