@@ -8,13 +8,18 @@
   ``structuredContent`` and as the same JSON in a text block;
 - a validation or execution failure is a result with ``isError: true`` and text
   the model can read (the problems listed, no secret); an unknown tool is a
-  protocol error (``-32602``), as the MCP specification has it.
+  protocol error (``-32602``), as the MCP specification has it;
+- what a tool reports with ``agentkit.progress`` (a paginated HTTP tool: ``page N
+  fetched``) goes to the client as ``notifications/progress`` when its call
+  carried a progress token.
 
 Needs ``pip install 'agentkit[mcp]'``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -32,6 +37,7 @@ from agentkit import __version__
 from agentkit.credentials import CredentialsManager
 from agentkit.export import mcp_tool
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
+from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.tool import Tool
 from agentkit.toolerrors import UnknownToolError
 from agentkit.toolexecutor import ToolExecutor
@@ -84,6 +90,27 @@ def _error_result(message: str) -> types.CallToolResult:
     )
 
 
+def _progress_to(ctx: Any) -> ProgressReporter:
+    """A progress reporter that sends each step to the client of this request.
+
+    It is called on the server's loop (async tools) or on a worker thread (sync
+    tools): from a thread, the notification is handed to the loop and not waited
+    for, so a slow client never holds the tool up. The SDK sends nothing when
+    the request carried no progress token.
+    """
+    loop = asyncio.get_running_loop()
+    sending: set[concurrent.futures.Future[None]] = set()  # held until sent
+
+    def report(step: Progress) -> None:
+        notify = ctx.session.report_progress(step.done, step.total, step.message)
+        # Thread-safe from the loop's own thread too; the result is never awaited.
+        future = asyncio.run_coroutine_threadsafe(notify, loop)
+        sending.add(future)
+        future.add_done_callback(sending.discard)
+
+    return report
+
+
 def build_server(
     registry: ToolRegistry,
     executor: ToolExecutor | None = None,
@@ -115,7 +142,7 @@ def build_server(
         # executor's bounded thread pool, so a slow tool never blocks the loop.
         try:
             async with gate.admitted(tool.name, concurrency(tool)):
-                with scope(ctx):
+                with scope(ctx), reporting_progress(_progress_to(ctx)):
                     result = await runner.aexecute(
                         tool, arguments, raise_on_failure=False, timeout=call_timeout
                     )

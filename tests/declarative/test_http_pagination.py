@@ -458,3 +458,36 @@ def test_next_link(value: str | None, target: str | None) -> None:
 def test_a_hostile_link_header_is_read_in_one_pass() -> None:
     # Unclosed '<' by the ten thousand: a pattern that backtracked would take minutes.
     assert next_link("<" * 50_000 + ';rel="next' * 50_000) is None
+
+
+def test_the_mcp_server_sends_each_page_as_a_progress_notification(
+    write: WriteFile, server: str
+) -> None:
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import Client
+
+    from agentkit.mcp_server import build_server
+
+    registry = ToolRegistry([tool_from(write, server, "paged", PAGE + "\n      output: records")])
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append((progress, total, message))
+
+    async def main() -> Any:
+        executor = ToolExecutor(credentials={"api-key": SECRET})
+        async with Client(build_server(registry, executor)) as client:
+            with_token = await client.call_tool("list_records", {}, progress_callback=on_progress)
+            without = await client.call_tool("list_records", {})
+            return with_token, without
+
+    with_token, without = anyio.run(main)
+    assert not with_token.is_error
+    assert not without.is_error
+    assert len(with_token.structured_content["records"]) == len(RECORDS)
+    assert heard == [
+        (1, 5, "page 1 fetched (10 records, 10 in all)"),
+        (2, 5, "page 2 fetched (10 records, 20 in all)"),
+        (3, 5, "page 3 fetched (3 records, 23 in all)"),
+    ]
