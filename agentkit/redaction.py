@@ -87,7 +87,7 @@ def _char(char: str, base64_alphabet: bool = False, escaped_plain: bool = True) 
     code = ord(char)
     options = []
     # Percent-encoding of each UTF-8 byte, either case, possibly encoded again (%252F).
-    options.append("(?i:" + "".join(f"%(?:25)?{byte:02x}" for byte in char.encode()) + ")")
+    options.append("(?i:" + "".join(f"%(?:25)?{byte:02x}" for byte in _utf8(char)) + ")")
     if char == " ":
         options.append(r"\+")
     if code < 0x10000:
@@ -110,6 +110,20 @@ def _char(char: str, base64_alphabet: bool = False, escaped_plain: bool = True) 
     return "(?:" + "|".join(options) + ")"
 
 
+def _utf8(text: str) -> bytes:
+    """``text`` as the bytes it stands for, even with surrogates.
+
+    ``os.environ`` gives bytes that are not UTF-8 as surrogates
+    (``surrogateescape``): such a secret is sent as those bytes, so they are
+    what its percent and base64 forms encode. Any other lone surrogate is
+    encoded as itself (``surrogatepass``) rather than failing the call.
+    """
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
 def _base64_forms(secret: str) -> set[str]:
     """The secret's whole base64, and its three alignment-shifted cores.
 
@@ -118,7 +132,7 @@ def _base64_forms(secret: str) -> set[str]:
     the characters that mix filler (or what follows) with the secret leaves the
     characters that appear whatever surrounds it.
     """
-    raw = secret.encode()
+    raw = _utf8(secret)
     forms = {base64.b64encode(raw).decode("ascii")}
     for shift in range(3):
         encoded = base64.b64encode(b"\0" * shift + raw).decode("ascii").rstrip("=")

@@ -879,3 +879,20 @@ def test_an_async_dispatch_without_an_executor_makes_and_closes_its_own() -> Non
 
     replies = run(adispatch_openai(_openai([("c1", "add", '{"a": 2}')]), ToolRegistry([Adder()])))
     assert replies == [{"role": "tool", "tool_call_id": "c1", "content": '{"sum": 2.0}'}]
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 900, 5000], ids=["past", "near-limit", "far"])
+def test_deep_inputs_with_a_listener_fail_cleanly_on_both_paths(
+    call: Call, probe: Probe, depth: int
+) -> None:
+    # The started event redacts the caller's inputs before validation: that walk
+    # is bounded, so neither path raises RecursionError, and no secret shows.
+    inputs: Any = f"key {SECRET}"
+    for _ in range(depth):
+        inputs = {"q": [inputs]}
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={"api-key": SECRET}, listeners=[events.append])
+    result = call(executor, probe(answer("never")), {"q": inputs}, raise_on_failure=False)
+    assert isinstance(result.error, ToolValidationError)
+    assert [event.name for event in events] == [EVENT_STARTED, EVENT_FAILED]
+    assert leaked(repr(events) + repr(events[-1].to_dict()), [SECRET]) == []

@@ -222,3 +222,58 @@ def test_a_very_deep_value_never_raises() -> None:
         deep = [deep]
     assert redactor.redact_value(deep) is not deep
     assert redactor.redact_value([deep, "a s3cret-value"])[1] == "a ***"
+
+
+_PAD = "\x01" * 400  # longer than any spelling below; no secret here holds \x01
+
+
+def _searched(redactor: Redactor, value: Any) -> Any:
+    """What redact_value must give: every string searched whole, however short."""
+    if isinstance(value, str):
+        return redactor.redact(_PAD + value + _PAD)[len(_PAD) : -len(_PAD)]
+    if isinstance(value, dict):
+        return {_searched(redactor, k): _searched(redactor, v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_searched(redactor, item) for item in value]
+    return value
+
+
+_SECRET_TEXT = st.text(
+    st.characters(blacklist_categories=["Cs"], blacklist_characters="\x01"),
+    min_size=1,
+    max_size=12,
+)
+
+
+@given(_SECRET_TEXT, st.data())
+def test_the_fast_path_redacts_exactly_what_a_full_search_does(secret: str, data: Any) -> None:
+    redactor = Redactor([secret])
+    piece = st.sampled_from(sorted(spellings(secret))) | st.text(max_size=6).filter(
+        lambda text: "\x01" not in text
+    )
+    strings = st.lists(piece, max_size=3).map("".join)
+    scalars = strings | st.integers() | st.floats(allow_nan=False) | st.booleans() | st.none()
+    value = data.draw(
+        st.recursive(
+            scalars,
+            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(strings, inner, max_size=3),
+            max_leaves=12,
+        )
+    )
+    expected = _searched(redactor, value)
+    redacted = redactor.redact_value(value)
+    assert redacted == expected
+    if expected == value and "*" not in repr(value):  # a secret of '*'s masks as itself
+        assert redacted is value  # clean: the very same object, no copy
+
+
+def test_a_secret_of_bytes_that_are_not_utf8_is_redacted_as_sent() -> None:
+    # os.environ gives such bytes as surrogates; the wire carries the bytes.
+    raw = b"tok\xff\xfeen-1234"
+    secret = raw.decode("utf-8", "surrogateescape")
+    redactor = Redactor([secret, "\ud800lone"])  # a lone surrogate: no crash either
+    sent = base64.b64encode(b"user:" + raw).decode()
+    assert MASK in redactor.redact(f"Basic {sent}")
+    assert redactor.redact(f"Basic {base64.b64encode(raw).decode()}") == "Basic ***"
+    assert redactor.redact(f"q={quote(raw)}") == "q=***"
+    assert redactor.redact(f"v={secret}") == "v=***"
