@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, final
 
 from agentkit.tool import Tool
 from agentkit.toolschema import Parameter, ToolSchema
@@ -36,7 +36,8 @@ _BUMP_RANK: Final = {"none": 0, "patch": 1, "minor": 2, "major": 3}
 _SEMVER: Final = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
 
-@dataclass(frozen=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Change:
     kind: str
     message: str
@@ -45,7 +46,8 @@ class Change:
         return {"kind": self.kind, "message": self.message}
 
 
-@dataclass(frozen=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolDiff:
     """One tool's difference between the old and the new set."""
 
@@ -107,42 +109,64 @@ def diff_tools(old: Iterable[Tool], new: Iterable[Tool]) -> list[ToolDiff]:
     for name in sorted(before.keys() | after.keys()):
         if name not in after:
             old_tool = before[name]
-            change = Change(BREAKING, "tool removed")
-            diffs.append(ToolDiff(name, "removed", old_tool.version, None, (change,)))
+            change = Change(kind=BREAKING, message="tool removed")
+            diffs.append(
+                ToolDiff(
+                    name=name,
+                    status="removed",
+                    old_version=old_tool.version,
+                    new_version=None,
+                    changes=(change,),
+                )
+            )
         elif name not in before:
-            change = Change(COMPATIBLE, "tool added")
-            diffs.append(ToolDiff(name, "added", None, after[name].version, (change,)))
+            change = Change(kind=COMPATIBLE, message="tool added")
+            diffs.append(
+                ToolDiff(
+                    name=name,
+                    status="added",
+                    old_version=None,
+                    new_version=after[name].version,
+                    changes=(change,),
+                )
+            )
         else:
             changes = tuple(_tool_changes(before[name], after[name]))
             if changes:
                 diffs.append(
-                    ToolDiff(name, "changed", before[name].version, after[name].version, changes)
+                    ToolDiff(
+                        name=name,
+                        status="changed",
+                        old_version=before[name].version,
+                        new_version=after[name].version,
+                        changes=changes,
+                    )
                 )
     return diffs
 
 
 def _tool_changes(old: Tool, new: Tool) -> Iterable[Change]:
     if old.description != new.description:
-        yield Change(COSMETIC, "description changed")
+        yield Change(kind=COSMETIC, message="description changed")
     if old.tags != new.tags:
-        yield Change(COSMETIC, "tags changed")
+        yield Change(kind=COSMETIC, message="tags changed")
     if old.annotations != new.annotations:
-        yield Change(COSMETIC, "annotations changed")
+        yield Change(kind=COSMETIC, message="annotations changed")
     for name in sorted(set(new.credential_names) - set(old.credential_names)):
-        yield Change(BREAKING, f"new credential '{name}' (callers must provide it)")
+        yield Change(kind=BREAKING, message=f"new credential '{name}' (callers must provide it)")
     for name in sorted(set(old.credential_names) - set(new.credential_names)):
-        yield Change(COMPATIBLE, f"credential '{name}' no longer needed")
+        yield Change(kind=COMPATIBLE, message=f"credential '{name}' no longer needed")
     yield from _schema_changes(old.input_schema, new.input_schema, "input", "")
     yield from _schema_changes(old.output_schema, new.output_schema, "output", "")
     old_backend, old_source = _backend_of(old)
     new_backend, new_source = _backend_of(new)
     if old_backend != new_backend:
-        yield Change(COMPATIBLE, "backend changed")
+        yield Change(kind=COMPATIBLE, message="backend changed")
     if old_source != new_source:
         if new_source is not None:
-            yield Change(COMPATIBLE, f"source '{new_source['name']}' changed")
+            yield Change(kind=COMPATIBLE, message=f"source '{new_source['name']}' changed")
         elif old_source is not None:
-            yield Change(COMPATIBLE, f"source '{old_source['name']}' no longer used")
+            yield Change(kind=COMPATIBLE, message=f"source '{old_source['name']}' no longer used")
 
 
 def _backend_of(tool: Tool) -> tuple[Any, Any]:
@@ -161,7 +185,7 @@ def _schema_changes(old: ToolSchema, new: ToolSchema, side: str, prefix: str) ->
     for param in old:
         path = prefix + param.name
         if param.name not in new:
-            yield Change(BREAKING, f"{side} '{path}' removed")
+            yield Change(kind=BREAKING, message=f"{side} '{path}' removed")
             continue
         yield from _parameter_changes(param, new[param.name], side, path)
     for param in new:
@@ -169,60 +193,62 @@ def _schema_changes(old: ToolSchema, new: ToolSchema, side: str, prefix: str) ->
             continue
         path = prefix + param.name
         if side == "output":
-            yield Change(COMPATIBLE, f"new output '{path}'")
+            yield Change(kind=COMPATIBLE, message=f"new output '{path}'")
         elif param.required:
-            yield Change(BREAKING, f"new required input '{path}'")
+            yield Change(kind=BREAKING, message=f"new required input '{path}'")
         else:
-            yield Change(COMPATIBLE, f"new optional input '{path}'")
+            yield Change(kind=COMPATIBLE, message=f"new optional input '{path}'")
 
 
 def _parameter_changes(old: Parameter, new: Parameter, side: str, path: str) -> Iterable[Change]:
     what = f"{side} '{path}'"
     if old.type != new.type:
-        yield Change(BREAKING, f"{what} changed type from {old.type} to {new.type}")
+        yield Change(kind=BREAKING, message=f"{what} changed type from {old.type} to {new.type}")
         return
     if old.description != new.description:
-        yield Change(COSMETIC, f"{what}: description changed")
+        yield Change(kind=COSMETIC, message=f"{what}: description changed")
     if side == "input":
         yield from _input_constraints(old, new, what)
     elif old.enum != new.enum:
-        yield Change(COMPATIBLE, f"{what}: enum changed")
+        yield Change(kind=COMPATIBLE, message=f"{what}: enum changed")
     if old.items is not None and new.items is not None:
         yield from _parameter_changes(old.items, new.items, side, f"{path}[]")
     elif (old.items is None) != (new.items is None):
-        yield Change(BREAKING, f"{what}: element type changed")
+        yield Change(kind=BREAKING, message=f"{what}: element type changed")
     if old.parameters is not None and new.parameters is not None:
         yield from _schema_changes(old.parameters, new.parameters, side, f"{path}.")
     elif (old.parameters is None) != (new.parameters is None):
-        yield Change(BREAKING, f"{what}: nested parameters changed")
+        yield Change(kind=BREAKING, message=f"{what}: nested parameters changed")
 
 
 def _input_constraints(old: Parameter, new: Parameter, what: str) -> Iterable[Change]:
     if old.name and not old.required and new.required:
-        yield Change(BREAKING, f"{what} became required")
+        yield Change(kind=BREAKING, message=f"{what} became required")
     elif old.name and old.required and not new.required:
-        yield Change(COMPATIBLE, f"{what} became optional")
+        yield Change(kind=COMPATIBLE, message=f"{what} became optional")
     if old.enum != new.enum:
         before, after = set(old.enum or ()), set(new.enum or ())
         if old.enum is None or (new.enum is not None and not before <= after):
-            yield Change(BREAKING, f"{what}: enum narrowed")
+            yield Change(kind=BREAKING, message=f"{what}: enum narrowed")
         else:
-            yield Change(COMPATIBLE, f"{what}: enum widened")
+            yield Change(kind=COMPATIBLE, message=f"{what}: enum widened")
     if old.minimum != new.minimum:
         raised = new.minimum is not None and (old.minimum is None or new.minimum > old.minimum)
         yield Change(
-            BREAKING if raised else COMPATIBLE, f"{what}: minimum {old.minimum} -> {new.minimum}"
+            kind=BREAKING if raised else COMPATIBLE,
+            message=f"{what}: minimum {old.minimum} -> {new.minimum}",
         )
     if old.maximum != new.maximum:
         lowered = new.maximum is not None and (old.maximum is None or new.maximum < old.maximum)
         yield Change(
-            BREAKING if lowered else COMPATIBLE, f"{what}: maximum {old.maximum} -> {new.maximum}"
+            kind=BREAKING if lowered else COMPATIBLE,
+            message=f"{what}: maximum {old.maximum} -> {new.maximum}",
         )
     if old.pattern != new.pattern:
         kind = COMPATIBLE if new.pattern is None else BREAKING
-        yield Change(kind, f"{what}: pattern changed")
+        yield Change(kind=kind, message=f"{what}: pattern changed")
     if old.default != new.default:
-        yield Change(COMPATIBLE, f"{what}: default changed")
+        yield Change(kind=COMPATIBLE, message=f"{what}: default changed")
 
 
 def _version(text: str) -> tuple[int, int, int]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, final
 
 from agentkit import jsonvalues
 from agentkit.tool import Tool
@@ -37,7 +37,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DispatchedCall:
     """One tool call as dispatched: its id, and the result or the reason it never ran."""
 
@@ -102,9 +103,13 @@ def _dispatched(planned: list[_Planned], results: list[ToolResult]) -> list[Disp
     dispatched = []
     for call_id, name, tool, inputs, problem in planned:
         if tool is not None and inputs is not None and problem is None:
-            dispatched.append(DispatchedCall(call_id, name, next(ran), None))
+            dispatched.append(
+                DispatchedCall(call_id=call_id, name=name, result=next(ran), problem=None)
+            )
         else:
-            dispatched.append(DispatchedCall(call_id, name, None, problem))
+            dispatched.append(
+                DispatchedCall(call_id=call_id, name=name, result=None, problem=problem)
+            )
     return dispatched
 
 

@@ -65,8 +65,10 @@ def parse_schema(
     if not isinstance(definition, Mapping):
         problems.append(
             SchemaProblem(
-                location,
-                f"expected a mapping with a 'parameters' list, got '{type_name(definition)}'",
+                location=location,
+                message=(
+                    f"expected a mapping with a 'parameters' list, got '{type_name(definition)}'"
+                ),
             )
         )
         return build.schema(())
@@ -74,8 +76,8 @@ def parse_schema(
         if key != "parameters":
             problems.append(
                 SchemaProblem(
-                    (*location, str(key)),
-                    f"unknown key '{key}'{did_you_mean(str(key), ['parameters'])}; "
+                    location=(*location, str(key)),
+                    message=f"unknown key '{key}'{did_you_mean(str(key), ['parameters'])}; "
                     "a schema has only 'parameters'",
                 )
             )
@@ -91,7 +93,9 @@ def parse_parameter_list(
         raw = []
     if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
         problems.append(
-            SchemaProblem(location, f"expected a list of parameters, got '{type_name(raw)}'")
+            SchemaProblem(
+                location=location, message=f"expected a list of parameters, got '{type_name(raw)}'"
+            )
         )
         return build.schema(())
     params: list[Any] = []
@@ -108,8 +112,8 @@ def parse_parameter_list(
             first = format_location((*location, first_seen[param.name]))
             problems.append(
                 SchemaProblem(
-                    (*here, "name"),
-                    f"duplicate parameter name '{param.name}' (first defined at {first})",
+                    location=(*here, "name"),
+                    message=f"duplicate parameter name '{param.name}' (first defined at {first})",
                 )
             )
             continue
@@ -127,12 +131,14 @@ def _parse_parameter(
         raw = {"type": raw}
     if not isinstance(raw, Mapping):
         expected = "a mapping with 'name' and 'type'" if named else "a type name or a mapping"
-        problems.append(SchemaProblem(location, f"expected {expected}, got '{type_name(raw)}'"))
+        problems.append(
+            SchemaProblem(location=location, message=f"expected {expected}, got '{type_name(raw)}'")
+        )
         return None
     start = len(problems)
 
     def problem(key: str, message: str) -> None:
-        problems.append(SchemaProblem((*location, key), message))
+        problems.append(SchemaProblem(location=(*location, key), message=message))
 
     for key in raw:
         if key not in allowed:
@@ -147,7 +153,7 @@ def _parse_parameter(
     if named:
         raw_name = raw.get("name")
         if raw_name is None:
-            problems.append(SchemaProblem(location, "missing 'name'"))
+            problems.append(SchemaProblem(location=location, message="missing 'name'"))
         elif not isinstance(raw_name, str):
             problem("name", f"expected a string, got '{type_name(raw_name)}'")
         elif not _NAME_RE.fullmatch(raw_name):
@@ -243,7 +249,9 @@ def _parse_parameter(
 def _parse_type(raw: Any, location: Location, problems: list[SchemaProblem]) -> str | None:
     choices = ", ".join(PARAMETER_TYPES)
     if raw is None:
-        problems.append(SchemaProblem(location, f"missing 'type'; expected one of: {choices}"))
+        problems.append(
+            SchemaProblem(location=location, message=f"missing 'type'; expected one of: {choices}")
+        )
         return None
     if not isinstance(raw, str) or raw not in TYPE_TESTS:
         shown = raw if isinstance(raw, str) else type_name(raw)
@@ -251,8 +259,8 @@ def _parse_type(raw: Any, location: Location, problems: list[SchemaProblem]) -> 
         hint = f" (did you mean '{alias}'?)" if alias else did_you_mean(str(shown), PARAMETER_TYPES)
         problems.append(
             SchemaProblem(
-                (*location, "type"),
-                f"unsupported type {show(shown)}{hint}; expected one of: {choices}",
+                location=(*location, "type"),
+                message=f"unsupported type {show(shown)}{hint}; expected one of: {choices}",
             )
         )
         return None

@@ -148,7 +148,9 @@ def _compile_schema(definition: Any, owner: str) -> ToolSchema:
     except SchemaDefinitionError as exc:
         raise exc.with_owner(owner) from exc
     except Exception as exc:  # a definition object that fails while being read
-        problem = SchemaProblem((), f"could not be read: {type(exc).__name__}: {exc}")
+        problem = SchemaProblem(
+            location=(), message=f"could not be read: {type(exc).__name__}: {exc}"
+        )
         raise SchemaDefinitionError([problem], owner=owner) from exc
 
 

@@ -137,7 +137,7 @@ class ExportError(SemanticError):
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SchemaProblem:
     """One problem in a schema definition.
 
@@ -177,7 +177,7 @@ class SchemaDefinitionError(SemanticError):
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DefinitionProblem:
     """One problem in a tool definition file, rendered ``path:line:column: field: message``.
 

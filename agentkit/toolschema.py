@@ -253,7 +253,9 @@ class ToolSchema:
         params = _as_parameters(parameters)
         by_name = {param.name: param for param in params}
         if len(by_name) != len(params):
-            raise SchemaDefinitionError([SchemaProblem((), "duplicate parameter names")])
+            raise SchemaDefinitionError(
+                [SchemaProblem(location=(), message="duplicate parameter names")]
+            )
         object.__setattr__(self, "_parameters", params)
         object.__setattr__(self, "_by_name", by_name)
         object.__setattr__(self, "_names", frozenset(by_name))

@@ -49,6 +49,38 @@ class Scripted(Tool):
         return self.body(inputs, credentials)  # type: ignore[no-any-return]
 
 
+WEATHER_KEY = "wk-7f3a9c1e55b2"
+
+
+class WeatherTool(Tool):
+    """The chapter's ``FetchWeatherTool``: its schemas and credential, a fixed answer."""
+
+    TOOL_NAME = "fetch_weather"
+    TOOL_DESCRIPTION = "Look up the current weather for a city."
+    INPUT_SCHEMA = {
+        "parameters": [
+            {"name": "city", "type": "string", "description": "City name"},
+            {"name": "country", "type": "string", "required": False, "default": "US"},
+            {"name": "units", "type": "string", "required": False, "default": "imperial"},
+        ]
+    }
+    OUTPUT_SCHEMA = {
+        "parameters": [
+            {"name": "city", "type": "string"},
+            {"name": "country", "type": "string"},
+            {"name": "temperature", "type": "float"},
+            {"name": "units", "type": "string"},
+            {"name": "conditions", "type": "string"},
+        ]
+    }
+
+    def __init__(self) -> None:
+        super().__init__(credential_names=["weather-api-key"])
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        return {**inputs, "temperature": 72, "conditions": "sunny"}
+
+
 def run_bounded(
     code: str, *, memory_bytes: int = 1 << 30, timeout: float = 60.0
 ) -> subprocess.CompletedProcess[str]:

@@ -11,7 +11,7 @@ import contextvars
 import math
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 import pytest
@@ -112,12 +112,6 @@ def call(request: pytest.FixtureRequest) -> Call:
     if request.param == "execute":
         return lambda executor, *args, **kwargs: executor.execute(*args, **kwargs)
     return lambda executor, *args, **kwargs: run(executor.aexecute(*args, **kwargs))
-
-
-@pytest.fixture
-def executor() -> Iterator[ToolExecutor]:
-    with ToolExecutor(credentials={"api-key": SECRET}) as executor:
-        yield executor
 
 
 def answer(value: str) -> Body:

@@ -212,14 +212,12 @@ backend: {http: {url: "http://127.0.0.1:9/", retry: {attempts: 1}}}
 
 
 @pytest.fixture
-def shadowed_folder(tmp_path: Path) -> Path:
+def shadowed_folder(tmp_path: Path, tools_dir: Path) -> Path:
     for name in SHADOWS:
         (tmp_path / f"{name}.py").write_text(f"raise SystemExit('shadowed by ./{name}.py')\n")
     (tmp_path / "local_backend.py").write_text("def echo(text):\n    return {'text': text}\n")
-    tools = tmp_path / "tools.d"
-    tools.mkdir()
-    (tools / "local.yaml").write_text(BACKEND_TOOL)
-    (tools / "closed.yaml").write_text(CLOSED_PORT_TOOL)
+    (tools_dir / "local.yaml").write_text(BACKEND_TOOL)
+    (tools_dir / "closed.yaml").write_text(CLOSED_PORT_TOOL)
     return tmp_path
 
 

@@ -23,11 +23,6 @@ def registry() -> ToolRegistry:
     return ToolRegistry([Adder(), Scripted(leaky)])
 
 
-@pytest.fixture
-def executor() -> ToolExecutor:
-    return ToolExecutor(credentials={"api-key": SECRET})
-
-
 def openai_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 

@@ -76,11 +76,6 @@ class Returns(Tool):
         return self.output
 
 
-@pytest.fixture
-def executor() -> ToolExecutor:
-    return ToolExecutor(credentials={})
-
-
 # -- the validator -------------------------------------------------------------------------------
 
 TOO_DEEP = [

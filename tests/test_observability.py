@@ -91,9 +91,8 @@ def test_a_failing_listener_never_breaks_a_call(caplog: pytest.LogCaptureFixture
     assert "listener bug" in caplog.text
 
 
-def test_subscribe_and_unsubscribe() -> None:
+def test_subscribe_and_unsubscribe(executor: ToolExecutor) -> None:
     events: list[ToolEvent] = []
-    executor = ToolExecutor(credentials={})
     executor.subscribe(events.append)
     executor.execute(Adder(), {"a": 1})
     executor.unsubscribe(events.append)
@@ -210,8 +209,7 @@ def test_histogram_per_tool_count_sum_and_buckets() -> None:
     assert histogram.name == DURATION_METRIC
 
 
-def test_executor_records_every_call() -> None:
-    executor = ToolExecutor(credentials={})
+def test_executor_records_every_call(executor: ToolExecutor) -> None:
     executor.execute(Adder(), {"a": 1})
     executor.execute(Adder(), {"a": "x"}, raise_on_failure=False)
     assert isinstance(executor.metrics, InMemoryHistogram)
@@ -221,8 +219,7 @@ def test_executor_records_every_call() -> None:
     assert snap.failures == 1
 
 
-def test_histogram_counts_are_exact_under_threads() -> None:
-    executor = ToolExecutor(credentials={})
+def test_histogram_counts_are_exact_under_threads(executor: ToolExecutor) -> None:
     executor.execute_many([(Adder(), {"a": i}) for i in range(400)], max_workers=8)
     assert isinstance(executor.metrics, InMemoryHistogram)
     snap = executor.metrics.snapshot("add")

@@ -27,8 +27,7 @@ def failing(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str,
     raise ConnectionError(f"refused for {credentials['api-key']}")
 
 
-def test_records_each_finished_call() -> None:
-    executor = ToolExecutor(credentials={})
+def test_records_each_finished_call(executor: ToolExecutor) -> None:
     recorder = ExecutionRecorder(executor)
     executor.execute(Adder(), {"a": 1})
     executor.execute(Adder(), {"a": "x"}, raise_on_failure=False)
@@ -118,8 +117,7 @@ def test_identical_calls_replay_in_order_then_repeat_the_last() -> None:
     assert got == [{"answer": "first"}, {"answer": "second"}, {"answer": "second"}]
 
 
-def test_detach_stops_recording() -> None:
-    executor = ToolExecutor(credentials={})
+def test_detach_stops_recording(executor: ToolExecutor) -> None:
     recorder = ExecutionRecorder(executor)
     recorder.detach(executor)
     executor.execute(Adder(), {"a": 1})

@@ -74,8 +74,16 @@ def test_credential_error_names_every_place_and_no_value() -> None:
 
 def test_definition_problems_render_file_line_column() -> None:
     problems = [
-        DefinitionProblem("tools.d/a.yaml", 3, 5, "backend.http.url", "template in the origin"),
-        DefinitionProblem("tools.d/b.yaml", 0, 0, "", "file is empty"),
+        DefinitionProblem(
+            path="tools.d/a.yaml",
+            line=3,
+            column=5,
+            field="backend.http.url",
+            message="template in the origin",
+        ),
+        DefinitionProblem(
+            path="tools.d/b.yaml", line=0, column=0, field="", message="file is empty"
+        ),
     ]
     error = DefinitionError(problems)
     assert error.problems == tuple(problems)
@@ -87,7 +95,9 @@ def test_definition_problems_render_file_line_column() -> None:
 
 
 def test_schema_definition_error_with_owner() -> None:
-    error = SchemaDefinitionError([SchemaProblem(("parameters", 0), "missing 'name'")])
+    error = SchemaDefinitionError(
+        [SchemaProblem(location=("parameters", 0), message="missing 'name'")]
+    )
     assert str(error.with_owner("Tool 'x' INPUT_SCHEMA")) == (
         "Tool 'x' INPUT_SCHEMA is invalid:\n  - parameters[0]: missing 'name'"
     )

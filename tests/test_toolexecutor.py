@@ -17,14 +17,10 @@ from agentkit import (
     Tool,
     ToolExecutionError,
     ToolExecutor,
+    ToolRegistry,
     ToolValidationError,
 )
-from tests.helpers import SECRET, Adder, Scripted
-
-
-@pytest.fixture
-def executor() -> ToolExecutor:
-    return ToolExecutor(credentials={"api-key": SECRET})
+from tests.helpers import SECRET, Adder, Scripted, WeatherTool
 
 
 def test_success_fills_defaults_and_converts(executor: ToolExecutor) -> None:
@@ -281,3 +277,24 @@ def test_execute_many_is_always_in_result_mode(executor: ToolExecutor) -> None:
 @pytest.mark.parametrize("count", [0, 1], ids=["none", "one"])
 def test_execute_many_small(executor: ToolExecutor, count: int) -> None:
     assert len(executor.execute_many([(Adder(), {"a": 1})] * count)) == count
+
+
+def test_the_chapters_weather_tool_gets_its_credential_by_name(
+    executor: ToolExecutor, registry: ToolRegistry
+) -> None:
+    result = executor.execute(registry["fetch_weather"], {"city": "Oslo", "units": "metric"})
+    assert result.output == {
+        "city": "Oslo",
+        "country": "US",
+        "temperature": 72.0,
+        "units": "metric",
+        "conditions": "sunny",
+    }
+
+
+def test_a_call_without_the_credential_names_it(weather_tool: WeatherTool) -> None:
+    with (
+        ToolExecutor(credentials={}) as bare,
+        pytest.raises(ToolExecutionError, match="needs credential 'weather-api-key'"),
+    ):
+        bare.execute(weather_tool, {"city": "Oslo"})

@@ -122,7 +122,13 @@ class Environment:
         try:
             values = read_env_file(path)
         except SemanticError as exc:
-            raise DefinitionError([DefinitionProblem(path, 0, 0, "--env-file", str(exc))]) from None
+            raise DefinitionError(
+                [
+                    DefinitionProblem(
+                        path=path, line=0, column=0, field="--env-file", message=str(exc)
+                    )
+                ]
+            ) from None
         return cls(environ, file_values=values, file=path)
 
     def lookup(self, name: str) -> tuple[str, str] | None:

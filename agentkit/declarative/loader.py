@@ -44,12 +44,15 @@ def definition_files(*paths: str | os.PathLike[str]) -> tuple[list[Path], list[D
                 if _links_out(file, folder):
                     problems.append(
                         DefinitionProblem(
-                            str(file),
-                            0,
-                            0,
-                            "",
-                            f"a symbolic link to '{clip(os.readlink(file), 200)}', outside the "
-                            f"folder '{path}'; copy the file in, or give it as a path of its own",
+                            path=str(file),
+                            line=0,
+                            column=0,
+                            field="",
+                            message=(
+                                f"a symbolic link to '{clip(os.readlink(file), 200)}', outside "
+                                f"the folder '{path}'; copy the file in, or give it as a path "
+                                "of its own"
+                            ),
                         )
                     )
                 else:
@@ -57,7 +60,11 @@ def definition_files(*paths: str | os.PathLike[str]) -> tuple[list[Path], list[D
         elif os.path.lexists(path):
             files.append(path)  # reading it says what is wrong when it is not a file
         else:
-            problems.append(DefinitionProblem(str(path), 0, 0, "", "no such file or folder"))
+            problems.append(
+                DefinitionProblem(
+                    path=str(path), line=0, column=0, field="", message="no such file or folder"
+                )
+            )
     return files, problems
 
 
@@ -210,7 +217,9 @@ def _name_collisions(
                 f"tool '{definition.name}' collides with '{other}' defined by {where}; "
                 "tool names must differ in more than case, '-' and '_'"
             )
-        yield DefinitionProblem(definition.path, definition.line, 1, "name", message)
+        yield DefinitionProblem(
+            path=definition.path, line=definition.line, column=1, field="name", message=message
+        )
 
 
 def _read_text(file: Path) -> str | DefinitionProblem:
@@ -242,16 +251,16 @@ def _read_text(file: Path) -> str | DefinitionProblem:
         line = data.count(b"\n", 0, exc.start) + 1
         column = len(data[line_start : exc.start].decode("utf-8", "replace")) + 1
         return DefinitionProblem(
-            path,
-            line,
-            column,
-            "",
-            f"not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8",
+            path=path,
+            line=line,
+            column=column,
+            field="",
+            message=f"not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8",
         )
 
 
 def _unreadable(path: str, message: str) -> DefinitionProblem:
-    return DefinitionProblem(path, 0, 0, "", message)
+    return DefinitionProblem(path=path, line=0, column=0, field="", message=message)
 
 
 def _read_at_most(fd: int, limit: int) -> bytes:
@@ -275,7 +284,15 @@ def _read_file(file: Path, log: ProblemLog, strings: dict[str, str]) -> list[_Do
     path = str(file)
     documents, yaml_problems = read_documents(text, strings)
     for problem in yaml_problems:
-        log.add(DefinitionProblem(path, problem.line, problem.column, "", problem.message))
+        log.add(
+            DefinitionProblem(
+                path=path,
+                line=problem.line,
+                column=problem.column,
+                field="",
+                message=problem.message,
+            )
+        )
     return [
         _Document(path, document, start, text, index)
         for index, (document, start) in enumerate(documents)

@@ -70,11 +70,11 @@ class ProblemLog:
         self._per_file[problem.path] = in_file + 1
         self.shown.append(
             DefinitionProblem(
-                problem.path,
-                problem.line,
-                problem.column,
-                _cut(problem.field),
-                _cut(problem.message),
+                path=problem.path,
+                line=problem.line,
+                column=problem.column,
+                field=_cut(problem.field),
+                message=_cut(problem.message),
             )
         )
 
@@ -119,7 +119,15 @@ class Problems:
     def add(self, location: Location, message: str) -> None:
         self.count += 1
         line, column = locate(self.root, location, self.start)
-        self.log.add(DefinitionProblem(self.path, line, column, format_location(location), message))
+        self.log.add(
+            DefinitionProblem(
+                path=self.path,
+                line=line,
+                column=column,
+                field=format_location(location),
+                message=message,
+            )
+        )
 
     def did_you_mean(self, word: str, choices: Sequence[str], prefix: str = "") -> str:
         """``toolerrors.did_you_mean``, at a cost bounded for the whole document.

@@ -19,7 +19,7 @@ from agentkit.toolerrors import DefinitionProblem
 def problem(
     path: str = "a.yaml", line: int = 1, message: str = "bad", field: str = ""
 ) -> DefinitionProblem:
-    return DefinitionProblem(path, line, 1, field, message)
+    return DefinitionProblem(path=path, line=line, column=1, field=field, message=message)
 
 
 def test_the_same_problem_at_the_same_node_is_kept_once_whatever_the_field() -> None:
