@@ -227,8 +227,18 @@ def substitute_pairs(raw: Any, location: Location, substituter: Substituter) -> 
         return raw  # the HTTP parser says what is wrong with it
     substituted = dict(raw)
     for name, value in raw.items():
-        if isinstance(value, str) and "${" in value:
-            substituted[name] = substituter.text(value, (*location, name))
+        if not isinstance(value, str) or "${" not in value:
+            continue
+        text = substituter.text(value, (*location, name))
+        if text is not None and any(char in text for char in "\r\n\0"):
+            # Caught here, where it can be located, rather than at every call.
+            substituter.problems.add(
+                (*location, name),
+                "the value substituted here holds a line break or NUL, which cannot be sent "
+                "(the value is not shown); check the variable",
+            )
+            text = None
+        substituted[name] = text
     return substituted
 
 

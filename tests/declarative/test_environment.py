@@ -165,3 +165,35 @@ def test_a_bad_env_file_is_a_definition_error_naming_it(
         Environment.load(env_file, {})
     assert str(env_file) in str(info.value)
     assert "do-not-show" not in str(info.value)
+
+
+@responses.activate
+def test_an_argument_naming_a_variable_is_sent_as_it_is(folder: Path) -> None:
+    tool = load(folder, environ={"TEAM": "core", "SECRET_CONFIG": "do-not-leak"})
+    responses.get("https://api.example.com/v1/items/%24%7BSECRET_CONFIG%7D", json={"title": "T"})
+    assert ToolExecutor().execute(tool, {"id": "${SECRET_CONFIG}"}).succeeded
+    url = str(responses.calls[0].request.url)
+    assert "/items/%24%7BSECRET_CONFIG%7D?" in url
+    assert "do-not-leak" not in url
+
+
+@pytest.mark.parametrize(
+    ("team", "message"),
+    [
+        pytest.param("a\r\nX-Injected: 1", "holds a line break or NUL", id="crlf"),
+        pytest.param("a\x00b", "holds a line break or NUL", id="nul"),
+    ],
+)
+def test_a_substituted_header_that_cannot_be_sent_is_a_load_problem(
+    folder: Path, team: str, message: str
+) -> None:
+    found = problems(folder, environ={"TEAM": team})
+    assert any(message in p and "X-Team" in p for p in found), found
+    assert not any("X-Injected" in p for p in found)
+
+
+def test_a_nested_reference_is_refused(write: WriteFile) -> None:
+    write(SOURCE.replace("${REGION:-eu}", "${REGION:-${OTHER}}"), "source.yaml")
+    write(TOOL)
+    found = problems(write.folder, environ={"TEAM": "x"})
+    assert any("'${' starts no variable reference" in p for p in found), found
