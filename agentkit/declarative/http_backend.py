@@ -39,10 +39,10 @@ from agentkit.declarative.backend_base import BackendContext
 from agentkit.declarative.http_spec import (
     IDEMPOTENT,
     HttpSpec,
-    Segments,
     is_plain_remote,
     parse_http_spec,
 )
+from agentkit.declarative.http_url import Segments
 from agentkit.declarative.http_values import (
     FormBody,
     JsonArray,

@@ -277,3 +277,21 @@ def test_a_segments_argument_with_empty_or_dot_parts_fails_before_sending(
 def test_segments_problems_are_located(write: WriteFile, http: str, expected: str) -> None:
     (found,) = load_problems(write, http)
     assert expected in found, found
+
+
+@responses.activate
+def test_a_source_tool_path_takes_a_query_string_and_segments(write: WriteFile) -> None:
+    write("source: api\nbase_url: https://api.example.com/v1\nquery: {per_page: 50}\n", "s.yaml")
+    path = write(
+        TOOL.format(
+            http="    source: api\n"
+            "    path: /repos/{{ inputs.path | segments }}?state=open\n"
+            '    query: {q: "{{ inputs.q }}"}'
+        ),
+        "t.yaml",
+    )
+    registry = ToolRegistry()
+    load_tools(path.parent, registry=registry)
+    responses.get("https://api.example.com/v1/repos/a/b.md", json={"ok": True})
+    assert ToolExecutor().execute(registry["shapes"], {"path": "a/b.md", "q": "x"}).succeeded
+    assert sorted(sent_query()) == [("per_page", "50"), ("q", "x"), ("state", "open")]
