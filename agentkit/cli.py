@@ -500,6 +500,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from agentkit.export import EXPORT_FORMATS
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--tools",
@@ -570,7 +572,11 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "--format",
         required=True,
-        choices=("openai", "openai-responses", "anthropic", "mcp", "gemini", "json-schema"),
+        metavar="FORMAT",
+        # The table itself: read when --format is checked or help is shown, so a
+        # format from an installed package (entry point) is offered too.
+        choices=EXPORT_FORMATS,
+        help="one of: %(choices)s",
     )
     export.add_argument("--strict", action="store_true", help="OpenAI strict mode")
     export.add_argument(

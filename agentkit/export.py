@@ -1,7 +1,8 @@
 """Tool definitions in the shapes LLM providers expect.
 
 ``export_tools(tools, "openai")`` returns an ``Export``: the JSON document and
-any warnings. Formats:
+any warnings. The formats are one table of ``ExportFormat`` records (a name,
+a formatter, a description, the tool names the target accepts):
 
 - ``openai`` -- Chat Completions: ``{"type": "function", "function": {...}}``;
 - ``openai-responses`` -- the Responses API's flat ``{"type": "function", ...}``;
@@ -9,6 +10,10 @@ any warnings. Formats:
 - ``mcp`` -- ``{name, title, description, inputSchema, outputSchema, annotations}``;
 - ``gemini`` -- one ``{"functionDeclarations": [...]}`` with ``parametersJsonSchema``;
 - ``json-schema`` -- each tool's input and output schemas, with name and version.
+
+``register_format()`` adds one in code; a package adds one with an entry point
+in the ``agentkit.export_formats`` group naming an ``ExportFormat`` (see
+docs/extending.md). ``agentkit export --format`` offers every one.
 
 ``strict=True`` (OpenAI formats) rewrites every object so that it lists all its
 properties as required, optional ones becoming nullable, with defaults stated in
@@ -22,40 +27,39 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol, final
 
+from agentkit.plugins import PluginTable
 from agentkit.tool import Tool
 from agentkit.toolerrors import ExportError
 
-__all__ = ["FORMATS", "Export", "ExportError", "export_tools"]
+__all__ = [
+    "EXPORT_FORMATS",
+    "EXPORT_FORMAT_GROUP",
+    "FORMATS",
+    "Export",
+    "ExportError",
+    "ExportFormat",
+    "Formatter",
+    "export_formats",
+    "export_tools",
+    "register_format",
+]
 
-FORMATS: Final = ("openai", "openai-responses", "anthropic", "mcp", "gemini", "json-schema")
-
-_NAME_RULES: Final = {
-    "openai": (re.compile(r"[A-Za-z0-9_-]{1,64}"), "letters, digits, '_' and '-', 1 to 64"),
-    "openai-responses": (
-        re.compile(r"[A-Za-z0-9_-]{1,64}"),
-        "letters, digits, '_' and '-', 1 to 64",
-    ),
-    "anthropic": (re.compile(r"[A-Za-z0-9_-]{1,64}"), "letters, digits, '_' and '-', 1 to 64"),
-    "mcp": (re.compile(r"[A-Za-z0-9_.-]{1,128}"), "letters, digits, '_', '-' and '.', 1 to 128"),
-    "gemini": (
-        re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}"),
-        "a letter or '_', then letters, digits, '_', '.', ':' and '-', at most 64",
-    ),
-    "json-schema": (re.compile(r".+"), "any non-empty name"),
-}
+EXPORT_FORMAT_GROUP: Final = "agentkit.export_formats"
 _MCP_HINTS: Final = {
     "read_only": "readOnlyHint",
     "destructive": "destructiveHint",
     "idempotent": "idempotentHint",
     "open_world": "openWorldHint",
 }
+_FORMAT_NAME: Final = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 
 
-@dataclass(frozen=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Export:
     """An exported document and what the export had to warn about."""
 
@@ -66,63 +70,193 @@ class Export:
         return json.dumps(self.document, indent=2, sort_keys=False)
 
 
+class Formatter(Protocol):
+    """Makes a format's document from ``tools`` (their names already checked).
+
+    ``strict`` is the caller's request for strict schemas; a formatter that
+    cannot honour something appends a sentence to ``warnings`` instead of failing.
+    """
+
+    def __call__(self, tools: Sequence[Tool], *, strict: bool, warnings: list[str]) -> Any: ...
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExportFormat:
+    """One export format: its name, what makes its document, and which tool names it takes."""
+
+    name: str  # what ``--format`` says: lowercase letters, digits, '-' and '_'
+    formatter: Formatter
+    description: str
+    #: The tool names the target accepts; a tool whose name does not match is refused.
+    names: re.Pattern[str] = re.compile(r".+")
+    #: ``names`` in words, for the refusal: "letters, digits, '_' and '-', 1 to 64".
+    names_rule: str = "any non-empty name"
+    #: Whether ``strict=True`` means something to it (else it is ignored, with a warning).
+    supports_strict: bool = False
+
+
+def _check(name: str, value: object) -> str | None:
+    """Why ``value`` cannot be the export format ``name``; None when it can."""
+    if not isinstance(value, ExportFormat):
+        return f"expected an agentkit.export.ExportFormat, got {type(value).__name__}"
+    if not _FORMAT_NAME.fullmatch(name):
+        return (
+            f"{name!r} cannot name a format: use lowercase letters, digits, '-' and '_', "
+            "starting with a letter"
+        )
+    if value.name != name:
+        return f"the format's name is {value.name!r}, not {name!r}; they must be the same"
+    if not callable(value.formatter):
+        return "its formatter is not callable"
+    return None
+
+
+#: The export formats, by name.
+EXPORT_FORMATS: Final[PluginTable[ExportFormat]] = PluginTable(EXPORT_FORMAT_GROUP, _check)
+
+
+def register_format(export_format: ExportFormat, *, replace: bool = False) -> None:
+    """Make ``export_format`` one ``export_tools`` and ``agentkit export --format`` offer.
+
+    Raises ``PluginError`` when its name breaks the rules or is taken (unless ``replace``).
+    """
+    origin = f"register_format({export_format.name!r})"
+    EXPORT_FORMATS.register(export_format.name, export_format, origin=origin, replace=replace)
+
+
+def export_formats() -> tuple[str, ...]:
+    """Every format's name: the registered ones, then the entry points' (not imported yet)."""
+    return EXPORT_FORMATS.names()
+
+
 def export_tools(tools: Iterable[Tool], format: str, *, strict: bool = False) -> Export:
-    """Export ``tools`` as ``format`` (one of ``FORMATS``)."""
-    if format not in FORMATS:
-        raise ExportError(f"unknown export format '{format}'; choose one of: {', '.join(FORMATS)}")
-    chosen = list(tools)
-    pattern, rule = _NAME_RULES[format]
-    for tool in chosen:
-        if not pattern.fullmatch(tool.name):
+    """Export ``tools`` as ``format`` (one of ``export_formats()``).
+
+    Raises ``ExportError`` for an unknown format or a name the target forbids,
+    ``PluginError`` when the format's entry point cannot be used.
+    """
+    chosen = EXPORT_FORMATS.get(format)
+    if chosen is None:
+        raise ExportError(
+            f"unknown export format '{format}'; choose one of: {', '.join(export_formats())}"
+        )
+    selected = list(tools)
+    for tool in selected:
+        if not chosen.names.fullmatch(tool.name):
             raise ExportError(
-                f"tool '{tool.name}' cannot be exported as {format}: names must be {rule}"
+                f"tool '{tool.name}' cannot be exported as {format}: names must be "
+                f"{chosen.names_rule}"
             )
     warnings: list[str] = []
-    if format in ("openai", "openai-responses"):
-        entries = [_openai(tool, format, strict, warnings) for tool in chosen]
-        return Export(entries, warnings)
-    if strict:
+    if strict and not chosen.supports_strict:
         warnings.append(f"--strict applies to the OpenAI formats; ignored for {format}")
-    if format == "anthropic":
-        document: Any = [
-            {
-                "name": t.name,
-                "description": t.description,
-                "input_schema": t.input_schema.to_json_schema(),
-            }
-            for t in chosen
-        ]
-    elif format == "mcp":
-        document = [mcp_tool(t) for t in chosen]
-    elif format == "gemini":
-        document = {
-            "functionDeclarations": [
-                {
-                    "name": t.name,
-                    "description": t.description,
-                    "parametersJsonSchema": t.input_schema.to_json_schema(),
-                }
-                for t in chosen
-            ]
+        strict = False
+    document = chosen.formatter(selected, strict=strict, warnings=warnings)
+    return Export(document=document, warnings=warnings)
+
+
+def _openai_chat(tools: Sequence[Tool], *, strict: bool, warnings: list[str]) -> Any:
+    return [{"type": "function", "function": _openai(t, strict, warnings)} for t in tools]
+
+
+def _openai_responses(tools: Sequence[Tool], *, strict: bool, warnings: list[str]) -> Any:
+    return [{"type": "function", **_openai(t, strict, warnings)} for t in tools]
+
+
+def _anthropic(tools: Sequence[Tool], *, strict: bool, warnings: list[str]) -> Any:
+    return [
+        {
+            "name": t.name,
+            "description": t.description,
+            "input_schema": t.input_schema.to_json_schema(),
         }
-    else:
-        document = [
+        for t in tools
+    ]
+
+
+def _mcp(tools: Sequence[Tool], *, strict: bool, warnings: list[str]) -> Any:
+    return [mcp_tool(t) for t in tools]
+
+
+def _gemini(tools: Sequence[Tool], *, strict: bool, warnings: list[str]) -> Any:
+    return {
+        "functionDeclarations": [
             {
                 "name": t.name,
-                "version": t.version,
                 "description": t.description,
-                "input_schema": {
-                    "$schema": "https://json-schema.org/draft/2020-12/schema",
-                    **t.input_schema.to_json_schema(),
-                },
-                "output_schema": {
-                    "$schema": "https://json-schema.org/draft/2020-12/schema",
-                    **t.output_schema.to_json_schema(),
-                },
+                "parametersJsonSchema": t.input_schema.to_json_schema(),
             }
-            for t in chosen
+            for t in tools
         ]
-    return Export(document, warnings)
+    }
+
+
+def _json_schema(tools: Sequence[Tool], *, strict: bool, warnings: list[str]) -> Any:
+    dialect = "https://json-schema.org/draft/2020-12/schema"
+    return [
+        {
+            "name": t.name,
+            "version": t.version,
+            "description": t.description,
+            "input_schema": {"$schema": dialect, **t.input_schema.to_json_schema()},
+            "output_schema": {"$schema": dialect, **t.output_schema.to_json_schema()},
+        }
+        for t in tools
+    ]
+
+
+_PROVIDER_NAMES: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_PROVIDER_RULE: Final = "letters, digits, '_' and '-', 1 to 64"
+_BUILT_IN: Final = (
+    ExportFormat(
+        name="openai",
+        formatter=_openai_chat,
+        description="OpenAI Chat Completions tools",
+        names=_PROVIDER_NAMES,
+        names_rule=_PROVIDER_RULE,
+        supports_strict=True,
+    ),
+    ExportFormat(
+        name="openai-responses",
+        formatter=_openai_responses,
+        description="OpenAI Responses API tools (flat)",
+        names=_PROVIDER_NAMES,
+        names_rule=_PROVIDER_RULE,
+        supports_strict=True,
+    ),
+    ExportFormat(
+        name="anthropic",
+        formatter=_anthropic,
+        description="Anthropic Messages API tools",
+        names=_PROVIDER_NAMES,
+        names_rule=_PROVIDER_RULE,
+    ),
+    ExportFormat(
+        name="mcp",
+        formatter=_mcp,
+        description="MCP tools/list entries, with annotations",
+        names=re.compile(r"[A-Za-z0-9_.-]{1,128}"),
+        names_rule="letters, digits, '_', '-' and '.', 1 to 128",
+    ),
+    ExportFormat(
+        name="gemini",
+        formatter=_gemini,
+        description="Gemini function declarations",
+        names=re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}"),
+        names_rule="a letter or '_', then letters, digits, '_', '.', ':' and '-', at most 64",
+    ),
+    ExportFormat(
+        name="json-schema",
+        formatter=_json_schema,
+        description="each tool's input and output JSON Schemas, with name and version",
+    ),
+)
+for _format in _BUILT_IN:
+    register_format(_format)
+
+#: The built-in formats' names (``export_formats()`` has every one).
+FORMATS: Final = tuple(built_in.name for built_in in _BUILT_IN)
 
 
 def mcp_tool(tool: Tool) -> dict[str, Any]:
@@ -140,7 +274,7 @@ def mcp_tool(tool: Tool) -> dict[str, Any]:
     }
 
 
-def _openai(tool: Tool, format: str, strict: bool, warnings: list[str]) -> dict[str, Any]:
+def _openai(tool: Tool, strict: bool, warnings: list[str]) -> dict[str, Any]:
     parameters = tool.input_schema.to_json_schema()
     is_strict = False
     if strict:
@@ -153,15 +287,12 @@ def _openai(tool: Tool, format: str, strict: bool, warnings: list[str]) -> dict[
                 f"tool '{tool.name}': '{free_form}' is a dictionary without declared parameters, "
                 "which strict mode cannot express; exported with strict: false"
             )
-    function = {
+    return {
         "name": tool.name,
         "description": tool.description,
         "parameters": parameters,
         "strict": is_strict,
     }
-    if format == "openai":
-        return {"type": "function", "function": function}
-    return {"type": "function", **function}
 
 
 def _free_form_path(schema: dict[str, Any], path: str = "") -> str | None:

@@ -210,6 +210,11 @@ class ToolEvent:
     def __hash__(self) -> int:
         return hash(self._values())
 
+    def __reduce__(self) -> tuple[type[ToolEvent], tuple[Any, ...]]:
+        # Pickled and copied as its fields, the error described: an event sent
+        # to another process never needs the exception itself to pickle.
+        return ToolEvent, self._values()
+
     def __repr__(self) -> str:
         shown = ", ".join(f"{field}={getattr(self, field)!r}" for field in _FIELDS)
         return f"ToolEvent({shown})"

@@ -21,11 +21,16 @@ twice -- is a ``PluginError`` naming the group, the name, where it came from
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
-from typing import Generic, TypeVar
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from agentkit.toolerrors import PluginError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+# importlib.metadata is imported when a table first reads its entry points:
+# importing agentkit, or registering, does not scan the installed packages.
 
 __all__ = ["PluginTable", "describe_entry_point"]
 
@@ -84,6 +89,10 @@ class PluginTable(Generic[T]):
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in self.names()
 
+    def __iter__(self) -> Iterator[str]:
+        """The names (a table can be argparse's ``choices``, read only when needed)."""
+        return iter(self.names())
+
     def get(self, name: str) -> T | None:
         """The extension ``name``, importing its entry point the first time; None if unknown.
 
@@ -128,6 +137,8 @@ class PluginTable(Generic[T]):
 
     def _discovered(self) -> dict[str, list[EntryPoint]]:
         if self._entry_points is None:
+            from importlib.metadata import entry_points
+
             found: dict[str, list[EntryPoint]] = {}
             for entry_point in entry_points(group=self.group):
                 found.setdefault(entry_point.name, []).append(entry_point)

@@ -9,11 +9,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from agentkit.declarative.backends import BACKENDS
+from agentkit.export import EXPORT_FORMATS
 
 PLUGIN_FOLDER = Path(__file__).parent / "plugin_example"
 PLUGIN_MODULE = "agentkit_example_plugin"
 # What the example package's entry points may leave registered once loaded.
 PLUGIN_BACKENDS = ("echo", "misnamed")
+PLUGIN_FORMATS = ("names",)
 
 
 @contextmanager
@@ -22,12 +24,14 @@ def on_path(folder: Path) -> Iterator[None]:
     sys.path.insert(0, str(folder))
     importlib.invalidate_caches()
     BACKENDS.rescan()
+    EXPORT_FORMATS.rescan()
     try:
         yield
     finally:
         sys.path.remove(str(folder))
         importlib.invalidate_caches()
         BACKENDS.rescan()
+        EXPORT_FORMATS.rescan()
 
 
 @contextmanager
@@ -39,4 +43,6 @@ def example_plugin() -> Iterator[None]:
     finally:
         for kind in PLUGIN_BACKENDS:
             BACKENDS.unregister(kind)
+        for name in PLUGIN_FORMATS:
+            EXPORT_FORMATS.unregister(name)
         sys.modules.pop(PLUGIN_MODULE, None)

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentkit import Tool
-from agentkit.export import FORMATS, ExportError, export_tools
+from agentkit.cli import main
+from agentkit.export import (
+    EXPORT_FORMATS,
+    FORMATS,
+    ExportError,
+    ExportFormat,
+    export_formats,
+    export_tools,
+    register_format,
+)
+from agentkit.toolerrors import PluginError
+from tests.plugins import example_plugin
 
 
 class Search(Tool):
@@ -145,3 +159,104 @@ def test_a_name_the_target_forbids_is_refused() -> None:
 def test_unknown_format() -> None:
     with pytest.raises(ExportError, match="unknown export format 'claude'"):
         export_tools([Search()], "claude")
+
+
+# -- the table of formats ------------------------------------------------------------------------
+
+
+def _upper(tools: Sequence[Tool], *, strict: bool, warnings: list[str]) -> Any:
+    if strict:
+        warnings.append("shouting is never strict")
+    return [tool.name.upper() for tool in tools]
+
+
+@pytest.fixture
+def upper() -> Iterator[ExportFormat]:
+    export_format = ExportFormat(
+        name="upper",
+        formatter=_upper,
+        description="names, loudly",
+        names=re.compile(r"[a-z_]+"),
+        names_rule="lowercase letters and '_'",
+        supports_strict=True,
+    )
+    register_format(export_format)
+    yield export_format
+    EXPORT_FORMATS.unregister("upper")
+
+
+def test_the_built_in_formats_are_the_table() -> None:
+    assert export_formats()[: len(FORMATS)] == FORMATS
+    assert FORMATS == ("openai", "openai-responses", "anthropic", "mcp", "gemini", "json-schema")
+
+
+def test_a_format_registered_in_code(upper: ExportFormat) -> None:
+    assert "upper" in export_formats()
+    exported = export_tools([Search()], "upper", strict=True)
+    assert exported.document == ["SEARCH"]
+    assert exported.warnings == ["shouting is never strict"]
+
+
+def test_a_registered_formats_name_rule_is_enforced(upper: ExportFormat) -> None:
+    with pytest.raises(ExportError, match="names must be lowercase letters and '_'"):
+        export_tools([Search(), type("Dashed", (Search,), {"TOOL_NAME": "a-b"})()], "upper")
+
+
+def test_a_taken_format_name_is_refused(upper: ExportFormat) -> None:
+    with pytest.raises(PluginError, match="the name is taken by register_format"):
+        register_format(upper)
+    with pytest.raises(PluginError, match=r"agentkit.export_formats 'openai'.*the name is taken"):
+        register_format(ExportFormat(name="openai", formatter=_upper, description="no"))
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        pytest.param("Upper", "'Upper' cannot name a format", id="uppercase"),
+        pytest.param("two words", "'two words' cannot name a format", id="space"),
+    ],
+)
+def test_a_format_name_must_be_a_word(name: str, problem: str) -> None:
+    with pytest.raises(PluginError, match=problem):
+        register_format(ExportFormat(name=name, formatter=_upper, description="x"))
+
+
+def test_an_unknown_format_lists_the_table() -> None:
+    with pytest.raises(
+        ExportError, match="unknown export format 'openapi'; choose one of: openai,"
+    ):
+        export_tools([Search()], "openapi")
+
+
+PING = """\
+name: ping
+version: 1.2.0
+backend:
+  http: {url: "https://api.example.com/ping"}
+"""
+
+
+def test_a_format_from_a_package_outside_agentkit(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "ping.yaml").write_text(PING)
+    with example_plugin():
+        assert "names" in export_formats()
+        assert export_tools([Search()], "names").document == {"tools": ["search 1.0.0"]}
+        # The command offers it, from the same table.
+        assert main(["export", "--format", "names", "--tools", str(tmp_path)]) == 0
+        assert json.loads(capsys.readouterr().out) == {"tools": ["ping 1.2.0"]}
+        with pytest.raises(SystemExit):
+            main(["export", "--help"])
+        assert "json-schema, names" in " ".join(capsys.readouterr().out.split())
+    assert "names" not in export_formats()
+
+
+def test_a_broken_format_entry_point_names_itself() -> None:
+    with example_plugin(), pytest.raises(PluginError) as info:
+        export_tools([Search()], "not-a-format")
+    assert str(info.value) == (
+        "agentkit.export_formats 'not-a-format' (entry point not-a-format = "
+        "agentkit_example_plugin:EchoBackend from agentkit-example-plugin 0.1.0): "
+        "expected an agentkit.export.ExportFormat, got type"
+    )

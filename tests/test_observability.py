@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
+import pickle
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -150,6 +152,19 @@ def test_a_failed_event_describes_its_error_when_read() -> None:
     assert failed.error == describe_error(result.error)
     assert failed.error is failed.error  # described once, then kept
     assert failed.to_dict()["error"] == describe_error(result.error)
+
+
+def test_events_pickle_and_copy_with_their_error_described() -> None:
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={"api-key": SECRET}, listeners=[events.append])
+    executor.execute(Adder(), {"a": "x"}, raise_on_failure=False)
+    executor.execute(Scripted(leaky), {}, raise_on_failure=False)
+    executor.execute(Adder(), {"a": 1})
+    for event in events:
+        for clone in (pickle.loads(pickle.dumps(event)), copy.copy(event), copy.deepcopy(event)):
+            assert clone == event
+            assert clone.to_dict() == event.to_dict()
+    assert SECRET not in repr(pickle.loads(pickle.dumps(events)))
 
 
 def test_call_ids_are_unique_across_threads() -> None:

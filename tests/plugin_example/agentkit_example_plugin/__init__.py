@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from agentkit import Tool
 from agentkit.declarative.backends import BackendContext
+from agentkit.export import ExportFormat
 
 
 class EchoBackend:
@@ -35,3 +37,13 @@ class EchoBackend:
     @property
     def default_annotations(self) -> Mapping[str, Any]:
         return {"read_only": True}
+
+
+def _names(tools: Sequence[Tool], *, strict: bool, warnings: list[str]) -> Any:
+    return {"tools": [f"{tool.name} {tool.version}" for tool in tools]}
+
+
+#: ``agentkit export --format names``: each tool's name and version.
+NAMES = ExportFormat(
+    name="names", formatter=_names, description="each tool's name and version, for a changelog"
+)
