@@ -21,6 +21,15 @@ if _typing.TYPE_CHECKING:
         DeclarativeTool,
         load_tools,
     )
+    from agentkit.declarative.backends import (
+        Backend,
+        BackendContext,
+        register_backend,
+    )
+    from agentkit.export import (
+        ExportFormat,
+        register_format,
+    )
     from agentkit.observability import (
         DURATION_METRIC,
         EVENT_COMPLETED,
@@ -46,6 +55,7 @@ if _typing.TYPE_CHECKING:
     )
     from agentkit.tool import (
         AsyncTool,
+        Definition,
         Tool,
     )
     from agentkit.toolerrors import (
@@ -56,6 +66,7 @@ if _typing.TYPE_CHECKING:
         ExportError,
         HttpCallError,
         OAuth2Error,
+        PluginError,
         Problem,
         RedactedError,
         SchemaDefinitionError,
@@ -91,12 +102,15 @@ if _typing.TYPE_CHECKING:
 _LAZY: dict[str, str] = {
     "AgentKitError": "agentkit.toolerrors",
     "AsyncTool": "agentkit.tool",
+    "Backend": "agentkit.declarative.backends",
+    "BackendContext": "agentkit.declarative.backends",
     "Checked": "agentkit.toolschema",
     "CredentialError": "agentkit.toolerrors",
     "CredentialProvider": "agentkit.credentials",
     "CredentialsManager": "agentkit.credentials",
     "DURATION_METRIC": "agentkit.observability",
     "DeclarativeTool": "agentkit.declarative",
+    "Definition": "agentkit.tool",
     "DefinitionError": "agentkit.toolerrors",
     "DefinitionProblem": "agentkit.toolerrors",
     "EVENT_COMPLETED": "agentkit.observability",
@@ -105,6 +119,7 @@ _LAZY: dict[str, str] = {
     "EnvironmentProvider": "agentkit.credentials",
     "ExecutionRecorder": "agentkit.recording",
     "ExportError": "agentkit.toolerrors",
+    "ExportFormat": "agentkit.export",
     "HistogramSnapshot": "agentkit.observability",
     "HttpCallError": "agentkit.toolerrors",
     "InMemoryHistogram": "agentkit.observability",
@@ -113,9 +128,10 @@ _LAZY: dict[str, str] = {
     "OTelMetrics": "agentkit.observability",
     "OTelTracer": "agentkit.observability",
     "PARAMETER_TYPES": "agentkit.toolschema",
-    "Progress": "agentkit.progress",
     "Parameter": "agentkit.toolschema",
+    "PluginError": "agentkit.toolerrors",
     "Problem": "agentkit.toolerrors",
+    "Progress": "agentkit.progress",
     "RecordedCall": "agentkit.recording",
     "RedactedError": "agentkit.toolerrors",
     "Redactor": "agentkit.redaction",
@@ -139,6 +155,8 @@ _LAZY: dict[str, str] = {
     "UnknownToolError": "agentkit.toolerrors",
     "UsageError": "agentkit.toolerrors",
     "load_tools": "agentkit.declarative",
+    "register_backend": "agentkit.declarative.backends",
+    "register_format": "agentkit.export",
     "reporting_progress": "agentkit.progress",
 }
 
@@ -166,16 +184,20 @@ __all__ = [
     "STATUS_SUCCESS",
     "AgentKitError",
     "AsyncTool",
+    "Backend",
+    "BackendContext",
     "Checked",
     "CredentialError",
     "CredentialProvider",
     "CredentialsManager",
     "DeclarativeTool",
+    "Definition",
     "DefinitionError",
     "DefinitionProblem",
     "EnvironmentProvider",
     "ExecutionRecorder",
     "ExportError",
+    "ExportFormat",
     "HistogramSnapshot",
     "HttpCallError",
     "InMemoryHistogram",
@@ -184,6 +206,7 @@ __all__ = [
     "OTelMetrics",
     "OTelTracer",
     "Parameter",
+    "PluginError",
     "Problem",
     "Progress",
     "RecordedCall",
@@ -208,5 +231,7 @@ __all__ = [
     "UsageError",
     "__version__",
     "load_tools",
+    "register_backend",
+    "register_format",
     "reporting_progress",
 ]

@@ -53,3 +53,20 @@ def test_the_error_tree_and_schema_values_are_public() -> None:
     assert agentkit.ToolSchema().check({"x": 1}).problems == (
         agentkit.Problem(path="x", message="Unknown parameter: 'x'"),
     )
+
+
+def test_the_extension_seams_are_public() -> None:
+    names = {"Backend", "BackendContext", "register_backend", "ExportFormat", "register_format"}
+    assert names | {"PluginError", "Definition"} <= set(agentkit.__all__)
+    assert issubclass(agentkit.PluginError, agentkit.AgentKitError)
+    assert agentkit.Tool.DEFINITION is None
+
+
+def test_loading_the_tables_reads_no_entry_point() -> None:
+    # Installed packages are scanned when a plugin name is first looked up, not on import.
+    code = (
+        "import sys, agentkit.export, agentkit.declarative.backends; "
+        "print('importlib.metadata' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
