@@ -116,6 +116,7 @@ def test_validate_warns_when_a_credential_would_go_over_plain_http(
     code, _, err = run(capsys, "validate", "--tools", str(folder))
     assert code == 0
     assert ("credentials (api-token) would be sent over plain http://" in err) is warned
+    assert (f"(the base_url of source 'api', {folder}/source.yaml:1)" in err) is warned
     code, _, _ = run(capsys, "validate", "--strict", "--tools", str(folder))
     assert code == (1 if warned else 0)
 

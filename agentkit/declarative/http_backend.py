@@ -189,9 +189,11 @@ class HttpBackend:
             return None
         # With no credential, nothing secret goes anywhere.
         if spec.plain_http and credentials:
+            whose = f" (the base_url of source '{sources[0].name}', {sources[0].location})"
             context.warn(
                 f"backend.http: credentials ({', '.join(credentials)}) would be sent over "
-                f"plain http:// to {spec.origin}, readable by anyone on the way; use https://"
+                f"plain http:// to {spec.origin}{whose if sources else ''}, readable by anyone "
+                "on the way; use https://"
             )
         if isinstance(spec.auth, OAuth2Auth) and is_plain_remote(spec.auth.grant.token_url):
             context.warn(
