@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, final
 
+from agentkit.binary import is_binary
 from agentkit.plugins import PluginTable
 from agentkit.tool import Tool
 from agentkit.toolerrors import ExportError
@@ -264,7 +265,7 @@ def mcp_tool(tool: Tool) -> dict[str, Any]:
     annotations = tool.annotations
     title = annotations.pop("title", None) or tool.name
     hints = {_MCP_HINTS[key]: value for key, value in annotations.items() if key in _MCP_HINTS}
-    return {
+    exported = {
         "name": tool.name,
         "title": title,
         "description": tool.description,
@@ -272,6 +273,10 @@ def mcp_tool(tool: Tool) -> dict[str, Any]:
         "outputSchema": tool.output_schema.to_json_schema(),
         "annotations": {"title": title, **hints},
     }
+    if is_binary(tool):
+        # Its result is image, audio or resource content, not structured JSON.
+        del exported["outputSchema"]
+    return exported
 
 
 def _openai(tool: Tool, strict: bool, warnings: list[str]) -> dict[str, Any]:

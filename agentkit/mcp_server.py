@@ -6,6 +6,9 @@
 - ``tools/call`` runs through ``ToolExecutor.aexecute`` (async tools on the
   server's event loop, sync ones in the executor's thread pool): the output comes back as
   ``structuredContent`` and as the same JSON in a text block;
+- a tool declaring the binary output (``agentkit.binary``) lists no ``outputSchema``
+  and answers with image, audio or embedded-resource content, and a text block
+  naming its media type and size;
 - a validation or execution failure is a result with ``isError: true`` and text
   the model can read (the problems listed, no secret); an unknown tool is a
   protocol error (``-32602``), as the MCP specification has it;
@@ -21,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, final
 
@@ -34,6 +37,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from agentkit import __version__
+from agentkit.binary import is_binary
 from agentkit.credentials import CredentialsManager
 from agentkit.export import mcp_tool
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
@@ -54,7 +58,7 @@ def _listed(tool: Tool) -> types.Tool:
         title=exported["title"],
         description=exported["description"],
         input_schema=exported["inputSchema"],
-        output_schema=exported["outputSchema"],
+        output_schema=exported.get("outputSchema"),
         annotations=types.ToolAnnotations(
             title=hints.get("title"),
             read_only_hint=hints.get("readOnlyHint"),
@@ -68,6 +72,24 @@ def _listed(tool: Tool) -> types.Tool:
 #: Enters the scope one ``tools/call`` runs in, given the SDK's request context (the HTTP
 #: server binds the caller's own credentials there, from its request headers).
 CallScope = Callable[[Any], AbstractContextManager[None]]
+
+
+def _content(tool: Tool, output: Mapping[str, Any]) -> list[types.ContentBlock]:
+    """A binary output (``agentkit.binary``) as MCP content: image, audio or an embedded
+    resource by its media type, then a text block saying what it is, for text-only clients."""
+    media_type, data = output["media_type"], output["data"]
+    block: types.ContentBlock
+    if media_type.startswith("image/"):
+        block = types.ImageContent(type="image", data=data, mime_type=media_type)
+    elif media_type.startswith("audio/"):
+        block = types.AudioContent(type="audio", data=data, mime_type=media_type)
+    else:
+        resource = types.BlobResourceContents(
+            uri=f"agentkit://tools/{tool.name}/output", mime_type=media_type, blob=data
+        )
+        block = types.EmbeddedResource(type="resource", resource=resource)
+    summary = {"media_type": media_type, "size": output["size"]}
+    return [block, types.TextContent(type="text", text=_json_text(summary))]
 
 
 def _json_text(value: Any) -> str:
@@ -127,6 +149,7 @@ def build_server(
     """
     runner = executor or ToolExecutor()
     listed = [_listed(tool) for tool in registry]
+    binary_tools = frozenset(tool.name for tool in registry if is_binary(tool))
     scope = call_scope or (lambda ctx: nullcontext())
     gate = limits or CallLimits(queue_timeout=call_timeout)
 
@@ -149,6 +172,8 @@ def build_server(
         except Busy as exc:
             return _error_result(f"Tool '{tool.name}' was not run: {exc}")
         if result.succeeded:
+            if tool.name in binary_tools and result.output is not None:
+                return types.CallToolResult(content=_content(tool, result.output))
             text = _json_text(result.output)
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=text)],

@@ -283,8 +283,8 @@ class Tool:
     TOOL_NAME: ClassVar[str] = ""
     TOOL_DESCRIPTION: ClassVar[str] = ""
     TOOL_VERSION: ClassVar[str] = "1.0.0"
-    INPUT_SCHEMA: ClassVar[Mapping[str, Any] | None] = _NO_PARAMETERS
-    OUTPUT_SCHEMA: ClassVar[Mapping[str, Any] | None] = _NO_PARAMETERS
+    INPUT_SCHEMA: ClassVar[Mapping[str, Any] | ToolSchema | None] = _NO_PARAMETERS
+    OUTPUT_SCHEMA: ClassVar[Mapping[str, Any] | ToolSchema | None] = _NO_PARAMETERS
     #: ``str -> str`` labels, used by ``ToolRegistry.lookup_by_tags``.
     TOOL_TAGS: ClassVar[Mapping[str, str]] = MappingProxyType({})
     #: Names of the credentials ``execute`` receives, resolved by the executor.

@@ -23,6 +23,7 @@ the same thing.
     ├── PaginationError             following an HTTP tool's pages failed
     ├── MultipartError              an HTTP tool's multipart body could not be built
     ├── TemplateRenderError         a template failed while rendering
+    │   └── MissingValue            a lookup found nothing: ``response.json has no key 'title'``
     ├── ReplayMissError             a replayed call has no recorded counterpart
     ├── Busy                        a call refused for want of room (the MCP server's limits)
     ├── RedactedError               not raised: stands in, as a ToolExecutionError's cause,
@@ -52,6 +53,7 @@ __all__ = [
     "DefinitionProblem",
     "ExportError",
     "HttpCallError",
+    "MissingValue",
     "MultipartError",
     "OAuth2Error",
     "PaginationError",
@@ -408,6 +410,19 @@ class TemplateRenderError(AgentKitError):
         self.reason = reason
         self.field = field
         super().__init__(f"{field}: {reason}" if field else reason)
+
+
+class MissingValue(TemplateRenderError):
+    """A lookup found nothing: ``walked`` (``response.json``, or ``a value`` when it
+    was computed) has no key or item ``step``. One wording, whoever renders."""
+
+    def __init__(self, walked: str, step: str | int) -> None:
+        self.walked = walked
+        self.step = step
+        if isinstance(step, int):
+            super().__init__(f"{walked} has no item [{step}]")
+        else:
+            super().__init__(f"{walked} has no key '{step}'")
 
 
 class HttpCallError(AgentKitError):

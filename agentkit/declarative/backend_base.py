@@ -31,6 +31,9 @@ class BackendReport:
     sources: list[Source] = field(default_factory=list)
     #: Things that load but look wrong, for ``agentkit validate``.
     warnings: list[str] = field(default_factory=list)
+    #: The tool's output schema when the backend fixes it (a binary HTTP reply's shape);
+    #: None: the definition's ``output_schema``.
+    output_schema: ToolSchema | None = None
 
 
 @final

@@ -166,6 +166,8 @@ def parse_definition(
     )
     backend = _parse_backend(raw.get("backend"), context)
     http_source = context.report.sources
+    if context.report.output_schema is not None:
+        outputs = context.report.output_schema
     if http_source:
         credentials = tuple(dict.fromkeys((*credentials, *http_source[0].credentials)))
     annotations = _parse_annotations(raw.get("annotations", {}), backend, problems)

@@ -34,7 +34,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 from urllib.parse import quote, urljoin, urlsplit
 
-from agentkit import jsonvalues
+from agentkit import binary, jsonvalues
 from agentkit.declarative.backend_base import BackendContext
 from agentkit.declarative.http_spec import (
     IDEMPOTENT,
@@ -127,6 +127,11 @@ class ResponseView:
         return len(self._body)
 
     @property
+    def content(self) -> bytes:
+        """The body as it came (decoded from any transfer encoding); not for templates."""
+        return self._body
+
+    @property
     def text(self) -> str:
         return self._body.decode(self._encoding, errors="replace")
 
@@ -187,6 +192,15 @@ class HttpBackend:
         )
         if spec is None:
             return None
+        if spec.binary:
+            if len(context.outputs):
+                context.problems.add(
+                    ("output_schema",),
+                    "a binary tool's output is fixed ({media_type, data, size}); remove "
+                    "'output_schema'",
+                )
+                return None
+            context.report.output_schema = binary.OUTPUT_SCHEMA
         # With no credential, nothing secret goes anywhere.
         if spec.plain_http and credentials:
             whose = f" (the base_url of source '{sources[0].name}', {sources[0].location})"
@@ -413,7 +427,7 @@ class HttpBackend:
             for pair in params
             if auth is not None and auth.placement == "query" and pair[0] == auth.name
         ]
-        return collect(
+        records = collect(
             pagination,
             inputs=inputs,
             url=url,
@@ -423,6 +437,8 @@ class HttpBackend:
             fetch=fetch,
             deadline=deadline,
         )
+        outputs = spec.outputs
+        return {name: outputs.project(name, value) for name, value in records.items()}
 
     # -- sending --------------------------------------------------------------------------------
 
@@ -647,7 +663,11 @@ class HttpBackend:
         view = ResponseView(
             response.status_code, response.headers, b"".join(chunks), response.encoding
         )
-        if not (200 <= view.status < 300 or view.status in spec.accept_status):
+        if not (
+            200 <= view.status < 300
+            or view.status in spec.accept_status
+            or spec.outputs.accepts(view.status)
+        ):
             shown = " ".join(excerpt(view.text, _EXCERPT).split())
             raise HttpCallError(
                 "status",
@@ -662,12 +682,13 @@ class HttpBackend:
     def _output(
         self, inputs: dict[str, Any], response: ResponseView, deadline: float
     ) -> dict[str, Any]:
-        spec = self.spec
-        if spec.output is not None:
+        if self.spec.binary:
+            return binary.encode(response.content, response.headers.get("Content-Type"))
+        outputs = self.spec.outputs
+        label, mapping = outputs.mapping_for(response.status)
+        if mapping is not None:
             context = {"inputs": inputs, "response": response}
-            return {
-                name: template.render(context, deadline=deadline) for name, template in spec.output
-            }
+            return outputs.render(label, mapping, context, deadline)
         try:
             data = response.json
             reason = ""
@@ -679,7 +700,7 @@ class HttpBackend:
                 f"the response (status {response.status}) is not a JSON object{reason}; "
                 "add an 'output' mapping to extract the output fields",
             )
-        return {name: data[name] for name in spec.output_names if name in data}
+        return {name: outputs.project(name, data[name]) for name in outputs.names if name in data}
 
 
 def _resolve(raw: Any, context: BackendContext) -> Any:

@@ -31,6 +31,7 @@ from agentkit.declarative.multipart import parse_multipart
 from agentkit.declarative.oauth2 import ClientCredentials, OAuth2Error, TokenCache
 from agentkit.declarative.pagination import Pagination, parse_pagination
 from agentkit.declarative.problems import Location, Problems, check_keys
+from agentkit.declarative.responses import Outputs, parse_outputs
 from agentkit.declarative.templates import Template, TemplateSyntaxProblem, compile_template
 from agentkit.toolerrors import did_you_mean
 from agentkit.toolschema import ToolSchema, is_integer, is_number
@@ -58,7 +59,9 @@ HTTP_KEYS: Final = (
     "verify",
     "ca_bundle",
     "output",
+    "responses",
     "paginate",
+    "binary",
 )
 METHODS: Final = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
 IDEMPOTENT: Final = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
@@ -101,10 +104,11 @@ class HttpSpec:
     max_response_bytes: int
     accept_status: frozenset[int]
     follow_redirects: bool
-    output: tuple[tuple[str, Template], ...] | None
-    paginate: Pagination | None = None
+    outputs: Outputs
     input_names: tuple[str, ...]
-    output_names: tuple[str, ...] = ()
+    paginate: Pagination | None = None
+    #: The reply is the output, as ``agentkit.binary`` shapes it (base64 and its media type).
+    binary: bool = False
     #: TLS: True (the system's trust), False (no check) or the path of a CA bundle.
     verify: bool | str = True
 
@@ -148,7 +152,6 @@ class _Context:
         self._credential_set = frozenset(credentials)  # looked up once per template reference
         # Made once: hints are remembered by the identity of the names they choose from.
         self._input_names = inputs.names if inputs is not None else ()
-        self.output_names = outputs.names
         self.problems = problems
         self._compiled: dict[tuple[str, tuple[str, ...]], Template | TemplateSyntaxProblem] = {}
 
@@ -290,14 +293,32 @@ def parse_http_spec(
     if not isinstance(follow, bool):
         problems.add(at("follow_redirects"), "expected true or false")
     verify = _parse_verify(raw, at, problems)
-    output = _parse_output(raw.get("output"), at("output"), context) if "output" in raw else None
+    outputs_mapped = parse_outputs(
+        raw,
+        location,
+        outputs,
+        lambda source, here: context.template(source, here, OUTPUT_ROOTS),
+        problems,
+    )
+    binary = raw.get("binary", False)
+    if not isinstance(binary, bool):
+        problems.add(at("binary"), "expected true or false")
+        binary = False
+    for key in ("output", "responses", "paginate") if binary else ():
+        if key in raw:
+            problems.add(
+                at(key),
+                f"a binary tool's output is the reply itself ({{media_type, data, size}}); "
+                f"remove '{key}' or 'binary'",
+            )
     paginate = None
     if "paginate" in raw:
-        if "output" in raw:
+        given = [key for key in ("output", "responses") if key in raw]
+        if given:
             problems.add(
                 at("paginate"),
-                "give 'paginate' or 'output', not both: paginate fills its list output from "
-                "'items' and reports 'truncated' and 'next_cursor'",
+                f"give 'paginate' or '{given[0]}', not both: paginate fills its list output "
+                "from 'items' and reports 'truncated' and 'next_cursor'",
             )
         else:
             paginate = parse_pagination(
@@ -325,10 +346,10 @@ def parse_http_spec(
         max_response_bytes=max_bytes,
         accept_status=accept,
         follow_redirects=follow,
-        output=output,
+        outputs=outputs_mapped,
         paginate=paginate,
+        binary=binary,
         input_names=inputs.names if inputs is not None else (),
-        output_names=outputs.names,
         verify=verify,
     )
 
@@ -637,28 +658,3 @@ def _parse_statuses(raw: Any, location: Location, problems: Problems) -> frozens
         problems.add(location, "expected a list of HTTP status codes (100-599)")
         return frozenset()
     return frozenset(raw)
-
-
-def _parse_output(
-    raw: Any, location: Location, context: _Context
-) -> tuple[tuple[str, Template], ...] | None:
-    problems = context.problems
-    if not isinstance(raw, dict):
-        problems.add(location, "'output' must map output parameters to templates")
-        return None
-    mapped = []
-    for name, source in raw.items():
-        here = (*location, name)
-        if name not in context.outputs:
-            hint = context.problems.did_you_mean(str(name), context.output_names)
-            problems.add(
-                here, f"'{name}' is not an output parameter{hint}; declare it in output_schema"
-            )
-            continue
-        if not isinstance(source, str):
-            problems.add(here, "expected a template such as '{{ response.json.field }}'")
-            continue
-        template = context.template(source, here, OUTPUT_ROOTS)
-        if template is not None:
-            mapped.append((str(name), template))
-    return tuple(mapped)

@@ -24,7 +24,9 @@ holds the checks):
 
 from __future__ import annotations
 
+import ast
 import functools
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final
 
@@ -41,6 +43,7 @@ from agentkit.declarative.template_base import (
     MAX_OUTPUT_CHARS,
     MAX_RANGE,
     SINGLE_EXPRESSION,
+    MissingValue,
     Reference,
     TemplateRenderError,
     TemplateSyntaxProblem,
@@ -55,6 +58,7 @@ __all__ = [
     "Rendering",
     "check",
     "compile_source",
+    "plain_paths",
     "render",
 ]
 
@@ -491,6 +495,8 @@ def render(rendering: Rendering, context: Mapping[str, Any], deadline: float | N
             return rendering(context)
     except TemplateRenderError:
         raise
+    except jinja2.UndefinedError as exc:
+        raise _missing(exc) from exc
     except jinja2.TemplateError as exc:
         raise TemplateRenderError(_describe(exc)) from exc
     except RecursionError:
@@ -521,6 +527,47 @@ def _render_capped(template: jinja2.Template, context: Mapping[str, Any]) -> str
             raise TemplateRenderError(f"the rendered text is over {MAX_OUTPUT_CHARS} characters")
         pieces.append(piece)
     return "".join(pieces)
+
+
+# How StrictUndefined words a failed lookup: "'dict object' has no attribute 'title'",
+# "list object has no element 5".
+_NO_ATTRIBUTE: Final = re.compile(r"has no attribute ('.*'|\".*\")$", re.DOTALL)
+_NO_ELEMENT: Final = re.compile(r"has no element (-?\d+)$")
+
+
+def _missing(exc: jinja2.UndefinedError) -> TemplateRenderError:
+    """Jinja's failed lookup in the one wording (``a value has no key 'title'``); the
+    template names the value when a plain path of its own is to blame."""
+    message = exc.message or ""
+    if match := _NO_ATTRIBUTE.search(message):
+        return MissingValue("a value", ast.literal_eval(match.group(1)))
+    if match := _NO_ELEMENT.search(message):
+        return MissingValue("a value", int(match.group(1)))
+    return TemplateRenderError(f"undefined value: {message}")
+
+
+def plain_paths(source: str) -> Iterator[tuple[str, tuple[str | int, ...]]]:
+    """Each longest ``name.key[0]['k']`` lookup chain in the template ``source``."""
+    tree = ENVIRONMENT.parse(source)
+    lookups: list[nodes.Getattr | nodes.Getitem] = list(
+        tree.find_all((nodes.Getattr, nodes.Getitem))
+    )
+    inner = {id(node.node) for node in lookups}
+    for node in lookups:
+        if id(node) in inner:
+            continue
+        steps: list[str | int] = []
+        current: nodes.Node = node
+        while isinstance(current, (nodes.Getattr, nodes.Getitem)):
+            if isinstance(current, nodes.Getattr):
+                steps.append(current.attr)
+            elif isinstance(current.arg, nodes.Const) and type(current.arg.value) in (str, int):
+                steps.append(current.arg.value)
+            else:
+                break  # a computed key: not a plain path
+            current = current.node
+        if isinstance(current, nodes.Name):
+            yield current.name, tuple(reversed(steps))
 
 
 def _describe(exc: jinja2.TemplateError) -> str:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from agentkit.toolerrors import TemplateRenderError, TemplateSyntaxProblem
+from agentkit.toolerrors import MissingValue, TemplateRenderError, TemplateSyntaxProblem
 
 __all__ = [
     "DELIMITERS",
     "MAX_OUTPUT_CHARS",
     "MAX_RANGE",
     "SINGLE_EXPRESSION",
+    "MissingValue",
     "Reference",
     "TemplateRenderError",
     "TemplateSyntaxProblem",

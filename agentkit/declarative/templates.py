@@ -29,6 +29,7 @@ from agentkit.declarative.template_base import (
     DELIMITERS,
     MAX_OUTPUT_CHARS,
     MAX_RANGE,
+    MissingValue,
     Reference,
     TemplateRenderError,
     TemplateSyntaxProblem,
@@ -116,7 +117,29 @@ class Template:
         if self._compiled is None:
             # Shared by every template of the same source: Jinja compiles each text once.
             self._compiled = sandbox.compile_source(self.kind, self.source)
-        return sandbox.render(self._compiled, context, deadline)
+        try:
+            return sandbox.render(self._compiled, context, deadline)
+        except MissingValue as exc:
+            raise self._name_missing(exc, context) from exc.__cause__
+
+    def _name_missing(self, exc: MissingValue, context: Mapping[str, Any]) -> MissingValue:
+        """Jinja's failed lookup, named by the plain path of this template that failed
+        at the same step (``response.json.items[0].title``); else as it came."""
+        if exc.walked != "a value":
+            return exc
+        from agentkit.declarative import sandbox
+
+        for root, steps in sandbox.plain_paths(self.source):
+            if root not in context:
+                continue
+            try:
+                _resolve(_Path(root, steps, ""), context)
+            except MissingValue as found:
+                if found.step == exc.step:
+                    return found
+            except TemplateRenderError:  # response.json of a body that is not JSON, say
+                continue
+        return exc
 
     def __repr__(self) -> str:
         return f"Template({self.field}: {self.source!r})"
@@ -173,12 +196,12 @@ def _resolve(path: _Path, context: Mapping[str, Any]) -> Any:
             if isinstance(value, (list, tuple)) and -len(value) <= step < len(value):
                 value = value[step]
             else:
-                raise TemplateRenderError(f"{path.text}: {walked} has no item [{step}]")
+                raise MissingValue(walked, step)
             walked += f"[{step}]"
             continue
         if isinstance(value, Mapping):
             if step not in value:
-                raise TemplateRenderError(f"{path.text}: {walked} has no key '{step}'")
+                raise MissingValue(walked, step)
             value = value[step]
         elif step in getattr(type(value), "TEMPLATE_ATTRIBUTES", ()):
             value = getattr(value, step)
