@@ -464,7 +464,7 @@ def _refuse_statements(tree: nodes.Template) -> None:
 Rendering = Callable[[Mapping[str, Any]], Any]
 
 
-# Compiled code is tens of KiB a template; each template keeps its own, so
+# Compiled code is a few KiB a template; each template keeps its own, so
 # this cache only lets equal texts share it and need not hold many.
 @functools.lru_cache(maxsize=512)
 def compile_source(kind: str, source: str) -> Rendering:

@@ -422,9 +422,11 @@ def test_tools_loaded_together_share_equal_strings_and_templates(
     assert first.input_schema.names[0] is second.input_schema.names[0]
     assert isinstance(first.backend, HttpBackend)
     assert isinstance(second.backend, HttpBackend)
-    assert first.backend.spec.output is not None
-    assert second.backend.spec.output is not None
-    assert first.backend.spec.output[0][1] is second.backend.spec.output[0][1]
+    first_output = first.backend.spec.outputs.default
+    second_output = second.backend.spec.outputs.default
+    assert first_output is not None
+    assert second_output is not None
+    assert first_output[0][1] is second_output[0][1]
 
 
 def test_cyclic_gc_is_paused_while_loading(
