@@ -430,6 +430,35 @@ _HTTP_ONLY = (
 )
 
 
+def cmd_import_openapi(args: argparse.Namespace) -> int:
+    from agentkit.openapi import Selection, import_openapi
+
+    selection = Selection(
+        tags=args.tag,
+        operations=args.operation,
+        methods=args.method,
+        exclude=args.exclude_operation,
+        deprecated=args.include_deprecated,
+    )
+    report = import_openapi(args.spec, source=args.source, out=args.out, selection=selection)
+    if report.findings is None:
+        _echo("not checked against the OpenAPI schema: pip install 'agentkit[openapi]'")
+    for finding in report.findings or ():
+        _echo(f"warning: {args.spec}{finding}", error=True)
+    for renamed in report.renamed:
+        _echo(f"renamed: {renamed.wanted} -> {renamed.name} (name taken; {renamed.pointer})")
+    for skipped in report.skipped:
+        _echo(f"skipped: {skipped.operation}: {skipped.problem}", error=True)
+    if report.deprecated:
+        _echo(f"left out {len(report.deprecated)} deprecated operation(s) (--include-deprecated)")
+    tools = len(report.written) - 1
+    _echo(
+        f"wrote {tools} tool(s) and a source to {args.out}; {len(report.skipped)} skipped, "
+        f"{report.notes} note(s) in the files"
+    )
+    return EXIT_OK
+
+
 def _positive(value: float | None, flag: str, *, integer: bool = False) -> None:
     if value is not None and not value > 0:
         kind = "a positive whole number" if integer else "a positive number of seconds"
@@ -666,6 +695,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="on SIGTERM (or stdin closing) wait this long for calls in flight (default 30)",
     )
     serve.set_defaults(run=cmd_serve)
+
+    importing = commands.add_parser(
+        "import", help="Write tool definitions from an API description."
+    ).add_subparsers(dest="format", metavar="FORMAT", required=True)
+    openapi = importing.add_parser(
+        "openapi",
+        help="An OpenAPI 3.0/3.1 description (JSON or YAML): a source file, a file per operation.",
+    )
+    openapi.add_argument("spec", metavar="SPEC", help="the description's file")
+    openapi.add_argument("--source", required=True, metavar="NAME", help="the source's name")
+    openapi.add_argument("--out", required=True, metavar="DIR", help="the folder to write")
+    for flag, what in (
+        ("--tag", "only operations with this tag"),
+        ("--operation", "only this operation (operationId or tool name)"),
+        ("--method", "only operations of this HTTP method"),
+        ("--exclude-operation", "leave this operation out"),
+    ):
+        openapi.add_argument(flag, action="append", default=[], metavar="VALUE", help=what)
+    openapi.add_argument(
+        "--include-deprecated", action="store_true", help="import deprecated operations too"
+    )
+    openapi.set_defaults(run=cmd_import_openapi)
     return parser
 
 

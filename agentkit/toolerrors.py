@@ -9,7 +9,11 @@ the same thing.
     │   ├── SchemaDefinitionError   a schema definition with problems (each with its location)
     │   ├── UnknownToolError        (also a KeyError) no tool of that name; a "did you mean"
     │   ├── UsageError              a command line that cannot work (``agentkit`` command)
-    │   └── ExportError             a tool that cannot be exported in the requested format
+    │   ├── ExportError             a tool that cannot be exported in the requested format
+    │   └── OpenAPIError            an OpenAPI description that cannot be imported (each
+    │                               problem located by a JSON pointer)
+    ├── UnexpressibleOperation      an operation of a description the definition format cannot
+    │                               say; the import skips it and reports why
     ├── DefinitionError             tool definition files with problems (each file:line:column)
     ├── TemplateSyntaxProblem       a broken template; the loader reports it as a problem
     ├── CredentialError             a credential that cannot be resolved
@@ -51,11 +55,13 @@ __all__ = [
     "CredentialError",
     "DefinitionError",
     "DefinitionProblem",
+    "DescriptionProblem",
     "ExportError",
     "HttpCallError",
     "MissingValue",
     "MultipartError",
     "OAuth2Error",
+    "OpenAPIError",
     "PaginationError",
     "PluginError",
     "Problem",
@@ -70,6 +76,7 @@ __all__ = [
     "ToolExecutionError",
     "ToolTimeoutError",
     "ToolValidationError",
+    "UnexpressibleOperation",
     "UnknownToolError",
     "UsageError",
 ]
@@ -136,6 +143,36 @@ class UsageError(SemanticError):
 
 class ExportError(SemanticError):
     """A tool cannot be exported in the requested format."""
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescriptionProblem:
+    """One problem in an API description, located by a JSON pointer (``#/paths/~1pets/get``)."""
+
+    pointer: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.pointer}: {self.message}"
+
+
+class OpenAPIError(SemanticError):
+    """An OpenAPI description cannot be imported; ``problems`` say where and why."""
+
+    def __init__(self, path: str, problems: Sequence[DescriptionProblem]) -> None:
+        self.path = path
+        self.problems = tuple(problems)
+        lines = "\n".join(f"  {path}{problem}" for problem in self.problems)
+        super().__init__(f"cannot import {path}:\n{lines}")
+
+
+class UnexpressibleOperation(AgentKitError):
+    """An operation the definition format cannot say: the import skips it, with ``problem``."""
+
+    def __init__(self, problem: DescriptionProblem) -> None:
+        super().__init__(str(problem))
+        self.problem = problem
 
 
 @final

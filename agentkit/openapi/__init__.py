@@ -1,0 +1,20 @@
+"""Import an OpenAPI 3.0 / 3.1 description as reviewable tool definitions.
+
+``import_openapi(spec, source=..., out=...)`` writes one source file (``servers``
+as the base URL, ``securitySchemes`` as auth) and one definition file per
+operation, each an ordinary definition that ``agentkit validate`` accepts.
+"""
+
+from agentkit.openapi.importer import ImportReport, Renamed, Selection, Skipped, import_openapi
+from agentkit.toolerrors import DescriptionProblem, OpenAPIError, UnexpressibleOperation
+
+__all__ = [
+    "DescriptionProblem",
+    "ImportReport",
+    "OpenAPIError",
+    "Renamed",
+    "Selection",
+    "Skipped",
+    "UnexpressibleOperation",
+    "import_openapi",
+]

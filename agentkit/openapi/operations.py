@@ -1,0 +1,368 @@
+"""One operation of a description turned into one tool definition."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from agentkit.openapi.naming import NameTable, identifier
+from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
+from agentkit.openapi.schemas import MAX_DESCRIPTION, Notes, SchemaConverter, named, trim
+from agentkit.openapi.source import NO_AUTH, Auth, Security
+
+METHODS: Final = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+SUPPORTED: Final = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"})
+#: Header parameters OpenAPI says to ignore: the request sets them itself.
+_IGNORED_HEADERS: Final = frozenset({"accept", "content-type", "authorization"})
+_TEMPLATE_SYNTAX = re.compile(r"\{[{%#]|[}%#]\}")
+_PATH_TEMPLATE = re.compile(r"\{([^{}]+)\}")
+_DELIMITERS: Final = {"form": ",", "simple": ",", "spaceDelimited": " ", "pipeDelimited": "|"}
+
+
+@dataclass
+class Operation:
+    """One method of one path, as found in the description."""
+
+    method: str
+    path: str
+    node: dict[str, Any]
+    path_item: dict[str, Any]
+    name: str = ""
+
+    @property
+    def pointer(self) -> str:
+        return pointer_join("#/paths", self.path, self.method.lower())
+
+    @property
+    def operation_id(self) -> str | None:
+        value = self.node.get("operationId")
+        return value if isinstance(value, str) else None
+
+    @property
+    def tags(self) -> list[str]:
+        tags = self.node.get("tags")
+        return [str(tag) for tag in tags] if isinstance(tags, list) else []
+
+    @property
+    def deprecated(self) -> bool:
+        return self.node.get("deprecated") is True
+
+
+def operations(document: dict[str, Any]) -> list[Operation]:
+    """Every operation, in the order of the description's paths and of ``METHODS``."""
+    found: list[Operation] = []
+    for path, item in (document.get("paths") or {}).items():
+        if not isinstance(item, dict):
+            continue
+        for method in METHODS:
+            node = item.get(method)
+            if isinstance(node, dict):
+                found.append(Operation(method.upper(), str(path), node, item))
+    return found
+
+
+@dataclass
+class _Request:
+    path: str
+    query: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, Any] = field(default_factory=dict)
+    json: Any = None
+    inputs: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class OperationConverter:
+    """Builds the definition of one operation; raises ``UnexpressibleOperation`` to skip it."""
+
+    resolver: Resolver
+    security: Security
+    source: str
+    source_auth: Auth
+    notes: Notes = field(default_factory=Notes)
+
+    def __post_init__(self) -> None:
+        self.schemas = SchemaConverter(self.resolver, self.notes)
+        self.names = NameTable()
+
+    def definition(self, op: Operation) -> dict[str, Any]:
+        if op.method not in SUPPORTED:
+            raise unexpressible(op.pointer, f"method {op.method} is not supported")
+        if _TEMPLATE_SYNTAX.search(op.path):
+            message = "a path with '{{', '{%' or '{#' would be read as a template"
+            raise unexpressible(op.pointer, message)
+        request = _Request(path=op.path)
+        self._parameters(op, request)
+        self._body(op, request)
+        outputs, output = self._outputs(op)
+        http: dict[str, Any] = {"source": self.source}
+        if op.method != "GET":
+            http["method"] = op.method
+        http["path"] = request.path
+        if request.query:
+            http["query"] = request.query
+        if request.headers:
+            http["headers"] = request.headers
+        if request.json is not None:
+            http["json"] = request.json
+        auth = self._auth(op)
+        if auth is not None:
+            http["auth"] = auth.auth
+        if output is not None:
+            http["output"] = output
+        doc: dict[str, Any] = {"name": op.name, "version": "1.0.0"}
+        doc["description"] = _description(op)
+        tags = {"source": self.source}
+        if op.tags:
+            tags["tag"] = op.tags[0]
+        doc["tags"] = tags
+        if auth is not None and auth.credentials:
+            doc["credentials"] = list(auth.credentials)
+        doc["annotations"] = _annotations(op)
+        if request.inputs:
+            doc["input_schema"] = {"parameters": request.inputs}
+        if outputs:
+            doc["output_schema"] = {"parameters": outputs}
+        doc["backend"] = {"http": http}
+        return doc
+
+    # -- parameters -------------------------------------------------------------------------
+
+    def _parameters(self, op: Operation, request: _Request) -> None:
+        found: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
+        for owner, base in (
+            (op.path_item, pointer_join("#/paths", op.path)),
+            (op.node, op.pointer),
+        ):
+            for index, raw in enumerate(owner.get("parameters") or []):
+                here = pointer_join(base, "parameters", index)
+                param, here, _ = self.resolver.resolve(raw, here)
+                if not isinstance(param, dict) or not isinstance(param.get("name"), str):
+                    raise unexpressible(here, "expected a parameter with a 'name'")
+                found[(str(param.get("in")), param["name"])] = (param, here)
+        in_path = _PATH_TEMPLATE.findall(op.path)
+        for name in in_path:
+            if ("path", name) not in found:
+                self.notes.add("path", op.pointer, f"path parameter {name!r} undeclared: a string")
+                found[("path", name)] = ({"name": name, "in": "path", "schema": {}}, op.pointer)
+        for location in ("path", "query", "header", "cookie"):
+            for (where, name), (param, here) in found.items():
+                if where == location:
+                    self._parameter(name, location, param, here, in_path, request)
+
+    def _parameter(
+        self,
+        name: str,
+        location: str,
+        param: dict[str, Any],
+        here: str,
+        in_path: list[str],
+        request: _Request,
+    ) -> None:
+        required = param.get("required") is True or location == "path"
+        if location == "header" and name.lower() in _IGNORED_HEADERS:
+            return
+        if location == "path" and name not in in_path:
+            self.notes.add(f"{location} {name}", here, "not in the path: left out")
+            return
+        if location == "cookie":
+            self._cannot(name, location, here, "a cookie parameter", required)
+            return
+        schema = param.get("schema")
+        if schema is None and isinstance(param.get("content"), dict):
+            self._cannot(name, location, here, "a parameter with 'content'", required)
+            return
+        spec, nullable = self.schemas.convert(
+            schema if schema is not None else {},
+            pointer_join(here, "schema"),
+            where=f"{location} {name}",
+            direction="input",
+        )
+        if spec is None:
+            spec = {"type": "string"}
+            self.notes.add(f"{location} {name}", here, "no single type: sent as a string")
+        if spec["type"] == "dictionary":
+            self._cannot(name, location, here, "an object-valued parameter", required)
+            return
+        description = trim(param.get("description"))
+        if description:
+            spec["description"] = description
+        input_name = self._input_name(name, location, here)
+        request.inputs.append(named(input_name, spec, required=required and not nullable))
+        value = f"inputs.{input_name}"
+        if spec["type"] == "list":
+            style = param.get("style") or ("simple" if location in ("path", "header") else "form")
+            explode = param.get("explode", style == "form")
+            if style not in _DELIMITERS:
+                self._cannot(name, location, here, f"style {style!r}", required)
+                return
+            if location != "query" or not explode:
+                value = f"none if {value} is none else {value} | join('{_DELIMITERS[style]}')"
+        template = "{{ " + value + " }}"
+        if location == "path":
+            request.path = request.path.replace("{" + name + "}", template)
+        elif location == "query":
+            request.query[name] = template
+        else:
+            request.headers[name] = template
+
+    def _cannot(self, name: str, location: str, here: str, what: str, required: bool) -> None:
+        if required:
+            raise unexpressible(
+                here, f"required {location} parameter {name!r}: {what} is not supported"
+            )
+        self.notes.add(f"{location} {name}", here, f"{what} is not supported: left out")
+
+    def _input_name(self, name: str, location: str, here: str) -> str:
+        wanted = identifier(name, fallback=location, prefix=location)
+        if self.names.has(wanted):
+            clash = wanted
+            wanted = identifier(f"{location}_{name}", fallback=location, prefix=location)
+            claimed = self.names.claim(wanted)
+            self.notes.add(
+                f"{location} {name}", here, f"input named {claimed!r}: {clash!r} was taken"
+            )
+            return claimed
+        return self.names.claim(wanted)
+
+    # -- the request body -------------------------------------------------------------------
+
+    def _body(self, op: Operation, request: _Request) -> None:
+        if "requestBody" not in op.node:
+            return
+        here = pointer_join(op.pointer, "requestBody")
+        body, here, _ = self.resolver.resolve(op.node["requestBody"], here)
+        if not isinstance(body, dict):
+            raise unexpressible(here, "expected a request body (a mapping)")
+        required = body.get("required") is True
+        content = _mapping(body.get("content"))
+        media = _json_media(content)
+        if media is None:
+            kinds = ", ".join(sorted(content)) or "none"
+            if required:
+                raise unexpressible(
+                    here, f"request body of {kinds}: only JSON bodies are supported"
+                )
+            self.notes.add("body", here, f"request body of {kinds} left out (JSON only)")
+            return
+        here = pointer_join(here, "content", media, "schema")
+        schema_node = content[media].get("schema") if isinstance(content[media], dict) else None
+        if schema_node is None:
+            schema_node = {}
+        schema, _, stack = self.schemas.flatten(schema_node, here, ())
+        properties = schema.get("properties")
+        if isinstance(properties, dict) and properties and _all_names(properties):
+            parameters = self.schemas.properties(
+                schema, here, where="body", direction="input", stack=stack, required_too=required
+            )
+            if parameters is not None:
+                request.json = {}
+                for param in parameters:
+                    field_name = param["name"]
+                    param["name"] = self._input_name(field_name, "body", here)
+                    request.inputs.append(param)
+                    request.json[field_name] = "{{ inputs." + param["name"] + " }}"
+                return
+        spec, nullable = self.schemas.convert(schema_node, here, where="body", direction="input")
+        if spec is None:
+            spec = {"type": "dictionary"}
+            self.notes.add("body", here, "no single type: a free-form dictionary")
+        input_name = self._input_name("body", "body", here)
+        request.inputs.append(named(input_name, spec, required=required and not nullable))
+        request.json = "{{ inputs." + input_name + " }}"
+
+    # -- outputs ----------------------------------------------------------------------------
+
+    def _outputs(self, op: Operation) -> tuple[list[dict[str, Any]], dict[str, str] | None]:
+        """The output parameters, and the ``output`` mapping when projection will not do."""
+        responses = _mapping(op.node.get("responses"))
+        statuses = sorted(
+            ((str(code), code) for code in responses if str(code).startswith("2")),
+            key=lambda pair: pair[0],
+        )
+        if not statuses:
+            return [_text_output()], {"body": "{{ response.text }}"}
+        status, key = statuses[0]
+        here = pointer_join(op.pointer, "responses", status)
+        response, here, _ = self.resolver.resolve(responses[key], here)
+        content = response.get("content") if isinstance(response, dict) else None
+        if not isinstance(content, dict) or not content:
+            return [], {}
+        media = _json_media(content)
+        if media is None:
+            if any(kind.startswith("text/") for kind in content):
+                return [_text_output()], {"body": "{{ response.text }}"}
+            kinds = ", ".join(sorted(content))
+            raise unexpressible(here, f"a response of {kinds}: binary responses are not supported")
+        here = pointer_join(here, "content", media, "schema")
+        schema_node = content[media].get("schema") if isinstance(content[media], dict) else None
+        if schema_node is None:
+            return [_text_output()], {"body": "{{ response.text }}"}
+        schema, _, stack = self.schemas.flatten(schema_node, here, ())
+        properties = schema.get("properties")
+        if isinstance(properties, dict) and properties:
+            outputs = self.schemas.properties(
+                schema, here, where="output", direction="output", stack=stack
+            )
+            if outputs is not None:
+                return outputs, None
+        spec, _ = self.schemas.convert(schema_node, here, where="output", direction="output")
+        if spec is None:
+            return [_text_output()], {"body": "{{ response.text }}"}
+        name = {"list": "items", "dictionary": "body"}.get(spec["type"], "result")
+        return [named(name, spec, required=False)], {name: "{{ response.json }}"}
+
+    # -- auth -------------------------------------------------------------------------------
+
+    def _auth(self, op: Operation) -> Auth | None:
+        """The tool's own auth when it differs from the source's, else None."""
+        if "security" not in op.node:
+            return None
+        auth = self.security.choose(op.node["security"], pointer_join(op.pointer, "security"))
+        if auth == self.source_auth:
+            return None
+        if auth == NO_AUTH:
+            self.notes.add("auth", op.pointer, "needs no auth, but the source's is sent")
+            return None
+        return auth
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _json_media(content: dict[str, Any]) -> str | None:
+    for media in content:
+        kind = str(media).split(";")[0].strip().lower()
+        if kind == "application/json" or kind.endswith("+json") or kind == "*/*":
+            return str(media)
+    return None
+
+
+def _all_names(properties: dict[str, Any]) -> bool:
+    return all(isinstance(name, str) and name.isidentifier() for name in properties)
+
+
+def _text_output() -> dict[str, Any]:
+    return {"name": "body", "type": "string", "description": "The response body, whole."}
+
+
+def _description(op: Operation) -> str:
+    summary = trim(op.node.get("summary"), MAX_DESCRIPTION)
+    details = trim(op.node.get("description"), 1000)
+    if summary and details and not details.startswith(summary.rstrip(".…")):
+        return f"{summary.rstrip('.')}. {details}"
+    return details or summary or f"{op.method} {op.path}"
+
+
+def _annotations(op: Operation) -> dict[str, Any]:
+    method = op.method
+    annotations: dict[str, Any] = {}
+    title = trim(op.node.get("summary"), 100)
+    if title:
+        annotations["title"] = title
+    annotations["read_only"] = method in ("GET", "HEAD", "OPTIONS")
+    annotations["destructive"] = method in ("PUT", "PATCH", "DELETE")
+    annotations["idempotent"] = method in ("GET", "HEAD", "OPTIONS", "PUT", "DELETE")
+    annotations["open_world"] = True
+    return annotations

@@ -1,0 +1,104 @@
+"""Reading an OpenAPI 3.0 / 3.1 description: the file, its version, and local ``$ref``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from agentkit.toolerrors import DescriptionProblem, OpenAPIError, UnexpressibleOperation
+
+#: How many ``$ref`` may follow one another before the chain counts as a loop.
+MAX_REF_CHAIN: Final = 32
+
+
+def problem(pointer: str, message: str) -> DescriptionProblem:
+    return DescriptionProblem(pointer=pointer, message=message)
+
+
+def unexpressible(pointer: str, message: str) -> UnexpressibleOperation:
+    """The error that skips an operation, located at ``pointer``."""
+    return UnexpressibleOperation(problem(pointer, message))
+
+
+def pointer_join(pointer: str, *keys: object) -> str:
+    """``pointer`` extended by ``keys``, escaped as RFC 6901 says (``/`` -> ``~1``)."""
+    for key in keys:
+        pointer += "/" + str(key).replace("~", "~0").replace("/", "~1")
+    return pointer
+
+
+def load_description(path: str | Path) -> dict[str, Any]:
+    """The description in ``path`` (JSON or YAML), checked to be OpenAPI 3.0 or 3.1.
+
+    Raises ``OpenAPIError`` for a file that cannot be read or parsed, and for any
+    other format or version.
+    """
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OpenAPIError(name, [problem("#", f"cannot read the file: {exc}")]) from exc
+    try:
+        data = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        raise OpenAPIError(name, [problem("#", f"invalid JSON at {where}: {exc.msg}")]) from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        reason = getattr(exc, "problem", None) or "cannot be parsed"
+        raise OpenAPIError(name, [problem("#", f"invalid YAML{where}: {reason}")]) from exc
+    if not isinstance(data, dict):
+        raise OpenAPIError(name, [problem("#", "expected a mapping (an OpenAPI document)")])
+    if "swagger" in data:
+        raise OpenAPIError(
+            name,
+            [problem("#/swagger", "Swagger 2.0 is not supported; convert it to OpenAPI 3 first")],
+        )
+    version = str(data.get("openapi", ""))
+    if not version.startswith(("3.0", "3.1")):
+        message = (
+            f"OpenAPI version {version!r} is not supported; expected 3.0.x or 3.1.x"
+            if version
+            else "missing 'openapi': not an OpenAPI 3 description"
+        )
+        raise OpenAPIError(name, [problem("#/openapi", message)])
+    if not isinstance(data.get("paths", {}), dict):
+        raise OpenAPIError(name, [problem("#/paths", "expected a mapping of paths")])
+    return data
+
+
+class Resolver:
+    """Follows local ``$ref`` (``#/components/...``) in one description."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
+
+    def lookup(self, ref: str, pointer: str) -> Any:
+        if not ref.startswith("#"):
+            raise unexpressible(pointer, f"$ref {ref!r} points outside this file; not supported")
+        node: Any = self.document
+        for raw in ref[1:].split("/")[1:] if ref != "#" else []:
+            key = raw.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and key in node:
+                node = node[key]
+            elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+                node = node[int(key)]
+            else:
+                raise unexpressible(pointer, f"$ref {ref!r} points at nothing")
+        return node
+
+    def resolve(self, node: Any, pointer: str) -> tuple[Any, str, tuple[str, ...]]:
+        """``node`` with its ``$ref`` chain followed: the target, its pointer, the refs passed."""
+        refs: list[str] = []
+        while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+            ref = node["$ref"]
+            if ref in refs or len(refs) >= MAX_REF_CHAIN:
+                raise unexpressible(pointer, f"$ref {ref!r} refers to itself")
+            refs.append(ref)
+            node = self.lookup(ref, pointer)
+            pointer = ref
+        return node, pointer, tuple(refs)

@@ -1,0 +1,404 @@
+"""JSON Schemas of a description turned into agentkit parameter specs."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
+from agentkit.toolerrors import AgentKitError
+
+#: How deep one schema may nest before the rest is kept free-form.
+MAX_DEPTH: Final = 8
+#: The longest description written for a parameter or a tool.
+MAX_DESCRIPTION: Final = 300
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+_TYPES: Final = {
+    "string": "string",
+    "integer": "integer",
+    "number": "float",
+    "boolean": "boolean",
+    "array": "list",
+    "object": "dictionary",
+}
+
+Direction = Literal["input", "output"]
+
+
+def trim(text: object, limit: int = MAX_DESCRIPTION) -> str:
+    """The first paragraph of ``text``, its whitespace collapsed, cut at ``limit``."""
+    if not isinstance(text, str):
+        return ""
+    paragraph = " ".join(text.strip().split("\n\n", 1)[0].split())
+    return paragraph if len(paragraph) <= limit else paragraph[: limit - 1].rstrip() + "…"
+
+
+def valid_name(name: object) -> bool:
+    return isinstance(name, str) and _IDENTIFIER.fullmatch(name) is not None
+
+
+@dataclass
+class Notes:
+    """What an import left out or simplified, for the comment at the top of a file."""
+
+    lines: list[str] = field(default_factory=list)
+
+    def add(self, where: str, pointer: str, message: str) -> None:
+        line = f"{where}: {message} ({pointer})"
+        if line not in self.lines:
+            self.lines.append(line)
+
+
+class _Recursive(AgentKitError):
+    def __init__(self, ref: str) -> None:
+        super().__init__(ref)
+        self.ref = ref
+
+
+@dataclass
+class SchemaConverter:
+    """Turns schemas into parameter specs, following ``$ref`` and merging ``allOf``."""
+
+    resolver: Resolver
+    notes: Notes
+
+    # -- flattening -------------------------------------------------------------------------
+
+    def flatten(
+        self, node: Any, pointer: str, stack: tuple[str, ...]
+    ) -> tuple[dict[str, Any], str, tuple[str, ...]]:
+        """The schema with ``$ref`` followed and ``allOf`` merged; raises _Recursive on a loop."""
+        node, pointer, refs = self.resolver.resolve(node, pointer)
+        for ref in refs:
+            if ref in stack:
+                raise _Recursive(ref)
+        stack = (*stack, *refs)
+        if not isinstance(node, dict):
+            raise unexpressible(pointer, "expected a schema (a mapping)")
+        if "allOf" not in node:
+            return node, pointer, stack
+        merged = {key: value for key, value in node.items() if key != "allOf"}
+        properties: dict[str, Any] = dict(merged.get("properties") or {})
+        required: list[str] = list(merged.get("required") or [])
+        parts = node["allOf"] if isinstance(node["allOf"], list) else []
+        for index, part in enumerate(parts):
+            sub, _, _ = self.flatten(part, pointer_join(pointer, "allOf", index), stack)
+            for name, spec in (sub.get("properties") or {}).items():
+                properties.setdefault(name, spec)
+            required += [name for name in sub.get("required") or [] if name not in required]
+            for key, value in sub.items():
+                if key not in ("properties", "required"):
+                    merged.setdefault(key, value)
+        if properties:
+            merged["properties"] = properties
+            merged.setdefault("type", "object")
+        if required:
+            merged["required"] = required
+        return merged, pointer, stack
+
+    # -- converting -------------------------------------------------------------------------
+
+    def convert(
+        self,
+        node: Any,
+        pointer: str,
+        *,
+        where: str,
+        direction: Direction,
+        stack: tuple[str, ...] = (),
+        depth: int = 0,
+    ) -> tuple[dict[str, Any] | None, bool]:
+        """``(spec, nullable)``: the parameter spec (no name or required), or None if untypable."""
+        try:
+            schema, pointer, stack = self.flatten(node, pointer, stack)
+        except _Recursive as exc:
+            target = self.resolver.lookup(exc.ref, pointer)
+            kind = _kind(target) if isinstance(target, dict) else None
+            self.notes.add(where, pointer, f"recursive schema {exc.ref} cut here, kept free-form")
+            return (
+                {"type": kind} if kind in ("list", "dictionary") else {"type": "dictionary"}
+            ), True
+        variants = schema.get("oneOf") or schema.get("anyOf")
+        if isinstance(variants, list) and variants:
+            return self._variants(schema, variants, pointer, where, direction, stack, depth)
+        kind = _kind(schema)
+        nullable = _nullable(schema)
+        if kind is None:
+            return None, nullable
+        spec: dict[str, Any] = {"type": kind}
+        description = trim(schema.get("description") or schema.get("title"))
+        if description:
+            spec["description"] = description
+        if depth >= MAX_DEPTH and kind in ("list", "dictionary"):
+            self.notes.add(where, pointer, f"nested over {MAX_DEPTH} levels, kept free-form")
+            return spec, nullable
+        if kind == "list":
+            self._items(spec, schema, pointer, where, direction, stack, depth)
+        elif kind == "dictionary":
+            self._properties(spec, schema, pointer, where, direction, stack, depth)
+        elif direction == "input":
+            self._constraints(spec, schema, pointer, where)
+        if direction == "input" and "default" in schema:
+            default = _default(schema["default"], spec)
+            if default is _INVALID:
+                self.notes.add(where, pointer, "default left out: it does not fit the type")
+            else:
+                spec["default"] = default
+        return spec, nullable
+
+    def _variants(
+        self,
+        schema: dict[str, Any],
+        variants: list[Any],
+        pointer: str,
+        where: str,
+        direction: Direction,
+        stack: tuple[str, ...],
+        depth: int,
+    ) -> tuple[dict[str, Any] | None, bool]:
+        keyword = "oneOf" if "oneOf" in schema else "anyOf"
+        flat: list[tuple[dict[str, Any], str]] = []
+        for index, variant in enumerate(variants):
+            here = pointer_join(pointer, keyword, index)
+            try:
+                sub, sub_pointer, _ = self.flatten(variant, here, stack)
+            except _Recursive:
+                sub, sub_pointer = {"type": "object"}, here
+            flat.append((sub, sub_pointer))
+        typed = [(sub, at) for sub, at in flat if not _only_null(sub)]
+        nullable = len(typed) < len(flat) or _nullable(schema)
+        if len(typed) == 1:
+            spec, inner_nullable = self.convert(
+                variants[flat.index(typed[0])],
+                pointer_join(pointer, keyword, flat.index(typed[0])),
+                where=where,
+                direction=direction,
+                stack=stack,
+                depth=depth,
+            )
+            return spec, nullable or inner_nullable
+        kinds = {_kind(sub) for sub, _ in typed}
+        if len(kinds) != 1 or None in kinds:
+            self.notes.add(where, pointer, f"{keyword} of different types cannot be typed")
+            return None, nullable
+        spec = {"type": kinds.pop()}
+        description = trim(schema.get("description") or schema.get("title"))
+        if description:
+            spec["description"] = description
+        self.notes.add(where, pointer, f"{keyword} kept as a free-form {spec['type']}")
+        return spec, nullable
+
+    def _items(
+        self,
+        spec: dict[str, Any],
+        schema: dict[str, Any],
+        pointer: str,
+        where: str,
+        direction: Direction,
+        stack: tuple[str, ...],
+        depth: int,
+    ) -> None:
+        if "items" not in schema:
+            return
+        items, _ = self.convert(
+            schema["items"],
+            pointer_join(pointer, "items"),
+            where=f"{where}[]",
+            direction=direction,
+            stack=stack,
+            depth=depth + 1,
+        )
+        if items is None:
+            self.notes.add(where, pointer, "items of no single type: a free-form list")
+            return
+        items.pop("default", None)
+        items.pop("description", None)
+        spec["items"] = items["type"] if len(items) == 1 else items
+
+    def _properties(
+        self,
+        spec: dict[str, Any],
+        schema: dict[str, Any],
+        pointer: str,
+        where: str,
+        direction: Direction,
+        stack: tuple[str, ...],
+        depth: int,
+    ) -> None:
+        # Outputs are projected at the top level only, so a nested mapping with declared
+        # keys would fail on any key the API adds: outputs keep nested mappings free-form.
+        properties = schema.get("properties")
+        if direction == "output" or not isinstance(properties, dict) or not properties:
+            return
+        if schema.get("additionalProperties") not in (None, False):
+            self.notes.add(where, pointer, "open mapping (additionalProperties) kept free-form")
+            return
+        parameters = self.properties(
+            schema, pointer, where=where, direction=direction, stack=stack, depth=depth + 1
+        )
+        if parameters is not None:
+            spec["parameters"] = parameters
+
+    def properties(
+        self,
+        schema: dict[str, Any],
+        pointer: str,
+        *,
+        where: str,
+        direction: Direction,
+        stack: tuple[str, ...] = (),
+        depth: int = 0,
+        required_too: bool = True,
+    ) -> list[dict[str, Any]] | None:
+        """Named parameter specs for an object's properties; None if a name cannot be one."""
+        required = set(schema.get("required") or []) if required_too else set()
+        parameters: list[dict[str, Any]] = []
+        for name, node in (schema.get("properties") or {}).items():
+            here = pointer_join(pointer, "properties", name)
+            if not valid_name(name):
+                self.notes.add(where, here, f"property {name!r} is not a parameter name")
+                return None
+            resolved, _, _ = self.resolver.resolve(node, here)
+            if isinstance(resolved, dict) and _skipped(resolved, direction):
+                continue
+            spec, nullable = self.convert(
+                node, here, where=f"{where}.{name}", direction=direction, stack=stack, depth=depth
+            )
+            if spec is None:
+                if name in required and direction == "input":
+                    raise unexpressible(here, f"required property {name!r} has no single type")
+                continue
+            parameters.append(named(name, spec, required=name in required and not nullable))
+        return parameters
+
+    def _constraints(
+        self, spec: dict[str, Any], schema: dict[str, Any], pointer: str, where: str
+    ) -> None:
+        kind = spec["type"]
+        enum = schema.get("enum")
+        if isinstance(enum, list):
+            values = [value for value in enum if value is not None]
+            if values and all(_fits(value, kind) for value in values):
+                spec["enum"] = values
+        if kind in ("integer", "float"):
+            _bounds(spec, schema, kind, lambda message: self.notes.add(where, pointer, message))
+        if kind == "string" and isinstance(schema.get("pattern"), str):
+            pattern = whole_match(schema["pattern"])
+            if pattern is None:
+                self.notes.add(where, pointer, "pattern left out: not a Python regular expression")
+            else:
+                spec["pattern"] = pattern
+
+
+def named(name: str, spec: dict[str, Any], *, required: bool) -> dict[str, Any]:
+    """``spec`` with its name first, and ``required: false`` when it is optional."""
+    param: dict[str, Any] = {"name": name, **spec}
+    if "default" in param:
+        required = False
+    if not required:
+        param["required"] = False
+    return param
+
+
+def whole_match(pattern: str) -> str | None:
+    """An OpenAPI pattern (found anywhere in the value) as one the whole value must match."""
+    try:
+        re.compile(pattern)
+    except re.error:
+        return None
+    if pattern.startswith("^") and pattern.endswith("$") and not pattern.endswith("\\$"):
+        return pattern
+    return f".*(?:{pattern}).*"
+
+
+def _kind(schema: dict[str, Any]) -> str | None:
+    declared = schema.get("type")
+    if isinstance(declared, list):
+        names = [name for name in declared if name != "null"]
+        declared = names[0] if len(names) == 1 else None
+    if isinstance(declared, str):
+        return _TYPES.get(declared)
+    if "properties" in schema or "additionalProperties" in schema:
+        return "dictionary"
+    if "items" in schema:
+        return "list"
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        kinds = {_value_kind(value) for value in enum if value is not None}
+        return kinds.pop() if len(kinds) == 1 else None
+    return None
+
+
+def _only_null(schema: dict[str, Any]) -> bool:
+    declared = schema.get("type")
+    return declared == "null" or declared == ["null"] or schema.get("enum") == [None]
+
+
+def _nullable(schema: dict[str, Any]) -> bool:
+    declared = schema.get("type")
+    return schema.get("nullable") is True or (isinstance(declared, list) and "null" in declared)
+
+
+def _skipped(schema: dict[str, Any], direction: Direction) -> bool:
+    """readOnly properties are never sent, writeOnly ones never returned."""
+    return schema.get("readOnly" if direction == "input" else "writeOnly") is True
+
+
+def _value_kind(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    return None
+
+
+def _fits(value: Any, kind: str) -> bool:
+    actual = _value_kind(value)
+    if kind == "float":
+        return actual in ("integer", "float")
+    if kind == "list":
+        return isinstance(value, list)
+    if kind == "dictionary":
+        return isinstance(value, dict)
+    return actual == kind
+
+
+_INVALID: Final = object()
+
+
+def _default(value: Any, spec: dict[str, Any]) -> Any:
+    if value is None or not _fits(value, spec["type"]):
+        return _INVALID
+    if "enum" in spec and value not in spec["enum"]:
+        return _INVALID
+    if isinstance(value, str):
+        return value.replace("${", "$${")  # a default is read for ${VAR} at load time
+    if isinstance(value, list | dict) and "${" in json.dumps(value):
+        return _INVALID
+    return value
+
+
+def _bounds(spec: dict[str, Any], schema: dict[str, Any], kind: str, note: Any) -> None:
+    for key, exclusive_key, step in (
+        ("minimum", "exclusiveMinimum", 1),
+        ("maximum", "exclusiveMaximum", -1),
+    ):
+        bound = schema.get(key)
+        exclusive = schema.get(exclusive_key)
+        if isinstance(exclusive, int | float) and not isinstance(exclusive, bool):
+            bound, exclusive = exclusive, True  # 3.1: the exclusive bound is the number
+        if not isinstance(bound, int | float) or isinstance(bound, bool):
+            continue
+        if exclusive is True:
+            if kind == "integer" and float(bound).is_integer():
+                bound = int(bound) + step
+            else:
+                note(f"exclusive {key} {bound} written as inclusive")
+        spec[key] = int(bound) if kind == "integer" and float(bound).is_integer() else bound

@@ -1,0 +1,795 @@
+"""`agentkit import openapi`: descriptions in, reviewable definitions out, that load and run."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agentkit import ToolExecutor, ToolRegistry, load_tools
+from agentkit.cli import main
+from agentkit.openapi import ImportReport, OpenAPIError, Selection, import_openapi
+from agentkit.openapi.naming import MAX_NAME, operation_name, snake_case
+from agentkit.toolerrors import UsageError
+from tests.declarative.loopback import Handler, serve
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "openapi"
+TRACKER = FIXTURES / "tracker.yaml"
+NOTES = FIXTURES / "notes.json"
+
+
+def imported(tmp_path: Path, spec: Path = TRACKER, **options: Any) -> tuple[Path, ImportReport]:
+    out = tmp_path / "tools.d"
+    source = options.pop("source", spec.stem)
+    report = import_openapi(spec, source=source, out=out, selection=Selection(**options))
+    return out, report
+
+
+def definition(out: Path, name: str) -> dict[str, Any]:
+    data = yaml.safe_load((out / f"{name}.yaml").read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def inputs(out: Path, name: str) -> dict[str, dict[str, Any]]:
+    return {p["name"]: p for p in definition(out, name)["input_schema"]["parameters"]}
+
+
+def outputs(out: Path, name: str) -> dict[str, dict[str, Any]]:
+    return {p["name"]: p for p in definition(out, name)["output_schema"]["parameters"]}
+
+
+def write_spec(tmp_path: Path, document: dict[str, Any], name: str = "spec.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def minimal(paths: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"openapi": "3.0.3", "info": {"title": "T", "version": "1"}, "paths": paths, **extra}
+
+
+OK = {"200": {"description": "ok"}}
+
+
+# -- every generated file loads -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec", [TRACKER, NOTES], ids=["3.0-yaml", "3.1-json"])
+def test_every_generated_file_passes_agentkit_validate(
+    tmp_path: Path, spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, report = imported(tmp_path, spec)
+    assert main(["validate", "--strict", str(out)]) == 0
+    tools = len(report.written) - 1
+    assert f"ok: {tools} tools in {len(report.written)} file(s)" in capsys.readouterr().out
+
+
+def test_the_cli_imports_and_reports_skipped_operations(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    argv = ["import", "openapi", str(TRACKER), "--source", "tracker", "--out", str(out)]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert (
+        "skipped: upload: #/paths/~1uploads/post/requestBody: request body of multipart/form-data: only JSON bodies are supported"
+        in captured.err
+    )
+    assert (
+        "skipped: download_attachment: #/paths/~1attachments~1{id}/get/responses/200"
+        in captured.err
+    )
+    assert "wrote 9 tool(s) and a source" in captured.out
+    assert sorted(path.name for path in out.iterdir()) == [
+        "comment_on_issue.yaml",
+        "create_issue.yaml",
+        "create_node.yaml",
+        "delete_issue.yaml",
+        "get_health.yaml",
+        "get_issue.yaml",
+        "get_node.yaml",
+        "list_issues.yaml",
+        "search.yaml",
+        "tracker.source.yaml",
+    ]
+
+
+def test_the_same_description_gives_the_same_files(tmp_path: Path) -> None:
+    first, _ = imported(tmp_path / "a")
+    second, _ = imported(tmp_path / "b")
+    for path in first.iterdir():
+        assert path.read_text() == (second / path.name).read_text()
+
+
+def test_existing_files_are_not_overwritten(tmp_path: Path) -> None:
+    out, _ = imported(tmp_path)
+    edited = out / "get_issue.yaml"
+    edited.write_text("# my edit\n")
+    with pytest.raises(
+        UsageError,
+        match=r"10 file\(s\) to write exist already in .*tools\.d \(tracker\.source\.yaml, list_issues\.yaml, create_issue\.yaml, \.\.\.\); import into a new folder",
+    ):
+        imported(tmp_path)
+    assert edited.read_text() == "# my edit\n"
+
+
+# -- names --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("listPetsByID", "list_pets_by_id"),
+        ("x-request-id", "x_request_id"),
+        ("repos/get-content", "repos_get_content"),
+        ("HTTPServerStatus", "http_server_status"),
+        ("already_snake", "already_snake"),
+        ("  spaced  out ", "spaced_out"),
+    ],
+)
+def test_snake_case(given: str, expected: str) -> None:
+    assert snake_case(given) == expected
+
+
+def test_names_from_method_and_path_without_an_operation_id() -> None:
+    assert operation_name(None, "GET", "/repos/{owner}/{repo}/issues") == (
+        "get_repos_owner_repo_issues"
+    )
+    assert operation_name("", "DELETE", "/2fa") == "delete_2fa"
+    assert operation_name("123go", "GET", "/") == "op_123go"
+
+
+def test_long_names_are_cut_to_64_characters_and_stay_apart() -> None:
+    long_a = "get" + "VeryLongResourceName" * 5 + "A"
+    long_b = "get" + "VeryLongResourceName" * 5 + "B"
+    a, b = operation_name(long_a, "GET", "/"), operation_name(long_b, "GET", "/")
+    assert len(a) <= MAX_NAME
+    assert len(b) <= MAX_NAME
+    assert a != b
+    assert a == operation_name(long_a, "GET", "/")
+
+
+def test_name_collisions_are_resolved_in_description_order_and_reported(tmp_path: Path) -> None:
+    spec = write_spec(
+        tmp_path,
+        minimal(
+            {
+                "/a": {"get": {"operationId": "getThing", "responses": OK}},
+                "/b": {"get": {"operationId": "get_thing", "responses": OK}},
+                "/c": {"get": {"operationId": "GetThing", "responses": OK}},
+            }
+        ),
+    )
+    out, report = imported(tmp_path, spec, source="api")
+    assert [(r.wanted, r.name, r.pointer) for r in report.renamed] == [
+        ("get_thing", "get_thing_2", "#/paths/~1b/get"),
+        ("get_thing", "get_thing_3", "#/paths/~1c/get"),
+    ]
+    assert definition(out, "get_thing_3")["backend"]["http"]["path"] == "/c"
+    assert main(["validate", str(out)]) == 0
+
+
+# -- parameters ---------------------------------------------------------------------------
+
+
+def test_query_and_header_parameters_keep_their_constraints(tmp_path: Path) -> None:
+    out, _ = imported(tmp_path)
+    params = inputs(out, "list_issues")
+    assert params["state"] == {
+        "name": "state",
+        "type": "string",
+        "enum": ["open", "closed", "all"],
+        "default": "open",
+        "required": False,
+    }
+    assert params["per_page"] == {
+        "name": "per_page",
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 100,
+        "default": 30,
+        "required": False,
+    }
+    http = definition(out, "list_issues")["backend"]["http"]
+    assert http["query"]["per-page"] == "{{ inputs.per_page }}"
+    assert http["query"]["tag"] == "{{ inputs.tag }}"  # form, exploded: tag=a&tag=b
+    assert http["query"]["labels"] == (
+        "{{ none if inputs.labels is none else inputs.labels | join(',') }}"
+    )
+    assert http["headers"] == {"X-Request-Id": "{{ inputs.x_request_id }}"}  # from $ref
+
+
+def test_a_trimmed_description_keeps_the_first_paragraph(tmp_path: Path) -> None:
+    out, _ = imported(tmp_path)
+    assert definition(out, "list_issues")["description"] == (
+        "List issues. List the issues of the tracker, newest first."
+    )
+
+
+def test_path_query_and_body_fields_of_one_name_do_not_clash(tmp_path: Path) -> None:
+    out, _ = imported(tmp_path)
+    assert set(inputs(out, "get_issue")) == {"id", "query_id"}
+    assert definition(out, "get_issue")["backend"]["http"]["query"] == {
+        "id": "{{ inputs.query_id }}"
+    }
+    comment = definition(out, "comment_on_issue")
+    assert set(inputs(out, "comment_on_issue")) == {"id", "body_id", "body"}
+    assert comment["backend"]["http"]["path"] == "/issues/{{ inputs.id }}/comments"
+    assert comment["backend"]["http"]["json"] == {
+        "id": "{{ inputs.body_id }}",
+        "body": "{{ inputs.body }}",
+    }
+    text = (out / "comment_on_issue.yaml").read_text()
+    assert "# note: body id: input named 'body_id': 'id' was taken" in text
+
+
+def test_a_json_body_becomes_typed_parameters_with_allof_and_readonly(tmp_path: Path) -> None:
+    out, _ = imported(tmp_path)
+    params = inputs(out, "create_issue")
+    assert "id" not in params  # readOnly in Issue, and NewIssue has none
+    assert params["title"] == {"name": "title", "type": "string", "description": "The title."}
+    # 3.0 exclusiveMaximum: an integer bound moves by one
+    assert params["priority"]["maximum"] == 4
+    assert params["assignee"] == {
+        "name": "assignee",
+        "type": "dictionary",
+        "parameters": [{"name": "login", "type": "string", "required": False}],
+        "required": False,
+    }
+    assert params["body"]["required"] is False  # nullable
+
+
+def test_openapi_3_1_types_nullable_unions_and_numeric_exclusive_bounds(tmp_path: Path) -> None:
+    out, _ = imported(tmp_path, NOTES)
+    params = inputs(out, "create_note")
+    assert params["stars"]["minimum"] == 1  # exclusiveMinimum: 0 on an integer
+    assert params["folder"]["parameters"] == [{"name": "name", "type": "string"}]
+    assert params["folder"]["required"] is False  # anyOf [Folder, null]
+    assert params["color"] == {
+        "name": "color",
+        "type": "string",
+        "enum": ["red", "blue"],
+        "default": "red",
+        "required": False,
+    }
+    assert "exclusive minimum 0.5 written as inclusive" in (out / "create_note.yaml").read_text()
+
+
+def test_one_of_of_one_type_is_free_form_and_of_mixed_types_a_string(tmp_path: Path) -> None:
+    out, _ = imported(tmp_path)
+    params = inputs(out, "search")
+    assert params["sort"] == {"name": "sort", "type": "string", "required": False}
+    assert params["q"] == {"name": "q", "type": "string"}
+    text = (out / "search.yaml").read_text()
+    assert "# note: query sort: oneOf kept as a free-form string" in text
+    assert "# note: query q: oneOf of different types cannot be typed" in text
+
+
+def test_a_pattern_found_anywhere_becomes_one_the_whole_value_matches(tmp_path: Path) -> None:
+    out, _ = imported(tmp_path)
+    assert inputs(out, "comment_on_issue")["body"]["pattern"] == r".*(?:\S).*"
+
+
+def test_recursive_schemas_are_cut_with_a_note(tmp_path: Path) -> None:
+    out, _ = imported(tmp_path)
+    assert inputs(out, "create_node")["children"] == {
+        "name": "children",
+        "type": "list",
+        "items": "dictionary",
+        "required": False,
+    }
+    text = (out / "create_node.yaml").read_text()
+    assert "recursive schema #/components/schemas/Node cut here, kept free-form" in text
+
+
+def test_a_ref_loop_skips_the_operation_and_the_rest_import(tmp_path: Path) -> None:
+    spec = write_spec(
+        tmp_path,
+        minimal(
+            {
+                "/loop": {
+                    "post": {
+                        "operationId": "loop",
+                        "requestBody": {
+                            "required": True,
+                            "content": {
+                                "application/json": {"schema": {"$ref": "#/components/schemas/A"}}
+                            },
+                        },
+                        "responses": OK,
+                    }
+                },
+                "/far": {
+                    "get": {
+                        "operationId": "far",
+                        "parameters": [{"$ref": "other.yaml#/components/parameters/P"}],
+                        "responses": OK,
+                    }
+                },
+                "/fine": {"get": {"operationId": "fine", "responses": OK}},
+            },
+            components={
+                "schemas": {
+                    "A": {"$ref": "#/components/schemas/B"},
+                    "B": {"$ref": "#/components/schemas/A"},
+                }
+            },
+        ),
+    )
+    out, report = imported(tmp_path, spec, source="api")
+    assert [(s.operation, str(s.problem)) for s in report.skipped] == [
+        (
+            "loop",
+            "#/components/schemas/B: $ref '#/components/schemas/A' refers to itself",
+        ),
+        (
+            "far",
+            "#/paths/~1far/get/parameters/0: $ref 'other.yaml#/components/parameters/P' points outside this file; not supported",
+        ),
+    ]
+    assert (out / "fine.yaml").exists()
+
+
+def test_required_parameters_that_cannot_be_sent_skip_the_operation(tmp_path: Path) -> None:
+    spec = write_spec(
+        tmp_path,
+        minimal(
+            {
+                "/a": {
+                    "get": {
+                        "operationId": "needsCookie",
+                        "parameters": [
+                            {
+                                "name": "sid",
+                                "in": "cookie",
+                                "required": True,
+                                "schema": {"type": "string"},
+                            }
+                        ],
+                        "responses": OK,
+                    }
+                },
+                "/b": {
+                    "get": {
+                        "operationId": "deepFilter",
+                        "parameters": [
+                            {
+                                "name": "filter",
+                                "in": "query",
+                                "style": "deepObject",
+                                "schema": {"type": "object"},
+                            }
+                        ],
+                        "responses": OK,
+                    }
+                },
+            }
+        ),
+    )
+    out, report = imported(tmp_path, spec, source="api")
+    assert [str(s.problem) for s in report.skipped] == [
+        "#/paths/~1a/get/parameters/0: required cookie parameter 'sid': a cookie parameter is not supported"
+    ]
+    assert (
+        "an object-valued parameter is not supported: left out"
+        in (out / "deep_filter.yaml").read_text()
+    )
+
+
+# -- outputs ------------------------------------------------------------------------------
+
+
+def test_outputs_come_from_the_2xx_schema(tmp_path: Path) -> None:
+    out, _ = imported(tmp_path)
+    issue = outputs(out, "get_issue")
+    assert issue["state"] == {"name": "state", "type": "string"}  # no enum: APIs add values
+    assert issue["assignee"] == {"name": "assignee", "type": "dictionary", "required": False}
+    assert "secret" not in issue  # writeOnly
+    assert "output" not in definition(out, "get_issue")["backend"]["http"]  # projected
+    listing = definition(out, "list_issues")
+    assert listing["backend"]["http"]["output"] == {"items": "{{ response.json }}"}
+    assert outputs(out, "list_issues")["items"]["items"] == "dictionary"
+
+
+def test_no_content_and_text_responses(tmp_path: Path) -> None:
+    out, _ = imported(tmp_path)
+    deleted = definition(out, "delete_issue")
+    assert "output_schema" not in deleted
+    assert deleted["backend"]["http"]["output"] == {}
+    health = definition(out, "get_health")
+    assert health["backend"]["http"]["output"] == {"body": "{{ response.text }}"}
+
+
+# -- annotations, selection, deprecation --------------------------------------------------
+
+
+def test_annotations_follow_the_method(tmp_path: Path) -> None:
+    out, _ = imported(tmp_path)
+    assert definition(out, "get_issue")["annotations"] == {
+        "title": "Read one issue",
+        "read_only": True,
+        "destructive": False,
+        "idempotent": True,
+        "open_world": True,
+    }
+    deleted = definition(out, "delete_issue")["annotations"]
+    assert (deleted["read_only"], deleted["destructive"], deleted["idempotent"]) == (
+        False,
+        True,
+        True,
+    )
+
+
+def test_deprecated_operations_are_left_out_unless_asked(tmp_path: Path) -> None:
+    out, report = imported(tmp_path / "a")
+    assert report.deprecated == ["update_issue_old"]
+    assert not (out / "update_issue_old.yaml").exists()
+    out, report = imported(tmp_path / "b", deprecated=True)
+    assert (out / "update_issue_old.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("selection", "expected"),
+    [
+        ({"tags": ["tree"]}, ["create_node", "get_node"]),
+        ({"operations": ["getIssue", "search"]}, ["get_issue", "search"]),
+        ({"methods": ["delete"]}, ["delete_issue"]),
+        (
+            {"tags": ["issues"], "exclude": ["listIssues", "search"], "methods": ["GET"]},
+            ["get_issue"],
+        ),
+    ],
+    ids=["tag", "operation", "method", "combined"],
+)
+def test_filters_select_operations(
+    tmp_path: Path, selection: dict[str, Any], expected: list[str]
+) -> None:
+    out, _ = imported(tmp_path, **selection)
+    assert (
+        sorted(path.stem for path in out.glob("*.yaml") if ".source" not in path.name) == expected
+    )
+
+
+# -- the source ---------------------------------------------------------------------------
+
+
+def test_server_variables_become_environment_variables(tmp_path: Path) -> None:
+    out, _ = imported(tmp_path)
+    source = yaml.safe_load((out / "tracker.source.yaml").read_text())
+    assert source == {
+        "source": "tracker",
+        "description": "Tracker API 2.1",
+        "base_url": "https://${TRACKER_REGION:-eu}.tracker.example.com/v2",
+        "credentials": ["tracker-bearer-auth"],
+        "auth": {"bearer": "tracker-bearer-auth"},
+    }
+    registry = ToolRegistry()
+    load_tools(out, registry=registry, environ={"TRACKER_REGION": "us"})
+    assert len(registry) == 9
+
+
+@pytest.mark.parametrize(
+    ("scheme", "auth", "credentials"),
+    [
+        ({"type": "http", "scheme": "bearer"}, {"bearer": "api-s"}, ["api-s"]),
+        (
+            {"type": "http", "scheme": "basic"},
+            {"basic": {"username": "api-s-username", "password": "api-s-password"}},
+            ["api-s-username", "api-s-password"],
+        ),
+        (
+            {"type": "apiKey", "in": "header", "name": "X-Key"},
+            {"api_key": {"credential": "api-s", "in": "header", "name": "X-Key"}},
+            ["api-s"],
+        ),
+        (
+            {
+                "type": "oauth2",
+                "flows": {
+                    "clientCredentials": {"tokenUrl": "https://a.example/token", "scopes": {}}
+                },
+            },
+            {
+                "oauth2": {
+                    "token_url": "https://a.example/token",
+                    "client_id": "api-s-client-id",
+                    "client_secret": "api-s-client-secret",
+                    "scopes": ["read"],
+                }
+            },
+            ["api-s-client-id", "api-s-client-secret"],
+        ),
+        (
+            {
+                "type": "oauth2",
+                "flows": {
+                    "authorizationCode": {
+                        "authorizationUrl": "https://a.example/auth",
+                        "tokenUrl": "https://a.example/token",
+                        "scopes": {},
+                    }
+                },
+            },
+            {"bearer": "api-s"},
+            ["api-s"],
+        ),
+    ],
+    ids=["bearer", "basic", "api-key", "client-credentials", "authorization-code"],
+)
+def test_security_schemes_become_auth_with_credential_names(
+    tmp_path: Path, scheme: dict[str, Any], auth: dict[str, Any], credentials: list[str]
+) -> None:
+    spec = write_spec(
+        tmp_path,
+        minimal(
+            {"/a": {"get": {"operationId": "a", "responses": OK}}},
+            servers=[{"url": "https://api.example.com"}],
+            security=[{"s": ["read"]}],
+            components={"securitySchemes": {"s": scheme}},
+        ),
+    )
+    out, _ = imported(tmp_path, spec, source="api")
+    source = yaml.safe_load((out / "api.source.yaml").read_text())
+    assert (source["auth"], source["credentials"]) == (auth, credentials)
+    assert main(["validate", str(out)]) == 0
+
+
+def test_an_unsupported_scheme_is_noted_and_the_source_has_no_auth(tmp_path: Path) -> None:
+    spec = write_spec(
+        tmp_path,
+        minimal(
+            {"/a": {"get": {"operationId": "a", "responses": OK}}},
+            security=[{"c": []}],
+            components={"securitySchemes": {"c": {"type": "apiKey", "in": "cookie", "name": "k"}}},
+        ),
+    )
+    out, _ = imported(tmp_path, spec, source="api")
+    text = (out / "api.source.yaml").read_text()
+    assert "security scheme 'c' (apiKey in cookie) is not supported" in text
+    assert "auth" not in yaml.safe_load(text)
+
+
+# -- problems -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '{"swagger": "2.0"}',
+            "#/swagger: Swagger 2.0 is not supported; convert it to OpenAPI 3 first",
+        ),
+        (
+            '{"openapi": "4.0.0"}',
+            "#/openapi: OpenAPI version '4.0.0' is not supported; expected 3.0.x or 3.1.x",
+        ),
+        ("info: {title: x}\n", "#/openapi: missing 'openapi': not an OpenAPI 3 description"),
+        ("openapi: 3.0.0\npaths: [1, 2]\n", "#/paths: expected a mapping of paths"),
+        ("openapi: [unclosed\n", "#: invalid YAML at line 2, column 1"),
+        ('{"openapi": ', "#: invalid JSON at line 1, column 13"),
+        ("- a list\n", "#: expected a mapping (an OpenAPI document)"),
+    ],
+    ids=["swagger", "version", "not-openapi", "paths", "yaml", "json", "list"],
+)
+def test_a_description_that_cannot_be_imported_gets_a_located_problem(
+    tmp_path: Path, text: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text)
+    with pytest.raises(SystemExit) as info:
+        main(["import", "openapi", str(spec), "--source", "api", "--out", str(tmp_path / "out")])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{spec}{message}" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_filters_that_match_nothing_are_problems_with_hints(tmp_path: Path) -> None:
+    with pytest.raises(OpenAPIError) as info:
+        imported(tmp_path, operations=["listIssue"], tags=["isues"])
+    assert [str(p) for p in info.value.problems] == [
+        "#/paths: no operation 'listIssue' (did you mean 'listIssues'?)",
+        "#/paths: no operation has tag 'isues' (did you mean 'issues'?)",
+    ]
+
+
+def test_an_invalid_source_name_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"invalid source name '9 lives'"):
+        imported(tmp_path, source="9 lives")
+
+
+# -- calling an imported tool -------------------------------------------------------------
+
+
+def test_imported_tools_call_a_loopback_server(tmp_path: Path) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def note(handler: Handler) -> None:
+        seen.append(
+            {
+                "method": handler.command,
+                "path": handler.path,
+                "tenant": handler.headers.get("X-Tenant"),
+                "authorization": handler.headers.get("Authorization"),
+                "body": json.loads(handler.body) if handler.body else None,
+            }
+        )
+        handler.reply(200, {"id": "n1", "text": "hello", "stars": None, "extra": "dropped"})
+
+    out, _ = imported(tmp_path, NOTES, methods=["GET"])
+    with serve({"/api/notes/n 1": note, "/api/notes/n%201": note}) as origin:
+        registry = ToolRegistry()
+        load_tools(out, registry=registry, environ={"NOTES_BASE_URL": f"{origin}/api"})
+        executor = ToolExecutor(
+            credentials={"notes-basic-auth-username": "u", "notes-basic-auth-password": "p"}
+        )
+        result = executor.execute(
+            registry["get_note"], {"note_id": "n 1", "fields": ["a", "b"], "x_tenant": "t1"}
+        )
+    assert result.succeeded, result.error
+    assert result.output == {"id": "n1", "text": "hello"}  # null is absent, extra dropped
+    assert seen == [
+        {
+            "method": "GET",
+            "path": "/api/notes/n%201?fields=a&fields=b",
+            "tenant": "t1",
+            "authorization": "Basic dTpw",
+            "body": None,
+        }
+    ]
+
+
+def test_a_json_body_is_sent_from_typed_parameters(tmp_path: Path) -> None:
+    seen: list[Any] = []
+
+    def created(handler: Handler) -> None:
+        seen.append((handler.command, handler.path, json.loads(handler.body)))
+        handler.reply(201, [{"id": 7}])
+
+    with serve({"/v1/items/42/notes": created}) as origin:
+        schema = {
+            "type": "object",
+            "required": ["text"],
+            "properties": {
+                "text": {"type": "string"},
+                "id": {"type": "integer"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "meta": {"type": "object", "properties": {"pinned": {"type": "boolean"}}},
+            },
+        }
+        spec = write_spec(
+            tmp_path,
+            minimal(
+                {
+                    "/items/{id}/notes": {
+                        "post": {
+                            "operationId": "addNote",
+                            "parameters": [
+                                {
+                                    "name": "id",
+                                    "in": "path",
+                                    "required": True,
+                                    "schema": {"type": "integer"},
+                                }
+                            ],
+                            "requestBody": {
+                                "required": True,
+                                "content": {"application/json": {"schema": schema}},
+                            },
+                            "responses": {
+                                "201": {
+                                    "description": "made",
+                                    "content": {
+                                        "application/json": {
+                                            "schema": {"type": "array", "items": {"type": "object"}}
+                                        }
+                                    },
+                                }
+                            },
+                        }
+                    }
+                },
+                servers=[{"url": f"{origin}/v1"}],
+            ),
+        )
+        out, _ = imported(tmp_path, spec, source="items")
+        registry = ToolRegistry()
+        load_tools(out, registry=registry, environ={})
+        result = ToolExecutor().execute(
+            registry["add_note"],
+            {"id": 42, "text": "hi", "body_id": 3, "meta": {"pinned": True}},
+        )
+    assert result.succeeded, result.error
+    assert result.output == {"items": [{"id": 7}]}
+    assert seen == [
+        ("POST", "/v1/items/42/notes", {"text": "hi", "id": 3, "meta": {"pinned": True}})
+    ]
+
+
+# -- a hostile description ----------------------------------------------------------------
+
+
+def test_text_from_the_description_cannot_leave_a_comment(tmp_path: Path) -> None:
+    spec = write_spec(
+        tmp_path,
+        minimal(
+            {
+                "/a\nbackend: {python: os:system}": {"get": {"operationId": "a", "responses": OK}},
+                "/b": {
+                    "get": {
+                        "operationId": "b",
+                        "parameters": [
+                            {
+                                "name": "s\nname: evil\r",
+                                "in": "cookie",
+                                "schema": {"type": "string"},
+                            }
+                        ],
+                        "responses": OK,
+                    }
+                },
+            }
+        ),
+    )
+    out, _ = imported(tmp_path, spec, source="api")
+    for name in ("a", "b"):
+        text = (out / f"{name}.yaml").read_text()
+        comments = [line for line in text.splitlines() if line.startswith("#")]
+        assert yaml.safe_load(text)["name"] == name
+        assert all(line.count("\n") == 0 for line in comments)
+    assert "# GET /a\\nbackend: {python: os:system}" in (out / "a.yaml").read_text()
+    assert "cookie s\\nname: evil\\r:" in (out / "b.yaml").read_text()
+    assert main(["validate", str(out)]) == 0
+
+
+@pytest.mark.parametrize("path", ["/x/{{ credentials }}", "/x/{% if 1 %}y{% endif %}", "/x/{#c#}"])
+def test_a_path_with_template_syntax_is_skipped(tmp_path: Path, path: str) -> None:
+    spec = write_spec(tmp_path, minimal({path: {"get": {"operationId": "x", "responses": OK}}}))
+    out, report = imported(tmp_path, spec, source="api")
+    assert [s.problem.message for s in report.skipped] == [
+        "a path with '{{', '{%' or '{#' would be read as a template"
+    ]
+    assert not (out / "x.yaml").exists()
+
+
+# -- checking the description -------------------------------------------------------------
+
+
+def test_the_validator_reports_located_findings_and_the_import_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = {"name": "x", "in": "nowhere"}
+    spec = write_spec(
+        tmp_path,
+        minimal({"/a": {"get": {"operationId": "a", "parameters": [bad], "responses": OK}}}),
+    )
+    assert (
+        main(["import", "openapi", str(spec), "--source", "api", "--out", str(tmp_path / "o")]) == 0
+    )
+    err = capsys.readouterr().err
+    assert f"warning: {spec}#/paths/~1a/get/parameters/0: " in err
+    assert "is not valid under any of the given schemas" in err
+    assert (tmp_path / "o" / "a.yaml").exists()
+
+
+def test_the_fixtures_are_valid_descriptions(tmp_path: Path) -> None:
+    for spec in (TRACKER, NOTES):
+        _, report = imported(tmp_path / spec.stem, spec)
+        assert report.findings == []
+
+
+def test_without_the_validator_the_import_says_it_did_not_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "openapi_spec_validator", None)
+    argv = ["import", "openapi", str(NOTES), "--source", "notes", "--out", str(tmp_path / "o")]
+    assert main(argv) == 0
+    assert "not checked against the OpenAPI schema: pip install 'agentkit[openapi]'" in (
+        capsys.readouterr().out
+    )
