@@ -442,6 +442,10 @@ def cmd_import_openapi(args: argparse.Namespace) -> int:
         deprecated=args.include_deprecated,
     )
     report = import_openapi(args.spec, source=args.source, out=args.out, selection=selection)
+    if report.findings is None:
+        _echo("not checked against the OpenAPI schema: pip install 'agentkit[openapi]'")
+    for finding in report.findings or ():
+        _echo(f"warning: {args.spec}{finding}", error=True)
     for renamed in report.renamed:
         _echo(f"renamed: {renamed.wanted} -> {renamed.name} (name taken; {renamed.pointer})")
     for skipped in report.skipped:

@@ -12,7 +12,7 @@ import copy
 import functools
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import CodeType
 from typing import Any, Protocol
 
@@ -151,8 +151,21 @@ def _constraint_checks(spec: ParameterSpec) -> list[Check]:
     return checks
 
 
-def generate_validator(params: Sequence[ParameterSpec], report_unknown: Validator) -> Validator:
-    """Compile a schema's parameters into one straight-line validation function.
+def generate_validator(
+    params: Sequence[ParameterSpec],
+    report_unknown: Validator,
+    *,
+    result: type[tuple[Any, ...]],
+    refuse: Callable[[Any], Any],
+) -> tuple[Validator, Callable[[Any], Any]]:
+    """Compile a schema's parameters into two straight-line functions of one body.
+
+    ``validate(values, prefix, problems)`` appends to ``problems`` and returns
+    the values to use (nested schemas call it with their path as ``prefix``);
+    ``check(values)`` is the same body as one whole call: it returns a
+    ``result`` (a named tuple type) of ``(values, problems)`` -- ``refuse(values)``
+    for a value that is not a mapping -- with no second Python call on the way
+    (``tuple.__new__`` straight), as it runs twice a tool call.
 
     Validation runs twice on every call, so it is generated code in two tiers
     (benchmarks/ has the figures behind this):
@@ -172,6 +185,10 @@ def generate_validator(params: Sequence[ParameterSpec], report_unknown: Validato
         "deepcopy": copy.deepcopy,
         "report_unknown": report_unknown,
         "Problem": Problem,
+        "Mapping": Mapping,
+        "result": result,
+        "new_tuple": tuple.__new__,
+        "refuse": refuse,
     }
     conditions = [f"len(values) == {len(params)}"]
     fast_checks = []
@@ -187,7 +204,6 @@ def generate_validator(params: Sequence[ParameterSpec], report_unknown: Validato
                 f"        values[N{index}] = C{index}(values[N{index}], prefix + N{index}, errors)"
             )
     lines = [
-        "def validate(values, prefix, errors):",
         "    try:",
         f"        fast = {' and '.join(conditions)}",
         "    except KeyError:",
@@ -234,13 +250,28 @@ def generate_validator(params: Sequence[ParameterSpec], report_unknown: Validato
     lines.append("    if seen != len(values):")
     lines.append("        report_unknown(values, prefix, errors)")
     lines.append("    return values")
-    exec(_compiled("\n".join(lines)), namespace)
+    whole = "return new_tuple(result, (values, tuple(errors) if errors else ()))"
+    source = "\n".join(
+        [
+            "def validate(values, prefix, errors):",
+            *lines,
+            "def check(values):",
+            "    if type(values) is not dict and not isinstance(values, Mapping):",
+            "        return refuse(values)",
+            '    prefix = ""',
+            "    errors = []",
+            *(line.replace("return values", whole) for line in lines),
+        ]
+    )
+    exec(_compiled(source), namespace)
     validate: Validator = namespace["validate"]
-    # Each validator gets its own copy of the shared function code: CPython keeps
+    whole_check: Callable[[Any], Any] = namespace["check"]
+    # Each function gets its own copy of the shared code: CPython keeps
     # specialised bytecode (LOAD_GLOBAL caches keyed to one globals dict) on the
-    # code object, so validators sharing one undo each other's caches every call.
+    # code object, so functions sharing one undo each other's caches every call.
     validate.__code__ = validate.__code__.replace()
-    return validate
+    whole_check.__code__ = whole_check.__code__.replace()
+    return validate, whole_check
 
 
 @functools.lru_cache(maxsize=1024)

@@ -14,7 +14,7 @@ the split are re-exported.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar, Final, NamedTuple, final
 
@@ -234,7 +234,7 @@ class ToolSchema:
     nothing and accepts any dictionary.
     """
 
-    __slots__ = ("_by_name", "_check", "_free_form", "_names", "_parameters")
+    __slots__ = ("_by_name", "_check", "_free_form", "_names", "_parameters", "check")
 
     #: The six parameter types (the chapter's spelling of ``PARAMETER_TYPES``).
     SUPPORTED_TYPES: ClassVar[frozenset[str]] = frozenset(PARAMETER_TYPES)
@@ -248,6 +248,13 @@ class ToolSchema:
     _names: frozenset[str]
     _free_form: bool
     _check: Validator
+    #: ``check(values) -> Checked(values, problems)``: the schema's check, changing
+    #: nothing -- what a call would get. ``values`` has the defaults applied,
+    #: integers given for ``float`` parameters as floats and optional parameters
+    #: given ``None`` left out; it may be the argument itself when nothing had to
+    #: change. ``problems`` is empty when the argument is valid. (Generated code
+    #: held per schema, not a method: it runs twice a tool call.)
+    check: Callable[[Mapping[str, Any]], Checked]
 
     def __init__(self, parameters: Iterable[Parameter | Mapping[str, Any]] | None = None) -> None:
         params = _as_parameters(parameters)
@@ -263,6 +270,7 @@ class ToolSchema:
         # The validator is generated on first use: loading a thousand definitions
         # checks every schema but need not compile code for ones never called.
         object.__setattr__(self, "_check", self._first_check)
+        object.__setattr__(self, "check", self._first_whole_check)
 
     @classmethod
     def from_dict(cls, schema_data: Mapping[str, Any]) -> ToolSchema:
@@ -323,21 +331,6 @@ class ToolSchema:
     def __repr__(self) -> str:
         return "ToolSchema(free-form)" if self._free_form else f"ToolSchema({list(self.names)!r})"
 
-    def check(self, values: Mapping[str, Any]) -> Checked:
-        """Check ``values`` against the schema, changing nothing: what a call would get.
-
-        ``Checked.values`` has the defaults applied, integers given for ``float``
-        parameters as floats and optional parameters given ``None`` left out; it
-        may be ``values`` itself when nothing had to change. ``Checked.problems``
-        is empty when ``values`` is valid.
-        """
-        problems: list[Problem] = []
-        if type(values) is dict or isinstance(values, Mapping):
-            checked = self._check(values, "", problems)  # type: ignore[arg-type]
-            # tuple.__new__ skips the named tuple's own __new__: this runs twice a call.
-            return _new_tuple(Checked, (checked, tuple(problems) if problems else ()))
-        return Checked(values, (_not_a_mapping(values),))
-
     def validate(self, values: dict[str, Any]) -> list[str]:
         """Check ``values`` against the schema; return the problems (empty when valid).
 
@@ -355,11 +348,21 @@ class ToolSchema:
             values.update(checked)
         return [problem.message for problem in problems]
 
+    def _generate(self) -> None:
+        # Two threads racing here each build equal functions; either pair may stay.
+        validate, check = generate_validator(
+            self._parameters, self._report_unknown, result=Checked, refuse=_refused
+        )
+        object.__setattr__(self, "_check", validate)
+        object.__setattr__(self, "check", check)
+
     def _first_check(self, values: dict[str, Any], prefix: str, errors: list[Problem]) -> Any:
-        # Two threads racing here each build an equal validator; either may stay.
-        check = generate_validator(self._parameters, self._report_unknown)
-        object.__setattr__(self, "_check", check)
-        return check(values, prefix, errors)
+        self._generate()
+        return self._check(values, prefix, errors)
+
+    def _first_whole_check(self, values: Mapping[str, Any]) -> Checked:
+        self._generate()
+        return self.check(values)
 
     def _report_unknown(self, values: dict[str, Any], prefix: str, errors: list[Problem]) -> None:
         known = sorted(self._names)
@@ -399,10 +402,17 @@ def _accept_any(values: dict[str, Any], prefix: str, errors: list[Problem]) -> d
     return values
 
 
+def _accept_any_mapping(values: Mapping[str, Any]) -> Checked:
+    if type(values) is dict or isinstance(values, Mapping):
+        return Checked(values, ())  # type: ignore[arg-type]
+    return _refused(values)
+
+
 def _free_form_schema() -> ToolSchema:
     schema = ToolSchema()
     object.__setattr__(schema, "_free_form", True)
     object.__setattr__(schema, "_check", _accept_any)
+    object.__setattr__(schema, "check", _accept_any_mapping)
     return schema
 
 
@@ -430,7 +440,10 @@ def _not_a_mapping(values: object) -> Problem:
     )
 
 
-_new_tuple: Final = tuple.__new__
+def _refused(values: object) -> Checked:
+    return Checked(values, (_not_a_mapping(values),))  # type: ignore[arg-type]
+
+
 _BUILD: Final = Builders(parameter=Parameter, schema=ToolSchema)
 
 #: The schema of a tool that declares none: nothing is checked, nothing is changed.

@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from agentkit.openapi.check import check_description
 from agentkit.openapi.naming import NameTable, operation_name
 from agentkit.openapi.operations import Operation, OperationConverter, operations
 from agentkit.openapi.reader import Resolver, load_description, problem
@@ -52,6 +53,8 @@ class ImportReport:
     renamed: list[Renamed] = field(default_factory=list)
     deprecated: list[str] = field(default_factory=list)
     notes: int = 0
+    #: What ``openapi-spec-validator`` found; None when it is not installed.
+    findings: list[DescriptionProblem] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,6 +98,7 @@ def import_openapi(
     resolver = Resolver(document)
     found = operations(document)
     _name(found, report := ImportReport())
+    report.findings = check_description(document)
     _check_filters(str(spec), found, selection)
     source_notes = Notes()
     security = Security(document, source, resolver, source_notes)
@@ -106,7 +110,7 @@ def import_openapi(
     files: dict[Path, str] = {}
     out = Path(out)
     url = base_url(document, source, source_notes)
-    header = f"# Imported from {Path(spec).name} by `agentkit import openapi`; review before use."
+    header = f"Imported from {Path(spec).name} by `agentkit import openapi`; review before use."
     files[out / f"{source}.source.yaml"] = _text(
         header, source_notes, source_document(document, source, url, source_auth)
     )
@@ -122,8 +126,8 @@ def import_openapi(
         except UnexpressibleOperation as exc:
             report.skipped.append(Skipped(op.name, exc.problem))
             continue
-        where = f"# {op.method} {op.path} ({op.pointer})"
-        files[out / f"{op.name}.yaml"] = _text(f"{header}\n{where}", converter.notes, definition)
+        where = f"{op.method} {op.path} ({op.pointer})"
+        files[out / f"{op.name}.yaml"] = _text(header, converter.notes, definition, where)
         report.notes += len(converter.notes.lines)
     existing = [path for path in files if path.exists()]
     if existing:
@@ -169,9 +173,18 @@ def _check_filters(spec: str, found: list[Operation], selection: Selection) -> N
         raise OpenAPIError(spec, problems)
 
 
-def _text(header: str, notes: Notes, document: dict[str, Any]) -> str:
-    lines = [header, *(f"# note: {line}" for line in notes.lines)]
+def _text(header: str, notes: Notes, document: dict[str, Any], *comments: str) -> str:
+    lines = [header, *comments, *(f"note: {line}" for line in notes.lines)]
     body = yaml.safe_dump(
         document, sort_keys=False, allow_unicode=True, width=120, default_flow_style=None
     )
-    return "\n".join(lines) + "\n" + body
+    return "".join(f"# {_one_line(line)}\n" for line in lines) + body
+
+
+def _one_line(text: str) -> str:
+    """``text`` safe in a YAML comment: a line break from the description would end the
+    comment and let the description write keys of its own."""
+    return "".join(
+        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+        for char in text
+    )

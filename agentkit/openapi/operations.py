@@ -15,6 +15,7 @@ METHODS: Final = ("get", "put", "post", "delete", "options", "head", "patch", "t
 SUPPORTED: Final = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"})
 #: Header parameters OpenAPI says to ignore: the request sets them itself.
 _IGNORED_HEADERS: Final = frozenset({"accept", "content-type", "authorization"})
+_TEMPLATE_SYNTAX = re.compile(r"\{[{%#]|[}%#]\}")
 _PATH_TEMPLATE = re.compile(r"\{([^{}]+)\}")
 _DELIMITERS: Final = {"form": ",", "simple": ",", "spaceDelimited": " ", "pipeDelimited": "|"}
 
@@ -87,6 +88,9 @@ class OperationConverter:
     def definition(self, op: Operation) -> dict[str, Any]:
         if op.method not in SUPPORTED:
             raise unexpressible(op.pointer, f"method {op.method} is not supported")
+        if _TEMPLATE_SYNTAX.search(op.path):
+            message = "a path with '{{', '{%' or '{#' would be read as a template"
+            raise unexpressible(op.pointer, message)
         request = _Request(path=op.path)
         self._parameters(op, request)
         self._body(op, request)

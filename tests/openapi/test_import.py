@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -709,3 +710,86 @@ def test_a_json_body_is_sent_from_typed_parameters(tmp_path: Path) -> None:
     assert seen == [
         ("POST", "/v1/items/42/notes", {"text": "hi", "id": 3, "meta": {"pinned": True}})
     ]
+
+
+# -- a hostile description ----------------------------------------------------------------
+
+
+def test_text_from_the_description_cannot_leave_a_comment(tmp_path: Path) -> None:
+    spec = write_spec(
+        tmp_path,
+        minimal(
+            {
+                "/a\nbackend: {python: os:system}": {"get": {"operationId": "a", "responses": OK}},
+                "/b": {
+                    "get": {
+                        "operationId": "b",
+                        "parameters": [
+                            {
+                                "name": "s\nname: evil\r",
+                                "in": "cookie",
+                                "schema": {"type": "string"},
+                            }
+                        ],
+                        "responses": OK,
+                    }
+                },
+            }
+        ),
+    )
+    out, _ = imported(tmp_path, spec, source="api")
+    for name in ("a", "b"):
+        text = (out / f"{name}.yaml").read_text()
+        comments = [line for line in text.splitlines() if line.startswith("#")]
+        assert yaml.safe_load(text)["name"] == name
+        assert all(line.count("\n") == 0 for line in comments)
+    assert "# GET /a\\nbackend: {python: os:system}" in (out / "a.yaml").read_text()
+    assert "cookie s\\nname: evil\\r:" in (out / "b.yaml").read_text()
+    assert main(["validate", str(out)]) == 0
+
+
+@pytest.mark.parametrize("path", ["/x/{{ credentials }}", "/x/{% if 1 %}y{% endif %}", "/x/{#c#}"])
+def test_a_path_with_template_syntax_is_skipped(tmp_path: Path, path: str) -> None:
+    spec = write_spec(tmp_path, minimal({path: {"get": {"operationId": "x", "responses": OK}}}))
+    out, report = imported(tmp_path, spec, source="api")
+    assert [s.problem.message for s in report.skipped] == [
+        "a path with '{{', '{%' or '{#' would be read as a template"
+    ]
+    assert not (out / "x.yaml").exists()
+
+
+# -- checking the description -------------------------------------------------------------
+
+
+def test_the_validator_reports_located_findings_and_the_import_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = {"name": "x", "in": "nowhere"}
+    spec = write_spec(
+        tmp_path,
+        minimal({"/a": {"get": {"operationId": "a", "parameters": [bad], "responses": OK}}}),
+    )
+    assert (
+        main(["import", "openapi", str(spec), "--source", "api", "--out", str(tmp_path / "o")]) == 0
+    )
+    err = capsys.readouterr().err
+    assert f"warning: {spec}#/paths/~1a/get/parameters/0: " in err
+    assert "is not valid under any of the given schemas" in err
+    assert (tmp_path / "o" / "a.yaml").exists()
+
+
+def test_the_fixtures_are_valid_descriptions(tmp_path: Path) -> None:
+    for spec in (TRACKER, NOTES):
+        _, report = imported(tmp_path / spec.stem, spec)
+        assert report.findings == []
+
+
+def test_without_the_validator_the_import_says_it_did_not_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "openapi_spec_validator", None)
+    argv = ["import", "openapi", str(NOTES), "--source", "notes", "--out", str(tmp_path / "o")]
+    assert main(argv) == 0
+    assert "not checked against the OpenAPI schema: pip install 'agentkit[openapi]'" in (
+        capsys.readouterr().out
+    )
