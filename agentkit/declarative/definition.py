@@ -11,7 +11,7 @@ from agentkit.declarative.backends import Backend, BackendContext, backend_kinds
 from agentkit.declarative.environment import Environment, Substituter, Substitution
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.sources import Source, SourceTable
-from agentkit.declarative.yamlsource import clip
+from agentkit.declarative.yamlsource import clip, read_documents
 from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
 from agentkit.toolerrors import PluginError, SchemaDefinitionError
 from agentkit.toolschema import ToolSchema
@@ -54,7 +54,10 @@ class ToolDefinition:
     backend: Backend
     path: str
     line: int
-    raw: dict[str, Any]
+    #: The text of the file the definition is in, and which of its documents it is:
+    #: kept instead of the located YAML tree, which is many times the size.
+    text: str
+    document: int
     #: The source its HTTP backend uses, if any.
     http_source: Source | None = None
     #: The ``${VAR}`` substitutions made in it (its source's not included).
@@ -67,6 +70,13 @@ class ToolDefinition:
     @property
     def source(self) -> str:
         return f"{self.path}:{self.line}"
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The definition as written (its YAML document), read again from ``text``."""
+        documents, _ = read_documents(self.text)
+        raw: dict[str, Any] = documents[self.document][0]
+        return raw
 
     def to_dict(self) -> dict[str, Any]:
         """The definition as written, as plain JSON data (what ``agentkit show`` prints)."""
@@ -93,10 +103,14 @@ def parse_definition(
     raw: Any,
     problems: Problems,
     *,
+    text: str,
+    document: int,
     environment: Environment | None = None,
     sources: SourceTable | None = None,
 ) -> ToolDefinition | None:
     """Check one document; problems go to ``problems``, and ``None`` comes back if any.
+
+    ``raw`` is document number ``document`` (from 0) of ``read_documents(text)``.
 
     ``environment`` has the variables ``${VAR}`` may name (default: ``os.environ``),
     ``sources`` the sources a backend may use.
@@ -175,7 +189,8 @@ def parse_definition(
         backend=backend,
         path=problems.path,
         line=problems.start[0],
-        raw=raw,
+        text=text,
+        document=document,
         http_source=http_source[0] if http_source else None,
         substitutions=tuple(substituter.used),
         backend_warnings=tuple(context.report.warnings),
@@ -275,26 +290,24 @@ def _substitute_parameter(param: dict[str, Any], location: Location, sub: Substi
 def _parse_backend(raw: Any, context: BackendContext) -> Backend | None:
     """The one backend under ``backend:``, parsed by its kind from the table of kinds."""
     problems = context.problems
+    if isinstance(raw, dict) and len(raw) == 1:
+        ((kind, value),) = raw.items()
+        try:
+            backend_class = find_backend(str(kind))
+        except PluginError as exc:
+            problems.add(("backend", kind), str(exc))
+            return None
+        if backend_class is not None:
+            # A context at the kind's own mapping; the report is shared with the caller's.
+            return backend_class.parse(value, replace(context, location=("backend", kind)))
+    # Something is wrong: only now are every kind's names needed, for the message.
     kinds = backend_kinds()
     choices = " or ".join(f"{{{kind}: ...}}" for kind in kinds)
     if raw is None:
         problems.add((), f"missing 'backend': give {choices}")
-        return None
-    if not check_keys(raw, kinds, ("backend",), problems, "backend"):
-        return None
-    if len(raw) != 1:
+    elif check_keys(raw, kinds, ("backend",), problems, "backend") and len(raw) != 1:
         problems.add(("backend",), f"give exactly one backend: {choices}")
-        return None
-    ((kind, value),) = raw.items()
-    try:
-        backend_class = find_backend(kind)
-    except PluginError as exc:
-        problems.add(("backend", kind), str(exc))
-        return None
-    if backend_class is None:  # reported by check_keys
-        return None
-    # A context at the kind's own mapping; the report is shared with the caller's.
-    return backend_class.parse(value, replace(context, location=("backend", kind)))
+    return None
 
 
 def _parse_annotations(raw: Any, backend: Backend | None, problems: Problems) -> dict[str, Any]:

@@ -464,7 +464,9 @@ def _refuse_statements(tree: nodes.Template) -> None:
 Rendering = Callable[[Mapping[str, Any]], Any]
 
 
-@functools.lru_cache(maxsize=4096)
+# Compiled code is a few KiB a template; each template keeps its own, so
+# this cache only lets equal texts share it and need not hold many.
+@functools.lru_cache(maxsize=512)
 def compile_source(kind: str, source: str) -> Rendering:
     """``source`` compiled by Jinja as a template of ``kind`` ("expression" or "text").
 

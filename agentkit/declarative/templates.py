@@ -19,6 +19,7 @@ data: an argument ``{{ 7*7 }}`` stays those seven characters.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -234,11 +235,17 @@ def compile_template(source: str, field: str, roots: Iterable[str]) -> Template:
 
     Raises ``TemplateSyntaxProblem`` for bad syntax or a variable that is neither
     a root nor a Jinja global; the caller checks ``references`` against what
-    the definition declares.
+    the definition declares. Templates are values, so one is shared by every
+    definition that has the same text in the same field (most tools of a set
+    do): a large set loads faster and keeps less.
     """
     if not any(delimiter in source for delimiter in DELIMITERS):
         return Template(source, field, "literal", frozenset())
-    allowed = frozenset(roots)
+    return _compile(source, field, frozenset(roots))
+
+
+@functools.lru_cache(maxsize=16_384)
+def _compile(source: str, field: str, allowed: frozenset[str]) -> Template:
     path = _parse_path(source)
     if path is not None:
         if path.root not in allowed:

@@ -31,6 +31,7 @@ __all__ = [
     "MAX_EXPANDED_NODES",
     "MAX_FILE_BYTES",
     "MAX_NUMBER_CHARS",
+    "MAX_SHARED_CHARS",
     "LocatedDict",
     "LocatedList",
     "Position",
@@ -49,6 +50,8 @@ MAX_EXPANDED_CHARS: Final = 4 * MAX_FILE_BYTES
 MAX_DEPTH: Final = 64
 #: The longest a number may be written (Python's int() refuses past 4,300 digits).
 MAX_NUMBER_CHARS: Final = 100
+#: Strings up to this long are shared between equal values (``read_documents``).
+MAX_SHARED_CHARS: Final = 64
 
 Position = tuple[int, int]  # 1-based line and column
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -147,9 +150,12 @@ class _Composer:
     than the JSON-compatible core ones are refused with the position they occur at.
     """
 
-    def __init__(self, loader: _Loader, problems: list[YamlProblem]) -> None:
+    def __init__(
+        self, loader: _Loader, problems: list[YamlProblem], strings: dict[str, str]
+    ) -> None:
         self.loader = loader
         self.problems = problems
+        self.strings = strings
         self.anchors: dict[str, _Anchor | None] = {}  # None: still open
         self.stack: list[_Open] = []
         self.nodes = 0
@@ -234,6 +240,8 @@ class _Composer:
             except _ScalarError as exc:
                 self.note(position, str(exc))
                 value = text
+        if type(value) is str and len(value) <= MAX_SHARED_CHARS:
+            value = self.strings.setdefault(value, value)
         if event.anchor is not None:
             self.anchors[event.anchor] = _Anchor(value, position, 1, len(text), container=False)
         self._attach(value, position, container=False)
@@ -405,14 +413,23 @@ _IMPLICIT: Final = {
 }
 
 
-def read_documents(text: str) -> tuple[list[tuple[Any, Position]], list[YamlProblem]]:
+def read_documents(
+    text: str, strings: dict[str, str] | None = None
+) -> tuple[list[tuple[Any, Position]], list[YamlProblem]]:
     """Every document in ``text`` with the position it starts at, and the problems found.
+
+    Equal short strings (names, types, keys) come back as one object, shared
+    with every other file read with the same ``strings`` table: a loader
+    passes one table for all its files, so a thousand tools that each have a
+    parameter ``id`` keep one string for it, not a thousand.
 
     Syntax errors stop reading (the parser cannot go on); other problems are
     collected and reading goes on with the next document. A document with a
     problem does not come back: a value refused here (a tag, a huge number)
     would only cause follow-on problems in the checks that read it.
     """
+    if strings is None:
+        strings = {}
     loader: _Loader | None = None
     documents: list[tuple[Any, Position]] = []
     problems: list[YamlProblem] = []
@@ -422,7 +439,7 @@ def read_documents(text: str) -> tuple[list[tuple[Any, Position]], list[YamlProb
         while not loader.check_event(yaml.StreamEndEvent):
             loader.get_event()  # DocumentStartEvent
             before = len(problems)
-            document = _Composer(loader, problems).compose()
+            document = _Composer(loader, problems, strings).compose()
             if document is not None and len(problems) == before:
                 documents.append(document)
     except yaml.MarkedYAMLError as exc:

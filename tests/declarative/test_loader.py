@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import stat
 from collections.abc import Mapping
@@ -13,6 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentkit import DeclarativeTool, DefinitionError, Tool, ToolRegistry, load_tools
+from agentkit.declarative import definition
+from agentkit.declarative.http_backend import HttpBackend
 from agentkit.declarative.tool import class_name_for
 from agentkit.toolregistry import name_key
 from tests.declarative.conftest import HTTP_TOOL, WriteFile
@@ -396,3 +400,72 @@ def test_dates_and_base_60_stay_text(write: WriteFile) -> None:
     (cls,) = load_tools(write(text))
     assert cls.TOOL_DESCRIPTION == "2024-01-01"
     assert cls().tags == {"released": "2024-01-01", "at": "1:30"}
+
+
+def test_a_definition_reads_its_own_document_again(write: WriteFile) -> None:
+    # A loaded definition keeps its file's text, not the located YAML tree.
+    text = HTTP_TOOL + "---\n" + HTTP_TOOL.replace("name: lookup", "name: second")
+    first, second = load_tools(write(text))
+    assert first.DEFINITION.raw["name"] == "lookup"
+    assert second.DEFINITION.raw["name"] == "second"
+    assert second.DEFINITION.to_dict()["backend"]["http"]["query"] == {
+        "verbose": "{{ inputs.verbose }}"
+    }
+
+
+def test_tools_loaded_together_share_equal_strings_and_templates(
+    write: WriteFile, tmp_path: Path
+) -> None:
+    write(HTTP_TOOL, "a.yaml")
+    write(HTTP_TOOL.replace("name: lookup", "name: other"), "b.yaml")
+    first, second = (cls.DEFINITION for cls in load_tools(tmp_path))
+    assert first.input_schema.names[0] is second.input_schema.names[0]
+    assert isinstance(first.backend, HttpBackend)
+    assert isinstance(second.backend, HttpBackend)
+    first_output = first.backend.spec.outputs.default
+    second_output = second.backend.spec.outputs.default
+    assert first_output is not None
+    assert second_output is not None
+    assert first_output[0][1] is second_output[0][1]
+
+
+def test_cyclic_gc_is_paused_while_loading(
+    write: WriteFile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[bool] = []
+    parse = definition.parse_definition
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return parse(*args, **kwargs)
+
+    monkeypatch.setattr("agentkit.declarative.loader.parse_definition", spy)
+    load_tools(write(HTTP_TOOL))
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["gc-on", "gc-off"])
+@pytest.mark.parametrize("text", [HTTP_TOOL, "name: 1\n"], ids=["loads", "fails"])
+def test_gc_is_left_as_it_was_found(write: WriteFile, text: str, enabled: bool) -> None:
+    path = write(text)
+    if not enabled:
+        gc.disable()
+    try:
+        with contextlib.suppress(DefinitionError):
+            load_tools(path)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
+
+
+def test_loading_leaves_objects_the_process_froze_frozen(write: WriteFile) -> None:
+    path = write(HTTP_TOOL)
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        load_tools(path)
+        assert gc.get_freeze_count() == frozen
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
