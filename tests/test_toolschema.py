@@ -534,7 +534,8 @@ def test_check_of_a_plain_float_keeps_or_converts_it(ratio: Any, expected: float
     assert checked.ok
     assert checked.values == {"ratio": expected, "label": "x"}
     assert type(checked.values["ratio"]) is float
-    assert values == before and type(values["ratio"]) is type(before["ratio"])
+    assert values == before
+    assert type(values["ratio"]) is type(before["ratio"])
     if type(ratio) is float:  # nothing to change: the fast tier hands the dict back
         assert checked.values is values
 
