@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # package-lock.json. Without npm the stamp is not made and those tests skip.
 NODE_STAMP := node_modules/.installed
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit bench scale-check conformance clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,17 @@ unit: $(STAMP) $(NODE_STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+
+# Two stateless `agentkit serve --http` behind haproxy (apt-get install haproxy);
+# outside `make test`.
+scale-check: $(STAMP)
+	$(BIN)/python scripts/scale_check.py
+
+# The official MCP conformance suite (npm, with its own Node 22) against
+# `agentkit serve --http`; outside `make test`.
+conformance: $(STAMP)
+	cd tests/conformance && npm ci --no-audit --no-fund --loglevel=error
+	$(BIN)/python scripts/conformance.py
 
 clean:
 	rm -rf $(VENV) node_modules build *.egg-info .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

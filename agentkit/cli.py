@@ -29,6 +29,7 @@ from agentkit import __version__, jsonvalues
 from agentkit.toolerrors import AgentKitError, UsageError
 
 if TYPE_CHECKING:
+    from agentkit.mcp_reload import Reloader
     from agentkit.tool import Tool
     from agentkit.toolregistry import ToolRegistry
     from agentkit.toolschema import Parameter, ToolSchema
@@ -482,6 +483,20 @@ def _limits(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _reloader(args: argparse.Namespace) -> Reloader:
+    """The tools to serve (``.served``), reloaded on SIGHUP and, with --reload, when the
+    definition files change."""
+    from agentkit.mcp_reload import Reloader
+
+    _positive(args.reload_interval, "--reload-interval")
+    return Reloader(
+        lambda: _load(args),
+        _tool_paths(args),
+        watch=args.reload,
+        interval=args.reload_interval or 1.0,
+    )
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     if args.http is None:
         given = [flag for attribute, flag in _HTTP_ONLY if getattr(args, attribute)]
@@ -494,8 +509,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 "agentkit serve needs the MCP SDK: pip install 'agentkit[mcp]'"
             ) from exc
         limits = _limits(args)
-        registry = _load(args)
-        serve(registry, credentials_file=args.credentials_file, **limits)
+        reloader = _reloader(args)
+        serve(reloader.served, credentials_file=args.credentials_file, reloader=reloader, **limits)
         return EXIT_OK
     try:
         from agentkit import mcp_http
@@ -520,8 +535,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_request_bytes=args.max_request_bytes or mcp_http.DEFAULT_MAX_REQUEST_BYTES,
         **limits,
     )
-    registry = _load(args)
-    mcp_http.serve_http(registry, options, credentials_file=args.credentials_file)
+    reloader = _reloader(args)
+    mcp_http.serve_http(
+        reloader.served, options, credentials_file=args.credentials_file, reloader=reloader
+    )
     return EXIT_OK
 
 
@@ -693,6 +710,17 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="SECONDS",
         help="on SIGTERM (or stdin closing) wait this long for calls in flight (default 30)",
+    )
+    serve.add_argument(
+        "--reload",
+        action="store_true",
+        help="watch the definition files and reload when they change (SIGHUP always reloads)",
+    )
+    serve.add_argument(
+        "--reload-interval",
+        type=float,
+        metavar="SECONDS",
+        help="how often --reload looks at the files (default 1)",
     )
     serve.set_defaults(run=cmd_serve)
 

@@ -28,13 +28,14 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, final
 
+import anyio
 import uvicorn
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
@@ -52,6 +53,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agentkit.credentials import CredentialsManager
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, CallLimits
+from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.mcp_server import build_server
 from agentkit.toolerrors import SemanticError
 from agentkit.toolexecutor import ToolExecutor
@@ -295,14 +297,24 @@ class _State:
     """What /readyz reports (ready once the tools are loaded and the endpoint runs, not
     while draining) and the calls' admission, which draining closes."""
 
-    def __init__(self, tools: int, limits: CallLimits) -> None:
+    def __init__(self, tools: ServedTools, limits: CallLimits) -> None:
         self.tools = tools
         self.limits = limits
         self.ready = False
 
 
-def build_app(registry: ToolRegistry, executor: ToolExecutor, options: HttpOptions) -> Starlette:
+def build_app(
+    tools: ToolRegistry | ServedTools,
+    executor: ToolExecutor,
+    options: HttpOptions,
+    *,
+    reloader: Reloader | None = None,
+    on_ready: Callable[[], None] | None = None,
+) -> Starlette:
     """The ASGI app ``serve_http`` runs: the MCP endpoint, /healthz and /readyz.
+
+    ``reloader`` (made on the same ``ServedTools``) reloads the tools while it runs;
+    ``on_ready`` is called once the app is ready (its lifespan has started).
 
     ``executor`` should ask ``HeaderCredentials(options.credential_headers)`` first for
     per-user credentials (``serve_http`` sets that up). The app's ``state.agentkit``
@@ -316,12 +328,15 @@ def build_app(registry: ToolRegistry, executor: ToolExecutor, options: HttpOptio
         max_queued=options.max_queued,
         queue_timeout=options.call_timeout,
     )
+    served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     server = build_server(
-        registry,
+        served,
         executor,
         call_timeout=options.call_timeout,
         call_scope=provider.bound if provider is not None else None,
         limits=limits,
+        # A stateless session lasts one request: there is no one to tell of a reload.
+        announce=not options.stateless,
     )
     manager = StreamableHTTPSessionManager(
         app=server,
@@ -329,7 +344,7 @@ def build_app(registry: ToolRegistry, executor: ToolExecutor, options: HttpOptio
         security_settings=_security(options),
         max_request_body_size=options.max_request_bytes,
     )
-    state = _State(len(registry), limits)
+    state = _State(served, limits)
     endpoint: ASGIApp = _Endpoint(manager, state)
     middleware: list[Middleware] = []
     if options.tokens:
@@ -347,16 +362,21 @@ def build_app(registry: ToolRegistry, executor: ToolExecutor, options: HttpOptio
     async def readyz(request: Request) -> JSONResponse:
         if not state.ready:
             return JSONResponse({"status": "not ready"}, status_code=503)
-        return JSONResponse({"status": "ready", "tools": state.tools})
+        return JSONResponse({"status": "ready", "tools": len(state.tools)})
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with manager.run():
+        async with manager.run(), anyio.create_task_group() as group:
+            if reloader is not None:
+                await group.start(reloader.run)
             state.ready = True
+            if on_ready is not None:
+                on_ready()
             try:
                 yield
             finally:
                 state.ready = False
+                group.cancel_scope.cancel()
 
     app = Starlette(
         routes=[
@@ -472,15 +492,16 @@ class _DrainingServer(uvicorn.Server):
 
 
 def serve_http(
-    registry: ToolRegistry,
+    tools: ToolRegistry | ServedTools,
     options: HttpOptions,
     *,
     credentials_file: str | None = None,
+    reloader: Reloader | None = None,
 ) -> None:
-    """Serve ``registry`` over streamable HTTP until interrupted (SIGINT or SIGTERM).
+    """Serve ``tools`` over streamable HTTP until interrupted (SIGINT or SIGTERM).
 
     Prints ``agentkit: serving N tools on http://HOST:PORT/PATH`` on stderr once it
-    listens (with the port the system chose for port 0).
+    is ready (with the port the system chose for port 0).
     """
     credentials = CredentialsManager.from_env(credentials_file)
     if options.credential_headers:
@@ -497,7 +518,16 @@ def serve_http(
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     executor = ToolExecutor(credentials=credentials)
-    app = build_app(registry, executor, options)
+    served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
+
+    def ready() -> None:
+        print(
+            f"agentkit: serving {len(served)} tools on http://{shown}:{port}{options.path}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    app = build_app(served, executor, options, reloader=reloader, on_ready=ready)
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -512,10 +542,5 @@ def serve_http(
     # sse-starlette ends every SSE stream the moment uvicorn sees SIGTERM, the answers
     # of the calls in flight with them; _DrainingServer ends them once they are drained.
     AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
-    print(
-        f"agentkit: serving {len(registry)} tools on http://{shown}:{port}{options.path}",
-        file=sys.stderr,
-        flush=True,
-    )
     with executor, sock:
         server.run(sockets=[sock])

@@ -30,7 +30,8 @@ from typing import Any, final
 
 import anyio
 import mcp_types as types
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
@@ -39,8 +40,8 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from agentkit import __version__
 from agentkit.binary import is_binary
 from agentkit.credentials import CredentialsManager
-from agentkit.export import mcp_tool
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
+from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.tool import Tool
 from agentkit.toolerrors import UnknownToolError
@@ -48,25 +49,6 @@ from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 
 __all__ = ["CallScope", "build_server", "serve"]
-
-
-def _listed(tool: Tool) -> types.Tool:
-    exported = mcp_tool(tool)
-    hints = exported["annotations"]
-    return types.Tool(
-        name=exported["name"],
-        title=exported["title"],
-        description=exported["description"],
-        input_schema=exported["inputSchema"],
-        output_schema=exported.get("outputSchema"),
-        annotations=types.ToolAnnotations(
-            title=hints.get("title"),
-            read_only_hint=hints.get("readOnlyHint"),
-            destructive_hint=hints.get("destructiveHint"),
-            idempotent_hint=hints.get("idempotentHint"),
-            open_world_hint=hints.get("openWorldHint"),
-        ),
-    )
 
 
 #: Enters the scope one ``tools/call`` runs in, given the SDK's request context (the HTTP
@@ -112,6 +94,38 @@ def _error_result(message: str) -> types.CallToolResult:
     )
 
 
+@final
+class _Server(Server[Any]):
+    """The SDK's server, announcing ``tools.listChanged``: a reload tells the clients."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+@final
+class _SessionsSeen:
+    """Server middleware: every session that sends a request is one to announce changes to."""
+
+    def __init__(self, served: ServedTools) -> None:
+        self._served = served
+
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        headers = getattr(ctx.request, "headers", None)  # a Starlette request over HTTP
+        connection = headers.get("mcp-session-id", "") if headers is not None else "stdio"
+        if connection:
+            self._served.seen(connection, ctx.session)
+        return await call_next(ctx)
+
+
 def _progress_to(ctx: Any) -> ProgressReporter:
     """A progress reporter that sends each step to the client of this request.
 
@@ -134,29 +148,34 @@ def _progress_to(ctx: Any) -> ProgressReporter:
 
 
 def build_server(
-    registry: ToolRegistry,
+    tools: ToolRegistry | ServedTools,
     executor: ToolExecutor | None = None,
     *,
     call_timeout: float | None = None,
     call_scope: CallScope | None = None,
     limits: CallLimits | None = None,
+    announce: bool = True,
 ) -> Server[Any]:
-    """An MCP server answering ``tools/list`` and ``tools/call`` from ``registry``.
+    """An MCP server answering ``tools/list`` and ``tools/call`` from ``tools``.
 
-    ``call_timeout`` (seconds) is every call's deadline (``ToolExecutor.aexecute``'s
-    ``timeout``); ``call_scope`` wraps each call (see ``CallScope``); ``limits`` admits
-    calls (default: ``CallLimits()``), and a call it refuses is an ``isError`` result.
+    ``tools`` is a registry, or a ``ServedTools`` a reload may swap: each call uses the
+    set current when it arrives, to its end. ``call_timeout`` (seconds) is every call's
+    deadline (``ToolExecutor.aexecute``'s ``timeout``); ``call_scope`` wraps each call
+    (see ``CallScope``); ``limits`` admits calls (default: ``CallLimits()``), and a call
+    it refuses is an ``isError`` result. With ``announce`` the sessions are remembered
+    so that ``ServedTools.announce`` reaches them (not for stateless HTTP, where a
+    session lasts one request).
     """
+    served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     runner = executor or ToolExecutor()
-    listed = [_listed(tool) for tool in registry]
-    binary_tools = frozenset(tool.name for tool in registry if is_binary(tool))
     scope = call_scope or (lambda ctx: nullcontext())
     gate = limits or CallLimits(queue_timeout=call_timeout)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=listed)
+        return types.ListToolsResult(tools=list(served.listed))
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        registry = served.registry  # this call's set, whatever a reload does meanwhile
         tool = registry.lookup(params.name)
         if tool is None:
             raise MCPError(INVALID_PARAMS, str(UnknownToolError(params.name, registry.names())))
@@ -172,7 +191,7 @@ def build_server(
         except Busy as exc:
             return _error_result(f"Tool '{tool.name}' was not run: {exc}")
         if result.succeeded:
-            if tool.name in binary_tools and result.output is not None:
+            if result.output is not None and is_binary(tool):
                 return types.CallToolResult(content=_content(tool, result.output))
             text = _json_text(result.output)
             return types.CallToolResult(
@@ -181,34 +200,42 @@ def build_server(
             )
         return _error_result(str(result.error))
 
-    return Server(
+    server = _Server(
         "agentkit",
         version=__version__,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    if announce:
+        server.middleware.append(_SessionsSeen(served))
+    return server
 
 
 def serve(
-    registry: ToolRegistry,
+    tools: ToolRegistry | ServedTools,
     *,
     credentials_file: str | None = None,
     call_timeout: float | None = None,
     max_calls: int | None = DEFAULT_MAX_IN_FLIGHT,
     max_queued: int = DEFAULT_MAX_QUEUED,
     drain_seconds: float = 30.0,
+    reloader: Reloader | None = None,
 ) -> None:
-    """Serve ``registry`` on stdin/stdout until the client disconnects.
+    """Serve ``tools`` on stdin/stdout until the client disconnects.
 
     A call still running when stdin closes gets its answer, within ``drain_seconds``.
+    ``reloader`` (made on the same ``ServedTools``) reloads them while serving.
     """
     executor = ToolExecutor(credentials=CredentialsManager.from_env(credentials_file))
     gate = CallLimits(max_in_flight=max_calls, max_queued=max_queued, queue_timeout=call_timeout)
-    server = build_server(registry, executor, call_timeout=call_timeout, limits=gate)
+    server = build_server(tools, executor, call_timeout=call_timeout, limits=gate)
 
     async def run() -> None:
-        async with stdio_server() as (stdin, stdout):
+        async with stdio_server() as (stdin, stdout), anyio.create_task_group() as group:
+            if reloader is not None:
+                await group.start(reloader.run)
             await _serve_answering_to_the_end(server, stdin, stdout, drain_seconds)
+            group.cancel_scope.cancel()
 
     with executor:  # the thread pool goes when the client does
         anyio.run(run)

@@ -12,9 +12,10 @@ in its ``pyproject.toml``; the entry point's name is the kind or format::
 A ``PluginTable`` is one such group: the extensions registered in code
 (``register()``: agentkit's own, or an application's) and those of the
 group's entry points, which are listed without importing anything and imported
-the first time their name is asked for. What a broken extension does -- an
-import that raises, an object that breaks the group's rules, a name taken
-twice -- is a ``PluginError`` naming the group, the name, where it came from
+the first time their name is asked for. A registered name (agentkit's own)
+wins: an entry point of the same name is never used. What a broken extension
+does -- an import that raises, an object that breaks the group's rules, a name
+declared twice -- is a ``PluginError`` naming the group, the name, where it came from
 (the entry point and its distribution, or the registration) and what was wrong.
 """
 
@@ -87,7 +88,10 @@ class PluginTable(Generic[T]):
             return (*self._registered, *pending)
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in self.names()
+        if not isinstance(name, str):
+            return False
+        with self._lock:
+            return name in self._registered or name in self._discovered()
 
     def __iter__(self) -> Iterator[str]:
         """The names (a table can be argparse's ``choices``, read only when needed)."""
@@ -96,25 +100,19 @@ class PluginTable(Generic[T]):
     def get(self, name: str) -> T | None:
         """The extension ``name``, importing its entry point the first time; None if unknown.
 
-        Raises ``PluginError`` when the entry point cannot be used.
+        A registered name is answered without reading the entry points: reading
+        them scans every installed package (tens of milliseconds), paid only when
+        a name is not registered. So an entry point named like a registered
+        extension (a built-in one) is never used. Raises ``PluginError`` when
+        the entry point cannot be used.
         """
         with self._lock:
-            candidates = self._discovered().get(name, [])
-            if name in self._registered and not candidates:
+            if name in self._registered:
                 return self._registered[name]
+            candidates = self._discovered().get(name, [])
             if not candidates:
                 return None
             first = candidates[0]
-            if name in self._registered and self._origins[name] != describe_entry_point(first):
-                raise PluginError(
-                    group=self.group,
-                    name=name,
-                    origin=describe_entry_point(first),
-                    problem=f"would replace {self._origins[name]}; "
-                    "rename the entry point or uninstall its package",
-                )
-            if name in self._registered:
-                return self._registered[name]
             if len(candidates) > 1:
                 others = "; ".join(describe_entry_point(other) for other in candidates[1:])
                 raise PluginError(

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -53,6 +54,17 @@ class Served:
     def stderr(self) -> str:
         with self._lock:
             return "".join(self._lines)
+
+    def wait_for_output(self, text: str, *, after: int = 0) -> int:
+        """Until stderr holds ``text`` past offset ``after`` (bounded); where it ends."""
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            found = self.stderr.find(text, after)
+            if found >= 0:
+                return found + len(text)
+            assert self.process.poll() is None, f"the server exited:\n{self.stderr}"
+            assert time.monotonic() < deadline, f"never printed {text!r}:\n{self.stderr}"
+            time.sleep(0.02)
 
     def stop(self, timeout: float = 20) -> int:
         """SIGTERM, then SIGKILL if it has not exited after ``timeout`` seconds; the exit status."""
@@ -148,8 +160,11 @@ def open_session(url: str, headers: dict[str, str] | None = None) -> dict[str, s
 
 
 @contextlib.asynccontextmanager
-async def session(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[Any]:
-    """An initialized ``ClientSession`` on ``url`` over the SDK's streamable HTTP client."""
+async def session(
+    url: str, headers: dict[str, str] | None = None, *, on_message: Any = None
+) -> AsyncIterator[Any]:
+    """An initialized ``ClientSession`` on ``url`` over the SDK's streamable HTTP client;
+    ``on_message`` receives the server's notifications."""
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
@@ -157,7 +172,7 @@ async def session(url: str, headers: dict[str, str] | None = None) -> AsyncItera
     async with (
         create_mcp_http_client(headers=headers) as http,
         streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write) as client,
+        ClientSession(read, write, message_handler=on_message) as client,
     ):
         await client.initialize()
         yield client

@@ -290,26 +290,24 @@ def _substitute_parameter(param: dict[str, Any], location: Location, sub: Substi
 def _parse_backend(raw: Any, context: BackendContext) -> Backend | None:
     """The one backend under ``backend:``, parsed by its kind from the table of kinds."""
     problems = context.problems
+    if isinstance(raw, dict) and len(raw) == 1:
+        ((kind, value),) = raw.items()
+        try:
+            backend_class = find_backend(str(kind))
+        except PluginError as exc:
+            problems.add(("backend", kind), str(exc))
+            return None
+        if backend_class is not None:
+            # A context at the kind's own mapping; the report is shared with the caller's.
+            return backend_class.parse(value, replace(context, location=("backend", kind)))
+    # Something is wrong: only now are every kind's names needed, for the message.
     kinds = backend_kinds()
     choices = " or ".join(f"{{{kind}: ...}}" for kind in kinds)
     if raw is None:
         problems.add((), f"missing 'backend': give {choices}")
-        return None
-    if not check_keys(raw, kinds, ("backend",), problems, "backend"):
-        return None
-    if len(raw) != 1:
+    elif check_keys(raw, kinds, ("backend",), problems, "backend") and len(raw) != 1:
         problems.add(("backend",), f"give exactly one backend: {choices}")
-        return None
-    ((kind, value),) = raw.items()
-    try:
-        backend_class = find_backend(kind)
-    except PluginError as exc:
-        problems.add(("backend", kind), str(exc))
-        return None
-    if backend_class is None:  # reported by check_keys
-        return None
-    # A context at the kind's own mapping; the report is shared with the caller's.
-    return backend_class.parse(value, replace(context, location=("backend", kind)))
+    return None
 
 
 def _parse_annotations(raw: Any, backend: Backend | None, problems: Problems) -> dict[str, Any]:

@@ -94,7 +94,7 @@ class OperationConverter:
         request = _Request(path=op.path)
         self._parameters(op, request)
         self._body(op, request)
-        outputs, output = self._outputs(op)
+        outputs, replies = self._outputs(op)
         http: dict[str, Any] = {"source": self.source}
         if op.method != "GET":
             http["method"] = op.method
@@ -108,8 +108,7 @@ class OperationConverter:
         auth = self._auth(op)
         if auth is not None:
             http["auth"] = auth.auth
-        if output is not None:
-            http["output"] = output
+        http.update(replies)
         doc: dict[str, Any] = {"name": op.name, "version": "1.0.0"}
         doc["description"] = _description(op)
         tags = {"source": self.source}
@@ -273,31 +272,30 @@ class OperationConverter:
 
     # -- outputs ----------------------------------------------------------------------------
 
-    def _outputs(self, op: Operation) -> tuple[list[dict[str, Any]], dict[str, str] | None]:
-        """The output parameters, and the ``output`` mapping when projection will not do."""
+    def _outputs(self, op: Operation) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The output parameters, and the HTTP keys (``output``, ``binary``) that go with them."""
         responses = _mapping(op.node.get("responses"))
         statuses = sorted(
             ((str(code), code) for code in responses if str(code).startswith("2")),
             key=lambda pair: pair[0],
         )
         if not statuses:
-            return [_text_output()], {"body": "{{ response.text }}"}
+            return [_text_output()], {"output": {"body": "{{ response.text }}"}}
         status, key = statuses[0]
         here = pointer_join(op.pointer, "responses", status)
         response, here, _ = self.resolver.resolve(responses[key], here)
         content = response.get("content") if isinstance(response, dict) else None
         if not isinstance(content, dict) or not content:
-            return [], {}
+            return [], {"output": {}}
         media = _json_media(content)
         if media is None:
             if any(kind.startswith("text/") for kind in content):
-                return [_text_output()], {"body": "{{ response.text }}"}
-            kinds = ", ".join(sorted(content))
-            raise unexpressible(here, f"a response of {kinds}: binary responses are not supported")
+                return [_text_output()], {"output": {"body": "{{ response.text }}"}}
+            return [], {"binary": True}
         here = pointer_join(here, "content", media, "schema")
         schema_node = content[media].get("schema") if isinstance(content[media], dict) else None
         if schema_node is None:
-            return [_text_output()], {"body": "{{ response.text }}"}
+            return [_text_output()], {"output": {"body": "{{ response.text }}"}}
         schema, _, stack = self.schemas.flatten(schema_node, here, ())
         properties = schema.get("properties")
         if isinstance(properties, dict) and properties:
@@ -305,12 +303,12 @@ class OperationConverter:
                 schema, here, where="output", direction="output", stack=stack
             )
             if outputs is not None:
-                return outputs, None
+                return outputs, {}
         spec, _ = self.schemas.convert(schema_node, here, where="output", direction="output")
         if spec is None:
-            return [_text_output()], {"body": "{{ response.text }}"}
+            return [_text_output()], {"output": {"body": "{{ response.text }}"}}
         name = {"list": "items", "dictionary": "body"}.get(spec["type"], "result")
-        return [named(name, spec, required=False)], {name: "{{ response.json }}"}
+        return [named(name, spec, required=False)], {"output": {name: "{{ response.json }}"}}
 
     # -- auth -------------------------------------------------------------------------------
 

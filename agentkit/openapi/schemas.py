@@ -228,10 +228,10 @@ class SchemaConverter:
         stack: tuple[str, ...],
         depth: int,
     ) -> None:
-        # Outputs are projected at the top level only, so a nested mapping with declared
-        # keys would fail on any key the API adds: outputs keep nested mappings free-form.
+        # Outputs are projected onto their declaration at every depth, so a key the API
+        # adds to a nested mapping is dropped, not a failure: nested keys can be declared.
         properties = schema.get("properties")
-        if direction == "output" or not isinstance(properties, dict) or not properties:
+        if not isinstance(properties, dict) or not properties:
             return
         if schema.get("additionalProperties") not in (None, False):
             self.notes.add(where, pointer, "open mapping (additionalProperties) kept free-form")

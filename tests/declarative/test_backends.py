@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -17,6 +18,7 @@ from agentkit.declarative.backends import (
     register_backend,
     unregister_backend,
 )
+from agentkit.declarative.http_backend import HttpBackend
 from agentkit.toolerrors import PluginError
 from tests.declarative.conftest import WriteFile
 from tests.plugins import PLUGIN_FOLDER, example_plugin, on_path
@@ -134,15 +136,14 @@ def dist_info(folder: Path, entry_points: str) -> Path:
     return folder
 
 
-def test_an_entry_point_may_not_replace_a_built_in_kind(write: WriteFile, tmp_path: Path) -> None:
+def test_an_entry_point_cannot_replace_a_built_in_kind(write: WriteFile, tmp_path: Path) -> None:
     folder = dist_info(tmp_path / "site", "[agentkit.backends]\nhttp = agentkit_rogue:Http\n")
     with on_path(folder):
-        message = problems_of(write, "http: {url: https://example.com}")
-    assert (
-        "backend.http: agentkit.backends 'http' (entry point http = agentkit_rogue:Http "
-        "from agentkit-rogue 1.0): would replace "
-        "register_backend(agentkit.declarative.http_backend.HttpBackend)"
-    ) in message
+        tool = load_one(write, "http: {url: 'https://example.com'}")
+        assert "http" in backend_kinds()
+    # The built-in kind runs; the rogue entry point is never imported.
+    assert isinstance(tool.BACKEND, HttpBackend)
+    assert "agentkit_rogue" not in sys.modules
 
 
 def test_two_packages_may_not_declare_one_kind(write: WriteFile, tmp_path: Path) -> None:
@@ -223,3 +224,16 @@ def test_a_class_breaking_the_rules_is_refused(attributes: dict[str, Any], probl
 def test_the_example_package_is_not_installed() -> None:
     # It is found only through tests.plugins, which puts it on the path for one test.
     assert not any(Path(entry) == PLUGIN_FOLDER for entry in sys.path)
+
+
+def test_loading_a_built_in_kind_reads_no_entry_point() -> None:
+    # Reading entry points scans every installed package; a built-in kind never needs it.
+    code = (
+        "import sys; from agentkit import load_tools; load_tools('tools.d/fetch_weather.yaml'); "
+        "print('importlib.metadata' in sys.modules)"
+    )
+    root = Path(__file__).resolve().parent.parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "False"

@@ -80,16 +80,14 @@ def test_the_cli_imports_and_reports_skipped_operations(
         "skipped: upload: #/paths/~1uploads/post/requestBody: request body of multipart/form-data: only JSON bodies are supported"
         in captured.err
     )
-    assert (
-        "skipped: download_attachment: #/paths/~1attachments~1{id}/get/responses/200"
-        in captured.err
-    )
-    assert "wrote 9 tool(s) and a source" in captured.out
+    assert "skipped: download_attachment" not in captured.err  # binary: true
+    assert "wrote 10 tool(s) and a source" in captured.out
     assert sorted(path.name for path in out.iterdir()) == [
         "comment_on_issue.yaml",
         "create_issue.yaml",
         "create_node.yaml",
         "delete_issue.yaml",
+        "download_attachment.yaml",
         "get_health.yaml",
         "get_issue.yaml",
         "get_node.yaml",
@@ -112,7 +110,7 @@ def test_existing_files_are_not_overwritten(tmp_path: Path) -> None:
     edited.write_text("# my edit\n")
     with pytest.raises(
         UsageError,
-        match=r"10 file\(s\) to write exist already in .*tools\.d \(tracker\.source\.yaml, list_issues\.yaml, create_issue\.yaml, \.\.\.\); import into a new folder",
+        match=r"11 file\(s\) to write exist already in .*tools\.d \(tracker\.source\.yaml, list_issues\.yaml, create_issue\.yaml, \.\.\.\); import into a new folder",
     ):
         imported(tmp_path)
     assert edited.read_text() == "# my edit\n"
@@ -388,12 +386,35 @@ def test_outputs_come_from_the_2xx_schema(tmp_path: Path) -> None:
     out, _ = imported(tmp_path)
     issue = outputs(out, "get_issue")
     assert issue["state"] == {"name": "state", "type": "string"}  # no enum: APIs add values
-    assert issue["assignee"] == {"name": "assignee", "type": "dictionary", "required": False}
+    assert issue["assignee"] == {
+        "name": "assignee",
+        "type": "dictionary",
+        "parameters": [{"name": "login", "type": "string", "required": False}],
+        "required": False,
+    }
     assert "secret" not in issue  # writeOnly
     assert "output" not in definition(out, "get_issue")["backend"]["http"]  # projected
     listing = definition(out, "list_issues")
     assert listing["backend"]["http"]["output"] == {"items": "{{ response.json }}"}
-    assert outputs(out, "list_issues")["items"]["items"] == "dictionary"
+    item = outputs(out, "list_issues")["items"]["items"]
+    assert item["type"] == "dictionary"
+    assert [p["name"] for p in item["parameters"]] == [
+        "title",
+        "body",
+        "priority",
+        "labels",
+        "assignee",
+        "id",
+        "state",
+        "html_url",
+    ]
+
+
+def test_a_binary_reply_is_a_binary_tool(tmp_path: Path) -> None:
+    out, _ = imported(tmp_path)
+    attachment = definition(out, "download_attachment")
+    assert attachment["backend"]["http"]["binary"] is True
+    assert "output_schema" not in attachment
 
 
 def test_no_content_and_text_responses(tmp_path: Path) -> None:
@@ -470,7 +491,7 @@ def test_server_variables_become_environment_variables(tmp_path: Path) -> None:
     }
     registry = ToolRegistry()
     load_tools(out, registry=registry, environ={"TRACKER_REGION": "us"})
-    assert len(registry) == 9
+    assert len(registry) == 10
 
 
 @pytest.mark.parametrize(
@@ -620,7 +641,16 @@ def test_imported_tools_call_a_loopback_server(tmp_path: Path) -> None:
                 "body": json.loads(handler.body) if handler.body else None,
             }
         )
-        handler.reply(200, {"id": "n1", "text": "hello", "stars": None, "extra": "dropped"})
+        handler.reply(
+            200,
+            {
+                "id": "n1",
+                "text": "hello",
+                "stars": None,
+                "extra": 1,
+                "folder": {"name": "f", "x": 2},
+            },
+        )
 
     out, _ = imported(tmp_path, NOTES, methods=["GET"])
     with serve({"/api/notes/n 1": note, "/api/notes/n%201": note}) as origin:
@@ -633,7 +663,8 @@ def test_imported_tools_call_a_loopback_server(tmp_path: Path) -> None:
             registry["get_note"], {"note_id": "n 1", "fields": ["a", "b"], "x_tenant": "t1"}
         )
     assert result.succeeded, result.error
-    assert result.output == {"id": "n1", "text": "hello"}  # null is absent, extra dropped
+    # null is absent; undeclared keys are dropped at every depth
+    assert result.output == {"id": "n1", "text": "hello", "folder": {"name": "f"}}
     assert seen == [
         {
             "method": "GET",

@@ -1,0 +1,249 @@
+"""Changing a running server's tools: the served set, swapped whole, and what reloads it.
+
+- ``ServedTools`` holds the tools a server answers with, as one immutable snapshot
+  (registry and listing). ``replace`` swaps it in one assignment: a call already
+  running keeps the tool it started with; the next call sees the new set. It also
+  knows the client sessions it has seen, to tell them ``notifications/tools/list_changed``.
+- ``Reloader`` loads the tools, and everything again (``reload``), on SIGHUP or when a watched file
+  changes (``watch``: polling file names, sizes and modification times, every
+  ``interval`` seconds). Only a load with no problem is swapped in; otherwise the last
+  good set keeps serving and every problem is logged with its file:line. The tools
+  added, changed and removed are logged.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, final
+
+import anyio
+import mcp_types as types
+from anyio.abc import TaskStatus
+
+from agentkit.export import mcp_tool
+from agentkit.tool import Tool
+from agentkit.toolerrors import AgentKitError
+from agentkit.toolregistry import ToolRegistry
+
+__all__ = ["Changes", "Reloader", "ServedTools"]
+
+DEFAULT_INTERVAL: Final = 1.0
+#: The most client connections a reload is announced to (the SDK's own session cap).
+MAX_SESSIONS: Final = 10_000
+#: How long one client may take to accept the announcement.
+ANNOUNCE_SECONDS: Final = 5.0
+
+
+def _listed(tool: Tool) -> types.Tool:
+    exported = mcp_tool(tool)
+    hints = exported["annotations"]
+    return types.Tool(
+        name=exported["name"],
+        title=exported["title"],
+        description=exported["description"],
+        input_schema=exported["inputSchema"],
+        output_schema=exported.get("outputSchema"),
+        annotations=types.ToolAnnotations(
+            title=hints.get("title"),
+            read_only_hint=hints.get("readOnlyHint"),
+            destructive_hint=hints.get("destructiveHint"),
+            idempotent_hint=hints.get("idempotentHint"),
+            open_world_hint=hints.get("openWorldHint"),
+        ),
+    )
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    registry: ToolRegistry
+    listed: tuple[types.Tool, ...]
+
+
+def _snapshot(registry: ToolRegistry) -> _Snapshot:
+    return _Snapshot(registry, tuple(_listed(tool) for tool in registry))
+
+
+@final
+class ServedTools:
+    """The tools a server answers with; ``replace`` swaps them all at once."""
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self._current = _snapshot(registry)
+        # The SDK's session object is a per-request proxy; the latest one of each
+        # connection reaches it. Bounded: the oldest connections are forgotten first.
+        self._sessions: OrderedDict[str, Any] = OrderedDict()
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self._current.registry
+
+    @property
+    def listed(self) -> tuple[types.Tool, ...]:
+        return self._current.listed
+
+    def __len__(self) -> int:
+        return len(self._current.registry)
+
+    def replace(self, registry: ToolRegistry) -> None:
+        # One assignment: a reader sees the old snapshot or the new one, never a mix.
+        self._current = _snapshot(registry)
+
+    def seen(self, connection: str, session: Any) -> None:
+        """Remember ``session`` as the way to reach client ``connection`` (an HTTP
+        session id; one name for stdio's single client), to announce changes to it."""
+        self._sessions[connection] = session
+        self._sessions.move_to_end(connection)
+        while len(self._sessions) > MAX_SESSIONS:
+            self._sessions.popitem(last=False)
+
+    async def announce(self) -> int:
+        """Send ``notifications/tools/list_changed`` to every session seen; how many got it."""
+        told = 0
+        for session in list(self._sessions.values()):
+            try:
+                with anyio.move_on_after(ANNOUNCE_SECONDS):
+                    await session.send_tool_list_changed()
+            except Exception:  # a session that went away meanwhile: nothing to tell
+                continue
+            told += 1
+        return told
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """The tool names a reload added, changed and removed."""
+
+    added: tuple[str, ...]
+    changed: tuple[str, ...]
+    removed: tuple[str, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+    def describe(self) -> str:
+        parts = [
+            f"{label} {', '.join(names)}"
+            for label, names in (
+                ("added", self.added),
+                ("changed", self.changed),
+                ("removed", self.removed),
+            )
+            if names
+        ]
+        return "; ".join(parts) or "no tool changed"
+
+
+def _fingerprint(tool: Tool) -> str:
+    """Everything a client sees of ``tool`` and everything its definition says."""
+    definition = tool.definition
+    written = definition.to_dict() if definition is not None else type(tool).__qualname__
+    return json.dumps([mcp_tool(tool), written], sort_keys=True, default=str)
+
+
+def changes(old: Iterable[Tool], new: Iterable[Tool]) -> Changes:
+    before = {tool.name: _fingerprint(tool) for tool in old}
+    after = {tool.name: _fingerprint(tool) for tool in new}
+    return Changes(
+        added=tuple(sorted(after.keys() - before.keys())),
+        changed=tuple(
+            sorted(name for name in after.keys() & before.keys() if after[name] != before[name])
+        ),
+        removed=tuple(sorted(before.keys() - after.keys())),
+    )
+
+
+def _say(message: str) -> None:
+    print(f"agentkit: {message}", file=sys.stderr, flush=True)
+
+
+@final
+class Reloader:
+    """Loads the tools with ``load()`` (which raises ``AgentKitError`` on a problem), and
+    loads them again while a server runs.
+
+    ``paths`` are the definition files and folders ``watch`` polls; ``run`` reloads on
+    SIGHUP, and on changes to them when made with ``watch=True``. The files are looked
+    at before the first load, so a change made while it loads is not missed.
+    """
+
+    def __init__(
+        self,
+        load: Callable[[], ToolRegistry],
+        paths: Sequence[str],
+        *,
+        watch: bool = False,
+        interval: float = DEFAULT_INTERVAL,
+        say: Callable[[str], None] = _say,
+    ) -> None:
+        self._load = load
+        self._paths = tuple(paths)
+        self._watching = watch
+        self._interval = interval
+        self._say = say
+        self._lock = anyio.Lock()
+        self._files = self._state() if watch else ()
+        self.served = ServedTools(load())
+
+    async def reload(self, reason: str) -> Changes | None:
+        """Load everything; swap it in if it loaded without a problem. The changes, or
+        ``None`` when the last good set was kept."""
+        async with self._lock:
+            try:
+                # Loading reads and parses files: off the loop, so calls go on meanwhile.
+                registry = await anyio.to_thread.run_sync(self._load)
+            except AgentKitError as exc:
+                self._say(
+                    f"reload ({reason}) failed; still serving the last good set of "
+                    f"{len(self.served)} tools. {exc.format_message()}"
+                )
+                return None
+            found = changes(self.served.registry, registry)
+            self.served.replace(registry)
+            self._say(f"reloaded ({reason}): {len(registry)} tools; {found.describe()}")
+            if found:
+                await self.served.announce()
+            return found
+
+    def _state(self) -> tuple[tuple[str, int, int], ...]:
+        """Every file under the watched paths, with its size and modification time."""
+        seen: list[tuple[str, int, int]] = []
+        for given in self._paths:
+            root = Path(given)
+            candidates = sorted(root.rglob("*")) if root.is_dir() else [root]
+            for path in candidates:
+                try:
+                    status = path.stat()
+                except OSError:  # gone meanwhile: its absence is the change
+                    continue
+                if path.is_file():
+                    seen.append((str(path), status.st_size, status.st_mtime_ns))
+        return tuple(seen)
+
+    async def watch(self) -> None:
+        """Poll the watched paths every ``interval`` seconds; reload on a change. Runs
+        until cancelled."""
+        while True:
+            await anyio.sleep(self._interval)
+            now = await anyio.to_thread.run_sync(self._state)
+            if now != self._files:
+                self._files = now
+                await self.reload("files changed")
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Reload on SIGHUP (and, watching, on file changes) until cancelled; started
+        (for ``TaskGroup.start``) once SIGHUP is handled."""
+        with anyio.open_signal_receiver(signal.SIGHUP) as signals:
+            async with anyio.create_task_group() as group:
+                if self._watching:
+                    group.start_soon(self.watch)
+                task_status.started()
+                async for _ in signals:
+                    await self.reload("SIGHUP")

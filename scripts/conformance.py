@@ -1,0 +1,86 @@
+"""`make conformance`: the official MCP conformance suite against `agentkit serve --http`.
+
+Runs `@modelcontextprotocol/conformance` (pinned in tests/conformance/package.json, with
+the Node 22 it needs from npm's `node` package) against a server on a free loopback
+port serving the tools the suite names (tests/conformance/tools.d). Prints each
+scenario's outcome and the count; exits with the suite's status. Outside `make test`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.mcp_serving import start  # noqa: E402 -- after the path is set
+
+SUITE = ROOT / "tests" / "conformance"
+BIN = SUITE / "node_modules" / ".bin"
+SUITE_SECONDS = 600
+_RESULT_FOLDER = re.compile(r"^server-(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$")
+
+
+def main() -> int:
+    if not (BIN / "conformance").exists():
+        print("conformance: run `npm ci` in tests/conformance first", file=sys.stderr)
+        return 2
+    served = start(["--tools", str(SUITE / "tools.d")])
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            # npm's `node` package first on PATH: the suite needs Node 22 or later.
+            env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+            run = subprocess.run(
+                [str(BIN / "conformance"), "server", "--url", served.url, "-o", scratch],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=SUITE_SECONDS,
+                check=False,
+            )
+            outcomes = _outcomes(Path(scratch))
+    finally:
+        served.stop()
+    if not outcomes:
+        print(run.stdout[-4000:], run.stderr[-4000:], sep="\n", file=sys.stderr)
+        return run.returncode or 1
+    passed = sorted(name for name, ok in outcomes.items() if ok)
+    failed = sorted(name for name, ok in outcomes.items() if not ok)
+    for name in passed:
+        print(f"  pass  {name}")
+    for name in failed:
+        print(f"  FAIL  {name}")
+    print(f"conformance: {len(passed)} of {len(outcomes)} scenarios pass")
+    return run.returncode
+
+
+def _outcomes(results: Path) -> dict[str, bool]:
+    """Scenario name -> whether every check in it succeeded, from the suite's JSON files."""
+    outcomes: dict[str, bool] = {}
+    for path in sorted(results.rglob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        checks = data if isinstance(data, list) else data.get("checks", [])
+        if not isinstance(checks, list) or not checks:
+            continue
+        folder = path.parent.name if path.name == "checks.json" else path.stem
+        # The suite names a result folder server-<scenario>-<timestamp>.
+        name = _RESULT_FOLDER.sub(r"\1", folder)
+        outcomes[name] = all(
+            isinstance(check, dict) and check.get("status") in ("SUCCESS", "INFO", "SKIPPED")
+            for check in checks
+        )
+    return outcomes
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    sys.exit(main())

@@ -1,0 +1,192 @@
+"""Reloading a serving agentkit: add, change and break a definition; SIGHUP; calls in flight."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+pytest.importorskip("uvicorn")
+
+import mcp_types as types
+
+from tests.mcp_serving import Served, open_session, post, serving, session
+
+WAIT_SECONDS = 60
+
+NAP = """\
+name: nap
+version: 1.0.0
+description: {description}
+input_schema:
+  parameters:
+    - {{name: seconds, type: float}}
+    - {{name: marker, type: string, required: false}}
+output_schema: {{parameters: [{{name: {field}, type: float}}]}}
+backend: {{python: "tests.serve_tools:{function}"}}
+"""
+STATS = """\
+name: stats
+version: 1.0.0
+description: Count words.
+input_schema: {parameters: [{name: text, type: string}]}
+output_schema:
+  parameters:
+    - {name: words, type: integer}
+    - {name: sentences, type: integer}
+    - {name: characters, type: integer}
+    - {name: commonest, type: list, items: string}
+backend: {python: "examples.textstats:text_stats"}
+"""
+
+
+def _nap(description: str = "Sleep.", field: str = "slept", function: str = "nap") -> str:
+    return NAP.format(description=description, field=field, function=function)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "nap.yaml").write_text(_nap())
+    return tools
+
+
+@pytest.fixture
+def server(folder: Path) -> Iterator[Served]:
+    with serving(["--tools", str(folder), "--reload", "--reload-interval", "0.1"]) as served:
+        yield served
+
+
+class Notifications:
+    """Collects the server's notifications; ``wait`` until ``count`` list_changed came."""
+
+    def __init__(self) -> None:
+        self.list_changed = 0
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.list_changed += 1
+
+    async def wait(self, count: int) -> None:
+        with anyio.fail_after(WAIT_SECONDS):
+            while self.list_changed < count:
+                await anyio.sleep(0.02)
+
+
+def _run(scenario: Any) -> Any:
+    async def bounded() -> Any:
+        with anyio.fail_after(WAIT_SECONDS * 2):
+            return await scenario()
+
+    return anyio.run(bounded)
+
+
+def test_add_change_and_break_a_file(server: Served, folder: Path) -> None:
+    notes = Notifications()
+
+    async def scenario() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        async with session(server.url, on_message=notes) as client:
+            seen["capabilities"] = client.initialize_result.capabilities
+            await client.list_tools()  # the server has seen this session
+            (folder / "stats.yaml").write_text(STATS)
+            await notes.wait(1)
+            seen["added"] = {tool.name for tool in (await client.list_tools()).tools}
+            seen["call"] = await client.call_tool("stats", {"text": "one two"})
+
+            (folder / "nap.yaml").write_text(_nap(description="Sleep, renewed."))
+            await notes.wait(2)
+            listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+            seen["changed"] = listed["nap"].description
+
+            mark = len(server.stderr)
+            (folder / "stats.yaml").write_text(STATS.replace("type: string", "type: strin"))
+            await anyio.to_thread.run_sync(
+                lambda: server.wait_for_output("still serving", after=mark)
+            )
+            seen["kept"] = {tool.name for tool in (await client.list_tools()).tools}
+            seen["still"] = await client.call_tool("stats", {"text": "a b c"})
+        return seen
+
+    seen = _run(scenario)
+    assert seen["capabilities"].tools.list_changed is True
+    assert seen["added"] == {"nap", "stats"}
+    assert seen["call"].structured_content["words"] == 2
+    assert seen["changed"] == "Sleep, renewed."
+    assert seen["kept"] == {"nap", "stats"}
+    assert seen["still"].structured_content["words"] == 3
+    assert notes.list_changed == 2  # the broken file changed nothing a client sees
+    log = server.stderr
+    assert "reloaded (files changed): 2 tools; added stats" in log
+    assert "reloaded (files changed): 2 tools; changed nap" in log
+    assert "reload (files changed) failed; still serving the last good set of 2 tools" in log
+    assert f"{folder / 'stats.yaml'}:4:" in log  # every problem, located
+    assert "unsupported type 'strin'" in log
+
+
+def test_removing_a_file_removes_its_tool(server: Served, folder: Path) -> None:
+    notes = Notifications()
+    (folder / "stats.yaml").write_text(STATS)
+    mark = server.wait_for_output("added stats")
+
+    async def scenario() -> set[str]:
+        async with session(server.url, on_message=notes) as client:
+            await client.list_tools()
+            (folder / "stats.yaml").unlink()
+            await notes.wait(1)
+            return {tool.name for tool in (await client.list_tools()).tools}
+
+    assert _run(scenario) == {"nap"}
+    server.wait_for_output("removed stats", after=mark)
+
+
+def test_a_call_in_flight_finishes_on_the_definition_it_started_with(
+    server: Served, folder: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "inflight"
+    headers = open_session(server.url)
+    found: list[str] = []
+
+    def call(arguments: dict[str, Any], call_id: int) -> str:
+        message = {"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
+                   "params": {"name": "nap", "arguments": arguments}}  # fmt: skip
+        return post(server.url, message, headers)[2]
+
+    # Raw HTTP, not the SDK's client: that one checks answers against the listing it
+    # has, and the listing changes under the call on purpose.
+    running = threading.Thread(
+        target=lambda: found.append(call({"seconds": 1, "marker": str(marker)}, 2)), daemon=True
+    )
+    running.start()
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not Path(f"{marker}.started").exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    # The new definition wants another output field: had the running call switched
+    # to it, its output would fail validation.
+    (folder / "nap.yaml").write_text(_nap(field="dozed", function="doze"))
+    server.wait_for_output("changed nap")
+    running.join(WAIT_SECONDS)
+    after = call({"seconds": 0}, 3)
+    assert '"structuredContent":{"slept":1.0}' in found[0]
+    assert '"isError":false' in found[0]
+    # The next call is the new definition's (doze answers 'slept', so it fails).
+    assert '"isError":true' in after
+    assert "dozed" in after
+
+
+def test_sighup_reloads_without_watching(folder: Path) -> None:
+    with serving(["--tools", str(folder)]) as served:
+        (folder / "stats.yaml").write_text(STATS)
+        served.process.send_signal(signal.SIGHUP)
+        served.wait_for_output("reloaded (SIGHUP): 2 tools; added stats")
+        served.process.send_signal(signal.SIGHUP)
+        served.wait_for_output("reloaded (SIGHUP): 2 tools; no tool changed")
