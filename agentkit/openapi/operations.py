@@ -137,7 +137,8 @@ class OperationConverter:
             (op.path_item, pointer_join("#/paths", op.path)),
             (op.node, op.pointer),
         ):
-            for index, raw in enumerate(owner.get("parameters") or []):
+            parameters = owner.get("parameters")
+            for index, raw in enumerate(parameters if isinstance(parameters, list) else []):
                 here = pointer_join(base, "parameters", index)
                 param, here, _ = self.resolver.resolve(raw, here)
                 if not isinstance(param, dict) or not isinstance(param.get("name"), str):

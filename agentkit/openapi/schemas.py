@@ -81,14 +81,14 @@ class SchemaConverter:
         if "allOf" not in node:
             return node, pointer, stack
         merged = {key: value for key, value in node.items() if key != "allOf"}
-        properties: dict[str, Any] = dict(merged.get("properties") or {})
-        required: list[str] = list(merged.get("required") or [])
+        properties = dict(_mapping(merged.get("properties")))
+        required = _names(merged.get("required"))
         parts = node["allOf"] if isinstance(node["allOf"], list) else []
         for index, part in enumerate(parts):
             sub, _, _ = self.flatten(part, pointer_join(pointer, "allOf", index), stack)
-            for name, spec in (sub.get("properties") or {}).items():
+            for name, spec in _mapping(sub.get("properties")).items():
                 properties.setdefault(name, spec)
-            required += [name for name in sub.get("required") or [] if name not in required]
+            required += [name for name in _names(sub.get("required")) if name not in required]
             for key, value in sub.items():
                 if key not in ("properties", "required"):
                     merged.setdefault(key, value)
@@ -254,9 +254,9 @@ class SchemaConverter:
         required_too: bool = True,
     ) -> list[dict[str, Any]] | None:
         """Named parameter specs for an object's properties; None if a name cannot be one."""
-        required = set(schema.get("required") or []) if required_too else set()
+        required = set(_names(schema.get("required"))) if required_too else set()
         parameters: list[dict[str, Any]] = []
-        for name, node in (schema.get("properties") or {}).items():
+        for name, node in _mapping(schema.get("properties")).items():
             here = pointer_join(pointer, "properties", name)
             if not valid_name(name):
                 self.notes.add(where, here, f"property {name!r} is not a parameter name")
@@ -312,6 +312,15 @@ def whole_match(pattern: str) -> str | None:
     if pattern.startswith("^") and pattern.endswith("$") and not pattern.endswith("\\$"):
         return pattern
     return f".*(?:{pattern}).*"
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _names(value: Any) -> list[str]:
+    """The names in a ``required`` list; anything else in it is not a name."""
+    return [name for name in value if isinstance(name, str)] if isinstance(value, list) else []
 
 
 def _kind(schema: dict[str, Any]) -> str | None:

@@ -865,3 +865,40 @@ def test_a_form_body_sends_flat_fields(tmp_path: Path) -> None:
         result = ToolExecutor().execute(registry["post_form"], {"name": "a b", "tags": ["x", "y"]})
     assert result.succeeded, result.error
     assert seen == [("application/x-www-form-urlencoded", "name=a+b&tags=x&tags=y")]
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("paths", "/a", "post", "parameters"), 5),
+        (("components", "schemas", "S", "required"), 5),
+        (("components", "schemas", "S", "required"), [{"x": 1}, "name"]),
+        (("components", "schemas", "S", "properties"), []),
+    ],
+    ids=["parameters-int", "required-int", "required-junk", "properties-list"],
+)
+def test_values_of_the_wrong_type_do_not_crash_the_import(
+    tmp_path: Path, where: tuple[str, ...], value: Any
+) -> None:
+    body = {
+        "required": True,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/S"}}},
+    }
+    document = minimal(
+        {"/a": {"post": {"operationId": "a", "requestBody": body, "responses": OK}}},
+        components={
+            "schemas": {
+                "S": {
+                    "type": "object",
+                    "required": ["name"],
+                    "properties": {"name": {"type": "string"}},
+                }
+            }
+        },
+    )
+    node: Any = document
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = value
+    out, _ = imported(tmp_path, write_spec(tmp_path, document), source="api")
+    assert main(["validate", str(out)]) == 0
