@@ -515,6 +515,54 @@ def test_check_returns_the_values_themselves_when_nothing_changes() -> None:
     assert plain.check(values).values is values
 
 
+PLAIN_FLOAT = schema({"name": "ratio", "type": "float"}, {"name": "label", "type": "string"})
+
+
+@pytest.mark.parametrize(
+    ("ratio", "expected"),
+    [
+        pytest.param(2.5, 2.5, id="finite-float"),
+        pytest.param(-0.0, -0.0, id="negative-zero"),
+        pytest.param(3, 3.0, id="integer-converted"),
+        pytest.param(1e308, 1e308, id="largest"),
+    ],
+)
+def test_check_of_a_plain_float_keeps_or_converts_it(ratio: Any, expected: float) -> None:
+    values: dict[str, Any] = {"ratio": ratio, "label": "x"}
+    before = dict(values)
+    checked = PLAIN_FLOAT.check(values)
+    assert checked.ok
+    assert checked.values == {"ratio": expected, "label": "x"}
+    assert type(checked.values["ratio"]) is float
+    assert values == before
+    assert type(values["ratio"]) is type(before["ratio"])
+    if type(ratio) is float:  # nothing to change: the fast tier hands the dict back
+        assert checked.values is values
+
+
+@pytest.mark.parametrize(
+    "ratio", [float("nan"), float("inf"), float("-inf"), True, "2.5", None, 10**400]
+)
+def test_check_of_a_plain_float_refuses_what_is_not_a_finite_number(ratio: Any) -> None:
+    values: dict[str, Any] = {"ratio": ratio, "label": "x"}
+    before = repr(values)
+    problems = PLAIN_FLOAT.check(values).problems
+    assert [problem.path for problem in problems] == ["ratio"]
+    assert repr(values) == before
+
+
+@given(st.dictionaries(st.sampled_from(["ratio", "label", "other"]), JSON_VALUES, max_size=3))
+def test_check_agrees_with_validate_and_never_changes_its_input(values: dict[str, Any]) -> None:
+    before = repr(values)
+    checked = PLAIN_FLOAT.check(values)
+    assert repr(values) == before
+    copy = dict(values)
+    errors = PLAIN_FLOAT.validate(copy)
+    assert [problem.message for problem in checked.problems] == errors
+    if not errors:
+        assert checked.values == copy
+
+
 def test_check_reports_structured_problems_in_the_chapters_wording() -> None:
     checked = WEATHER.check({"days": "3", "citty": "Oslo"})
     assert not checked.ok
