@@ -16,6 +16,7 @@ SUPPORTED: Final = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", 
 #: Header parameters OpenAPI says to ignore: the request sets them itself.
 _IGNORED_HEADERS: Final = frozenset({"accept", "content-type", "authorization"})
 _TEMPLATE_SYNTAX = re.compile(r"\{[{%#]|[}%#]\}")
+_FORM: Final = "application/x-www-form-urlencoded"
 _PATH_TEMPLATE = re.compile(r"\{([^{}]+)\}")
 _DELIMITERS: Final = {"form": ",", "simple": ",", "spaceDelimited": " ", "pipeDelimited": "|"}
 
@@ -68,6 +69,7 @@ class _Request:
     query: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, Any] = field(default_factory=dict)
     json: Any = None
+    form: dict[str, str] | None = None
     inputs: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -105,6 +107,8 @@ class OperationConverter:
             http["headers"] = request.headers
         if request.json is not None:
             http["json"] = request.json
+        if request.form is not None:
+            http["form"] = request.form
         auth = self._auth(op)
         if auth is not None:
             http["auth"] = auth.auth
@@ -237,12 +241,16 @@ class OperationConverter:
         content = _mapping(body.get("content"))
         media = _json_media(content)
         if media is None:
+            form = next((kind for kind in content if _media_type(kind) == _FORM), None)
+            if form is not None:
+                self._form(content[form], pointer_join(here, "content", form), required, request)
+                return
             kinds = ", ".join(sorted(content)) or "none"
             if required:
                 raise unexpressible(
-                    here, f"request body of {kinds}: only JSON bodies are supported"
+                    here, f"request body of {kinds}: only JSON and form bodies are supported"
                 )
-            self.notes.add("body", here, f"request body of {kinds} left out (JSON only)")
+            self.notes.add("body", here, f"request body of {kinds} left out (JSON and forms only)")
             return
         here = pointer_join(here, "content", media, "schema")
         schema_node = content[media].get("schema") if isinstance(content[media], dict) else None
@@ -269,6 +277,37 @@ class OperationConverter:
         input_name = self._input_name("body", "body", here)
         request.inputs.append(named(input_name, spec, required=required and not nullable))
         request.json = "{{ inputs." + input_name + " }}"
+
+    def _form(self, media: Any, here: str, required: bool, request: _Request) -> None:
+        """A form body: one parameter per field, each a scalar or a list of scalars."""
+        here = pointer_join(here, "schema")
+        node = media.get("schema") if isinstance(media, dict) else None
+        schema, _, stack = self.schemas.flatten(node if node is not None else {}, here, ())
+        properties = schema.get("properties")
+        parameters = (
+            self.schemas.properties(
+                schema, here, where="form", direction="input", stack=stack, required_too=required
+            )
+            if isinstance(properties, dict) and properties
+            else None
+        )
+        if parameters is None:
+            raise unexpressible(here, "a form body needs an object schema with named properties")
+        request.form = {}
+        for param in parameters:
+            field_name = param["name"]
+            items = param.get("items")
+            if param["type"] == "dictionary" or (
+                isinstance(items, dict) and items.get("type") in ("dictionary", "list")
+            ):
+                if param.get("required", True):
+                    message = f"form field {field_name!r} is an object; forms send flat fields"
+                    raise unexpressible(here, message)
+                self.notes.add(f"form {field_name}", here, "an object field left out")
+                continue
+            param["name"] = self._input_name(field_name, "body", here)
+            request.inputs.append(param)
+            request.form[field_name] = "{{ inputs." + param["name"] + " }}"
 
     # -- outputs ----------------------------------------------------------------------------
 
@@ -329,9 +368,13 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _media_type(media: object) -> str:
+    return str(media).split(";")[0].strip().lower()
+
+
 def _json_media(content: dict[str, Any]) -> str | None:
     for media in content:
-        kind = str(media).split(";")[0].strip().lower()
+        kind = _media_type(media)
         if kind == "application/json" or kind.endswith("+json") or kind == "*/*":
             return str(media)
     return None

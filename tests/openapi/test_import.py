@@ -77,7 +77,7 @@ def test_the_cli_imports_and_reports_skipped_operations(
     assert main(argv) == 0
     captured = capsys.readouterr()
     assert (
-        "skipped: upload: #/paths/~1uploads/post/requestBody: request body of multipart/form-data: only JSON bodies are supported"
+        "skipped: upload: #/paths/~1uploads/post/requestBody: request body of multipart/form-data: only JSON and form bodies are supported"
         in captured.err
     )
     assert "skipped: download_attachment" not in captured.err  # binary: true
@@ -824,3 +824,44 @@ def test_without_the_validator_the_import_says_it_did_not_check(
     assert "not checked against the OpenAPI schema: pip install 'agentkit[openapi]'" in (
         capsys.readouterr().out
     )
+
+
+def test_a_form_body_sends_flat_fields(tmp_path: Path) -> None:
+    seen: list[Any] = []
+
+    def posted(handler: Handler) -> None:
+        seen.append((handler.headers.get("Content-Type"), handler.body.decode()))
+        handler.reply(200, {})
+
+    schema = {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "meta": {"type": "object", "properties": {"a": {"type": "string"}}},
+        },
+    }
+    with serve({"/forms": posted}) as origin:
+        body = {
+            "required": True,
+            "content": {"application/x-www-form-urlencoded": {"schema": schema}},
+        }
+        spec = write_spec(
+            tmp_path,
+            minimal(
+                {
+                    "/forms": {
+                        "post": {"operationId": "postForm", "requestBody": body, "responses": OK}
+                    }
+                },
+                servers=[{"url": origin}],
+            ),
+        )
+        out, _ = imported(tmp_path, spec, source="forms")
+        assert "# note: form meta: an object field left out" in (out / "post_form.yaml").read_text()
+        registry = ToolRegistry()
+        load_tools(out, registry=registry, environ={})
+        result = ToolExecutor().execute(registry["post_form"], {"name": "a b", "tags": ["x", "y"]})
+    assert result.succeeded, result.error
+    assert seen == [("application/x-www-form-urlencoded", "name=a+b&tags=x&tags=y")]
