@@ -755,7 +755,13 @@ def _fail(message: str, code: int) -> NoReturn:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command == "call" and not any(item.startswith("-") for item in extra):
+        # argparse ends a `nargs="*"` positional at the first option, so KEY=VALUE
+        # arguments after `--tools DIR` would be refused; they belong to the call.
+        args.arguments = [*args.arguments, *extra]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

@@ -235,8 +235,10 @@ def main() -> int:
         )
         registry = ToolRegistry()
         load_tools(definitions, registry=registry)
+        width = max(len(tool.name) for tool in registry)
         for tool in registry:
-            print(f"  registered {tool.name:<21} {tool.version:<6} from {Path(tool.source).name}")
+            where = Path(tool.source).relative_to(definitions)
+            print(f"  registered {tool.name:<{width}}  {tool.version:<6} from {where}")
         executor = ToolExecutor(
             credentials=CredentialsManager([MappingProvider({"weather-api-key": DEMO_KEY})])
         )

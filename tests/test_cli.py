@@ -211,6 +211,29 @@ def test_call_parses_arguments_by_type(capsys: pytest.CaptureFixture[str]) -> No
     }
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("call", "text_stats", "--tools", "tools.d", "text=One fish. Two fish!", "top=1"),
+        ("call", "text_stats", "text=One fish. Two fish!", "--tools", "tools.d", "top=1"),
+        ("call", "--tools", "tools.d", "text_stats", "text=One fish. Two fish!", "top=1"),
+    ],
+    ids=["options-before-arguments", "options-between", "options-first"],
+)
+def test_call_takes_arguments_on_either_side_of_options(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]
+) -> None:
+    code, out, _ = run(capsys, *argv)
+    assert code == 0
+    assert json.loads(out)["output"]["words"] == 4
+
+
+def test_call_still_refuses_an_unknown_option(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "call", "text_stats", "--tools", "tools.d", "--bogus", "top=1")
+    assert code == 2
+    assert "unrecognized arguments: --bogus" in err
+
+
 def test_call_with_json_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, _ = run(capsys, "call", "text_stats", "--input", '{"text": "a b", "top": 1}')
     assert (code, json.loads(out)["status"]) == (0, "success")
