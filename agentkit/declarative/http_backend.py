@@ -54,7 +54,7 @@ from agentkit.declarative.http_values import (
 from agentkit.declarative.multipart import MultipartBody, MultipartError
 from agentkit.declarative.oauth2 import OAuth2Error
 from agentkit.declarative.pagination import Pagination, PaginationError, collect
-from agentkit.declarative.sources import substitute_pairs, use_source
+from agentkit.declarative.sources import substitute_auth, substitute_pairs, use_source
 from agentkit.declarative.templates import Template, TemplateRenderError
 from agentkit.redaction import Redactor, active_redactor, excerpt, redact_also, redacting
 from agentkit.toolerrors import HttpCallError
@@ -712,6 +712,7 @@ def _resolve(raw: Any, context: BackendContext) -> Any:
     for key in ("headers", "query"):
         if key in raw:
             raw[key] = substitute_pairs(raw[key], (*location, key), context.substituter)
+    substitute_auth(raw, (*location, "auth"), context.substituter)
     if "source" in raw:
         merged = use_source(raw, location, context.sources, context.problems)
         if merged is None:
