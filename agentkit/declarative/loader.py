@@ -329,7 +329,7 @@ def _load_sources(
     return table
 
 
-def definition_schema() -> dict[str, object]:
+def definition_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of the definition format, for editors and CI.
 
     Kinds that packages add (``agentkit.backends``) are in it too: each with the
