@@ -233,7 +233,7 @@ def build_server(
         except Busy as exc:
             return error_result(f"Tool '{tool.name}' was not run: {exc}")
         await call.flush()  # what the tool logged reaches the client before its answer
-        return call_result(tool, result)
+        return call_result(tool, result, call_timeout=call_timeout)
 
     server = _Server(
         "agentkit",
