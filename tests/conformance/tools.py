@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agentkit.progress import report_progress
+from agentkit.context import log, report_progress
 
 
 def simple_text() -> dict[str, Any]:
@@ -21,3 +21,12 @@ async def with_progress() -> dict[str, Any]:
         report_progress(done=done, total=100, message=f"{done}% done")
         await asyncio.sleep(0.05)
     return {"text": "Progress complete."}
+
+
+async def with_logging() -> dict[str, Any]:
+    log("info", "Tool execution started")
+    await asyncio.sleep(0.05)
+    log("info", "Tool processing data")
+    await asyncio.sleep(0.05)
+    log("info", "Tool execution completed")
+    return {"text": "Logging complete."}
