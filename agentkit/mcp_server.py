@@ -5,10 +5,9 @@
   prints);
 - ``tools/call`` runs through ``ToolExecutor.aexecute`` (async tools on the
   server's event loop, sync ones in the executor's thread pool): the output comes back as
-  ``structuredContent`` and as the same JSON in a text block;
-- a tool declaring the binary output (``agentkit.binary``) lists no ``outputSchema``
-  and answers with image, audio or embedded-resource content, and a text block
-  naming its media type and size;
+  ``structuredContent`` and as the same JSON in a text block; a tool's content blocks
+  (``agentkit.content``: text, images, audio, embedded resources) and a binary output
+  (``agentkit.binary``) as MCP content of their kinds (``agentkit.mcp_content``);
 - a validation or execution failure is a result with ``isError: true`` and text
   the model can read (the problems listed, no secret); an unknown tool is a
   protocol error (``-32602``), as the MCP specification has it;
@@ -27,8 +26,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Final, final
 
@@ -44,9 +42,9 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentkit import __version__
-from agentkit.binary import is_binary
 from agentkit.context import CallContext, LogLevel, at_least, serving
 from agentkit.credentials import CredentialsManager
+from agentkit.mcp_content import call_result, error_result
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
 from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
@@ -67,42 +65,12 @@ FLUSH_SECONDS: Final = 5.0
 CallScope = Callable[[Any], AbstractContextManager[None]]
 
 
-def _content(tool: Tool, output: Mapping[str, Any]) -> list[types.ContentBlock]:
-    """A binary output (``agentkit.binary``) as MCP content: image, audio or an embedded
-    resource by its media type, then a text block saying what it is, for text-only clients."""
-    media_type, data = output["media_type"], output["data"]
-    block: types.ContentBlock
-    if media_type.startswith("image/"):
-        block = types.ImageContent(type="image", data=data, mime_type=media_type)
-    elif media_type.startswith("audio/"):
-        block = types.AudioContent(type="audio", data=data, mime_type=media_type)
-    else:
-        resource = types.BlobResourceContents(
-            uri=f"agentkit://tools/{tool.name}/output", mime_type=media_type, blob=data
-        )
-        block = types.EmbeddedResource(type="resource", resource=resource)
-    summary = {"media_type": media_type, "size": output["size"]}
-    return [block, types.TextContent(type="text", text=_json_text(summary))]
-
-
-def _json_text(value: Any) -> str:
-    # UTF-8 as it is, not \u-escaped: "Zürich" is 6 characters to the model, not 11.
-    return json.dumps(value, ensure_ascii=False)
-
-
 def concurrency(tool: Tool) -> int | None:
     """How many calls of ``tool`` may run at once: its ``CONCURRENCY`` (a definition's
     ``concurrency:``), ``None`` for no limit of its own."""
     limit = tool.CONCURRENCY
     # A hand-written class may set anything; only a positive whole number limits.
     return limit if type(limit) is int and limit > 0 else None
-
-
-def _error_result(message: str) -> types.CallToolResult:
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=f"Error: {message}")],
-        is_error=True,
-    )
 
 
 @final
@@ -263,17 +231,9 @@ def build_server(
                         tool, arguments, raise_on_failure=False, timeout=call_timeout
                     )
         except Busy as exc:
-            return _error_result(f"Tool '{tool.name}' was not run: {exc}")
+            return error_result(f"Tool '{tool.name}' was not run: {exc}")
         await call.flush()  # what the tool logged reaches the client before its answer
-        if result.succeeded:
-            if result.output is not None and is_binary(tool):
-                return types.CallToolResult(content=_content(tool, result.output))
-            text = _json_text(result.output)
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=text)],
-                structured_content=result.output,
-            )
-        return _error_result(str(result.error))
+        return call_result(tool, result)
 
     server = _Server(
         "agentkit",

@@ -96,6 +96,11 @@ class OperationConverter:
             message = "a path with '{{', '{%' or '{#' would be read as a template"
             raise unexpressible(op.pointer, message)
         request = _Request(path=op.path)
+        if "#" in op.path:
+            # Some descriptions tell operations of one path apart by a fragment
+            # (`/cookies#formExploded`); a client never sends it.
+            request.path = op.path.split("#", 1)[0] or "/"
+            self.notes.add("path", op.pointer, f"the fragment of {op.path!r} is not sent")
         self._parameters(op, request)
         self._body(op, request)
         outputs, replies = self._outputs(op)
@@ -146,7 +151,7 @@ class OperationConverter:
                 if not isinstance(param, dict) or not isinstance(param.get("name"), str):
                     raise unexpressible(here, "expected a parameter with a 'name'")
                 found[(str(param.get("in")), param["name"])] = (param, here)
-        in_path = _PATH_TEMPLATE.findall(op.path)
+        in_path = _PATH_TEMPLATE.findall(request.path)
         for name in in_path:
             if ("path", name) not in found:
                 self.notes.add("path", op.pointer, f"path parameter {name!r} undeclared: a string")
