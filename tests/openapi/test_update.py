@@ -216,7 +216,7 @@ def test_the_cli_prints_each_tools_classification_and_exits_1_on_conflicts(
         rf"conflict: {re.escape(str(reviewed / 'get_issue.yaml'))}:\d+: get_issue: description:",
         captured.err,
     )
-    assert "1 added, 4 changed, 1 removed, 3 unchanged, 1 conflict(s)" in captured.out
+    assert re.search(r"1 added, 4 changed, 1 removed, \d+ unchanged, 1 conflict\(s\)", captured.out)
     assert "Traceback" not in captured.out + captured.err
     assert main([*argv, "--update"]) == 0  # nothing left to reconcile
 
