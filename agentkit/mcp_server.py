@@ -77,7 +77,11 @@ def concurrency(tool: Tool) -> int | None:
 
 @final
 class _Server(Server[Any]):
-    """The SDK's server, announcing ``tools.listChanged``: a reload tells the clients."""
+    """The SDK's server, announcing ``tools.listChanged`` to handshake-era clients when a
+    reload can reach them (``tools_changed``); 2026-07-28 clients are told it whenever
+    ``subscriptions/listen`` is served, which it always is."""
+
+    tools_changed = True
 
     def create_initialization_options(
         self,
@@ -86,7 +90,7 @@ class _Server(Server[Any]):
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
         return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True),
+            notification_options or NotificationOptions(tools_changed=self.tools_changed),
             experimental_capabilities,
             extensions,
         )
@@ -269,7 +273,13 @@ def build_server(
         version=__version__,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        # A 2026-07-28 client hears of a reload on a subscriptions/listen stream: a
+        # request of its own, so stateless servers reach it too.
+        on_subscriptions_listen=served.listen,
     )
+    # A handshake-era client hears of a reload only outside its requests (a GET
+    # stream), which a stateless session does not have: it is not promised one.
+    server.tools_changed = announce
     # logging/setLevel exists through protocol 2025-11-25 (the SDK routes it to no
     # 2026-07-28 connection, whose requests opt in to log levels by ``_meta``): served
     # with add_request_handler, as the SDK's Server(on_set_logging_level=...) would, but
@@ -310,13 +320,16 @@ def serve(
     """
     executor = ToolExecutor(credentials=CredentialsManager.from_env(credentials_file))
     gate = CallLimits(max_in_flight=max_calls, max_queued=max_queued, queue_timeout=call_timeout)
-    server = build_server(tools, executor, call_timeout=call_timeout, limits=gate)
+    served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
+    server = build_server(served, executor, call_timeout=call_timeout, limits=gate)
 
     async def run() -> None:
         async with stdio_server() as (stdin, stdout), anyio.create_task_group() as group:
             if reloader is not None:
                 await group.start(reloader.run)
-            await _serve_answering_to_the_end(server, stdin, stdout, drain_seconds)
+            await _serve_answering_to_the_end(
+                server, stdin, stdout, drain_seconds, ended=served.listen.close
+            )
             group.cancel_scope.cancel()
 
     with executor:  # the thread pool goes when the client does
@@ -356,11 +369,17 @@ class _Unanswered:
 
 
 async def _serve_answering_to_the_end(
-    server: Server[Any], stdin: Any, stdout: Any, drain_seconds: float
+    server: Server[Any],
+    stdin: Any,
+    stdout: Any,
+    drain_seconds: float,
+    *,
+    ended: Callable[[], None] = lambda: None,
 ) -> None:
     """``server.run`` on stdin/stdout, except that stdin closing does not cut short the
     requests already read: the server sees the end of its input only once each has its
-    answer (or ``drain_seconds`` have passed)."""
+    answer (or ``drain_seconds`` have passed). ``ended`` is called when stdin closes, to
+    end the requests that would never end by themselves (``subscriptions/listen``)."""
     unanswered = _Unanswered()
     to_server, server_in = anyio.create_memory_object_stream[Any](0)
     server_out, from_server = anyio.create_memory_object_stream[Any](0)
@@ -371,6 +390,7 @@ async def _serve_answering_to_the_end(
                 if isinstance(message, SessionMessage):
                     unanswered.asked(message.message)
                 await to_server.send(message)
+            ended()
             await unanswered.all_answered(drain_seconds)
 
     async def write() -> None:
