@@ -803,7 +803,8 @@ def build_parser() -> argparse.ArgumentParser:
     ).add_subparsers(dest="format", metavar="FORMAT", required=True)
     openapi = importing.add_parser(
         "openapi",
-        help="An OpenAPI 3.0/3.1 description (JSON or YAML): a source file, a file per operation.",
+        help="An OpenAPI 3.0/3.1 or Swagger 2.0 description (JSON or YAML): a source file, "
+        "a file per operation.",
     )
     openapi.add_argument("spec", metavar="SPEC", help="the description's file")
     openapi.add_argument("--source", required=True, metavar="NAME", help="the source's name")
