@@ -484,5 +484,6 @@ def test_the_real_github_subset_updates_over_itself_without_a_change(tmp_path: P
     import_openapi(github, source="github", out=out)
     files = {path: path.read_bytes() for path in out.rglob("*")}
     report = update_openapi(github, source="github", out=out)
-    assert report.classified == report.conflicts == []
+    assert report.classified == []
+    assert report.conflicts == []
     assert {path: path.read_bytes() for path in out.rglob("*")} == files
