@@ -26,7 +26,7 @@ import concurrent.futures
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, final
+from typing import Any, cast, final
 
 import anyio
 import mcp_types as types
@@ -42,6 +42,7 @@ from agentkit.binary import is_binary
 from agentkit.credentials import CredentialsManager
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
 from agentkit.mcp_reload import Reloader, ServedTools
+from agentkit.mcp_stdio import loop_stdio
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.tool import Tool
 from agentkit.toolerrors import UnknownToolError
@@ -231,7 +232,13 @@ def serve(
     server = build_server(tools, executor, call_timeout=call_timeout, limits=gate)
 
     async def run() -> None:
-        async with stdio_server() as (stdin, stdout), anyio.create_task_group() as group:
+        # The SDK types its streams as anyio files; it only iterates lines and awaits
+        # write and flush, which loop_stdio's do on the loop, without a thread each.
+        async with (
+            loop_stdio() as (wire_in, wire_out),
+            stdio_server(cast(Any, wire_in), cast(Any, wire_out)) as (stdin, stdout),
+            anyio.create_task_group() as group,
+        ):
             if reloader is not None:
                 await group.start(reloader.run)
             await _serve_answering_to_the_end(server, stdin, stdout, drain_seconds)
