@@ -13,15 +13,16 @@ A tool returns binary content by declaring ``OUTPUT_SCHEMA = binary.OUTPUT_SCHEM
 
 The executor's caller gets this dictionary; the MCP server turns it into image
 content (``image/*``), audio content (``audio/*``) or an embedded resource
-(anything else).
+(anything else). A Python tool that makes media can instead return
+``agentkit.content`` blocks, which also mix with text and structured output.
 """
 
 from __future__ import annotations
 
 import base64
-import re
 from typing import TYPE_CHECKING, Any, Final
 
+from agentkit.content import is_media_type
 from agentkit.toolschema import ToolSchema
 
 if TYPE_CHECKING:
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_MEDIA_TYPE", "OUTPUT_SCHEMA", "encode", "is_binary", "media_type"]
 
 DEFAULT_MEDIA_TYPE: Final = "application/octet-stream"
-# type "/" subtype, each an RFC 9110 token.
-_MEDIA_TYPE: Final = re.compile(r"[!#$%&'*+.^_`|~0-9a-z-]+/[!#$%&'*+.^_`|~0-9a-z-]+")
 
 OUTPUT_SCHEMA: Final = ToolSchema.from_dict(
     {
@@ -56,7 +55,7 @@ def media_type(value: str | None) -> str:
     """A ``Content-Type`` value as ``media_type`` gives it: ``image/png; q=1`` -> ``image/png``."""
     if value:
         essence = value.split(";", 1)[0].strip().lower()
-        if _MEDIA_TYPE.fullmatch(essence):
+        if is_media_type(essence):
             return essence
     return DEFAULT_MEDIA_TYPE
 

@@ -21,12 +21,12 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from agentkit import __version__, jsonvalues
-from agentkit.toolerrors import AgentKitError, UsageError
+from agentkit.toolerrors import AgentKitError, UsageError, did_you_mean
 
 if TYPE_CHECKING:
     from agentkit.mcp_reload import Reloader
@@ -501,7 +501,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.http is None:
         given = [flag for attribute, flag in _HTTP_ONLY if getattr(args, attribute)]
         if given:
-            raise UsageError(f"{', '.join(given)} only apply with --http HOST:PORT")
+            verb = "applies" if len(given) == 1 else "apply"
+            raise UsageError(f"{', '.join(given)} only {verb} with --http HOST:PORT")
         try:
             from agentkit.mcp_server import serve
         except ImportError as exc:  # the mcp extra is not installed
@@ -524,22 +525,36 @@ def cmd_serve(args: argparse.Namespace) -> int:
     options = mcp_http.HttpOptions(
         host=host,
         port=port,
-        path=args.path,
+        path=mcp_http.parse_endpoint_path(args.path),
         stateless=args.stateless,
         tokens=mcp_http.read_tokens(file=args.auth_token_file, env=args.auth_token_env),
         credential_headers=dict(
             mcp_http.parse_credential_header(item) for item in args.credential_header or ()
         ),
-        allowed_hosts=tuple(args.allowed_host or ()),
-        allowed_origins=tuple(args.allowed_origin or ()),
+        allowed_hosts=tuple(map(mcp_http.parse_allowed_host, args.allowed_host or ())),
+        allowed_origins=tuple(map(mcp_http.parse_allowed_origin, args.allowed_origin or ())),
         max_request_bytes=args.max_request_bytes or mcp_http.DEFAULT_MAX_REQUEST_BYTES,
         **limits,
     )
     reloader = _reloader(args)
+    _warn_unused_credential_headers(options.credential_headers, reloader.served.registry)
     mcp_http.serve_http(
         reloader.served, options, credentials_file=args.credentials_file, reloader=reloader
     )
     return EXIT_OK
+
+
+def _warn_unused_credential_headers(headers: Mapping[str, str], tools: ToolRegistry) -> None:
+    """Warn about a ``--credential-header`` naming a credential no tool takes (a typo)."""
+    declared = {name for tool in tools for name in tool.credential_names}
+    for header, credential in headers.items():
+        if credential not in declared:
+            hint = did_you_mean(credential, sorted(declared))
+            _echo(
+                f"warning: --credential-header {header}={credential}: no tool takes the "
+                f"credential '{credential}'{hint}, so the header never reaches a tool",
+                error=True,
+            )
 
 
 # -- the parser ------------------------------------------------------------------------------

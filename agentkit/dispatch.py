@@ -6,6 +6,9 @@ messages to append; ``dispatch_openai_responses(items, registry)`` the
 ``tool_result`` blocks. Independent calls run concurrently through
 ``execute_many``; the ``adispatch_*`` twins do the same for asyncio callers
 through ``aexecute_many`` (async tools on the loop, sync ones in the pool).
+A result with content blocks (``agentkit.content``) is given as text -- its
+texts, and a line naming each image, sound or file -- except that Anthropic
+also gets the images it accepts (PNG, JPEG, GIF, WebP) as image blocks.
 Anything that goes wrong -- an unknown tool, arguments that are not JSON, a
 validation or execution error -- becomes text the model can act on: the
 problems listed, no traceback, no secret. Plain dicts and the official
@@ -17,9 +20,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, final
+from typing import Any, Final, final
 
 from agentkit import jsonvalues
+from agentkit.content import Block, Image, Resource, Text
 from agentkit.tool import Tool
 from agentkit.toolerrors import ToolValidationError, UnknownToolError
 from agentkit.toolexecutor import ToolExecutor
@@ -57,11 +61,62 @@ class DispatchedCall:
             return f"Error: {self.problem}"
         assert self.result is not None
         if self.result.succeeded:
+            if self.result.content:
+                return "\n".join(_texts(self.result.output, self.result.content))
             return json.dumps(self.result.output)
         error = self.result.error
         if isinstance(error, ToolValidationError):
             return f"Error: {error}\nCorrect the arguments and call the tool again."
         return f"Error: {error}"
+
+
+def _texts(output: dict[str, Any] | None, blocks: tuple[Block, ...]) -> list[str]:
+    """A result with content blocks as text: the structured output's JSON (when there
+    is any), each text, each text resource, and a line naming each media block (a
+    text-only model cannot see it, but should know it was made)."""
+    texts = [json.dumps(output)] if output else []
+    for block in blocks:
+        if isinstance(block, Text):
+            texts.append(block.text)
+        elif isinstance(block, Resource):
+            header = f"[resource {block.uri} ({block.media_type})"
+            if block.text is not None:
+                texts.append(f"{header}]\n{block.text}")
+            else:
+                texts.append(f"{header}, {len(block.data or b'')} bytes]")
+        else:
+            texts.append(f"[{block.describe()['type']} {block.media_type}, {block.size} bytes]")
+    return texts
+
+
+#: The image types Anthropic's ``tool_result`` content takes as image blocks.
+_ANTHROPIC_IMAGES: Final = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+
+
+def _anthropic_content(done: DispatchedCall) -> str | list[dict[str, Any]]:
+    """A ``tool_result``'s content: text, or text and image blocks when the call made
+    images Anthropic accepts (other media become a line of text naming them)."""
+    result = done.result
+    if result is None or not result.succeeded or not result.content:
+        return done.content()
+    shown = [
+        block
+        for block in result.content
+        if isinstance(block, Image) and block.media_type in _ANTHROPIC_IMAGES
+    ]
+    if not shown:
+        return done.content()
+    rest = tuple(block for block in result.content if block not in shown)
+    texts = _texts(result.output, rest)
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": "\n".join(texts)}] if texts else []
+    blocks.extend(
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": image.media_type, "data": image.base64},
+        }
+        for image in shown
+    )
+    return blocks
 
 
 def _field(item: Any, name: str, default: Any = None) -> Any:
@@ -200,7 +255,7 @@ def _anthropic_replies(dispatched: list[DispatchedCall]) -> list[dict[str, Any]]
         block: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": done.call_id,
-            "content": done.content(),
+            "content": _anthropic_content(done),
         }
         if done.is_error:
             block["is_error"] = True

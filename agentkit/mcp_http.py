@@ -20,6 +20,7 @@ Needs ``pip install 'agentkit[serve]'``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import hmac
 import ipaddress
@@ -195,6 +196,62 @@ def parse_credential_header(text: str) -> tuple[str, str]:
             "is never passed to a tool; send the user's token in a header of its own"
         )
     return header.lower(), credential
+
+
+_RESERVED_PATHS: Final = ("/healthz", "/readyz")
+
+
+def parse_endpoint_path(text: str) -> str:
+    """``--path``: where the MCP endpoint answers, such as ``/mcp`` or ``/tools/v1``."""
+    if not text.startswith("/") or any(char in text for char in "?#% \t\r\n"):
+        raise SemanticError(
+            f"--path {text!r}: expected a path starting with '/', such as /mcp or /tools/v1, "
+            "with no query, fragment, escapes or spaces"
+        )
+    if text.rstrip("/") in _RESERVED_PATHS or text == "/":
+        raise SemanticError(
+            f"--path {text!r}: {', '.join(_RESERVED_PATHS)} answer health checks and '/' "
+            "is too broad; choose another path, such as /mcp"
+        )
+    return text
+
+
+def _is_host_and_port(text: str) -> bool:
+    """``HOST``, ``HOST:PORT``, ``HOST:*``, ``[IPv6]`` or ``[IPv6]:PORT``."""
+    if text.startswith("["):
+        end = text.find("]")
+        host, port = text[1:end], text[end + 1 :]
+        if end < 0 or (port and not port.startswith(":")):
+            return False
+        sep, port = port[:1], port[1:]
+        valid_host = bool(host) and all(char in "0123456789abcdefABCDEF:." for char in host)
+    else:
+        host, sep, port = text.partition(":")
+        valid_host = bool(host) and all(char.isalnum() or char in ".-" for char in host)
+    if not sep:
+        return valid_host
+    return valid_host and (port == "*" or (port.isdigit() and int(port) < 65536))
+
+
+def parse_allowed_host(text: str) -> str:
+    """``--allowed-host``: ``HOST``, ``HOST:PORT`` or ``HOST:*`` as a Host header holds it."""
+    if not _is_host_and_port(text):
+        raise SemanticError(
+            f"--allowed-host {text!r}: expected HOST, HOST:PORT or HOST:* as clients send it "
+            "in the Host header, such as tools.example.com or tools.example.com:8443"
+        )
+    return text
+
+
+def parse_allowed_origin(text: str) -> str:
+    """``--allowed-origin``: ``scheme://host[:port]`` (or ``:*``), as browsers send it."""
+    scheme, sep, rest = text.partition("://")
+    if not sep or scheme not in ("http", "https") or not _is_host_and_port(rest):
+        raise SemanticError(
+            f"--allowed-origin {text!r}: expected an origin as browsers send it, "
+            "scheme://host[:port] (port may be *), such as https://app.example.com"
+        )
+    return text
 
 
 # -- auth ------------------------------------------------------------------------------------------
@@ -436,9 +493,14 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
+        if isinstance(exc, socket.gaierror):
+            hint = "the host is not an address of this machine; try 127.0.0.1 or 0.0.0.0"
+        elif exc.errno == errno.EADDRINUSE:
+            hint = "another server uses the port; --http HOST:PORT picks another, port 0 any"
+        else:
+            hint = "--http HOST:PORT picks another address"
         raise SemanticError(
-            f"Cannot listen on {host}:{port}: {exc.strerror or exc} "
-            "(is another server using the port? --http HOST:PORT picks another)"
+            f"Cannot listen on {host}:{port}: {exc.strerror or exc} ({hint})"
         ) from exc
     sock.listen(socket.SOMAXCONN)
     sock.set_inheritable(True)

@@ -3,12 +3,13 @@
 - ``ServedTools`` holds the tools a server answers with, as one immutable snapshot
   (registry and listing). ``replace`` swaps it in one assignment: a call already
   running keeps the tool it started with; the next call sees the new set. It also
-  knows the client sessions it has seen, to tell them ``notifications/tools/list_changed``.
+  knows the client sessions it has seen, to tell them ``notifications/tools/list_changed``,
+  and the level of log messages (``notifications/message``) each asked for.
 - ``Reloader`` loads the tools, and everything again (``reload``), on SIGHUP or when a watched file
   changes (``watch``: polling file names, sizes and modification times, every
   ``interval`` seconds). Only a load with no problem is swapped in; otherwise the last
   good set keeps serving and every problem is logged with its file:line. The tools
-  added, changed and removed are logged.
+  added, changed and removed are logged, on stderr and to the clients (``log``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from typing import Any, Final, final
 import anyio
 import mcp_types as types
 from anyio.abc import TaskStatus
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from agentkit.context import LogLevel, at_least
 from agentkit.export import mcp_tool
 from agentkit.tool import Tool
 from agentkit.toolerrors import AgentKitError
@@ -38,6 +41,8 @@ DEFAULT_INTERVAL: Final = 1.0
 MAX_SESSIONS: Final = 10_000
 #: How long one client may take to accept the announcement.
 ANNOUNCE_SECONDS: Final = 5.0
+#: The least severe log message a client gets before it sends ``logging/setLevel``.
+DEFAULT_LOG_LEVEL: Final[LogLevel] = "info"
 
 
 def _listed(tool: Tool) -> types.Tool:
@@ -60,6 +65,16 @@ def _listed(tool: Tool) -> types.Tool:
 
 
 @final
+@dataclass(slots=True)
+class _Client:
+    """One client connection: the latest session object that reaches it, and the least
+    severe log message it wants (``logging/setLevel``)."""
+
+    session: Any
+    log_level: LogLevel = DEFAULT_LOG_LEVEL
+
+
+@final
 @dataclass(frozen=True, slots=True)
 class _Snapshot:
     registry: ToolRegistry
@@ -78,7 +93,10 @@ class ServedTools:
         self._current = _snapshot(registry)
         # The SDK's session object is a per-request proxy; the latest one of each
         # connection reaches it. Bounded: the oldest connections are forgotten first.
-        self._sessions: OrderedDict[str, Any] = OrderedDict()
+        self._clients: OrderedDict[str, _Client] = OrderedDict()
+        #: Applied to every message ``log`` sends: the server sets it to redact the
+        #: credentials its tools use.
+        self.redact: Callable[[str], str] = str
 
     @property
     def registry(self) -> ToolRegistry:
@@ -98,18 +116,59 @@ class ServedTools:
     def seen(self, connection: str, session: Any) -> None:
         """Remember ``session`` as the way to reach client ``connection`` (an HTTP
         session id; one name for stdio's single client), to announce changes to it."""
-        self._sessions[connection] = session
-        self._sessions.move_to_end(connection)
-        while len(self._sessions) > MAX_SESSIONS:
-            self._sessions.popitem(last=False)
+        client = self._clients.get(connection)
+        if client is None:
+            self._clients[connection] = _Client(session)
+        else:
+            client.session = session
+            self._clients.move_to_end(connection)
+        while len(self._clients) > MAX_SESSIONS:
+            self._clients.popitem(last=False)
+
+    def set_log_level(self, connection: str, level: LogLevel) -> None:
+        """Client ``connection`` wants log messages at ``level`` and up (``logging/setLevel``)."""
+        client = self._clients.get(connection)
+        if client is not None:
+            client.log_level = level
+
+    def log_level(self, connection: str) -> LogLevel:
+        """The least severe log message client ``connection`` wants."""
+        client = self._clients.get(connection)
+        return client.log_level if client is not None else DEFAULT_LOG_LEVEL
 
     async def announce(self) -> int:
         """Send ``notifications/tools/list_changed`` to every session seen; how many got it."""
+        return await self._tell(lambda client: client.session.send_tool_list_changed())
+
+    async def log(self, level: LogLevel, message: str) -> int:
+        """Send ``message`` as ``notifications/message`` (logger ``agentkit``) to every
+        client that wants ``level``; how many got it. Redacted first (``redact``)."""
+        notification = types.LoggingMessageNotification(
+            params=types.LoggingMessageNotificationParams(
+                level=level, data=self.redact(message), logger="agentkit"
+            )
+        )
+
+        def send(client: _Client) -> Any:
+            # A 2026-07-28 connection has no logging/setLevel and no stream for a
+            # message outside a request: it gets none.
+            if client.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                return None
+            if not at_least(level, client.log_level):
+                return None
+            return client.session.send_notification(notification)
+
+        return await self._tell(send)
+
+    async def _tell(self, send: Callable[[_Client], Any]) -> int:
         told = 0
-        for session in list(self._sessions.values()):
+        for client in list(self._clients.values()):
             try:
+                sending = send(client)
+                if sending is None:
+                    continue
                 with anyio.move_on_after(ANNOUNCE_SECONDS):
-                    await session.send_tool_list_changed()
+                    await sending
             except Exception:  # a session that went away meanwhile: nothing to tell
                 continue
             told += 1
@@ -200,14 +259,18 @@ class Reloader:
                 # Loading reads and parses files: off the loop, so calls go on meanwhile.
                 registry = await anyio.to_thread.run_sync(self._load)
             except AgentKitError as exc:
-                self._say(
+                message = (
                     f"reload ({reason}) failed; still serving the last good set of "
                     f"{len(self.served)} tools. {exc.format_message()}"
                 )
+                self._say(message)
+                await self.served.log("error", message)
                 return None
             found = changes(self.served.registry, registry)
             self.served.replace(registry)
-            self._say(f"reloaded ({reason}): {len(registry)} tools; {found.describe()}")
+            message = f"reloaded ({reason}): {len(registry)} tools; {found.describe()}"
+            self._say(message)
+            await self.served.log("info", message)
             if found:
                 await self.served.announce()
             return found

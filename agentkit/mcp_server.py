@@ -5,16 +5,18 @@
   prints);
 - ``tools/call`` runs through ``ToolExecutor.aexecute`` (async tools on the
   server's event loop, sync ones in the executor's thread pool): the output comes back as
-  ``structuredContent`` and as the same JSON in a text block;
-- a tool declaring the binary output (``agentkit.binary``) lists no ``outputSchema``
-  and answers with image, audio or embedded-resource content, and a text block
-  naming its media type and size;
+  ``structuredContent`` and as the same JSON in a text block; a tool's content blocks
+  (``agentkit.content``: text, images, audio, embedded resources) and a binary output
+  (``agentkit.binary``) as MCP content of their kinds (``agentkit.mcp_content``);
 - a validation or execution failure is a result with ``isError: true`` and text
   the model can read (the problems listed, no secret); an unknown tool is a
   protocol error (``-32602``), as the MCP specification has it;
 - what a tool reports with ``agentkit.progress`` (a paginated HTTP tool: ``page N
   fetched``) goes to the client as ``notifications/progress`` when its call
-  carried a progress token.
+  carried a progress token;
+- the logging capability: ``logging/setLevel`` sets the least severe
+  ``notifications/message`` a client gets; a tool's ``agentkit.context.log`` (an HTTP
+  tool's retries) rides its call's stream, a reload's report goes to every client.
 
 Needs ``pip install 'agentkit[mcp]'``.
 """
@@ -23,27 +25,31 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
-from collections.abc import Awaitable, Callable, Mapping
+import contextlib
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, cast, final
+from typing import Any, Final, cast, final
 
 import anyio
 import mcp_types as types
+from mcp.server.connection import allowed_log_levels
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import INVALID_PARAMS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentkit import __version__
-from agentkit.binary import is_binary
+from agentkit.context import CallContext, LogLevel, at_least, serving
 from agentkit.credentials import CredentialsManager
+from agentkit.mcp_content import call_result, error_result
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
 from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.mcp_stdio import loop_stdio
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
+from agentkit.redaction import Redactor
 from agentkit.tool import Tool
 from agentkit.toolerrors import UnknownToolError
 from agentkit.toolexecutor import ToolExecutor
@@ -52,32 +58,12 @@ from agentkit.toolregistry import ToolRegistry
 __all__ = ["CallScope", "build_server", "serve"]
 
 
+#: How long a call's last messages to its client may take to go out before its answer does.
+FLUSH_SECONDS: Final = 5.0
+
 #: Enters the scope one ``tools/call`` runs in, given the SDK's request context (the HTTP
 #: server binds the caller's own credentials there, from its request headers).
 CallScope = Callable[[Any], AbstractContextManager[None]]
-
-
-def _content(tool: Tool, output: Mapping[str, Any]) -> list[types.ContentBlock]:
-    """A binary output (``agentkit.binary``) as MCP content: image, audio or an embedded
-    resource by its media type, then a text block saying what it is, for text-only clients."""
-    media_type, data = output["media_type"], output["data"]
-    block: types.ContentBlock
-    if media_type.startswith("image/"):
-        block = types.ImageContent(type="image", data=data, mime_type=media_type)
-    elif media_type.startswith("audio/"):
-        block = types.AudioContent(type="audio", data=data, mime_type=media_type)
-    else:
-        resource = types.BlobResourceContents(
-            uri=f"agentkit://tools/{tool.name}/output", mime_type=media_type, blob=data
-        )
-        block = types.EmbeddedResource(type="resource", resource=resource)
-    summary = {"media_type": media_type, "size": output["size"]}
-    return [block, types.TextContent(type="text", text=_json_text(summary))]
-
-
-def _json_text(value: Any) -> str:
-    # UTF-8 as it is, not \u-escaped: "Zürich" is 6 characters to the model, not 11.
-    return json.dumps(value, ensure_ascii=False)
 
 
 def concurrency(tool: Tool) -> int | None:
@@ -86,13 +72,6 @@ def concurrency(tool: Tool) -> int | None:
     limit = tool.CONCURRENCY
     # A hand-written class may set anything; only a positive whole number limits.
     return limit if type(limit) is int and limit > 0 else None
-
-
-def _error_result(message: str) -> types.CallToolResult:
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=f"Error: {message}")],
-        is_error=True,
-    )
 
 
 @final
@@ -120,11 +99,68 @@ class _SessionsSeen:
         self._served = served
 
     async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
-        headers = getattr(ctx.request, "headers", None)  # a Starlette request over HTTP
-        connection = headers.get("mcp-session-id", "") if headers is not None else "stdio"
+        connection = _connection(ctx)
         if connection:
             self._served.seen(connection, ctx.session)
         return await call_next(ctx)
+
+
+def _connection(ctx: Any) -> str:
+    """The name of the client connection a request came on: its HTTP session id ("" for
+    stateless HTTP, which has none), or "stdio" for the one client of stdin/stdout."""
+    headers = getattr(ctx.request, "headers", None)  # a Starlette request over HTTP
+    return str(headers.get("mcp-session-id", "")) if headers is not None else "stdio"
+
+
+@final
+class _ServedCall(CallContext):
+    """One ``tools/call``'s context (``agentkit.context``): its log messages go to the
+    client on the call's own stream, in order, at or above the level the client asked for.
+
+    Methods are called on the server's loop (async tools) or a worker thread (sync
+    tools); what they send is handed to the loop and not waited for, so a slow client
+    never holds the tool up. ``flush`` waits (bounded) for what is still being sent.
+    """
+
+    def __init__(self, ctx: Any, log_level: LogLevel) -> None:
+        self._ctx = ctx
+        self._loop = asyncio.get_running_loop()
+        self._log_level = log_level
+        # 2026-07-28 connections opt in per request (``_meta``); earlier ones by
+        # logging/setLevel, which the server keeps per connection.
+        self._modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        self._allowed = allowed_log_levels(ctx.protocol_version, ctx.meta) if self._modern else ()
+        self._sending: list[concurrent.futures.Future[None]] = []
+
+    def wants(self, level: LogLevel) -> bool:
+        if self._modern:
+            return level in self._allowed
+        return at_least(level, self._log_level)
+
+    def log(self, level: LogLevel, message: str, logger: str | None) -> None:
+        if not self.wants(level):
+            return
+        notification = types.LoggingMessageNotification(
+            params=types.LoggingMessageNotificationParams(level=level, data=message, logger=logger)
+        )
+        self._send(self._ctx.session.send_notification(notification, self._ctx.request_id))
+
+    def _send(self, sending: Awaitable[None]) -> None:
+        previous = self._sending[-1] if self._sending else None
+
+        async def in_order() -> None:
+            if previous is not None:  # each message after the one before it
+                with contextlib.suppress(Exception):
+                    await asyncio.wrap_future(previous)
+            await sending
+
+        self._sending.append(asyncio.run_coroutine_threadsafe(in_order(), self._loop))
+
+    async def flush(self) -> None:
+        """Wait until what the call sent has gone out (at most ``FLUSH_SECONDS``)."""
+        if self._sending:
+            pending = [asyncio.wrap_future(future) for future in self._sending]
+            await asyncio.wait(pending, timeout=FLUSH_SECONDS)
 
 
 def _progress_to(ctx: Any) -> ProgressReporter:
@@ -171,9 +207,14 @@ def build_server(
     runner = executor or ToolExecutor()
     scope = call_scope or (lambda ctx: nullcontext())
     gate = limits or CallLimits(queue_timeout=call_timeout)
+    served.redact = _redacting_credentials(served, runner)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=list(served.listed))
+
+    async def set_log_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        served.set_log_level(_connection(ctx), params.level)
+        return types.EmptyResult()
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         registry = served.registry  # this call's set, whatever a reload does meanwhile
@@ -183,23 +224,17 @@ def build_server(
         arguments = dict(params.arguments or {})
         # Async tools run on the server's loop; sync ones (HTTP, files) in the
         # executor's bounded thread pool, so a slow tool never blocks the loop.
+        call = _ServedCall(ctx, served.log_level(_connection(ctx)))
         try:
             async with gate.admitted(tool.name, concurrency(tool)):
-                with scope(ctx), reporting_progress(_progress_to(ctx)):
+                with scope(ctx), reporting_progress(_progress_to(ctx)), serving(call):
                     result = await runner.aexecute(
                         tool, arguments, raise_on_failure=False, timeout=call_timeout
                     )
         except Busy as exc:
-            return _error_result(f"Tool '{tool.name}' was not run: {exc}")
-        if result.succeeded:
-            if result.output is not None and is_binary(tool):
-                return types.CallToolResult(content=_content(tool, result.output))
-            text = _json_text(result.output)
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=text)],
-                structured_content=result.output,
-            )
-        return _error_result(str(result.error))
+            return error_result(f"Tool '{tool.name}' was not run: {exc}")
+        await call.flush()  # what the tool logged reaches the client before its answer
+        return call_result(tool, result)
 
     server = _Server(
         "agentkit",
@@ -207,9 +242,27 @@ def build_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    # logging/setLevel exists through protocol 2025-11-25 (the SDK routes it to no
+    # 2026-07-28 connection, whose requests opt in to log levels by ``_meta``): served
+    # with add_request_handler, as the SDK's Server(on_set_logging_level=...) would, but
+    # without its warning that the 2026-07-28 protocol dropped the method -- the
+    # messages are sent by era above (_ServedCall, ServedTools.log), not unconditionally.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_log_level)
     if announce:
         server.middleware.append(_SessionsSeen(served))
     return server
+
+
+def _redacting_credentials(served: ServedTools, executor: ToolExecutor) -> Callable[[str], str]:
+    """Redacts, from a message to every client (a reload's report), the value of every
+    credential the served tools name that the executor can resolve now."""
+
+    def redact(text: str) -> str:
+        names = {name for tool in served.registry for name in tool.credential_names}
+        values = (value for name in names if (value := executor.credentials.get(name)))
+        return Redactor(values).redact(text)
+
+    return redact
 
 
 def serve(

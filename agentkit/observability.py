@@ -22,9 +22,12 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 from agentkit.toolresult import describe_error
+
+if TYPE_CHECKING:
+    from agentkit.content import Block
 
 __all__ = [
     "DEFAULT_BUCKETS",
@@ -85,6 +88,7 @@ _FIELDS: Final = (
     "error",
     "inputs",
     "output",
+    "content",
 )
 
 
@@ -93,7 +97,8 @@ class ToolEvent:
     """One moment of a tool call, as listeners receive it (immutable).
 
     ``inputs`` are the caller's on ``started`` and the validated ones (defaults
-    applied) afterwards; ``output`` is set on ``completed``; ``error`` (the
+    applied) afterwards; ``output`` is set on ``completed``, and ``content``
+    (the call's ``agentkit.content`` blocks, if any) with it; ``error`` (the
     failure as data: type, message and the fields its type carries) on
     ``failed``. Messages and output have credential values redacted; events
     never carry credentials.
@@ -108,6 +113,7 @@ class ToolEvent:
     # ~2 us an event), and the properties keep every field read-only.
     __slots__ = (
         "_call_id",
+        "_content",
         "_duration",
         "_error",
         "_error_type",
@@ -134,6 +140,7 @@ class ToolEvent:
         error: Mapping[str, Any] | BaseException | None = None,
         inputs: Mapping[str, Any] | None = None,
         output: Mapping[str, Any] | None = None,
+        content: tuple[Block, ...] = (),
     ) -> None:
         self._name = name
         self._tool_name = tool_name
@@ -146,6 +153,7 @@ class ToolEvent:
         self._error = error
         self._inputs = inputs
         self._output = output
+        self._content = content
 
     @property
     def name(self) -> str:
@@ -198,6 +206,12 @@ class ToolEvent:
     @property
     def output(self) -> Mapping[str, Any] | None:
         return self._output
+
+    @property
+    def content(self) -> tuple[Block, ...]:
+        """The content blocks of ``completed`` (see ``agentkit.content``); their repr
+        names each media block's type and size, never its bytes."""
+        return self._content
 
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, field) for field in _FIELDS)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, final
 
+from agentkit.content import Output, block_from_json
 from agentkit.observability import EVENT_COMPLETED, EVENT_FAILED, Listener, ToolEvent
 from agentkit.toolerrors import (
     Direction,
@@ -64,6 +65,8 @@ class RecordedCall:
     inputs: Mapping[str, Any]
     output: Mapping[str, Any] | None
     error: Mapping[str, Any] | None
+    #: The call's content blocks (``agentkit.content``) as JSON, bytes in base64.
+    content: tuple[Mapping[str, Any], ...] = ()
 
     @classmethod
     def from_event(cls, event: ToolEvent) -> RecordedCall:
@@ -78,10 +81,11 @@ class RecordedCall:
             inputs=_plain(dict(event.inputs or {})),
             output=_plain(dict(event.output)) if event.output is not None else None,
             error=_plain(dict(event.error)) if event.error is not None else None,
+            content=tuple(block.to_json() for block in event.content),
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        recorded = {
             "tool": self.tool_name,
             "version": self.tool_version,
             "call_id": self.call_id,
@@ -92,6 +96,9 @@ class RecordedCall:
             "output": self.output,
             "error": self.error,
         }
+        if self.content:  # only then: a recording without content reads as it always has
+            recorded["content"] = [dict(block) for block in self.content]
+        return recorded
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RecordedCall:
@@ -112,6 +119,14 @@ class RecordedCall:
             raise ValueError("a failed call needs an 'error' object")
         if not isinstance(inputs, dict):
             raise TypeError("'inputs' must be an object")
+        content = data.get("content", [])
+        if not isinstance(content, list):
+            raise TypeError("'content' must be a list of content blocks")
+        for position, block in enumerate(content):
+            try:
+                block_from_json(block)
+            except ValueError as exc:
+                raise ValueError(f"content[{position}]: {exc}") from exc
         return cls(
             tool_name=str(tool_name),
             tool_version=str(version),
@@ -122,12 +137,18 @@ class RecordedCall:
             inputs=inputs,
             output=output,
             error=error,
+            content=tuple(content),
         )
 
-    def replay(self) -> dict[str, Any]:
-        """The recorded output, or raise the recorded failure as the executor would."""
+    def replay(self) -> dict[str, Any] | Output:
+        """The recorded output (an ``Output`` when the call had content blocks), or raise
+        the recorded failure as the executor would."""
         if self.status == STATUS_SUCCESS and self.output is not None:
-            return _plain(dict(self.output))  # type: ignore[no-any-return]
+            output: dict[str, Any] = _plain(dict(self.output))
+            if self.content:
+                blocks = (block_from_json(block) for block in self.content)
+                return Output(*blocks, structured=output)
+            return output
         error = dict(self.error or {})
         if error.get("type") == ToolValidationError.__name__:
             direction: Direction = "output" if error.get("direction") == "output" else "input"

@@ -247,6 +247,22 @@ class Redactor:
             return value
         return _redacted_copy(compiled.pattern, value, 0)
 
+    def redact_bytes(self, data: bytes) -> bytes:
+        """``data`` with each secret's UTF-8 bytes replaced by ``b"***"``.
+
+        For binary content (an image a tool made): masking corrupts the file, and
+        that is the point -- a credential never leaves inside it. ``data`` itself
+        when it holds none.
+        """
+        if self._compiled is None:
+            return data
+        # Longest first, so a secret's longer form wins over a shorter secret inside it.
+        for secret in sorted(self._secrets, key=len, reverse=True):
+            raw = _utf8(secret)
+            if raw in data:
+                data = data.replace(raw, MASK.encode())
+        return data
+
     def contains_secret(self, text: str) -> bool:
         compiled = self._compiled
         return (

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar, Final, Protocol
 
+from agentkit.content import Output
 from agentkit.toolerrors import (
     SchemaDefinitionError,
     SchemaProblem,
@@ -338,14 +339,16 @@ class Tool:
     # return to the dict, an async one (AsyncTool) to a coroutine of it.
     def execute(
         self, inputs: dict[str, Any], credentials: Mapping[str, str]
-    ) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+    ) -> dict[str, Any] | Output | Awaitable[dict[str, Any] | Output]:
         """Do the tool's work.
 
         ``inputs`` have been validated against ``INPUT_SCHEMA`` (defaults applied);
         ``credentials`` maps each of ``credential_names`` to its value (empty when
         the tool names none; the chapter's ``credentials: dict = None`` works). Return
-        a dictionary matching ``OUTPUT_SCHEMA``; raise to fail the call. Written
-        ``async def`` (see ``AsyncTool``), it is awaited.
+        a dictionary matching ``OUTPUT_SCHEMA`` -- or, for images, audio, embedded
+        resources and mixed content, an ``agentkit.content.Output`` whose
+        ``structured`` part matches it; raise to fail the call. Written ``async
+        def`` (see ``AsyncTool``), it is awaited.
 
         The credential values are redacted from everything the call reports. A
         form you derive from one and send (a signature, an assembled header)
@@ -419,7 +422,7 @@ class AsyncTool(Tool):
 
     async def execute(
         self, inputs: dict[str, Any], credentials: Mapping[str, str]
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any] | Output:
         """Do the tool's work, awaiting what it waits on; see ``Tool.execute``."""
         raise NotImplementedError(f"{type(self).__name__} does not implement execute()")
 

@@ -14,6 +14,7 @@ from contextlib import nullcontext
 from types import CoroutineType, MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from agentkit.content import Block, Output, redacted
 from agentkit.credentials import CredentialsManager
 from agentkit.jsonvalues import MAX_DEPTH, checked_copy
 from agentkit.observability import (
@@ -472,8 +473,13 @@ class ToolExecutor:
         already failed with ``error``), report the outcome, return or raise it."""
         name = spec.name
         output: dict[str, Any] | None = None
+        blocks: tuple[Block, ...] = ()
         if error is None:
             try:
+                if type(raw) is not dict and isinstance(raw, Output):
+                    # Content blocks beside the structured output, which is checked as usual.
+                    blocks = raw.blocks if redactor is None else redacted(raw.blocks, redactor)
+                    raw = raw.structured
                 if redactor is None:
                     output = _checked(name, spec.output_schema, raw, None)
                 else:
@@ -495,13 +501,13 @@ class ToolExecutor:
             seen = validated if validated is not None else _bounded(inputs)
             if redactor:
                 seen = redactor.redact_value(seen)
-            self._finish_event(listeners, spec, call_id, duration, seen, output, error)
+            self._finish_event(listeners, spec, call_id, duration, seen, output, blocks, error)
 
         if error is not None:
             if raise_on_failure:
                 raise error
             return make_result(name, STATUS_FAILURE, None, duration, error)
-        return make_result(name, STATUS_SUCCESS, output, duration, None)
+        return make_result(name, STATUS_SUCCESS, output, duration, None, blocks)
 
     async def _run_on_loop(
         self,
@@ -568,12 +574,13 @@ class ToolExecutor:
         duration: float,
         seen: dict[str, Any],
         output: dict[str, Any] | None,
+        blocks: tuple[Block, ...],
         error: _CallError | None,
     ) -> None:
         if error is None:
             event = ToolEvent(
                 EVENT_COMPLETED, spec.name, spec.version, call_id, _now(), duration,
-                STATUS_SUCCESS, None, None, seen, output,
+                STATUS_SUCCESS, None, None, seen, output, blocks,
             )  # fmt: skip
         else:
             # The error itself: the event describes it only if a listener reads it.

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar, Final, final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, final
 
 from agentkit.toolerrors import SemanticError, ToolExecutionError, ToolValidationError
+
+if TYPE_CHECKING:
+    from agentkit.content import Block
 
 __all__ = [
     "STATUS_FAILURE",
@@ -25,10 +28,12 @@ class ToolResult:
 
     ``output`` is the validated output on success and ``None`` on failure;
     ``error`` is the typed exception on failure (``ToolValidationError`` or
-    ``ToolExecutionError``) and ``None`` on success.
+    ``ToolExecutionError``) and ``None`` on success. ``content`` holds the
+    content blocks of a tool that returned ``agentkit.content.Output`` (text,
+    images, audio, resources, in order); it is empty otherwise.
     """
 
-    __slots__ = ("duration", "error", "output", "status", "tool_name")
+    __slots__ = ("content", "duration", "error", "output", "status", "tool_name")
 
     #: The two statuses, as the chapter spells them (also module constants).
     STATUS_SUCCESS: ClassVar[str] = STATUS_SUCCESS
@@ -39,6 +44,7 @@ class ToolResult:
     output: dict[str, Any] | None
     duration: float
     error: Exception | None
+    content: tuple[Block, ...]
 
     def __init__(
         self,
@@ -47,6 +53,8 @@ class ToolResult:
         output: dict[str, Any] | None = None,
         duration: float = 0.0,
         error: Exception | None = None,
+        *,
+        content: tuple[Block, ...] = (),
     ) -> None:
         # Positional construction (the chapter's) makes a swapped argument easy to miss.
         if status != STATUS_SUCCESS and status != STATUS_FAILURE:
@@ -59,6 +67,7 @@ class ToolResult:
         _set_output(self, output)
         _set_duration(self, duration)
         _set_error(self, error)
+        _set_content(self, tuple(content))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"ToolResult is immutable; cannot set '{name}'")
@@ -71,14 +80,19 @@ class ToolResult:
         return self.status == STATUS_SUCCESS
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-serialisable form: tool, status, output, duration and error."""
-        return {
+        """A JSON-serialisable form: tool, status, output, duration and error -- and
+        ``content`` when there is some, each block described (a media block by its
+        media type and size, never its bytes)."""
+        described: dict[str, Any] = {
             "tool": self.tool_name,
             "status": self.status,
             "output": self.output,
             "duration": self.duration,
             "error": describe_error(self.error) if self.error is not None else None,
         }
+        if self.content:
+            described["content"] = [block.describe() for block in self.content]
+        return described
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ToolResult):
@@ -89,6 +103,7 @@ class ToolResult:
             and self.output == other.output
             and self.duration == other.duration
             and self.error is other.error
+            and self.content == other.content
         )
 
     __hash__ = None  # type: ignore[assignment]  # the output is a dict, so results are unhashable
@@ -96,6 +111,8 @@ class ToolResult:
     def __repr__(self) -> str:
         if self.succeeded:
             detail = f"output={self.output!r}"
+            if self.content:  # each block's repr names its media type and size, no bytes
+                detail += f", content={self.content!r}"
         else:
             detail = f"error={type(self.error).__name__}"
         return (
@@ -120,6 +137,7 @@ _set_status = _slot_setter("status")
 _set_output = _slot_setter("output")
 _set_duration = _slot_setter("duration")
 _set_error = _slot_setter("error")
+_set_content = _slot_setter("content")
 
 
 def make_result(
@@ -128,6 +146,7 @@ def make_result(
     output: dict[str, Any] | None,
     duration: float,
     error: Exception | None,
+    content: tuple[Block, ...] = (),
 ) -> ToolResult:
     """``ToolResult(...)`` by the fast path: the executor's constructor (``status`` unchecked)."""
     result = _new(ToolResult)
@@ -136,6 +155,7 @@ def make_result(
     _set_output(result, output)
     _set_duration(result, duration)
     _set_error(result, error)
+    _set_content(result, content)
     return result
 
 

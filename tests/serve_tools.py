@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from agentkit.context import log
 
 
 def _mark(marker: str, fate: str) -> None:
@@ -36,3 +39,10 @@ def doze(seconds: float, marker: str = "") -> dict[str, Any]:
     time.sleep(seconds)
     _mark(marker, "finished")
     return {"slept": seconds}
+
+
+def chatty(levels: list[str], credentials: Mapping[str, str]) -> dict[str, Any]:
+    """Log one message at each of ``levels``, each quoting the tool's credential."""
+    for level in levels:
+        log(level, f"{level} message, token {credentials['api-token']}")  # type: ignore[arg-type]
+    return {"sent": len(levels)}

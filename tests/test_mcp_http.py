@@ -76,6 +76,8 @@ def server(
         "--auth-token-file", str(tokens),
         "--credential-header", "X-GitHub-Token=github-token",
         "--max-request-bytes", "65536",
+        "--allowed-host", "tools.example.com:*",
+        "--allowed-origin", "https://app.example.com",
     ]  # fmt: skip
     with serving(args) as served:
         yield served
@@ -202,6 +204,18 @@ def test_dns_rebinding_protection_refuses_foreign_hosts_and_origins(
 ) -> None:
     answer, _, _ = post(server.url, INITIALIZE, {**AUTH, **headers})
     assert answer == status
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param({"Host": "tools.example.com:8443"}, id="allowed-host-any-port"),
+        pytest.param({"Origin": "https://app.example.com"}, id="allowed-origin"),
+    ],
+)
+def test_allowed_hosts_and_origins_are_let_through(server: Served, headers: dict[str, str]) -> None:
+    answer, _, _ = post(server.url, INITIALIZE, {**AUTH, **headers})
+    assert answer == 200
 
 
 def test_a_request_body_over_the_cap_is_refused_with_413(server: Served) -> None:
@@ -339,10 +353,36 @@ def test_read_tokens_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
     ("argv", "message"),
     [
         pytest.param(
-            ["--stateless"], "--stateless only apply with --http", id="stateless-on-stdio"
+            ["--stateless"], "--stateless only applies with --http", id="stateless-on-stdio"
         ),
         pytest.param(
-            ["--credential-header", "X-A=a"], "--credential-header only apply", id="header-on-stdio"
+            ["--credential-header", "X-A=a", "--stateless"],
+            "--stateless, --credential-header only apply with --http",
+            id="two-on-stdio",
+        ),
+        pytest.param(["--http", "--path", "mcp"], "--path 'mcp': expected a path", id="path"),
+        pytest.param(
+            ["--http", "--path", "/healthz"], "/healthz, /readyz answer health", id="path-taken"
+        ),
+        pytest.param(
+            ["--http", "--allowed-origin", "app.example.com"],
+            "--allowed-origin 'app.example.com': expected an origin as browsers send it",
+            id="origin-without-scheme",
+        ),
+        pytest.param(
+            ["--http", "--allowed-origin", "https://app.example.com/"],
+            "expected an origin",
+            id="origin-with-path",
+        ),
+        pytest.param(
+            ["--http", "--allowed-host", "tools.example.com:port"],
+            "--allowed-host 'tools.example.com:port': expected HOST, HOST:PORT or HOST:*",
+            id="host-port",
+        ),
+        pytest.param(
+            ["--http", "nowhere.invalid:0"],
+            "the host is not an address of this machine",
+            id="unknown-host",
         ),
         pytest.param(["--http", "127.0.0.1:x"], "the port must be a number", id="bad-port"),
         pytest.param(
@@ -364,3 +404,15 @@ def test_serve_usage_errors_exit_2_without_a_traceback(
     err = capsys.readouterr().err
     assert message in err
     assert "Traceback" not in err
+
+
+def test_a_credential_header_naming_no_tool_s_credential_is_a_warning_with_a_hint(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "whoami.yaml").write_text(WHOAMI.replace("{origin}", "http://127.0.0.1:9"))
+    args = ["--tools", str(tmp_path), "--credential-header", "X-Token=github-tokn"]
+    with serving(args) as served:
+        assert (
+            "warning: --credential-header x-token=github-tokn: no tool takes the credential "
+            "'github-tokn' (did you mean 'github-token'?), so the header never reaches a tool"
+        ) in served.stderr

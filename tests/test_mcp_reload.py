@@ -70,14 +70,22 @@ class Notifications:
 
     def __init__(self) -> None:
         self.list_changed = 0
+        self.logged: list[tuple[str, str]] = []
 
     async def __call__(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             self.list_changed += 1
+        elif isinstance(message, types.LoggingMessageNotification):
+            self.logged.append((message.params.level, str(message.params.data)))
 
     async def wait(self, count: int) -> None:
         with anyio.fail_after(WAIT_SECONDS):
             while self.list_changed < count:
+                await anyio.sleep(0.02)
+
+    async def wait_logged(self, level: str) -> None:
+        with anyio.fail_after(WAIT_SECONDS):
+            while all(logged != level for logged, _ in self.logged):
                 await anyio.sleep(0.02)
 
 
@@ -114,6 +122,7 @@ def test_add_change_and_break_a_file(server: Served, folder: Path) -> None:
             )
             seen["kept"] = {tool.name for tool in (await client.list_tools()).tools}
             seen["still"] = await client.call_tool("stats", {"text": "a b c"})
+            await notes.wait_logged("error")
         return seen
 
     seen = _run(scenario)
@@ -130,6 +139,13 @@ def test_add_change_and_break_a_file(server: Served, folder: Path) -> None:
     assert "reload (files changed) failed; still serving the last good set of 2 tools" in log
     assert f"{folder / 'stats.yaml'}:4:" in log  # every problem, located
     assert "unsupported type 'strin'" in log
+    # The clients are told the same (notifications/message, the logging capability).
+    levels = {text.split(":")[0].split(";")[0]: level for level, text in notes.logged}
+    assert levels["reloaded (files changed)"] == "info"
+    assert levels["reload (files changed) failed"] == "error"
+    [broken] = [text for level, text in notes.logged if level == "error"]
+    assert f"{folder / 'stats.yaml'}:4:" in broken
+    assert "unsupported type 'strin'" in broken
 
 
 def test_removing_a_file_removes_its_tool(server: Served, folder: Path) -> None:

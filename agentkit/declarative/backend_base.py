@@ -77,6 +77,9 @@ class Backend(Protocol):
     """A kind of backend: parsed from its YAML mapping, called with checked inputs."""
 
     #: The key under ``backend:`` that selects this kind (``http``, ``python``).
+    #: A kind may also give ``config_schema``, the JSON Schema of its value, which
+    #: ``definition_schema()`` (``agentkit schema``) shows editors; it is optional
+    #: and the loader never uses it: ``parse`` is what checks a definition.
     kind: ClassVar[str]
 
     @classmethod

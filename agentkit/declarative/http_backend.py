@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 from urllib.parse import quote, urljoin, urlsplit
 
 from agentkit import binary, jsonvalues
+from agentkit.context import log
 from agentkit.declarative.backend_base import BackendContext
 from agentkit.declarative.http_spec import (
     IDEMPOTENT,
@@ -54,7 +55,7 @@ from agentkit.declarative.http_values import (
 from agentkit.declarative.multipart import MultipartBody, MultipartError
 from agentkit.declarative.oauth2 import OAuth2Error
 from agentkit.declarative.pagination import Pagination, PaginationError, collect
-from agentkit.declarative.sources import substitute_pairs, use_source
+from agentkit.declarative.sources import substitute_auth, substitute_pairs, use_source
 from agentkit.declarative.templates import Template, TemplateRenderError
 from agentkit.redaction import Redactor, active_redactor, excerpt, redact_also, redacting
 from agentkit.toolerrors import HttpCallError
@@ -485,14 +486,21 @@ class HttpBackend:
                     if response.status_code in retry.on_status and may_resend and not last:
                         delay = self._retry_delay(response, attempt)
                         response.close()
-                        self._pause(prepared, exchange, delay, status=response.status_code)
+                        self._pause(
+                            prepared, exchange, delay, status=response.status_code, attempt=attempt
+                        )
                         continue
                     return self._read(prepared, response, exchange, limit)
                 except requests.RequestException as exc:
                     if exchange.timed_out:
                         raise self._deadline(prepared, exchange) from None
                     resend = exchange.never_left or may_resend
-                    if last or not resend or not self._wait(self._backoff(attempt), exchange):
+                    retrying = _retrying(prepared, _reason(exc), attempt, retry.attempts)
+                    if (
+                        last
+                        or not resend
+                        or not self._wait(self._backoff(attempt), exchange, retrying)
+                    ):
                         failure = self._failure(
                             prepared,
                             exchange,
@@ -614,8 +622,10 @@ class HttpBackend:
         delay: float,
         *,
         status: int,
+        attempt: int,
     ) -> None:
-        if not self._wait(delay, exchange):
+        retrying = _retrying(prepared, f"returned {status}", attempt, self.spec.retry.attempts)
+        if not self._wait(delay, exchange, retrying):
             raise HttpCallError(
                 "deadline",
                 f"{prepared.method} {prepared.url} returned {status}; retrying after {delay:.1f} s "
@@ -624,10 +634,15 @@ class HttpBackend:
             )
 
     @staticmethod
-    def _wait(delay: float, exchange: Exchange) -> bool:
-        """Sleep ``delay`` seconds if the deadline allows it; False when it does not."""
+    def _wait(delay: float, exchange: Exchange, retrying: str = "") -> bool:
+        """Sleep ``delay`` seconds if the deadline allows it; False when it does not.
+
+        ``retrying`` (what is retried and why) goes to the client first, as a warning.
+        """
         if delay >= exchange.remaining:
             return False
+        if retrying:
+            log("warning", f"{retrying} in {delay:.1f} s", logger_name="agentkit.http")
         time.sleep(delay)
         return True
 
@@ -712,6 +727,7 @@ def _resolve(raw: Any, context: BackendContext) -> Any:
     for key in ("headers", "query"):
         if key in raw:
             raw[key] = substitute_pairs(raw[key], (*location, key), context.substituter)
+    substitute_auth(raw, (*location, "auth"), context.substituter)
     if "source" in raw:
         merged = use_source(raw, location, context.sources, context.problems)
         if merged is None:
@@ -827,6 +843,11 @@ def _is_latin1(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _retrying(prepared: requests.PreparedRequest, why: str, attempt: int, attempts: int) -> str:
+    """``GET https://api.example.com/x returned 503; attempt 2 of 3``: what a retry says."""
+    return f"{prepared.method} {prepared.url} {why}; attempt {attempt + 1} of {attempts}"
 
 
 def _reason(exc: Exception) -> str:

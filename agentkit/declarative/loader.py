@@ -10,13 +10,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agentkit.declarative.backends import backend_kinds, find_backend
 from agentkit.declarative.definition import ToolDefinition, parse_definition
 from agentkit.declarative.environment import Environment, Substituter
 from agentkit.declarative.problems import ProblemLog, Problems
 from agentkit.declarative.sources import SourceTable, is_source_document, parse_source
 from agentkit.declarative.tool import DeclarativeTool, make_tool_class
 from agentkit.declarative.yamlsource import MAX_FILE_BYTES, clip, read_documents
-from agentkit.toolerrors import DefinitionProblem
+from agentkit.toolerrors import DefinitionProblem, PluginError
 from agentkit.toolregistry import ToolRegistry, name_key
 
 __all__ = ["definition_files", "definition_schema", "load_tools"]
@@ -328,11 +329,34 @@ def _load_sources(
     return table
 
 
-def definition_schema() -> dict[str, object]:
-    """The JSON Schema (draft 2020-12) of the definition format, for editors and CI."""
+def definition_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the definition format, for editors and CI.
+
+    Kinds that packages add (``agentkit.backends``) are in it too: each with the
+    JSON Schema its class gives as ``config_schema`` (any value when it gives
+    none), so an editor validating against it accepts the kinds installed here.
+    """
     import json
     from importlib.resources import files
 
     text = files("agentkit.declarative").joinpath("tool-definition.schema.json").read_text("utf-8")
-    schema: dict[str, object] = json.loads(text)
+    schema: dict[str, Any] = json.loads(text)
+    kinds: dict[str, Any] = schema["properties"]["backend"]["properties"]
+    for kind in backend_kinds():
+        if kind in kinds:
+            continue
+        try:
+            backend = find_backend(kind)
+        except PluginError as exc:
+            kinds[kind] = {"description": f"Backend kind '{kind}', unusable here: {exc}"}
+            continue
+        given = getattr(backend, "config_schema", None)
+        shape = dict(given) if isinstance(given, Mapping) else {}
+        shape.setdefault("description", f"Backend kind '{kind}' ({_origin(backend)}).")
+        kinds[kind] = shape
     return schema
+
+
+def _origin(backend: object) -> str:
+    module = getattr(backend, "__module__", "?")
+    return f"{module}.{getattr(backend, '__qualname__', '?')}"

@@ -147,6 +147,7 @@ def parse_source(
     for key in ("headers", "query"):
         if key in shared:
             shared[key] = substitute_pairs(shared[key], (key,), substituter)
+    substitute_auth(shared, ("auth",), substituter)
     # The shared keys are checked as an HTTP backend of their own, at the source's lines.
     parse_http_spec(
         {**shared, "url": base_url or "https://source.invalid"},
@@ -240,6 +241,28 @@ def substitute_pairs(raw: Any, location: Location, substituter: Substituter) -> 
             text = None
         substituted[name] = text
     return substituted
+
+
+def substitute_auth(mapping: dict[str, Any], location: Location, substituter: Substituter) -> None:
+    """Substitute ``${VAR}`` in the OAuth2 ``token_url`` of ``mapping["auth"]``, in place.
+
+    The token endpoint is configuration like a base URL (it differs between staging and
+    production), so it takes ``${VAR}`` the same way; credentials stay named credentials.
+    When the substitution has a problem, ``auth`` is dropped: the problem is reported and
+    fails the load, and the auth parser would only report it a second time.
+    """
+    auth = mapping.get("auth")
+    if not isinstance(auth, dict) or not isinstance(auth.get("oauth2"), dict):
+        return  # the HTTP parser says what is wrong with it
+    oauth2 = auth["oauth2"]
+    token_url = oauth2.get("token_url")
+    if not isinstance(token_url, str) or "${" not in token_url:
+        return
+    text = substituter.text(token_url, (*location, "oauth2", "token_url"))
+    if text is None:
+        del mapping["auth"]
+    else:
+        mapping["auth"] = {**auth, "oauth2": {**oauth2, "token_url": text}}
 
 
 def use_source(

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from agentkit.openapi.errors import ErrorOutputs, error_statuses
+from agentkit.openapi.media import json_media, media_type
 from agentkit.openapi.naming import NameTable, identifier
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
 from agentkit.openapi.schemas import MAX_DESCRIPTION, Notes, SchemaConverter, named, trim
@@ -94,6 +96,11 @@ class OperationConverter:
             message = "a path with '{{', '{%' or '{#' would be read as a template"
             raise unexpressible(op.pointer, message)
         request = _Request(path=op.path)
+        if "#" in op.path:
+            # Some descriptions tell operations of one path apart by a fragment
+            # (`/cookies#formExploded`); a client never sends it.
+            request.path = op.path.split("#", 1)[0] or "/"
+            self.notes.add("path", op.pointer, f"the fragment of {op.path!r} is not sent")
         self._parameters(op, request)
         self._body(op, request)
         outputs, replies = self._outputs(op)
@@ -144,7 +151,7 @@ class OperationConverter:
                 if not isinstance(param, dict) or not isinstance(param.get("name"), str):
                     raise unexpressible(here, "expected a parameter with a 'name'")
                 found[(str(param.get("in")), param["name"])] = (param, here)
-        in_path = _PATH_TEMPLATE.findall(op.path)
+        in_path = _PATH_TEMPLATE.findall(request.path)
         for name in in_path:
             if ("path", name) not in found:
                 self.notes.add("path", op.pointer, f"path parameter {name!r} undeclared: a string")
@@ -240,9 +247,9 @@ class OperationConverter:
             raise unexpressible(here, "expected a request body (a mapping)")
         required = body.get("required") is True
         content = _mapping(body.get("content"))
-        media = _json_media(content)
+        media = json_media(content)
         if media is None:
-            form = next((kind for kind in content if _media_type(kind) == _FORM), None)
+            form = next((kind for kind in content if media_type(kind) == _FORM), None)
             if form is not None:
                 self._form(content[form], pointer_join(here, "content", form), required, request)
                 return
@@ -313,8 +320,37 @@ class OperationConverter:
     # -- outputs ----------------------------------------------------------------------------
 
     def _outputs(self, op: Operation) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        """The output parameters, and the HTTP keys (``output``, ``binary``) that go with them."""
+        """The output parameters, and the HTTP keys (``output``, ``binary``, ``responses``)."""
         responses = _mapping(op.node.get("responses"))
+        outputs, replies = self._success(op, responses)
+        errors = error_statuses(responses)
+        if not errors:
+            return outputs, replies
+        here = pointer_join(op.pointer, "responses")
+        if replies.get("binary"):
+            self.notes.add("responses", here, "error replies not mapped: a binary tool has none")
+            return outputs, replies
+        taken = [output["name"] for output in outputs]
+        mapped = ErrorOutputs(self.resolver, self.schemas, self.notes, taken).build(
+            here, responses, errors
+        )
+        if mapped is None:
+            return outputs, replies
+        error_outputs, by_status = mapped
+        for output in outputs:
+            output["required"] = False
+        listed = ", ".join(str(label) for label in by_status)
+        self.notes.add(
+            "responses",
+            here,
+            f"{listed} answer with the error outputs instead of failing; every output is optional",
+        )
+        replies["responses"] = by_status
+        return [*outputs, *error_outputs], replies
+
+    def _success(
+        self, op: Operation, responses: dict[str, Any]
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         statuses = sorted(
             ((str(code), code) for code in responses if str(code).startswith("2")),
             key=lambda pair: pair[0],
@@ -327,7 +363,7 @@ class OperationConverter:
         content = response.get("content") if isinstance(response, dict) else None
         if not isinstance(content, dict) or not content:
             return [], {"output": {}}
-        media = _json_media(content)
+        media = json_media(content)
         if media is None:
             if any(kind.startswith("text/") for kind in content):
                 return [_text_output()], {"output": {"body": "{{ response.text }}"}}
@@ -367,18 +403,6 @@ class OperationConverter:
 
 def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _media_type(media: object) -> str:
-    return str(media).split(";")[0].strip().lower()
-
-
-def _json_media(content: dict[str, Any]) -> str | None:
-    for media in content:
-        kind = _media_type(media)
-        if kind == "application/json" or kind.endswith("+json") or kind == "*/*":
-            return str(media)
-    return None
 
 
 def _all_names(properties: dict[str, Any]) -> bool:

@@ -8,9 +8,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+import jsonschema
 import pytest
+import yaml
 
 from agentkit import DefinitionError, ToolExecutor, ToolRegistry, load_tools
+from agentkit.declarative import definition_schema
 from agentkit.declarative.backends import (
     BackendContext,
     backend_kinds,
@@ -237,3 +240,34 @@ def test_loading_a_built_in_kind_reads_no_entry_point() -> None:
         [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.usefixtures("plugin")
+def test_the_definition_schema_shows_editors_a_kind_from_a_package() -> None:
+    schema = definition_schema()
+    kinds = schema["properties"]["backend"]["properties"]
+    assert kinds["echo"]["properties"] == {
+        "prefix": {"type": "string", "description": "Put before each input."}
+    }
+    validator = jsonschema.Draft202012Validator(schema)
+    good = yaml.safe_load(ECHO_TOOL.format(backend='echo: {prefix: "> "}'))
+    bad = yaml.safe_load(ECHO_TOOL.format(backend="echo: {prefix: 3}"))
+    assert not list(validator.iter_errors(good))
+    assert [error.json_path for error in validator.iter_errors(bad)] == ["$.backend.echo.prefix"]
+    # A kind whose entry point cannot be used is listed, saying why, and takes any value.
+    assert kinds["missing"]["description"].startswith("Backend kind 'missing', unusable here: ")
+    assert "loading it raised AttributeError" in kinds["missing"]["description"]
+    assert set(kinds["missing"]) == {"description"}
+
+
+@pytest.mark.usefixtures("constant")
+def test_a_kind_without_a_config_schema_takes_any_value_in_the_definition_schema() -> None:
+    kinds = definition_schema()["properties"]["backend"]["properties"]
+    assert set(kinds) == {"http", "python", "constant"}
+    assert kinds["constant"] == {
+        "description": f"Backend kind 'constant' ({Constant.__module__}.{Constant.__qualname__})."
+    }
+
+
+def test_the_definition_schema_has_only_the_built_in_kinds_when_nothing_is_added() -> None:
+    assert set(definition_schema()["properties"]["backend"]["properties"]) == {"http", "python"}

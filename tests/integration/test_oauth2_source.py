@@ -265,3 +265,63 @@ def test_validate_warns_about_a_plain_http_token_url(tmp_path: Path) -> None:
         "backend.http.auth.oauth2.token_url: the client secret would be sent over plain "
         "http:// to http://auth.example.com/t; use https://"
     ]
+
+
+def test_the_token_url_takes_a_variable_on_a_source(
+    tmp_path: Path, endpoint: TokenEndpoint, api: tuple[Api, str]
+) -> None:
+    """The token endpoint differs between environments, like the base URL."""
+    (tmp_path / "source.yaml").write_text(
+        SOURCE.format(api=api[1], token_url="${AUTH_ORIGIN}/oauth/token")
+    )
+    (tmp_path / "tools.yaml").write_text(TOOLS)
+    origin = endpoint.url.removesuffix("/oauth/token")
+    assert origin != endpoint.url, "the token endpoint's path changed; update this test"
+    registry = ToolRegistry()
+    load_tools(tmp_path, registry=registry, environ={"AUTH_ORIGIN": origin})
+    endpoint.issue("token-1", expires_in=3600)
+    api[0].valid = {"token-1"}
+    assert executor().execute(registry["get_item"], {}).succeeded
+    assert endpoint.count == 1
+
+
+def test_the_token_url_takes_a_variable_with_a_default_on_a_tool(
+    tmp_path: Path, endpoint: TokenEndpoint, api: tuple[Api, str]
+) -> None:
+    (tmp_path / "tool.yaml").write_text(f"""\
+name: get_item
+version: 1.0.0
+credentials: [client-id, client-secret]
+output_schema:
+  parameters:
+    - {{name: seen, type: string}}
+backend:
+  http:
+    url: {api[1]}/items/1
+    auth:
+      oauth2:
+        token_url: ${{TOKEN_URL:-{endpoint.url}}}
+        client_id: client-id
+        client_secret: client-secret
+""")
+    registry = ToolRegistry()
+    load_tools(tmp_path, registry=registry, environ={})
+    endpoint.issue("token-1", expires_in=3600)
+    api[0].valid = {"token-1"}
+    assert executor().execute(registry["get_item"], {}).succeeded
+
+
+def test_an_unset_variable_in_the_token_url_is_located(
+    tmp_path: Path, endpoint: TokenEndpoint, api: tuple[Api, str]
+) -> None:
+    (tmp_path / "source.yaml").write_text(
+        SOURCE.format(api=api[1], token_url="${AUTH_ORIGIN}/oauth/token")
+    )
+    (tmp_path / "tools.yaml").write_text(TOOLS)
+    with pytest.raises(DefinitionError) as caught:
+        load_tools(tmp_path, environ={})
+    text = str(caught.value)
+    assert "source.yaml:6" in text
+    assert text.count("token_url") == 1
+    assert "auth.oauth2.token_url" in text
+    assert "'AUTH_ORIGIN' is not set" in text

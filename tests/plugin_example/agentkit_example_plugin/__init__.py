@@ -14,6 +14,12 @@ class EchoBackend:
     """``backend: {echo: {prefix: TEXT}}``: each string input back, ``prefix`` in front."""
 
     kind: ClassVar[str] = "echo"
+    #: The value under ``backend: {echo: ...}``, for editors (``agentkit schema``).
+    config_schema: ClassVar[Mapping[str, Any]] = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"prefix": {"type": "string", "description": "Put before each input."}},
+    }
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix

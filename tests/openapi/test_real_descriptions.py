@@ -1,0 +1,152 @@
+"""Real descriptions from public packages, imported whole and offline.
+
+tests/fixtures/openapi/README.md says where they come from and how they were
+trimmed (``scripts/trim_openapi.py`` redoes it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agentkit.cli import main
+from agentkit.openapi import ImportReport, import_openapi
+from agentkit.openapi.operations import METHODS
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "openapi"
+GITHUB = FIXTURES / "github" / "api.github.com.json"
+EXAMPLES = sorted((FIXTURES / "oas-examples").glob("3.*/*.json"))
+REAL = [GITHUB, *EXAMPLES]
+IDS = ["github", *(f"{spec.parent.name}/{spec.stem}" for spec in EXAMPLES)]
+#: Descriptions whose OAuth2 token URL is plain http:// (http://example.com/oauth/token):
+#: the client secret would travel in clear, which `validate` rightly warns about.
+PLAIN_TOKEN_URL = {"security", "security-multiple"}
+
+
+def load(spec: Path) -> dict[str, Any]:
+    document = json.loads(spec.read_text(encoding="utf-8"))
+    assert isinstance(document, dict)
+    return document
+
+
+def at(document: Any, pointer: str) -> Any:
+    """The node a JSON pointer (``#/paths/~1a/get``) names, read as the importer writes
+    them: through ``$ref`` and into the parts of an ``allOf``; KeyError if none."""
+    node = document
+    for raw in pointer.removeprefix("#").split("/")[1:]:
+        node = child(document, node, raw.replace("~1", "/").replace("~0", "~"))
+    return node
+
+
+def child(document: Any, node: Any, key: str) -> Any:
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        node = at(document, node["$ref"])
+    if isinstance(node, list):
+        return node[int(key)]
+    if key in node:
+        return node[key]
+    for part in node.get("allOf", ()):
+        try:
+            return child(document, part, key)
+        except KeyError:
+            continue
+    raise KeyError(key)
+
+
+def resolves(document: Any, pointer: str) -> bool:
+    """``pointer`` names a node, or the place of a missing one in a node that is there."""
+    parent, _, key = pointer.rpartition("/")
+    try:
+        at(document, pointer)
+    except (KeyError, IndexError, ValueError):
+        node = at(document, parent)
+        return isinstance(node, dict) and key not in node
+    return True
+
+
+def operations(document: dict[str, Any]) -> int:
+    return sum(1 for item in document.get("paths", {}).values() for key in item if key in METHODS)
+
+
+def import_real(tmp_path: Path, spec: Path) -> tuple[Path, ImportReport]:
+    out = tmp_path / "tools.d"
+    return out, import_openapi(spec, source="api", out=out)
+
+
+def test_the_vendored_files_are_the_ones_the_readme_lists() -> None:
+    readme = (FIXTURES / "README.md").read_text(encoding="utf-8")
+    assert (FIXTURES / "github" / "LICENSE").exists()
+    assert (FIXTURES / "oas-examples" / "LICENSE.md").exists()
+    assert "@octokit/openapi@23.0.2" in readme
+    assert "@readme/oas-examples@8.2.2" in readme
+    assert len(EXAMPLES) > 40
+
+
+@pytest.mark.parametrize("spec", REAL, ids=IDS)
+def test_every_generated_file_passes_validate_strict(
+    tmp_path: Path,
+    spec: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out, report = import_real(tmp_path, spec)
+    assert len(report.written) - 1 + len(report.skipped) + len(report.deprecated) == operations(
+        load(spec)
+    )
+    # Some examples serve on plain http:// and take credentials, which `validate` warns
+    # about (rightly); pointed at https://, as a deployment would be, they load clean.
+    monkeypatch.setenv("API_BASE_URL", "https://api.example.com")
+    capsys.readouterr()
+    code = main(["validate", "--strict", str(out)])
+    err = capsys.readouterr().err
+    if spec.stem in PLAIN_TOKEN_URL:
+        warnings = [line for line in err.splitlines() if line.startswith("warning: /")]
+        assert code == 1
+        assert warnings
+        assert all(
+            "auth.oauth2.token_url: the client secret would be sent over plain http://" in line
+            for line in warnings
+        )
+    else:
+        assert code == 0, err
+    tools = {path.stem for path in out.glob("*.yaml")} - {"api.source"}
+    assert len(tools) == len(report.written) - 1
+
+
+@pytest.mark.parametrize("spec", REAL, ids=IDS)
+def test_skips_and_notes_point_into_the_description(tmp_path: Path, spec: Path) -> None:
+    document = load(spec)
+    out, report = import_real(tmp_path, spec)
+    for skipped in report.skipped:
+        assert skipped.problem.pointer.startswith("#/")
+        assert resolves(document, skipped.problem.pointer), skipped
+        assert skipped.problem.message
+    for path in out.glob("*.yaml"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("# note: "):
+                start = line.rfind(" (#/")
+                assert start > 0, f"{path.name}: a note without a pointer: {line}"
+                assert line.endswith(")"), f"{path.name}: a note without a pointer: {line}"
+                assert resolves(document, line[start + 2 : -1]), f"{path.name}: {line}"
+
+
+def test_the_github_subset_imports_its_operations(tmp_path: Path) -> None:
+    out, report = import_real(tmp_path, GITHUB)
+    assert len(report.skipped) == 4
+    issue = yaml.safe_load((out / "issues_get.yaml").read_text(encoding="utf-8"))
+    assert issue["backend"]["http"]["path"] == (
+        "/repos/{{ inputs.owner }}/{{ inputs.repo }}/issues/{{ inputs.issue_number }}"
+    )
+    fields = {field["name"] for field in issue["output_schema"]["parameters"]}
+    assert {"number", "title", "state", "user", "labels"} <= fields
+
+
+def test_a_path_fragment_is_not_sent(tmp_path: Path) -> None:
+    out, _ = import_real(tmp_path, FIXTURES / "oas-examples" / "3.0" / "parameters-style.json")
+    text = (out / "cookies_form_exploded.yaml").read_text(encoding="utf-8")
+    assert "path: /cookies\n" in text
+    assert "# note: path: the fragment of '/cookies#formExploded' is not sent" in text

@@ -1,0 +1,116 @@
+"""agentkit.context: what a tool reaches of the call it serves, without a change to execute()."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from agentkit import context
+from agentkit.context import LOG_LEVELS, CallContext, LogLevel, at_least, log, serving
+from agentkit.progress import report_progress
+from agentkit.tool import Tool
+from agentkit.toolexecutor import ToolExecutor
+
+SECRET = "ctx-secret-value-0123456789"
+
+
+class Recorded(CallContext):
+    def __init__(self) -> None:
+        self.logged: list[tuple[str, str, str | None, str]] = []
+
+    def log(self, level: LogLevel, message: str, logger: str | None) -> None:
+        self.logged.append((level, message, logger, threading.current_thread().name))
+
+
+class Logs(Tool):
+    TOOL_NAME = "logs"
+    CREDENTIAL_NAMES = ("api-key",)
+    INPUT_SCHEMA = {"parameters": [{"name": "level", "type": "string"}]}
+    OUTPUT_SCHEMA = None
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        log(inputs["level"], f"using {credentials['api-key']}", logger_name="logs")
+        return {}
+
+
+def test_the_levels_are_rfc_5424s_least_severe_first() -> None:
+    assert LOG_LEVELS[0] == "debug"
+    assert LOG_LEVELS[-1] == "emergency"
+    assert at_least("error", "warning")
+    assert not at_least("info", "warning")
+    assert at_least("warning", "warning")
+
+
+def test_outside_a_served_call_log_does_nothing() -> None:
+    log("info", "nobody listens")  # no error, nowhere to go
+    assert type(context.current()) is CallContext
+
+
+def test_a_served_call_hears_its_tool_redacted_in_the_worker_thread_too() -> None:
+    heard = Recorded()
+    executor = ToolExecutor(credentials={"api-key": SECRET})
+    with serving(heard), executor:
+        result = executor.execute(Logs(), {"level": "warning"})
+    assert result.succeeded
+    assert heard.logged[0][:3] == ("warning", "using ***", "logs")
+    assert SECRET not in repr(heard.logged)
+
+
+def test_an_async_caller_hears_a_sync_tool_from_the_executors_pool() -> None:
+    import asyncio
+
+    heard = Recorded()
+    executor = ToolExecutor(credentials={"api-key": SECRET})
+
+    async def main() -> None:
+        with serving(heard):
+            await executor.aexecute(Logs(), {"level": "error"})
+
+    with executor:
+        asyncio.run(main())
+    [(level, message, _, thread)] = heard.logged
+    assert (level, message) == ("error", "using ***")
+    assert thread.startswith("agentkit-tool")
+
+
+def test_concurrent_calls_each_hear_their_own() -> None:
+    first, second = Recorded(), Recorded()
+    barrier = threading.Barrier(2, timeout=30)
+
+    def call(heard: Recorded, text: str) -> None:
+        with serving(heard):
+            barrier.wait()
+            log("info", text)
+
+    threads = [
+        threading.Thread(target=call, args=(first, "one")),
+        threading.Thread(target=call, args=(second, "two")),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert [message for _, message, _, _ in first.logged] == ["one"]
+    assert [message for _, message, _, _ in second.logged] == ["two"]
+
+
+def test_an_unknown_level_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match=r"log level 'loud' is not one of debug, info, notice"):
+        log("loud", "x")  # type: ignore[arg-type]
+
+
+def test_a_failing_listener_never_breaks_the_call(caplog: pytest.LogCaptureFixture) -> None:
+    class Broken(CallContext):
+        def log(self, level: LogLevel, message: str, logger: str | None) -> None:
+            raise RuntimeError("the client went away")
+
+    with serving(Broken()):
+        log("info", "still fine")
+    assert "sending a log message to the client failed" in caplog.text
+
+
+def test_report_progress_is_agentkit_progress_own() -> None:
+    assert context.report_progress is report_progress
