@@ -6,8 +6,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # `make bench` also installs the bench extra: the peers it measures against (FastMCP).
 BENCH_STAMP := $(VENV)/.bench-installed
-# The integration tests' third-party servers from npm (json-server), pinned by
-# package-lock.json. Without npm the stamp is not made and those tests skip.
+# The integration tests' third-party servers from npm (json-server, and Prism for
+# the OpenAPI import), pinned by package-lock.json. Without npm the stamp is not
+# made and those tests skip.
 NODE_STAMP := node_modules/.installed
 
 .PHONY: demo test lint typecheck unit bench scale-check conformance clean
@@ -25,7 +26,7 @@ $(NODE_STAMP): package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
 		npm ci --no-audit --no-fund --loglevel=error && touch $(NODE_STAMP); \
 	else \
-		echo "npm not found: the json-server integration tests will skip"; \
+		echo "npm not found: the json-server and Prism integration tests will skip"; \
 	fi
 
 demo: $(STAMP)

@@ -5,7 +5,9 @@
 
 GitHub's description (about 1,000 operations, 13 MB) is cut to the operations of a
 few tags, with the components they reach through ``$ref`` and nothing else;
-``x-webhooks`` and the component ``examples`` (the bulk of the size) go. From the
+``x-webhooks`` and every ``example`` and ``examples`` go: they are the bulk of
+the size, the import does not read them, and some are wrong (an array as the
+example of a string), which a mock server would send back as the reply. From the
 oas-examples collection every OpenAPI 3.0 and 3.1 JSON file under 100 KB is kept
 whole (the larger ones, ``star-trek``, ``readme-legacy`` and ``readme``, repeat
 shapes the others show).
@@ -54,21 +56,18 @@ def refs(node: Any) -> set[str]:
     return found
 
 
-def drop_examples(node: Any) -> Any:
-    """``node`` without ``examples`` maps of media types (references into components)."""
+def drop_examples(node: Any, *, names: bool = False) -> Any:
+    """``node`` without ``example`` and ``examples`` anywhere (``names``: ``node`` maps
+    property names to schemas, so its keys stay, even one named ``example``)."""
     if isinstance(node, dict):
         return {
-            key: drop_examples(value)
+            key: drop_examples(value, names=key == "properties" and not names)
             for key, value in node.items()
-            if not (key == "examples" and isinstance(value, dict) and _media_examples(value))
+            if names or key not in ("example", "examples")
         }
     if isinstance(node, list):
         return [drop_examples(item) for item in node]
     return node
-
-
-def _media_examples(value: dict[str, Any]) -> bool:
-    return all(isinstance(example, dict) for example in value.values())
 
 
 def trim_github(document: dict[str, Any], tags: tuple[str, ...]) -> dict[str, Any]:

@@ -373,7 +373,7 @@ class HttpBackend:
     def _path(self, context: Mapping[str, Any], deadline: float) -> str:
         path = ""
         for index, segment in enumerate(self.spec.path, start=1):
-            if isinstance(segment[0], Segments):
+            if segment and isinstance(segment[0], Segments):
                 path += _segments(segment[0], index, context, deadline)
                 continue
             text = "".join(

@@ -85,6 +85,27 @@ def test_a_path_segment_of_nothing_or_dots_fails(
     assert len(responses.calls) == 0
 
 
+@pytest.mark.parametrize(
+    ("url", "sent"),
+    [
+        pytest.param("https://api.example.com/", "https://api.example.com/", id="root"),
+        pytest.param(
+            "https://api.example.com/items/", "https://api.example.com/items/", id="slash"
+        ),
+    ],
+)
+@responses.activate
+def test_a_path_that_ends_in_a_slash_keeps_it(
+    write: WriteFile, executor: ToolExecutor, url: str, sent: str
+) -> None:
+    responses.get(sent, json={"title": "root"})
+    text = HTTP_TOOL.replace("https://api.example.com/items/{{ inputs.id }}", url)
+    assert executor.execute(tool_from(write, text), {"id": "1"}).output == {"title": "root"}
+    called = responses.calls[0].request.url
+    assert called is not None
+    assert called.split("?")[0] == sent
+
+
 HEADER_TOOL = HTTP_TOOL.replace(
     '    query: {verbose: "{{ inputs.verbose }}"}\n',
     '    headers: {X-Trace: "{{ inputs.verbose }}-{{ inputs.id }}"}\n',
