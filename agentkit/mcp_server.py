@@ -16,7 +16,9 @@
   carried a progress token;
 - the logging capability: ``logging/setLevel`` sets the least severe
   ``notifications/message`` a client gets; a tool's ``agentkit.context.log`` (an HTTP
-  tool's retries) rides its call's stream, a reload's report goes to every client.
+  tool's retries) rides its call's stream, a reload's report goes to every client;
+- a tool's ``agentkit.context.elicit`` is an ``elicitation/create`` to its client, on
+  the call's own stream.
 
 Needs ``pip install 'agentkit[mcp]'``.
 """
@@ -26,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Final, cast, final
 
@@ -36,13 +38,13 @@ from mcp.server.connection import allowed_log_levels
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentkit import __version__
-from agentkit.context import CallContext, LogLevel, at_least, serving
+from agentkit.context import CallContext, Elicited, LogLevel, at_least, serving
 from agentkit.credentials import CredentialsManager
 from agentkit.mcp_content import call_result, error_result
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
@@ -51,7 +53,7 @@ from agentkit.mcp_stdio import loop_stdio
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.redaction import Redactor
 from agentkit.tool import Tool
-from agentkit.toolerrors import UnknownToolError
+from agentkit.toolerrors import ElicitationError, UnknownToolError
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 
@@ -115,7 +117,8 @@ def _connection(ctx: Any) -> str:
 @final
 class _ServedCall(CallContext):
     """One ``tools/call``'s context (``agentkit.context``): its log messages go to the
-    client on the call's own stream, in order, at or above the level the client asked for.
+    client on the call's own stream, in order, at or above the level the client asked
+    for; its questions are ``elicitation/create`` requests on that stream.
 
     Methods are called on the server's loop (async tools) or a worker thread (sync
     tools); what they send is handed to the loop and not waited for, so a slow client
@@ -124,7 +127,7 @@ class _ServedCall(CallContext):
 
     def __init__(self, ctx: Any, log_level: LogLevel) -> None:
         self._ctx = ctx
-        self._loop = asyncio.get_running_loop()
+        self._loop = self.loop = asyncio.get_running_loop()
         self._log_level = log_level
         # 2026-07-28 connections opt in per request (``_meta``); earlier ones by
         # logging/setLevel, which the server keeps per connection.
@@ -147,6 +150,7 @@ class _ServedCall(CallContext):
 
     def _send(self, sending: Awaitable[None]) -> None:
         previous = self._sending[-1] if self._sending else None
+        self._sending = [future for future in self._sending if not future.done()]
 
         async def in_order() -> None:
             if previous is not None:  # each message after the one before it
@@ -156,11 +160,36 @@ class _ServedCall(CallContext):
 
         self._sending.append(asyncio.run_coroutine_threadsafe(in_order(), self._loop))
 
+    async def aelicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+        """``elicitation/create`` (form mode) on this call's own stream."""
+        if not can_elicit(self._ctx):
+            raise ElicitationError(
+                "the client cannot be asked: it did not declare the elicitation capability"
+            )
+        try:
+            answer = await self._ctx.session.elicit_form(
+                message, dict(schema), related_request_id=self._ctx.request_id
+            )
+        except NoBackChannelError as exc:
+            raise ElicitationError(
+                "the client cannot be asked: this connection has no way back to it "
+                "(a stateless server, or MCP 2026-07-28)"
+            ) from exc
+        except MCPError as exc:
+            raise ElicitationError(f"the client did not ask the user: {exc}") from exc
+        return Elicited(action=answer.action, content=dict(answer.content or {}))
+
     async def flush(self) -> None:
         """Wait until what the call sent has gone out (at most ``FLUSH_SECONDS``)."""
         if self._sending:
             pending = [asyncio.wrap_future(future) for future in self._sending]
             await asyncio.wait(pending, timeout=FLUSH_SECONDS)
+
+
+def can_elicit(ctx: Any) -> bool:
+    """Whether the client of this request declared the elicitation capability."""
+    wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+    return bool(ctx.session.check_client_capability(wanted))
 
 
 def _progress_to(ctx: Any) -> ProgressReporter:
@@ -234,7 +263,7 @@ def build_server(
         except Busy as exc:
             return error_result(f"Tool '{tool.name}' was not run: {exc}")
         await call.flush()  # what the tool logged reaches the client before its answer
-        return call_result(tool, result)
+        return call_result(tool, result, call_timeout=call_timeout)
 
     server = _Server(
         "agentkit",
