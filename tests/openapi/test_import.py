@@ -93,6 +93,7 @@ def test_the_cli_imports_and_reports_skipped_operations(
         "get_node.yaml",
         "list_issues.yaml",
         "search.yaml",
+        "tracker.openapi-lock.json",
         "tracker.source.yaml",
         "upload.yaml",
     ]
@@ -109,6 +110,12 @@ def test_existing_files_are_not_overwritten(tmp_path: Path) -> None:
     out, _ = imported(tmp_path)
     edited = out / "get_issue.yaml"
     edited.write_text("# my edit\n")
+    with pytest.raises(
+        UsageError,
+        match=r"tools\.d holds an import of 'tracker' already \(tracker\.openapi-lock\.json\); give --update to import the description over it, keeping your edits",
+    ):
+        imported(tmp_path)
+    (out / "tracker.openapi-lock.json").unlink()
     with pytest.raises(
         UsageError,
         match=r"12 file\(s\) to write exist already in .*tools\.d \(tracker\.source\.yaml, list_issues\.yaml, create_issue\.yaml, \.\.\.\); import into a new folder",
