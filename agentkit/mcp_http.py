@@ -109,6 +109,8 @@ class HttpOptions:
     max_calls: int | None = DEFAULT_MAX_IN_FLIGHT
     max_queued: int = DEFAULT_MAX_QUEUED
     drain_seconds: float = DEFAULT_DRAIN_SECONDS
+    #: Run a ``confirm: true`` tool without asking when its client cannot be asked.
+    allow_unconfirmed: bool = False
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -394,6 +396,7 @@ def build_app(
         limits=limits,
         # A stateless session lasts one request: there is no one to tell of a reload.
         announce=not options.stateless,
+        allow_unconfirmed=options.allow_unconfirmed,
     )
     manager = StreamableHTTPSessionManager(
         app=server,
@@ -528,6 +531,9 @@ class _DrainingServer(uvicorn.Server):
         for listener in self.servers:
             listener.close()
         await state.limits.close()
+        # Listen streams (2026-07-28 clients waiting to hear of reloads) end gracefully:
+        # each gets its final answer now, not a dropped connection later.
+        state.tools.listen.close()
         running = state.limits.in_flight
         if running:
             print(f"agentkit: draining {running} calls in flight", file=sys.stderr, flush=True)

@@ -44,7 +44,15 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentkit import __version__
-from agentkit.context import CallContext, Elicited, LogLevel, at_least, serving
+from agentkit.context import (
+    CallContext,
+    Elicited,
+    LogLevel,
+    aconfirm,
+    arguments_shown,
+    at_least,
+    serving,
+)
 from agentkit.credentials import CredentialsManager
 from agentkit.mcp_content import call_result, error_result
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
@@ -53,7 +61,12 @@ from agentkit.mcp_stdio import loop_stdio
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.redaction import Redactor
 from agentkit.tool import Tool
-from agentkit.toolerrors import ElicitationError, UnknownToolError
+from agentkit.toolerrors import (
+    DeclinedError,
+    ElicitationError,
+    ToolExecutionError,
+    UnknownToolError,
+)
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 
@@ -78,7 +91,11 @@ def concurrency(tool: Tool) -> int | None:
 
 @final
 class _Server(Server[Any]):
-    """The SDK's server, announcing ``tools.listChanged``: a reload tells the clients."""
+    """The SDK's server, announcing ``tools.listChanged`` to handshake-era clients when a
+    reload can reach them (``tools_changed``); 2026-07-28 clients are told it whenever
+    ``subscriptions/listen`` is served, which it always is."""
+
+    tools_changed = True
 
     def create_initialization_options(
         self,
@@ -87,7 +104,7 @@ class _Server(Server[Any]):
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
         return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True),
+            notification_options or NotificationOptions(tools_changed=self.tools_changed),
             experimental_capabilities,
             extensions,
         )
@@ -164,7 +181,8 @@ class _ServedCall(CallContext):
         """``elicitation/create`` (form mode) on this call's own stream."""
         if not can_elicit(self._ctx):
             raise ElicitationError(
-                "the client cannot be asked: it did not declare the elicitation capability"
+                "the client cannot be asked: it did not declare the elicitation capability, "
+                "or the connection has no way back to it (a stateless server, MCP 2026-07-28)"
             )
         try:
             answer = await self._ctx.session.elicit_form(
@@ -187,9 +205,19 @@ class _ServedCall(CallContext):
 
 
 def can_elicit(ctx: Any) -> bool:
-    """Whether the client of this request declared the elicitation capability."""
+    """Whether the client of this request can be asked: it declared the elicitation
+    capability, and the request has a way back to it (not stateless HTTP, not 2026-07-28)."""
     wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
-    return bool(ctx.session.check_client_capability(wanted))
+    return bool(ctx.session.check_client_capability(wanted) and ctx.session.can_send_request)
+
+
+def _cannot_confirm(tool: str) -> str:
+    return (
+        f"Tool '{tool}' was not run: it asks the user before it acts (confirm: true), and "
+        "this client cannot be asked (it did not declare the elicitation capability, or "
+        "the connection has no way back to it). Use a client that supports elicitation, "
+        "or start the server with --allow-unconfirmed to run such tools without asking."
+    )
 
 
 def _progress_to(ctx: Any) -> ProgressReporter:
@@ -221,6 +249,7 @@ def build_server(
     call_scope: CallScope | None = None,
     limits: CallLimits | None = None,
     announce: bool = True,
+    allow_unconfirmed: bool = False,
 ) -> Server[Any]:
     """An MCP server answering ``tools/list`` and ``tools/call`` from ``tools``.
 
@@ -231,6 +260,10 @@ def build_server(
     it refuses is an ``isError`` result. With ``announce`` the sessions are remembered
     so that ``ServedTools.announce`` reaches them (not for stateless HTTP, where a
     session lasts one request).
+
+    A tool with ``CONFIRM`` (``confirm: true``) asks its client's user before it acts;
+    a client that cannot be asked gets an ``isError`` refusal, unless
+    ``allow_unconfirmed``: then the tool runs without asking.
     """
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     runner = executor or ToolExecutor()
@@ -249,20 +282,39 @@ def build_server(
         registry = served.registry  # this call's set, whatever a reload does meanwhile
         tool = registry.lookup(params.name)
         if tool is None:
-            raise MCPError(INVALID_PARAMS, str(UnknownToolError(params.name, registry.names())))
+            unknown = UnknownToolError(params.name, registry.names())
+            # A client's listing may predate a reload it could not hear of (a stateless
+            # server's handshake-era client): the way out is listing again.
+            raise MCPError(
+                INVALID_PARAMS,
+                f"{unknown} The tools may have changed since you listed them: call tools/list.",
+            )
         arguments = dict(params.arguments or {})
+        call = _ServedCall(ctx, served.log_level(_connection(ctx)))
+        if tool.CONFIRM:
+            if can_elicit(ctx):
+                call.confirming = tool.name
+            elif not allow_unconfirmed:
+                return error_result(_cannot_confirm(tool.name))
         # Async tools run on the server's loop; sync ones (HTTP, files) in the
         # executor's bounded thread pool, so a slow tool never blocks the loop.
-        call = _ServedCall(ctx, served.log_level(_connection(ctx)))
         try:
             async with gate.admitted(tool.name, concurrency(tool)):
                 with scope(ctx), reporting_progress(_progress_to(ctx)), serving(call):
+                    if call.confirming and tool.definition is None:
+                        # A hand-written tool does not say what it sends: its arguments.
+                        await aconfirm(served.redact(arguments_shown(arguments)))
                     result = await runner.aexecute(
                         tool, arguments, raise_on_failure=False, timeout=call_timeout
                     )
         except Busy as exc:
             return error_result(f"Tool '{tool.name}' was not run: {exc}")
+        except (DeclinedError, ElicitationError) as exc:
+            return error_result(f"Tool '{tool.name}' was not run: {exc}")
         await call.flush()  # what the tool logged reaches the client before its answer
+        declined = result.error.cause if isinstance(result.error, ToolExecutionError) else None
+        if isinstance(declined, DeclinedError):
+            return error_result(f"Tool '{tool.name}' was not run: {declined}")
         return call_result(tool, result, call_timeout=call_timeout)
 
     server = _Server(
@@ -270,7 +322,13 @@ def build_server(
         version=__version__,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        # A 2026-07-28 client hears of a reload on a subscriptions/listen stream: a
+        # request of its own, so stateless servers reach it too.
+        on_subscriptions_listen=served.listen,
     )
+    # A handshake-era client hears of a reload only outside its requests (a GET
+    # stream), which a stateless session does not have: it is not promised one.
+    server.tools_changed = announce
     # logging/setLevel exists through protocol 2025-11-25 (the SDK routes it to no
     # 2026-07-28 connection, whose requests opt in to log levels by ``_meta``): served
     # with add_request_handler, as the SDK's Server(on_set_logging_level=...) would, but
@@ -303,15 +361,24 @@ def serve(
     max_queued: int = DEFAULT_MAX_QUEUED,
     drain_seconds: float = 30.0,
     reloader: Reloader | None = None,
+    allow_unconfirmed: bool = False,
 ) -> None:
     """Serve ``tools`` on stdin/stdout until the client disconnects.
 
     A call still running when stdin closes gets its answer, within ``drain_seconds``.
     ``reloader`` (made on the same ``ServedTools``) reloads them while serving.
+    ``allow_unconfirmed``: see ``build_server``.
     """
     executor = ToolExecutor(credentials=CredentialsManager.from_env(credentials_file))
     gate = CallLimits(max_in_flight=max_calls, max_queued=max_queued, queue_timeout=call_timeout)
-    server = build_server(tools, executor, call_timeout=call_timeout, limits=gate)
+    served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
+    server = build_server(
+        served,
+        executor,
+        call_timeout=call_timeout,
+        limits=gate,
+        allow_unconfirmed=allow_unconfirmed,
+    )
 
     async def run() -> None:
         # The SDK types its streams as anyio files; it only iterates lines and awaits
@@ -323,7 +390,9 @@ def serve(
         ):
             if reloader is not None:
                 await group.start(reloader.run)
-            await _serve_answering_to_the_end(server, stdin, stdout, drain_seconds)
+            await _serve_answering_to_the_end(
+                server, stdin, stdout, drain_seconds, ended=served.listen.close
+            )
             group.cancel_scope.cancel()
 
     with executor:  # the thread pool goes when the client does
@@ -363,11 +432,17 @@ class _Unanswered:
 
 
 async def _serve_answering_to_the_end(
-    server: Server[Any], stdin: Any, stdout: Any, drain_seconds: float
+    server: Server[Any],
+    stdin: Any,
+    stdout: Any,
+    drain_seconds: float,
+    *,
+    ended: Callable[[], None] = lambda: None,
 ) -> None:
     """``server.run`` on stdin/stdout, except that stdin closing does not cut short the
     requests already read: the server sees the end of its input only once each has its
-    answer (or ``drain_seconds`` have passed)."""
+    answer (or ``drain_seconds`` have passed). ``ended`` is called when stdin closes, to
+    end the requests that would never end by themselves (``subscriptions/listen``)."""
     unanswered = _Unanswered()
     to_server, server_in = anyio.create_memory_object_stream[Any](0)
     server_out, from_server = anyio.create_memory_object_stream[Any](0)
@@ -378,6 +453,7 @@ async def _serve_answering_to_the_end(
                 if isinstance(message, SessionMessage):
                     unanswered.asked(message.message)
                 await to_server.send(message)
+            ended()
             await unanswered.all_answered(drain_seconds)
 
     async def write() -> None:

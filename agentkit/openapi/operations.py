@@ -13,6 +13,7 @@ from agentkit.openapi.naming import NameTable, identifier
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
 from agentkit.openapi.schemas import MAX_DESCRIPTION, Notes, SchemaConverter, named, trim
 from agentkit.openapi.source import NO_AUTH, Auth, Security
+from agentkit.toolerrors import UnexpressibleOperation
 
 METHODS: Final = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 SUPPORTED: Final = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"})
@@ -79,11 +80,22 @@ class OperationConverter:
     notes: Notes = field(default_factory=Notes)
 
     def __post_init__(self) -> None:
+        self.notes.translate = self.resolver.original
         self.schemas = SchemaConverter(self.resolver, self.notes)
         self.names = NameTable()
         self.bodies = BodyConverter(self.resolver, self.schemas, self.notes, self._input_name)
 
     def definition(self, op: Operation) -> dict[str, Any]:
+        """The definition of ``op``; its problem located in the file read when it is skipped."""
+        try:
+            return self._definition(op)
+        except UnexpressibleOperation as exc:
+            pointer = self.resolver.original(exc.problem.pointer)
+            if pointer == exc.problem.pointer:
+                raise
+            raise unexpressible(pointer, exc.problem.message) from None
+
+    def _definition(self, op: Operation) -> dict[str, Any]:
         if op.method not in SUPPORTED:
             raise unexpressible(op.pointer, f"method {op.method} is not supported")
         if _TEMPLATE_SYNTAX.search(op.path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeGuard
 
@@ -54,8 +55,12 @@ class Notes:
     """What an import left out or simplified, for the comment at the top of a file."""
 
     lines: list[str] = field(default_factory=list)
+    #: Maps a pointer back into the file read (a converted Swagger 2.0 description).
+    translate: Callable[[str], str] | None = None
 
     def add(self, where: str, pointer: str, message: str) -> None:
+        if self.translate is not None:
+            pointer = self.translate(pointer)
         line = f"{where}: {message} ({pointer})"
         if line not in self.lines:
             self.lines.append(line)
@@ -308,7 +313,7 @@ class SchemaConverter:
         _lengths(spec, schema)
         described = _FORMATS.get(str(schema.get("format")), f"format: {schema.get('format')}")
         if isinstance(schema.get("format"), str) and described:
-            spec["description"] = _sentence(spec.get("description"), described)
+            spec["description"] = sentence(spec.get("description"), described)
 
 
 def named(name: str, spec: dict[str, Any], *, required: bool) -> dict[str, Any]:
@@ -352,7 +357,7 @@ def _lengths(spec: dict[str, Any], schema: dict[str, Any]) -> None:
         words = f"exactly {_characters(low)}"
     else:
         words = f"{low} to {high} characters" if low else f"at most {_characters(high)}"
-    spec["description"] = _sentence(spec.get("description"), words)
+    spec["description"] = sentence(spec.get("description"), words)
 
 
 def _characters(count: int) -> str:
@@ -363,7 +368,7 @@ def _count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1_000_000_000
 
 
-def _sentence(description: Any, extra: str) -> str:
+def sentence(description: Any, extra: str) -> str:
     """``description`` with ``extra`` added as a sentence of its own."""
     text = description.rstrip() if isinstance(description, str) else ""
     addition = extra[0].upper() + extra[1:] + "."

@@ -595,9 +595,10 @@ def test_an_unsupported_scheme_is_noted_and_the_source_has_no_auth(tmp_path: Pat
     ("text", "message"),
     [
         (
-            '{"swagger": "2.0"}',
-            "#/swagger: Swagger 2.0 is not supported; convert it to OpenAPI 3 first",
+            '{"swagger": "1.2"}',
+            "#/swagger: Swagger version '1.2' is not supported; expected 2.0",
         ),
+        ('{"swagger": "2.0", "paths": 3}', "#/paths: expected a mapping of paths"),
         (
             '{"openapi": "4.0.0"}',
             "#/openapi: OpenAPI version '4.0.0' is not supported; expected 3.0.x or 3.1.x",
@@ -608,7 +609,7 @@ def test_an_unsupported_scheme_is_noted_and_the_source_has_no_auth(tmp_path: Pat
         ('{"openapi": ', "#: invalid JSON at line 1, column 13"),
         ("- a list\n", "#: expected a mapping (an OpenAPI document)"),
     ],
-    ids=["swagger", "version", "not-openapi", "paths", "yaml", "json", "list"],
+    ids=["swagger", "swagger-paths", "version", "not-openapi", "paths", "yaml", "json", "list"],
 )
 def test_a_description_that_cannot_be_imported_gets_a_located_problem(
     tmp_path: Path, text: str, message: str, capsys: pytest.CaptureFixture[str]

@@ -39,14 +39,15 @@ def _call(out: Path, arguments: dict[str, Any]) -> ToolResult:
 class Recorder:
     """A loopback endpoint that keeps each request it is sent."""
 
-    def __init__(self) -> None:
+    def __init__(self, payload: Any = None) -> None:
         self.seen: list[Handler] = []
         self.bodies: list[bytes] = []
+        self.payload = payload if payload is not None else {}
 
     def __call__(self, handler: Handler) -> None:
         self.seen.append(handler)
         self.bodies.append(handler.body)
-        handler.reply(200, {})
+        handler.reply(200, self.payload)
 
     def parts(self) -> dict[str, tuple[str | None, str | None, bytes]]:
         """The last multipart body: field name -> (file name, media type, bytes)."""
