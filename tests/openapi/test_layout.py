@@ -131,3 +131,18 @@ def test_update_refuses_a_new_layout(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_an_unknown_layout_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"unknown layout 'tags': expected one of operation, tag"):
         import_openapi(TRACKER, source="tracker", out=tmp_path, layout="tags")  # type: ignore[arg-type]
+
+
+def test_a_new_operation_joins_its_tag_file_on_update(tmp_path: Path) -> None:
+    out = tmp_path / "tools.d"
+    import_openapi(TRACKER, source="tracker", out=out, layout="tag")
+    newer = yaml.safe_load(TRACKER.read_text())
+    newer["paths"]["/issues/{id}/lock"] = {
+        "put": {"operationId": "lockIssue", "tags": ["issues"], "responses": {"204": OK["200"]}}
+    }
+    spec = write_spec(tmp_path, newer)
+    report = update_openapi(spec, source="tracker", out=out)
+    assert [operation.name for operation in report.added] == ["lock_issue"]
+    assert streams(out)["tracker.issues.yaml"][-1] == "lock_issue"
+    assert len(list(out.glob("*.yaml"))) == 5
+    assert main(["validate", "--strict", str(out)]) == 0
