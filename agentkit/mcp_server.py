@@ -16,7 +16,8 @@
   carried a progress token;
 - the logging capability: ``logging/setLevel`` sets the least severe
   ``notifications/message`` a client gets; a tool's ``agentkit.context.log`` (an HTTP
-  tool's retries) rides its call's stream, a reload's report goes to every client;
+  tool's retries, a deprecated tool's warning) rides its call's stream, a reload's
+  report goes to every client;
 - a tool's ``agentkit.context.elicit`` is an ``elicitation/create`` to its client, on
   the call's own stream.
 
@@ -291,6 +292,8 @@ def build_server(
             )
         arguments = dict(params.arguments or {})
         call = _ServedCall(ctx, served.log_level(_connection(ctx)))
+        if isinstance(tool.DEPRECATED, str):
+            call.log("warning", f"Tool '{tool.name}' is deprecated: {tool.DEPRECATED}", "agentkit")
         if tool.CONFIRM:
             if can_elicit(ctx):
                 call.confirming = tool.name
