@@ -281,7 +281,13 @@ def build_server(
         registry = served.registry  # this call's set, whatever a reload does meanwhile
         tool = registry.lookup(params.name)
         if tool is None:
-            raise MCPError(INVALID_PARAMS, str(UnknownToolError(params.name, registry.names())))
+            unknown = UnknownToolError(params.name, registry.names())
+            # A client's listing may predate a reload it could not hear of (a stateless
+            # server's handshake-era client): the way out is listing again.
+            raise MCPError(
+                INVALID_PARAMS,
+                f"{unknown} The tools may have changed since you listed them: call tools/list.",
+            )
         arguments = dict(params.arguments or {})
         call = _ServedCall(ctx, served.log_level(_connection(ctx)))
         if tool.CONFIRM:
