@@ -444,13 +444,20 @@ def cmd_import_openapi(args: argparse.Namespace) -> int:
         exclude=args.exclude_operation,
         deprecated=args.include_deprecated,
     )
-    report = import_openapi(args.spec, source=args.source, out=args.out, selection=selection)
+    report = import_openapi(
+        args.spec,
+        source=args.source,
+        out=args.out,
+        selection=selection,
+        layout=args.layout or "operation",
+    )
     _print_import(args.spec, report)
     if report.deprecated:
         _echo(f"left out {len(report.deprecated)} deprecated operation(s) (--include-deprecated)")
-    tools = len(report.written) - 1
+    files = f" in {len(report.written) - 1} file(s)" if args.layout == "tag" else ""
     _echo(
-        f"wrote {tools} tool(s) and a source to {args.out}; {len(report.skipped)} skipped, "
+        f"wrote {report.tools} tool(s){files} and a source to {args.out}; "
+        f"{len(report.skipped)} skipped, "
         f"{report.notes} note(s) in the files"
     )
     return EXIT_OK
@@ -471,6 +478,11 @@ def _print_import(spec: str, report: ImportReport) -> None:
 def _update_openapi(args: argparse.Namespace) -> int:
     from agentkit.openapi.update import update_openapi
 
+    if args.layout is not None:
+        raise UsageError(
+            "--update keeps the first import's layout (in the lock file); --layout cannot "
+            "change it: import into a new folder to lay the tools out otherwise"
+        )
     filters = [
         flag for flag in ("tag", "operation", "method", "exclude_operation") if getattr(args, flag)
     ]
@@ -613,9 +625,23 @@ def _warn_unused_credential_headers(headers: Mapping[str, str], tools: ToolRegis
 # -- the parser ------------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from agentkit.export import EXPORT_FORMATS
+class _ExportFormatNames:
+    """``export --format``'s choices: the export table, read when argparse checks a value
+    or shows help, so a format from an installed package (entry point) is offered too.
+    The table is imported then, not for every command."""
 
+    def __contains__(self, name: object) -> bool:
+        from agentkit.export import EXPORT_FORMATS
+
+        return name in EXPORT_FORMATS
+
+    def __iter__(self) -> Iterator[str]:
+        from agentkit.export import EXPORT_FORMATS
+
+        return iter(EXPORT_FORMATS)
+
+
+def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--tools",
@@ -687,9 +713,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         required=True,
         metavar="FORMAT",
-        # The table itself: read when --format is checked or help is shown, so a
-        # format from an installed package (entry point) is offered too.
-        choices=EXPORT_FORMATS,
+        choices=_ExportFormatNames(),
         help="one of: %(choices)s",
     )
     export.add_argument("--strict", action="store_true", help="OpenAI strict mode")
@@ -818,6 +842,11 @@ def build_parser() -> argparse.ArgumentParser:
         openapi.add_argument(flag, action="append", default=[], metavar="VALUE", help=what)
     openapi.add_argument(
         "--include-deprecated", action="store_true", help="import deprecated operations too"
+    )
+    openapi.add_argument(
+        "--layout",
+        choices=("operation", "tag"),
+        help="a file per operation (the default), or per tag: SOURCE.TAG.yaml, a YAML stream",
     )
     openapi.add_argument(
         "--update",

@@ -16,7 +16,8 @@
   carried a progress token;
 - the logging capability: ``logging/setLevel`` sets the least severe
   ``notifications/message`` a client gets; a tool's ``agentkit.context.log`` (an HTTP
-  tool's retries) rides its call's stream, a reload's report goes to every client;
+  tool's retries, a deprecated tool's warning) rides its call's stream, a reload's
+  report goes to every client;
 - a tool's ``agentkit.context.elicit`` is an ``elicitation/create`` to its client, on
   the call's own stream.
 
@@ -30,7 +31,7 @@ import concurrent.futures
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Final, final
+from typing import Any, Final, cast, final
 
 import anyio
 import mcp_types as types
@@ -57,6 +58,7 @@ from agentkit.credentials import CredentialsManager
 from agentkit.mcp_content import call_result, error_result
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
 from agentkit.mcp_reload import Reloader, ServedTools
+from agentkit.mcp_stdio import loop_stdio
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.redaction import Redactor
 from agentkit.tool import Tool
@@ -290,6 +292,8 @@ def build_server(
             )
         arguments = dict(params.arguments or {})
         call = _ServedCall(ctx, served.log_level(_connection(ctx)))
+        if isinstance(tool.DEPRECATED, str):
+            call.log("warning", f"Tool '{tool.name}' is deprecated: {tool.DEPRECATED}", "agentkit")
         if tool.CONFIRM:
             if can_elicit(ctx):
                 call.confirming = tool.name
@@ -380,7 +384,13 @@ def serve(
     )
 
     async def run() -> None:
-        async with stdio_server() as (stdin, stdout), anyio.create_task_group() as group:
+        # The SDK types its streams as anyio files; it only iterates lines and awaits
+        # write and flush, which loop_stdio's do on the loop, without a thread each.
+        async with (
+            loop_stdio() as (wire_in, wire_out),
+            stdio_server(cast(Any, wire_in), cast(Any, wire_out)) as (stdin, stdout),
+            anyio.create_task_group() as group,
+        ):
             if reloader is not None:
                 await group.start(reloader.run)
             await _serve_answering_to_the_end(
