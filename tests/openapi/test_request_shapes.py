@@ -272,8 +272,12 @@ def test_deep_object_and_form_object_parameters_are_flattened(tmp_path: Path) ->
             {"name": "a b", "in": "cookie", "schema": {"type": "string"}},
             "required cookie parameter 'a b': a cookie name that is not a token is not supported",
         ),
+        (
+            {"name": "x'~inputs~'", "in": "cookie", "schema": {"type": "string"}},
+            "required cookie parameter \"x'~inputs~'\": a cookie name that is not a token is not supported",
+        ),
     ],
-    ids=["form-unexploded", "header-object", "free-form", "cookie-name"],
+    ids=["form-unexploded", "header-object", "free-form", "cookie-name", "cookie-quote"],
 )
 def test_parameters_that_cannot_be_sent_skip_the_operation_with_a_reason(
     tmp_path: Path, parameter: dict[str, Any], message: str
@@ -297,11 +301,16 @@ COOKIES = [
     ("cookies", "arguments", "sent"),
     [
         (COOKIES[:1], {"sid": "a b;c"}, "sid=a%20b%3Bc"),
+        (
+            COOKIES[:1],
+            {"sid": "x; admin=1\r\nX-Evil: 1"},
+            "sid=x%3B%20admin%3D1%0D%0AX-Evil%3A%201",
+        ),
         (COOKIES, {"sid": "s", "theme": "dark", "beta": True}, "sid=s; theme=dark; beta=true"),
         (COOKIES, {"sid": "s", "beta": False}, "sid=s; beta=false"),
         (COOKIES[1:], {}, None),
     ],
-    ids=["one-encoded", "all", "some", "none"],
+    ids=["one-encoded", "injection", "all", "some", "none"],
 )
 def test_cookie_parameters_are_sent_as_one_cookie_header(
     tmp_path: Path, cookies: list[dict[str, Any]], arguments: dict[str, Any], sent: str | None
