@@ -177,6 +177,20 @@ def test_a_list_of_files_cannot_be_sent(tmp_path: Path, required: bool, skipped:
         }
 
 
+def test_a_body_of_only_lists_of_files_skips_the_operation_saying_why(tmp_path: Path) -> None:
+    many = {"type": "array", "items": {"type": "string", "format": "binary"}}
+    schema = {"type": "object", "properties": {"docs": many, "meta": FILTER}}
+    body = {"content": {"multipart/form-data": {"schema": schema}}}
+    document = minimal(
+        {"/op": {"put": {"operationId": "op", "requestBody": body, "responses": OK}}}
+    )
+    _, report = imported(tmp_path, write_spec(tmp_path, document), source="api")
+    assert [str(skipped.problem) for skipped in report.skipped] == [
+        "#/paths/~1op/put/requestBody/content/multipart~1form-data: no field of the multipart "
+        "body can be sent: 'docs' is a list of files (one file a field); 'meta' is an object"
+    ]
+
+
 def test_a_3_1_content_media_type_is_a_file(tmp_path: Path) -> None:
     schema = {
         "type": "object",
