@@ -14,6 +14,7 @@ from benchmarks import (
     bench_executor,
     bench_overhead,
     bench_scaling,
+    bench_serve,
     bench_sources,
 )
 
@@ -27,6 +28,7 @@ def main() -> None:
         bench_sources,
         bench_scaling,
         bench_cli,
+        bench_serve,
     ):
         print("\n".join(bench.run()), flush=True)
         print()
