@@ -157,18 +157,26 @@ def log(level: LogLevel, message: str, *, logger_name: str | None = None) -> Non
 
     The client receives it if it asked for that level or a less severe one. Secrets
     the call knows are redacted first. Outside a served call, nothing happens.
-    ``logger_name`` says which part of the tool speaks (MCP's ``logger`` field).
+    ``logger_name`` says which part of the tool speaks (MCP's ``logger`` field), redacted
+    like the message; raises ``TypeError`` when it is not a string.
     """
     if level not in _SEVERITY:
         raise ValueError(
             f"log level {level!r} is not one of {', '.join(LOG_LEVELS)} (RFC 5424, as MCP has it)"
         )
+    if logger_name is not None and not isinstance(logger_name, str):
+        raise TypeError(
+            f"log(logger_name=...) must be a string (the part of the tool that speaks) or "
+            f"None, got {type(logger_name).__name__}"
+        )
     context = _CURRENT.get()
     if context is _NOTHING:
         return
     text = _redacted_text(str(message))  # a tool may pass anything; the client gets text
+    # The logger's name reaches the client as well: redacted like the message.
+    name = None if logger_name is None else _redacted_text(logger_name)
     try:
-        context.log(level, text, logger_name)
+        context.log(level, text, name)
     except Exception:  # a listener's failure is its own: the call goes on without it
         logger.exception("sending a log message to the client failed")
 

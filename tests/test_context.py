@@ -247,3 +247,34 @@ def test_a_form_that_is_not_a_mapping_is_a_clear_error() -> None:
 
     with pytest.raises(ElicitationError, match=r"the form must be a JSON Schema object .*got list"):
         asyncio.run(main())
+
+
+def test_the_logger_name_is_redacted_like_the_message() -> None:
+    class NamesItsKey(Tool):
+        TOOL_NAME = "names_its_key"
+        CREDENTIAL_NAMES = ("api-key",)
+        OUTPUT_SCHEMA = None
+
+        def execute(
+            self, inputs: dict[str, Any], credentials: Mapping[str, str]
+        ) -> dict[str, Any]:
+            log("warning", "plain message", logger_name=f"svc/{credentials['api-key']}")
+            return {}
+
+    heard = Recorded()
+    executor = ToolExecutor(credentials={"api-key": SECRET})
+    with serving(heard), executor:
+        assert executor.execute(NamesItsKey(), {}).succeeded
+    assert heard.logged[0][:3] == ("warning", "plain message", "svc/***")
+    assert SECRET not in repr(heard.logged)
+
+
+@pytest.mark.parametrize("name", [5, b"svc", ["svc"]], ids=["int", "bytes", "list"])
+def test_a_logger_name_that_is_not_a_string_is_a_clear_error(name: Any) -> None:
+    heard = Recorded()
+    with (
+        serving(heard),
+        pytest.raises(TypeError, match=r"log\(logger_name=...\) must be a string .* got "),
+    ):
+        log("info", "x", logger_name=name)
+    assert heard.logged == []
