@@ -35,6 +35,9 @@ import concurrent.futures
 import contextvars
 import json
 import logging
+import sys
+import threading
+import time
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -111,6 +114,31 @@ class CallContext:
     #: The name of the tool whose call the user must allow before it acts (its
     #: ``confirm: true``); None when nothing is to be allowed, or once it was.
     confirming: str | None = None
+    #: When the call's time is up (``time.monotonic()``), None for no deadline: no
+    #: question waits past it, and an answer that comes later is ignored.
+    deadline: float | None = None
+    # Set by ``end``; the questions still waiting (tasks on ``loop``), to withdraw then.
+    _ended: bool = False
+    _asking: frozenset[asyncio.Future[Any]] = frozenset()
+
+    @property
+    def over(self) -> bool:
+        """Whether the call ended (``end``) or its deadline passed: nothing more may be
+        asked of the user, and an answer to an earlier question must not be acted on."""
+        return self._ended or (self.deadline is not None and time.monotonic() >= self.deadline)
+
+    def end(self) -> list[asyncio.Future[Any]]:
+        """The call is over (answered, abandoned at its deadline, or cancelled): withdraw
+        the questions still waiting (cancelled; the MCP SDK tells the client with
+        ``notifications/cancelled``) and refuse any later one. A sync tool's thread that
+        waits for an answer stops waiting at once. Returns the withdrawn tasks, for the
+        caller to let their cancellation finish (on ``loop``)."""
+        with _ENDING:
+            self._ended = True
+            asking, self._asking = self._asking, frozenset()
+        for task in asking:
+            task.cancel()
+        return list(asking)
 
     def log(self, level: LogLevel, message: str, logger: str | None) -> None:
         """Send ``message`` at ``level`` to whoever listens (redacted already)."""
@@ -131,6 +159,8 @@ class CallContext:
         self.confirming = None
 
 
+#: Guards each context's ``_ended`` and ``_asking`` (changed from the loop and workers).
+_ENDING: Final = threading.Lock()
 _NOTHING: Final = CallContext()
 _CURRENT: Final[contextvars.ContextVar[CallContext]] = contextvars.ContextVar(
     "agentkit_call_context", default=_NOTHING
@@ -238,10 +268,16 @@ async def _awaited(
 ) -> _T:
     if context.loop is None:
         raise _nobody_to_ask()
+    wait = _within_the_call(context, timeout)
     try:
-        return await asyncio.wait_for(ask(), timeout)
+        answer = await asyncio.wait_for(_asked(context, ask), wait)
     except asyncio.TimeoutError as exc:
-        raise _no_answer(timeout) from exc
+        raise _no_answer(context, timeout) from exc
+    except asyncio.CancelledError:
+        if context.over and not _cancelling():  # withdrawn by ``end``, not our own cancel
+            raise _call_over() from None
+        raise
+    return _answer_in_time(context, answer)
 
 
 def _waited(context: CallContext, ask: Callable[[], Coroutine[Any, Any, _T]], timeout: float) -> _T:
@@ -259,12 +295,58 @@ def _waited(context: CallContext, ask: Callable[[], Coroutine[Any, Any, _T]], ti
             "it the answer: use 'await aelicit(...)' (or 'await aconfirm(...)') in an "
             "async def tool"
         )
-    asking = asyncio.run_coroutine_threadsafe(ask(), loop)
+    wait = _within_the_call(context, timeout)
+    asking = asyncio.run_coroutine_threadsafe(_asked(context, ask), loop)
     try:
-        return asking.result(timeout=timeout)
+        answer = asking.result(timeout=wait)
     except concurrent.futures.TimeoutError as exc:
-        asking.cancel()
-        raise _no_answer(timeout) from exc
+        asking.cancel()  # withdrawn from the client: nobody waits for it any more
+        raise _no_answer(context, timeout) from exc
+    except concurrent.futures.CancelledError:  # withdrawn by ``end``: the call is over
+        raise _call_over() from None
+    return _answer_in_time(context, answer)
+
+
+async def _asked(context: CallContext, ask: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
+    """``ask()`` as a task ``context.end`` can withdraw; refused once the call is over."""
+    task = asyncio.current_task()
+    assert task is not None  # a coroutine run by asyncio always runs in a task
+    with _ENDING:
+        if context.over:
+            raise _call_over()
+        context._asking = context._asking | {task}
+    try:
+        return await ask()
+    finally:
+        with _ENDING:
+            context._asking = context._asking - {task}
+
+
+def _within_the_call(context: CallContext, timeout: float) -> float:
+    """How long a question may wait: ``timeout``, or less when the call's deadline comes
+    first; ``ElicitationError`` when the call is over already."""
+    if context.over:
+        raise _call_over()
+    if context.deadline is None:
+        return timeout
+    return max(0.0, min(timeout, context.deadline - time.monotonic()))
+
+
+def _answer_in_time(context: CallContext, answer: _T) -> _T:
+    """``answer``, unless the call ended while it was on its way: then nothing the tool
+    does with it could reach anyone, and a confirmation must not let it act."""
+    if context.over:
+        raise _call_over()
+    return answer
+
+
+def _cancelling() -> bool:
+    """Whether this task is being cancelled itself (always assumed before Python 3.11,
+    which cannot tell: a cancellation is never swallowed)."""
+    task = asyncio.current_task()
+    if sys.version_info < (3, 11) or task is None:
+        return True
+    return task.cancelling() > 0
 
 
 def arguments_shown(inputs: Mapping[str, Any]) -> str:
@@ -299,7 +381,16 @@ def _nobody_to_ask() -> ElicitationError:
     )
 
 
-def _no_answer(timeout: float) -> ElicitationError:
+def _no_answer(context: CallContext, timeout: float) -> ElicitationError:
+    if context.over:
+        return _call_over()
     return ElicitationError(
         f"the user did not answer within {timeout:g} s (pass a longer timeout= to wait more)"
+    )
+
+
+def _call_over() -> ElicitationError:
+    return ElicitationError(
+        "the call ended (its deadline passed, or it was cancelled) before the user answered: "
+        "the question was withdrawn and nothing was done"
     )

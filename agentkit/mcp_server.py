@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Final, cast, final
@@ -205,6 +206,19 @@ class _ServedCall(CallContext):
             await asyncio.wait(pending, timeout=FLUSH_SECONDS)
 
 
+def _deadline(call_timeout: float | None) -> float | None:
+    return None if call_timeout is None else time.monotonic() + call_timeout
+
+
+async def _withdrawn(questions: list[asyncio.Future[Any]]) -> None:
+    """Let the withdrawn ``questions`` finish cancelling (the SDK tells the client with
+    ``notifications/cancelled``), at most ``FLUSH_SECONDS``, shielded: a cancelled call
+    withdraws its questions too."""
+    if questions:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(FLUSH_SECONDS):
+            await asyncio.wait(questions)
+
+
 def can_elicit(ctx: Any) -> bool:
     """Whether the client of this request can be asked: it declared the elicitation
     capability, and the request has a way back to it (not stateless HTTP, not 2026-07-28)."""
@@ -306,7 +320,11 @@ def build_server(
                 with scope(ctx), reporting_progress(_progress_to(ctx)), serving(call):
                     if call.confirming and tool.definition is None:
                         # A hand-written tool does not say what it sends: its arguments.
+                        call.deadline = _deadline(call_timeout)
                         await aconfirm(served.redact(arguments_shown(arguments)))
+                    # The executor's own deadline, or a moment before it: a question the
+                    # tool asks waits no longer, and an answer after it is ignored.
+                    call.deadline = _deadline(call_timeout)
                     result = await runner.aexecute(
                         tool, arguments, raise_on_failure=False, timeout=call_timeout
                     )
@@ -314,6 +332,11 @@ def build_server(
             return error_result(f"Tool '{tool.name}' was not run: {exc}")
         except (DeclinedError, ElicitationError) as exc:
             return error_result(f"Tool '{tool.name}' was not run: {exc}")
+        finally:
+            # Answered, abandoned or cancelled: a question still waiting is withdrawn,
+            # so that an abandoned sync tool's thread stops waiting, and an answer that
+            # comes later (a confirmation accepted too late) lets nothing happen.
+            await _withdrawn(call.end())
         await call.flush()  # what the tool logged reaches the client before its answer
         declined = result.error.cause if isinstance(result.error, ToolExecutionError) else None
         if isinstance(declined, DeclinedError):

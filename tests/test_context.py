@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -255,9 +256,7 @@ def test_the_logger_name_is_redacted_like_the_message() -> None:
         CREDENTIAL_NAMES = ("api-key",)
         OUTPUT_SCHEMA = None
 
-        def execute(
-            self, inputs: dict[str, Any], credentials: Mapping[str, str]
-        ) -> dict[str, Any]:
+        def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
             log("warning", "plain message", logger_name=f"svc/{credentials['api-key']}")
             return {}
 
@@ -278,3 +277,54 @@ def test_a_logger_name_that_is_not_a_string_is_a_clear_error(name: Any) -> None:
     ):
         log("info", "x", logger_name=name)
     assert heard.logged == []
+
+
+class LateAnswers(Answers):
+    """Accepts, but the call's deadline passes while the answer is on its way."""
+
+    async def aelicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+        self.asked.append((message, schema))
+        self.deadline = time.monotonic() - 1
+        return Elicited(action="accept")
+
+
+class Acts(Tool):
+    """Asks to act, then acts: ``acted`` tells whether it did."""
+
+    TOOL_NAME = "acts"
+    OUTPUT_SCHEMA = None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.acted = False
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        confirm("act")
+        self.acted = True
+        return {}
+
+
+def test_an_answer_that_comes_after_the_deadline_lets_nothing_happen() -> None:
+    tool = Acts()
+    executor = ToolExecutor()
+
+    async def main() -> Any:
+        answers = LateAnswers(asyncio.get_running_loop())
+        answers.confirming = "acts"
+        with serving(answers):
+            return await executor.aexecute(tool, {})
+
+    with executor, pytest.raises(Exception, match=r"the call ended .* before the user answered"):
+        asyncio.run(main())
+    assert tool.acted is False
+
+
+def test_an_ended_call_asks_nothing_more() -> None:
+    async def main() -> None:
+        answers = Answers(asyncio.get_running_loop())
+        answers.end()
+        with serving(answers):
+            await aelicit("Name?", {})
+
+    with pytest.raises(ElicitationError, match=r"the call ended .* question was withdrawn"):
+        asyncio.run(main())
