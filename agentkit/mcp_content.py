@@ -10,16 +10,20 @@
 - a failure: ``isError: true`` and the error as text; a call past the server's
   deadline says so, naming ``--call-timeout`` and its value.
 
-Text blocks carry UTF-8 JSON, not ``\\u`` escapes.
+Text blocks carry UTF-8 JSON, not ``\\u`` escapes. Whatever goes out to a client passes
+``encodable`` first: a string UTF-8 cannot encode would end the stdio server and leave an
+HTTP call unanswered.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final, TypeVar, cast
 
 import mcp_types as types
+from pydantic import BaseModel
 
 from agentkit import binary
 from agentkit.content import Audio, Block, Image, Resource, Text
@@ -27,7 +31,51 @@ from agentkit.tool import Tool
 from agentkit.toolerrors import ToolExecutionError, ToolTimeoutError
 from agentkit.toolresult import ToolResult
 
-__all__ = ["call_result", "error_result", "json_text", "mcp_block"]
+__all__ = ["call_result", "encodable", "error_result", "json_text", "mcp_block"]
+
+_T = TypeVar("_T")
+# The code points UTF-8 cannot encode: surrogates, which a Python string holds alone
+# (os.fsdecode of a non-UTF-8 file name, surrogateescape, a "\\ud800" JSON escape).
+_UNENCODABLE: Final = re.compile("[\ud800-\udfff]")
+
+
+def encodable(value: _T) -> _T:
+    """``value`` with every code point UTF-8 cannot encode replaced by U+FFFD, in every
+    string it holds: dict keys and values, lists, tuples, and the fields of MCP's models
+    (pydantic). The same object when there was nothing to replace, which is the rule."""
+    return cast(_T, _encodable(value))
+
+
+def _encodable(value: Any) -> Any:
+    if isinstance(value, str):
+        if value.isascii() or _UNENCODABLE.search(value) is None:
+            return value
+        return _UNENCODABLE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        pairs = [(_encodable(key), _encodable(item)) for key, item in value.items()]
+        if all(
+            new[0] is key and new[1] is item
+            for new, (key, item) in zip(pairs, value.items(), strict=True)
+        ):
+            return value
+        return dict(pairs)
+    if isinstance(value, (list, tuple)):
+        items = [_encodable(item) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, BaseModel):
+        changed = {
+            name: new
+            for name in type(value).model_fields
+            if (new := _encodable(old := getattr(value, name))) is not old
+        }
+        extra = value.model_extra or {}
+        changed.update(
+            (name, new) for name, old in extra.items() if (new := _encodable(old)) is not old
+        )
+        return value.model_copy(update=changed) if changed else value
+    return value
 
 
 def json_text(value: Any) -> str:

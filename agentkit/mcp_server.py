@@ -56,7 +56,7 @@ from agentkit.context import (
     serving,
 )
 from agentkit.credentials import CredentialsManager
-from agentkit.mcp_content import call_result, error_result
+from agentkit.mcp_content import call_result, encodable, error_result
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
 from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.mcp_stdio import loop_stdio
@@ -113,6 +113,22 @@ class _Server(Server[Any]):
 
 
 @final
+class _Encodable:
+    """Server middleware: every answer (a result, a protocol error's message) is made
+    ``encodable`` before the SDK writes it, whatever string a tool or a client put in it:
+    one the wire cannot carry would end the stdio server, or leave an HTTP call unanswered."""
+
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        try:
+            return encodable(await call_next(ctx))
+        except MCPError as exc:
+            error = encodable(exc.error)
+            if error is exc.error:
+                raise
+            raise MCPError(error.code, error.message, error.data) from exc
+
+
+@final
 class _SessionsSeen:
     """Server middleware: every session that sends a request is one to announce changes to."""
 
@@ -163,7 +179,9 @@ class _ServedCall(CallContext):
         if not self.wants(level):
             return
         notification = types.LoggingMessageNotification(
-            params=types.LoggingMessageNotificationParams(level=level, data=message, logger=logger)
+            params=types.LoggingMessageNotificationParams(
+                level=level, data=encodable(message), logger=encodable(logger)
+            )
         )
         self._send(self._ctx.session.send_notification(notification, self._ctx.request_id))
 
@@ -188,7 +206,7 @@ class _ServedCall(CallContext):
             )
         try:
             answer = await self._ctx.session.elicit_form(
-                message, dict(schema), related_request_id=self._ctx.request_id
+                encodable(message), encodable(dict(schema)), related_request_id=self._ctx.request_id
             )
         except NoBackChannelError as exc:
             raise ElicitationError(
@@ -247,7 +265,7 @@ def _progress_to(ctx: Any) -> ProgressReporter:
     sending: set[concurrent.futures.Future[None]] = set()  # held until sent
 
     def report(step: Progress) -> None:
-        notify = ctx.session.report_progress(step.done, step.total, step.message)
+        notify = ctx.session.report_progress(step.done, step.total, encodable(step.message))
         # Thread-safe from the loop's own thread too; the result is never awaited.
         future = asyncio.run_coroutine_threadsafe(notify, loop)
         sending.add(future)
@@ -361,6 +379,7 @@ def build_server(
     # without its warning that the 2026-07-28 protocol dropped the method -- the
     # messages are sent by era above (_ServedCall, ServedTools.log), not unconditionally.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_log_level)
+    server.middleware.append(_Encodable())
     if announce:
         server.middleware.append(_SessionsSeen(served))
     return server
@@ -368,12 +387,13 @@ def build_server(
 
 def _redacting_credentials(served: ServedTools, executor: ToolExecutor) -> Callable[[str], str]:
     """Redacts, from a message to every client (a reload's report), the value of every
-    credential the served tools name that the executor can resolve now."""
+    credential the served tools name that the executor can resolve now; the text is
+    made ``encodable`` too (a file name in it may not be)."""
 
     def redact(text: str) -> str:
         names = {name for tool in served.registry for name in tool.credential_names}
         values = (value for name in names if (value := executor.credentials.get(name)))
-        return Redactor(values).redact(text)
+        return encodable(Redactor(values).redact(text))
 
     return redact
 

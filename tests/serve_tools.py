@@ -8,6 +8,7 @@ ended without timing anything.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -68,3 +69,22 @@ async def ask_wrongly(question: str) -> dict[str, Any]:
     """The sync form on the event loop: refused, it would block the loop it waits on."""
     answer = elicit(question, NAME_FORM)
     return {"action": answer.action, "name": ""}
+
+
+def unencodable(kind: str) -> Any:
+    """Puts a string UTF-8 cannot encode (a non-UTF-8 file name, as ``os.fsdecode`` gives
+    it) where ``kind`` says: a text block, the output, an error, a log message, a question."""
+    from agentkit.content import Output, Text
+
+    name = os.fsdecode(b"report-\xff.txt")
+    if kind == "text":
+        return Output(Text(f"listing: {name}"), structured={"file": "listed"})
+    if kind == "error":
+        raise ValueError(f"cannot read {name}")
+    if kind == "log":
+        log("warning", f"skipped {name}", logger_name=name)
+        return {"file": "logged"}
+    if kind == "elicit":
+        answer = elicit(f"Delete {name}?", {"type": "object", "properties": {}})
+        return {"file": answer.action}
+    return {"file": name}
