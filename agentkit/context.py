@@ -44,12 +44,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeVar, final, get_args
 
 from agentkit.progress import report_progress
-from agentkit.redaction import active_redactor, excerpt
+from agentkit.redaction import active_redactor
 from agentkit.toolerrors import DeclinedError, ElicitationError
 
 __all__ = [
     "ELICIT_SECONDS",
     "LOG_LEVELS",
+    "MAX_VALUE_CHARS",
     "CallContext",
     "Elicited",
     "LogLevel",
@@ -63,6 +64,7 @@ __all__ = [
     "log",
     "report_progress",
     "serving",
+    "shortened",
 ]
 
 logger = logging.getLogger("agentkit")
@@ -75,8 +77,9 @@ _SEVERITY: Final[dict[str, int]] = {level: rank for rank, level in enumerate(LOG
 
 #: How long a question waits for the user's answer, by default.
 ELICIT_SECONDS: Final = 600.0
-#: The most characters of a call's arguments a confirmation shows.
-MAX_SHOWN: Final = 2000
+#: The most characters of one value (a string, a line) a confirmation shows: a longer one
+#: is shortened, saying how much was cut, so that every field is shown however long one is.
+MAX_VALUE_CHARS: Final = 300
 #: The form of a confirmation: nothing to fill in, only accept, decline or cancel.
 CONFIRM_FORM: Final[Mapping[str, Any]] = {"type": "object", "properties": {}}
 
@@ -349,11 +352,45 @@ def _cancelling() -> bool:
     return task.cancelling() > 0
 
 
-def arguments_shown(inputs: Mapping[str, Any]) -> str:
-    """What a confirmation shows of a call that cannot say what it will send: its
-    arguments, as JSON (cut at ``MAX_SHOWN`` characters, redacted first)."""
-    shown = json.dumps(dict(inputs), ensure_ascii=False, indent=2, default=str)
-    return f"run with these arguments:\n{excerpt(shown, MAX_SHOWN)}"
+def arguments_shown(
+    inputs: Mapping[str, Any], *, redact: Callable[[str], str] | None = None
+) -> str:
+    """What a confirmation shows of a call that cannot say what it will send: every one
+    of its arguments, as JSON, each long value ``shortened`` (``redact``, by default the
+    active redactor, first)."""
+    shown = json.dumps(
+        shortened(dict(inputs), redact=redact), ensure_ascii=False, indent=2, default=str
+    )
+    return f"run with these arguments:\n{shown}"
+
+
+def shortened(
+    value: Any, *, limit: int = MAX_VALUE_CHARS, redact: Callable[[str], str] | None = None
+) -> Any:
+    """``value`` as a confirmation shows it: every string in it (dict keys too) longer
+    than ``limit`` characters keeps its start and says how many characters were cut
+    (``"Routine refund. Rou… [1,780 more characters]"``); everything else is kept, so no
+    field can be pushed out of sight by padding another. Each string is redacted
+    (``redact``, by default the call's active redactor) before it is cut, so that a
+    secret straddling the cut is still whole when it is matched."""
+    if redact is None:
+        redact = _redacted_text
+
+    def short(item: Any) -> Any:
+        if isinstance(item, str):
+            text = redact(item) if len(item) > limit else item
+            if len(text) <= limit:
+                return text
+            return f"{text[:limit]}\u2026 [{len(text) - limit:,} more characters]"
+        if isinstance(item, Mapping):
+            return {short(str(key)): short(entry) for key, entry in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [short(entry) for entry in item]
+        if item is None or isinstance(item, (bool, int, float)):
+            return item
+        return short(str(item))  # shown as text, as json.dumps(default=str) would
+
+    return short(value)
 
 
 def _redacted(message: str, schema: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:

@@ -339,7 +339,9 @@ def build_server(
                     if call.confirming and tool.definition is None:
                         # A hand-written tool does not say what it sends: its arguments.
                         call.deadline = _deadline(call_timeout)
-                        await aconfirm(served.redact(arguments_shown(arguments)))
+                        await aconfirm(
+                            served.redact(arguments_shown(arguments, redact=served.redact))
+                        )
                     # The executor's own deadline, or a moment before it: a question the
                     # tool asks waits no longer, and an answer after it is ignored.
                     call.deadline = _deadline(call_timeout)

@@ -23,6 +23,7 @@ from agentkit.context import (
     elicit,
     log,
     serving,
+    shortened,
 )
 from agentkit.progress import report_progress
 from agentkit.tool import Tool
@@ -328,3 +329,30 @@ def test_an_ended_call_asks_nothing_more() -> None:
 
     with pytest.raises(ElicitationError, match=r"the call ended .* question was withdrawn"):
         asyncio.run(main())
+
+
+def test_shortened_keeps_every_field_and_says_how_much_it_cut() -> None:
+    value = {"memo": "x" * 1000, "k" * 400: [1, None, True, "short"], "n": 2.5}
+    assert shortened(value, limit=10) == {
+        "memo": "xxxxxxxxxx\u2026 [990 more characters]",
+        "kkkkkkkkkk\u2026 [390 more characters]": [1, None, True, "short"],
+        "n": 2.5,
+    }
+
+
+def test_shortened_redacts_a_value_before_it_cuts_it() -> None:
+    heard = Recorded()
+    executor = ToolExecutor(credentials={"api-key": SECRET})
+
+    class Shows(Tool):
+        TOOL_NAME = "shows"
+        CREDENTIAL_NAMES = ("api-key",)
+        OUTPUT_SCHEMA = None
+
+        def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+            # The secret straddles the cut: cut first, its first half would show.
+            return {"shown": shortened("p" * 5 + credentials["api-key"], limit=10)}
+
+    with serving(heard), executor:
+        result = executor.execute(Shows(), {})
+    assert result.output == {"shown": "ppppp***"}

@@ -18,6 +18,7 @@ pytest.importorskip("uvicorn")
 import mcp_types as types
 
 from agentkit.tool import Tool
+from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 from tests.declarative import loopback
 from tests.mcp_serving import Served, serving, session, stdio_session
@@ -274,3 +275,99 @@ def test_a_hand_written_tool_is_asked_about_with_its_arguments_before_it_runs(
     else:
         assert result.is_error is True
         assert tool.ran == []
+
+
+# -- every field shown, however long one is -----------------------------------------------------
+
+PADDED = "Routine refund. " * 200  # 3,200 characters before the fields that matter
+TRANSFER = """\
+name: transfer
+version: 1.0.0
+description: Move money.
+confirm: true
+credentials: [api-token]
+input_schema:
+  parameters:
+    - {name: memo, type: string}
+    - {name: to_account, type: string}
+    - {name: amount, type: integer}
+output_schema: {parameters: [{name: closed, type: boolean}]}
+backend:
+  http:
+    method: POST
+    url: {origin}/issues/close
+BODY"""
+BODIES = {
+    "json": """    json:
+      memo: "{{ inputs.memo }}"
+      to_account: "{{ inputs.to_account }}"
+      amount: "{{ inputs.amount }}"
+      signed: "{{ inputs.memo[:290] }}{{ credentials['api-token'] }}"
+""",
+    "form": """    form:
+      memo: "{{ inputs.memo }}"
+      to_account: "{{ inputs.to_account }}"
+      amount: "{{ inputs.amount }}"
+""",
+    "body": """    body: "{{ inputs.memo }}\\nto_account={{ inputs.to_account }}\\namount={{ inputs.amount }}"
+""",
+}
+
+
+@pytest.mark.parametrize("kind", list(BODIES))
+def test_a_padded_field_never_hides_the_others(
+    tmp_path: Path, upstream: tuple[str, Upstream], kind: str
+) -> None:
+    from mcp import Client
+
+    from agentkit.declarative.loader import load_tools
+    from agentkit.mcp_server import build_server
+
+    origin, recorder = upstream
+    (tmp_path / "transfer.yaml").write_text(
+        TRANSFER.replace("{origin}", origin).replace("BODY", BODIES[kind])
+    )
+    registry = ToolRegistry()
+    load_tools(tmp_path, registry=registry)
+    user = User("decline")
+    arguments = {"memo": PADDED, "to_account": "ATTACKER-IBAN", "amount": 99999}
+
+    async def run() -> Any:
+        executor = ToolExecutor(credentials={"api-token": SECRET})
+        with executor, anyio.fail_after(WAIT_SECONDS):
+            async with Client(
+                build_server(registry, executor), mode="legacy", elicitation_callback=user
+            ) as client:
+                return await client.call_tool("transfer", arguments)
+
+    before = len(recorder.bodies)
+    result = anyio.run(run)
+    assert result.is_error is True
+    [asked] = user.asked
+    assert "ATTACKER-IBAN" in asked
+    assert "99999" in asked
+    assert "more characters]" in asked
+    assert len(asked) < 2000
+    assert SECRET[:6] not in asked  # not even the part before the cut
+    assert len(recorder.bodies) == before
+
+
+def test_a_hand_written_tools_padded_argument_never_hides_the_others() -> None:
+    from mcp import Client
+
+    from agentkit.mcp_server import build_server
+
+    user = User("decline")
+    arguments = {"bucket": PADDED + "logs"}
+
+    async def run() -> Any:
+        with anyio.fail_after(WAIT_SECONDS):
+            async with Client(
+                build_server(ToolRegistry([Purge()])), mode="legacy", elicitation_callback=user
+            ) as client:
+                return await client.call_tool("purge", arguments)
+
+    assert anyio.run(run).is_error is True
+    [asked] = user.asked
+    assert '"bucket": "Routine refund. Routine' in asked
+    assert f"[{len(PADDED) + 4 - 300:,} more characters]" in asked

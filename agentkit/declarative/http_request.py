@@ -14,10 +14,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from typing import Any, Final, TypeAlias
+from typing import Any, TypeAlias
 from urllib.parse import quote
 
+from agentkit.context import shortened
 from agentkit.declarative.http_spec import HttpSpec
 from agentkit.declarative.http_url import Segments
 from agentkit.declarative.http_values import (
@@ -30,13 +32,10 @@ from agentkit.declarative.http_values import (
 )
 from agentkit.declarative.multipart import MultipartBody
 from agentkit.declarative.templates import Template
-from agentkit.redaction import excerpt, redact_also
+from agentkit.redaction import redact_also
 from agentkit.toolerrors import HttpCallError
 
-__all__ = ["MAX_PREVIEW_CHARS", "Request", "build_request", "preview"]
-
-#: The most characters of a body a confirmation shows.
-MAX_PREVIEW_CHARS: Final = 2000
+__all__ = ["Request", "build_request", "preview"]
 
 #: URL, query pairs, headers, and the body as ``requests`` keywords (json/data/files).
 Request: TypeAlias = tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]]
@@ -44,7 +43,11 @@ Request: TypeAlias = tuple[str, list[tuple[str, str]], dict[str, str], dict[str,
 
 def preview(spec: HttpSpec, request: Request) -> str:
     """What a confirmation shows of ``request``: its method, URL and body, as sent
-    (the call's redactor, active while ``confirm`` asks, masks every secret)."""
+    (the call's redactor, active while ``confirm`` asks, masks every secret).
+
+    Every field of the body is shown, each long value shortened
+    (``agentkit.context.shortened``): a JSON body's strings, a form's fields, any other
+    text body's lines. Padding one field never pushes another out of sight."""
     import requests
 
     url, params, headers, body = request
@@ -64,7 +67,16 @@ def preview(spec: HttpSpec, request: Request) -> str:
         except UnicodeDecodeError:
             kind = prepared.headers.get("Content-Type", "a binary body")
             return f"{shown}\n\n({len(payload)} bytes of {kind})"
-    return f"{shown}\n\n{excerpt(str(payload), MAX_PREVIEW_CHARS)}"
+    return f"{shown}\n\n{_body_shown(body, str(payload))}"
+
+
+def _body_shown(body: Mapping[str, Any], payload: str) -> str:
+    """``payload`` (the body as sent) with each long value shortened."""
+    if body.get("json") is not None:  # as requests encodes it, one value at a time
+        return json.dumps(shortened(body["json"]), ensure_ascii=False, allow_nan=False)
+    if body.get("data") is not None and not body.get("files") and "\n" not in payload:
+        return "&".join(shortened(payload.split("&")))  # a form: field=value&...
+    return "\n".join(shortened(payload.split("\n")))  # multipart, text: line by line
 
 
 def build_request(
