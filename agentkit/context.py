@@ -23,6 +23,11 @@ caller's context), and two concurrent calls each have their own. Outside a serve
 ``log`` and ``report_progress`` do nothing and ``elicit`` raises ``ElicitationError``:
 there is nobody to ask.
 
+A question waits no longer than its call: when the call ends (its deadline, or cancelled;
+``CallContext.end``) it is withdrawn, the thread waiting for it stops waiting with an
+``ElicitationError``, and an answer that comes later is ignored -- a confirmation
+accepted too late lets nothing happen.
+
 Text a tool sends this way goes through the call's redactor first (the one the executor
 makes active while the tool runs): no credential value reaches the client in a message
 or a question.

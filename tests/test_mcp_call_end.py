@@ -110,6 +110,7 @@ def test_a_confirmation_accepted_after_the_deadline_sends_nothing(
         result, echoed = anyio.run(run)
     assert result.is_error is True
     assert echoed.structured_content == {"text": "after"}
+    assert user.withdrawn is True
     assert len(user.asked) == 1
     assert "POST http://127.0.0.1:" in user.asked[0]
     assert recorder.bodies == []
@@ -184,6 +185,7 @@ def test_an_unanswered_question_frees_the_worker_at_the_deadline() -> None:
     assert asked.is_error is True
     assert echoed.structured_content == {"text": "still here"}
     assert asks.freed.wait(WAIT_SECONDS)
+    assert user.withdrawn == 1  # the client heard notifications/cancelled for it
     assert asks.said == [
         "the call ended (its deadline passed, or it was cancelled) before the user "
         "answered: the question was withdrawn and nothing was done"
