@@ -103,7 +103,7 @@ class Lock:
         lock = cls(
             description=str(data["description"]),
             source=str(data["source"]),
-            selection=dict(data["selection"]),
+            selection=_selection(data["selection"]),
             source_file=str(data["source_file"]),
             source_generated=dict(data["source_generated"]),
             layout=str(data.get("layout", "operation")),
@@ -122,3 +122,15 @@ class Lock:
                 deleted=deleted,
             )
         return lock
+
+
+def _selection(data: Any) -> dict[str, Any]:
+    """A lock's ``selection``: each filter a list of strings, ``deprecated`` a boolean."""
+    selection = dict(data)
+    for key, value in selection.items():
+        if key == "deprecated":
+            if not isinstance(value, bool):
+                raise ValueError(f"selection.deprecated is {value!r}, expected true or false")
+        elif not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise ValueError(f"selection.{key} is {value!r}, expected a list of strings")
+    return selection

@@ -145,6 +145,9 @@ def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateR
     )
     report = UpdateReport(generation.report)
     folder = Folder(out)
+    # A malformed tool (an edited input_schema, a document made a list) is the
+    # reviewer's to fix: merging over it would guess, or take it for a deletion.
+    _load(list(folder.files), out, "as it is")
     pending: list[_Merged] = []
     new_lock = Lock(
         description=Path(spec).name,
