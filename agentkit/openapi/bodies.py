@@ -33,6 +33,7 @@ class Cookie:
     name: str
     input_name: str
     kind: str
+    #: Always has a value (required and not nullable): sent without a check for none.
     required: bool
 
 

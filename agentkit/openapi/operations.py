@@ -216,7 +216,9 @@ class OperationConverter:
         input_name = self._input_name(name, location, here)
         request.inputs.append(named(input_name, spec, required=required and not nullable))
         if location == "cookie":
-            request.cookies.append(Cookie(name, input_name, spec["type"], required))
+            request.cookies.append(
+                Cookie(name, input_name, spec["type"], required and not nullable)
+            )
             return
         value = f"inputs.{input_name}"
         if spec["type"] == "list":

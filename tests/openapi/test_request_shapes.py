@@ -309,6 +309,21 @@ COOKIES = [
     {"name": "theme", "in": "cookie", "schema": {"type": "string"}},
     {"name": "beta", "in": "cookie", "schema": {"type": "boolean"}},
 ]
+#: Required but nullable: the input is optional, and a null cookie is left out.
+NULLABLE = [
+    {
+        "name": "sid",
+        "in": "cookie",
+        "required": True,
+        "schema": {"type": "string", "nullable": True},
+    },
+    {
+        "name": "beta",
+        "in": "cookie",
+        "required": True,
+        "schema": {"type": "boolean", "nullable": True},
+    },
+]
 
 
 @pytest.mark.parametrize(
@@ -323,8 +338,22 @@ COOKIES = [
         (COOKIES, {"sid": "s", "theme": "dark", "beta": True}, "sid=s; theme=dark; beta=true"),
         (COOKIES, {"sid": "s", "beta": False}, "sid=s; beta=false"),
         (COOKIES[1:], {}, None),
+        (NULLABLE, {}, None),
+        (NULLABLE, {"sid": None, "beta": None}, None),
+        (NULLABLE, {"beta": False}, "beta=false"),
+        (NULLABLE, {"sid": "s"}, "sid=s"),
     ],
-    ids=["one-encoded", "injection", "all", "some", "none"],
+    ids=[
+        "one-encoded",
+        "injection",
+        "all",
+        "some",
+        "none",
+        "nullable-omitted",
+        "nullable-null",
+        "nullable-false",
+        "nullable-given",
+    ],
 )
 def test_cookie_parameters_are_sent_as_one_cookie_header(
     tmp_path: Path, cookies: list[dict[str, Any]], arguments: dict[str, Any], sent: str | None
