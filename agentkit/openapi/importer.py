@@ -348,10 +348,46 @@ def _check_filters(spec: str, found: list[Operation], selection: Selection) -> N
         raise OpenAPIError(spec, problems)
 
 
+#: libyaml's dumper when PyYAML was built with it: three times faster than the
+#: pure-Python one on a large description.
+FAST_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+#: Strings both dumpers write alike: the two fold a long double-quoted scalar (one
+#: with a tab, a control character or a line break) differently, so a document
+#: holding such a string goes to the pure-Python dumper and the text never depends
+#: on how PyYAML was built.
+_SAME_IN_BOTH: Final = re.compile(
+    "[\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]*"
+)
+
+
+def _dumper(value: Any) -> Any:
+    """The dumper for ``value``: the fast one unless a string in it needs double quotes."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if not _SAME_IN_BOTH.fullmatch(item):
+                return yaml.SafeDumper
+        elif isinstance(item, dict):
+            # An empty or long key is written as a complex key (``? ``) by one only.
+            if not all(isinstance(key, str) and 0 < len(key) < 100 for key in item):
+                return yaml.SafeDumper
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
+    return FAST_DUMPER
+
+
 def render(comments: Sequence[str], document: dict[str, Any]) -> str:
     """``document`` as YAML under ``comments``, one ``# `` line each."""
-    body = yaml.safe_dump(
-        document, sort_keys=False, allow_unicode=True, width=120, default_flow_style=None
+    body = yaml.dump(
+        document,
+        Dumper=_dumper(document),
+        sort_keys=False,
+        allow_unicode=True,
+        width=120,
+        default_flow_style=None,
     )
     return "".join(f"# {_one_line(line)}\n" for line in comments) + body
 
