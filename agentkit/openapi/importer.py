@@ -355,9 +355,7 @@ FAST_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 #: with a tab, a control character or a line break) differently, so a document
 #: holding such a string goes to the pure-Python dumper and the text never depends
 #: on how PyYAML was built.
-_SAME_IN_BOTH: Final = re.compile(
-    "[\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]*"
-)
+_SAME_IN_BOTH: Final = re.compile("[\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]*")
 
 
 def _dumper(value: Any) -> Any:
