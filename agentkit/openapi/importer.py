@@ -18,6 +18,7 @@ from agentkit.openapi.operations import Operation, OperationConverter, operation
 from agentkit.openapi.reader import Resolver, load_description, problem
 from agentkit.openapi.schemas import Notes
 from agentkit.openapi.source import NO_AUTH, Security, base_url, source_document
+from agentkit.openapi.verify import Verifier, unloadable
 from agentkit.toolerrors import (
     DescriptionProblem,
     OpenAPIError,
@@ -263,6 +264,12 @@ def generate(
         document=source_document(document, source, url, source_auth),
         comments=(header, *(f"note: {line}" for line in source_notes.lines)),
     )
+    verifier = Verifier(source_file.document, path=source_file.file.name)
+    if verifier.source_problems:
+        raise OpenAPIError(
+            str(spec),
+            [unloadable("#/servers", found) for found in verifier.source_problems],
+        )
     tools: list[Generated] = []
     skipped: set[str] = set()
     for op in found:
@@ -277,6 +284,10 @@ def generate(
             definition = converter.definition(op)
         except UnexpressibleOperation as exc:
             report.skipped.append(Skipped(op.name, exc.problem))
+            skipped.add(f"{op.method} {op.path}")
+            continue
+        if broken := verifier.problems(definition):
+            report.skipped.append(Skipped(op.name, unloadable(op.pointer, broken[0])))
             skipped.add(f"{op.method} {op.path}")
             continue
         where = f"{op.method} {op.path} ({op.pointer})"
