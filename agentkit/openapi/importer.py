@@ -378,14 +378,21 @@ def _dumper(value: Any) -> Any:
             if not _SAME_IN_BOTH.fullmatch(item):
                 return yaml.SafeDumper
         elif isinstance(item, dict):
-            # An empty or long key is written as a complex key (``? ``) by one only.
-            if not all(isinstance(key, str) and 0 < len(key) < 100 for key in item):
+            # An empty or long key is written as a complex key (``? ``) by one only;
+            # a status code is an integer key.
+            if not all(_plain_key(key) for key in item):
                 return yaml.SafeDumper
             pending.extend(item.keys())
             pending.extend(item.values())
         elif isinstance(item, (list, tuple)):
             pending.extend(item)
     return FAST_DUMPER
+
+
+def _plain_key(key: object) -> bool:
+    if isinstance(key, int):
+        return not isinstance(key, bool)
+    return isinstance(key, str) and 0 < len(key) < 100
 
 
 def render(comments: Sequence[str], document: dict[str, Any]) -> str:

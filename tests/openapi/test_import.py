@@ -976,7 +976,9 @@ _TEXT = st.text(st.characters(codec="utf-8"), max_size=300) | st.text(
 )
 _VALUES = st.recursive(
     _TEXT | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(_TEXT | st.integers(), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -988,7 +990,7 @@ def _pure_python(comments: list[str], document: dict[str, Any]) -> str:
 
 
 @pytest.mark.skipif(not hasattr(yaml, "CSafeDumper"), reason="PyYAML built without libyaml")
-@given(document=st.dictionaries(_TEXT, _VALUES, max_size=5))
+@given(document=st.dictionaries(_TEXT | st.integers() | st.booleans(), _VALUES, max_size=5))
 @settings(max_examples=300, deadline=None)
 def test_the_fast_dumper_writes_what_the_pure_python_one_writes(document: dict[str, Any]) -> None:
     assert importer.render(["c"], document) == _pure_python(["c"], document)
