@@ -441,8 +441,10 @@ def cmd_import_openapi(args: argparse.Namespace) -> int:
         exclude=args.exclude_operation,
         deprecated=args.include_deprecated,
     )
-    report = import_openapi(args.spec, source=args.source, out=args.out, selection=selection)
-    if report.findings is None:
+    report = import_openapi(
+        args.spec, source=args.source, out=args.out, selection=selection, check=not args.no_check
+    )
+    if report.findings is None and not args.no_check:
         _echo("not checked against the OpenAPI schema: pip install 'agentkit[openapi]'")
     for finding in report.findings or ():
         _echo(f"warning: {args.spec}{finding}", error=True)
@@ -758,6 +760,12 @@ def build_parser() -> argparse.ArgumentParser:
         openapi.add_argument(flag, action="append", default=[], metavar="VALUE", help=what)
     openapi.add_argument(
         "--include-deprecated", action="store_true", help="import deprecated operations too"
+    )
+    openapi.add_argument(
+        "--no-check",
+        action="store_true",
+        help="do not check the description against the OpenAPI schema (that takes about "
+        "20 s on a 10 MB description)",
     )
     openapi.set_defaults(run=cmd_import_openapi)
     return parser

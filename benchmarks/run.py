@@ -12,6 +12,7 @@ from benchmarks import (
     bench_concurrency,
     bench_declarative,
     bench_executor,
+    bench_openapi,
     bench_overhead,
     bench_scaling,
     bench_sources,
@@ -27,6 +28,7 @@ def main() -> None:
         bench_sources,
         bench_scaling,
         bench_cli,
+        bench_openapi,
     ):
         print("\n".join(bench.run()), flush=True)
         print()

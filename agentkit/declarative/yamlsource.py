@@ -151,11 +151,19 @@ class _Composer:
     """
 
     def __init__(
-        self, loader: _Loader, problems: list[YamlProblem], strings: dict[str, str]
+        self,
+        loader: _Loader,
+        problems: list[YamlProblem],
+        strings: dict[str, str],
+        plain: dict[str, Any] | None = None,
     ) -> None:
         self.loader = loader
         self.problems = problems
         self.strings = strings
+        # The value of each plain scalar text seen, built without a problem: most
+        # scalars of a definition are the same few keys and types, and resolving
+        # a scalar's tag was a third of reading it.
+        self.plain: dict[str, Any] = {} if plain is None else plain
         self.anchors: dict[str, _Anchor | None] = {}  # None: still open
         self.stack: list[_Open] = []
         self.nodes = 0
@@ -218,8 +226,20 @@ class _Composer:
 
     def _scalar(self, event: yaml.ScalarEvent) -> None:
         position = _position(event)
-        self._define(event, position)
         text = event.value
+        if event.anchor is None and event.tag is None:
+            # The common case, in short: a quoted scalar (a string), or a plain one seen before.
+            if not event.implicit[0]:
+                value: Any = (
+                    self.strings.setdefault(text, text) if len(text) <= MAX_SHARED_CHARS else text
+                )
+            else:
+                value = self.plain.get(text, _NO_KEY)
+            if value is not _NO_KEY:
+                self._count(position, 1, len(text))
+                self._attach(value, position, container=False)
+                return
+        self._define(event, position)
         self._count(position, 1, len(text))
         tag = event.tag
         if tag is None:
@@ -233,15 +253,18 @@ class _Composer:
         build = _BUILDERS.get(tag)
         if build is None:
             self._refuse_tag(position, tag)
-            value: Any = text
+            value = text
         else:
             try:
                 value = build(text)
             except _ScalarError as exc:
                 self.note(position, str(exc))
                 value = text
+                build = None  # not kept for the next one: it has its own problem
         if type(value) is str and len(value) <= MAX_SHARED_CHARS:
             value = self.strings.setdefault(value, value)
+        if build is not None and event.tag is None and event.anchor is None and event.implicit[0]:
+            self.plain[text] = value
         if event.anchor is not None:
             self.anchors[event.anchor] = _Anchor(value, position, 1, len(text), container=False)
         self._attach(value, position, container=False)
@@ -433,13 +456,14 @@ def read_documents(
     loader: _Loader | None = None
     documents: list[tuple[Any, Position]] = []
     problems: list[YamlProblem] = []
+    plain: dict[str, Any] = {}
     try:
         loader = _Loader(text)  # the pure-Python reader checks every character here
         loader.get_event()  # StreamStartEvent
         while not loader.check_event(yaml.StreamEndEvent):
             loader.get_event()  # DocumentStartEvent
             before = len(problems)
-            document = _Composer(loader, problems, strings).compose()
+            document = _Composer(loader, problems, strings, plain).compose()
             if document is not None and len(problems) == before:
                 documents.append(document)
     except yaml.MarkedYAMLError as exc:

@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from agentkit.openapi.check import check_description
+from agentkit.openapi.emit import dump
 from agentkit.openapi.naming import NameTable, operation_name
 from agentkit.openapi.operations import Operation, OperationConverter, operations
 from agentkit.openapi.reader import Resolver, load_description, problem
@@ -84,8 +83,12 @@ def import_openapi(
     source: str,
     out: str | Path,
     selection: Selection | None = None,
+    check: bool = True,
 ) -> ImportReport:
     """Write one source file and one definition file per selected operation into ``out``.
+
+    ``check``: check the description with ``openapi-spec-validator`` first (when it is
+    installed; ``report.findings`` is None otherwise, or when ``check`` is false).
 
     Raises ``OpenAPIError`` when the description cannot be read, a filter names no
     operation, or a file to write exists already (nothing is written then).
@@ -98,7 +101,7 @@ def import_openapi(
     resolver = Resolver(document)
     found = operations(document)
     _name(found, report := ImportReport())
-    report.findings = check_description(document)
+    report.findings = check_description(document) if check else None
     _check_filters(str(spec), found, selection)
     source_notes = Notes()
     security = Security(document, source, resolver, source_notes)
@@ -175,15 +178,15 @@ def _check_filters(spec: str, found: list[Operation], selection: Selection) -> N
 
 def _text(header: str, notes: Notes, document: dict[str, Any], *comments: str) -> str:
     lines = [header, *comments, *(f"note: {line}" for line in notes.lines)]
-    body = yaml.safe_dump(
-        document, sort_keys=False, allow_unicode=True, width=120, default_flow_style=None
-    )
+    body = dump(document)
     return "".join(f"# {_one_line(line)}\n" for line in lines) + body
 
 
 def _one_line(text: str) -> str:
     """``text`` safe in a YAML comment: a line break from the description would end the
     comment and let the description write keys of its own."""
+    if text.isprintable():
+        return text
     return "".join(
         char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
         for char in text
