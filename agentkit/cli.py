@@ -30,6 +30,7 @@ from agentkit.toolerrors import AgentKitError, UsageError, did_you_mean
 
 if TYPE_CHECKING:
     from agentkit.mcp_reload import Reloader
+    from agentkit.openapi import ImportReport
     from agentkit.tool import Tool
     from agentkit.toolregistry import ToolRegistry
     from agentkit.toolschema import Parameter, ToolSchema
@@ -43,7 +44,7 @@ EXIT_STATUSES = (
     (
         EXIT_FAILED,
         "`call`: the tool call failed (its result is printed); `validate --strict`: warnings;"
-        " `diff`: a version bump is missing",
+        " `diff`: a version bump is missing; `import openapi --update`: conflicts (yours kept)",
     ),
     (EXIT_USAGE, "a usage or definition error: `error: ...` on stderr, nothing was run"),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
@@ -434,6 +435,8 @@ _HTTP_ONLY = (
 def cmd_import_openapi(args: argparse.Namespace) -> int:
     from agentkit.openapi import Selection, import_openapi
 
+    if args.update:
+        return _update_openapi(args)
     selection = Selection(
         tags=args.tag,
         operations=args.operation,
@@ -444,14 +447,7 @@ def cmd_import_openapi(args: argparse.Namespace) -> int:
     report = import_openapi(
         args.spec, source=args.source, out=args.out, selection=selection, check=not args.no_check
     )
-    if report.findings is None and not args.no_check:
-        _echo("not checked against the OpenAPI schema: pip install 'agentkit[openapi]'")
-    for finding in report.findings or ():
-        _echo(f"warning: {args.spec}{finding}", error=True)
-    for renamed in report.renamed:
-        _echo(f"renamed: {renamed.wanted} -> {renamed.name} (name taken; {renamed.pointer})")
-    for skipped in report.skipped:
-        _echo(f"skipped: {skipped.operation}: {skipped.problem}", error=True)
+    _print_import(args.spec, report, checked=not args.no_check)
     if report.deprecated:
         _echo(f"left out {len(report.deprecated)} deprecated operation(s) (--include-deprecated)")
     tools = len(report.written) - 1
@@ -460,6 +456,62 @@ def cmd_import_openapi(args: argparse.Namespace) -> int:
         f"{report.notes} note(s) in the files"
     )
     return EXIT_OK
+
+
+def _print_import(spec: str, report: ImportReport, *, checked: bool = True) -> None:
+    """What an import or an update found in the description, renamed and skipped."""
+    if report.findings is None and checked:
+        _echo("not checked against the OpenAPI schema: pip install 'agentkit[openapi]'")
+    for finding in report.findings or ():
+        _echo(f"warning: {spec}{finding}", error=True)
+    for renamed in report.renamed:
+        _echo(f"renamed: {renamed.wanted} -> {renamed.name} (name taken; {renamed.pointer})")
+    for skipped in report.skipped:
+        _echo(f"skipped: {skipped.operation}: {skipped.problem}", error=True)
+
+
+def _update_openapi(args: argparse.Namespace) -> int:
+    from agentkit.openapi.update import update_openapi
+
+    filters = [
+        flag for flag in ("tag", "operation", "method", "exclude_operation") if getattr(args, flag)
+    ]
+    if filters or args.include_deprecated:
+        given = (
+            ", ".join("--" + flag.replace("_", "-") for flag in filters) or "--include-deprecated"
+        )
+        raise UsageError(
+            f"--update keeps the first import's selection (in the lock file); {given} cannot "
+            "change it: import into a new folder to select other operations"
+        )
+    report = update_openapi(args.spec, source=args.source, out=args.out)
+    _print_import(args.spec, report.generation)
+    for tool in report.classified:
+        versions = f"{tool.old_version or '-'} -> {tool.new_version or '-'}"
+        _echo(
+            terminal_text(f"{tool.name} {versions}: {tool.status}, {tool.severity}", one_line=True)
+        )
+        for change in tool.changes:
+            _echo(f"  {terminal_text(change, one_line=True)}")
+    for operation in report.kept_gone:
+        _echo(
+            terminal_text(
+                f"kept: {operation}: gone from the description, but you edited it; it is no "
+                "longer updated (delete the file if the tool should go)",
+                one_line=True,
+            )
+        )
+    for operation in report.deleted:
+        _echo(terminal_text(f"stays deleted: {operation} (you deleted it)", one_line=True))
+    for conflict in report.conflicts:
+        _echo(f"conflict: {terminal_text(conflict, one_line=True)}", error=True)
+    _echo(
+        f"updated {args.out}: {len(report.added)} added, "
+        f"{sum(tool.status == 'changed' for tool in report.classified)} changed, "
+        f"{len(report.removed)} removed, {report.unchanged} unchanged, "
+        f"{len(report.conflicts)} conflict(s) (your side kept)"
+    )
+    return EXIT_FAILED if report.conflicts else EXIT_OK
 
 
 def _positive(value: float | None, flag: str, *, integer: bool = False) -> None:
@@ -746,7 +798,8 @@ def build_parser() -> argparse.ArgumentParser:
     ).add_subparsers(dest="format", metavar="FORMAT", required=True)
     openapi = importing.add_parser(
         "openapi",
-        help="An OpenAPI 3.0/3.1 description (JSON or YAML): a source file, a file per operation.",
+        help="An OpenAPI 3.0/3.1 or Swagger 2.0 description (JSON or YAML): a source file, "
+        "a file per operation.",
     )
     openapi.add_argument("spec", metavar="SPEC", help="the description's file")
     openapi.add_argument("--source", required=True, metavar="NAME", help="the source's name")
@@ -762,10 +815,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--include-deprecated", action="store_true", help="import deprecated operations too"
     )
     openapi.add_argument(
+        "--update",
+        action="store_true",
+        help="import over a folder an earlier import wrote, keeping the reviewer's edits",
+    )
+    openapi.add_argument(
         "--no-check",
         action="store_true",
-        help="do not check the description against the OpenAPI schema (that takes about "
-        "20 s on a 10 MB description)",
+        help="do not check the description against the OpenAPI schema (that takes 15-20 s "
+        "on a 10 MB description)",
     )
     openapi.set_defaults(run=cmd_import_openapi)
     return parser

@@ -3,39 +3,52 @@
 A Python tool keeps the chapter's ``execute(inputs, credentials)``; what the caller
 (``agentkit serve``) offers beyond that is reached through module functions::
 
-    from agentkit.context import log, report_progress
+    from agentkit.context import aelicit, elicit, log, report_progress
 
 - ``report_progress(done=..., total=..., message=...)``: ``agentkit.progress``'s, the same
   function (MCP ``notifications/progress`` when the client asked for them);
 - ``log(level, message)``: a message to the client (MCP ``notifications/message``), sent
-  when it is at or above the level the client asked for.
+  when it is at or above the level the client asked for;
+- ``await aelicit(message, schema)`` in an ``async def`` tool, ``elicit(message, schema)``
+  in a sync one (it runs in the executor's worker thread and waits there): ask the user
+  (MCP ``elicitation/create``), get an ``Elicited`` back.
 
 The caller's ``CallContext`` is held in a context variable, like the progress reporter:
 it follows the call into the executor's worker threads (they run in a copy of the
 caller's context), and two concurrent calls each have their own. Outside a served call
-these functions do nothing.
+``log`` and ``report_progress`` do nothing and ``elicit`` raises ``ElicitationError``:
+there is nobody to ask.
 
 Text a tool sends this way goes through the call's redactor first (the one the executor
-makes active while the tool runs): no credential value reaches the client in a message.
+makes active while the tool runs): no credential value reaches the client in a message
+or a question.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextvars
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Final, Literal, get_args
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, final, get_args
 
 from agentkit.progress import report_progress
 from agentkit.redaction import active_redactor
+from agentkit.toolerrors import ElicitationError
 
 __all__ = [
+    "ELICIT_SECONDS",
     "LOG_LEVELS",
     "CallContext",
+    "Elicited",
     "LogLevel",
+    "aelicit",
     "at_least",
     "current",
+    "elicit",
     "log",
     "report_progress",
     "serving",
@@ -47,6 +60,24 @@ logger = logging.getLogger("agentkit")
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 LOG_LEVELS: Final[tuple[LogLevel, ...]] = get_args(LogLevel)
 _SEVERITY: Final[dict[str, int]] = {level: rank for rank, level in enumerate(LOG_LEVELS)}
+
+
+#: How long a question waits for the user's answer, by default.
+ELICIT_SECONDS: Final = 600.0
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Elicited:
+    """The user's answer to a question: ``accept`` (with ``content``, the form's values),
+    ``decline`` (said no) or ``cancel`` (dismissed it without choosing)."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
 
 
 def at_least(level: str, threshold: str) -> bool:
@@ -62,8 +93,17 @@ class CallContext:
     thread or from a worker thread, and must not block.
     """
 
+    #: The event loop ``aelicit`` runs on, for a sync tool's ``elicit`` in a worker
+    #: thread to hand its question to; None where there is nobody to ask.
+    loop: asyncio.AbstractEventLoop | None = None
+
     def log(self, level: LogLevel, message: str, logger: str | None) -> None:
         """Send ``message`` at ``level`` to whoever listens (redacted already)."""
+
+    async def aelicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+        """Ask the user ``message`` with a form of ``schema`` (redacted already); runs on
+        ``loop``. Raises ``ElicitationError`` when the question cannot be asked."""
+        raise _nobody_to_ask()
 
 
 _NOTHING: Final = CallContext()
@@ -107,3 +147,68 @@ def log(level: LogLevel, message: str, *, logger_name: str | None = None) -> Non
         context.log(level, text, logger_name)
     except Exception:  # a listener's failure is its own: the call goes on without it
         logger.exception("sending a log message to the client failed")
+
+
+async def aelicit(
+    message: str, schema: Mapping[str, Any], *, timeout: float = ELICIT_SECONDS
+) -> Elicited:
+    """Ask the user ``message``, with a form of ``schema`` (a flat JSON Schema object of
+    strings, numbers, booleans and enums, as MCP's ``elicitation/create`` has it).
+
+    For an ``async def`` tool. Waits at most ``timeout`` seconds for the answer. Raises
+    ``ElicitationError`` outside a served call, when the client cannot be asked (it did
+    not declare the elicitation capability, or a stateless server has no way back to
+    it) and when no answer came in time.
+    """
+    context = _CURRENT.get()
+    if context.loop is None:
+        raise _nobody_to_ask()
+    try:
+        return await asyncio.wait_for(context.aelicit(*_redacted(message, schema)), timeout)
+    except asyncio.TimeoutError as exc:
+        raise _no_answer(timeout) from exc
+
+
+def elicit(message: str, schema: Mapping[str, Any], *, timeout: float = ELICIT_SECONDS) -> Elicited:
+    """``aelicit`` for a sync tool: the question goes to the server's event loop and this
+    thread (the executor's worker) waits for the answer. Not for an ``async def`` tool,
+    whose loop it would block: that one awaits ``aelicit``."""
+    context = _CURRENT.get()
+    loop = context.loop
+    if loop is None:
+        raise _nobody_to_ask()
+    try:
+        running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        raise ElicitationError(
+            "elicit() would block the event loop this async tool runs on, and with it the "
+            "answer: use 'await aelicit(...)' in an async def tool"
+        )
+    asking = asyncio.run_coroutine_threadsafe(context.aelicit(*_redacted(message, schema)), loop)
+    try:
+        return asking.result(timeout=timeout)
+    except concurrent.futures.TimeoutError as exc:
+        asking.cancel()
+        raise _no_answer(timeout) from exc
+
+
+def _redacted(message: str, schema: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
+    redactor = active_redactor()
+    if not redactor:
+        return message, schema
+    form: Mapping[str, Any] = redactor.redact_value(dict(schema))
+    return redactor.redact(message), form
+
+
+def _nobody_to_ask() -> ElicitationError:
+    return ElicitationError(
+        "there is nobody to ask: elicit() works only in a call an MCP server runs (agentkit serve)"
+    )
+
+
+def _no_answer(timeout: float) -> ElicitationError:
+    return ElicitationError(
+        f"the user did not answer within {timeout:g} s (pass a longer timeout= to wait more)"
+    )

@@ -25,7 +25,15 @@ from typing import Any, Final, final
 from agentkit.tool import Tool
 from agentkit.toolschema import Parameter, ToolSchema
 
-__all__ = ["BREAKING", "COMPATIBLE", "COSMETIC", "Change", "ToolDiff", "diff_tools"]
+__all__ = [
+    "BREAKING",
+    "COMPATIBLE",
+    "COSMETIC",
+    "Change",
+    "ToolDiff",
+    "diff_tools",
+    "next_version",
+]
 
 BREAKING: Final = "breaking"
 COMPATIBLE: Final = "compatible"
@@ -83,7 +91,7 @@ class ToolDiff:
             return None
         return (
             f"{self.severity} changes need at least a {needed} version bump "
-            f"({self.old_version} -> {_suggested(self.old_version or '0.0.0', needed)}), "
+            f"({self.old_version} -> {next_version(self.old_version or '0.0.0', needed)}), "
             + ("but the version did not rise" if got == "none" else f"but this is a {got} bump")
         )
 
@@ -270,7 +278,8 @@ def _bump(old: str, new: str) -> str:
     return "patch"
 
 
-def _suggested(old: str, needed: str) -> str:
+def next_version(old: str, needed: str) -> str:
+    """``old`` raised by a ``needed`` bump: ``major``, ``minor`` or ``patch``."""
     major, minor, patch = _version(old)
     if needed == "major":
         return f"{major + 1}.0.0"

@@ -7,7 +7,8 @@
   not empty, as JSON in a text block;
 - a binary output (``agentkit.binary``): image, audio or an embedded resource by
   its media type, then a text block naming its media type and size;
-- a failure: ``isError: true`` and the error as text.
+- a failure: ``isError: true`` and the error as text; a call past the server's
+  deadline says so, naming ``--call-timeout`` and its value.
 
 Text blocks carry UTF-8 JSON, not ``\\u`` escapes.
 """
@@ -23,6 +24,7 @@ import mcp_types as types
 from agentkit import binary
 from agentkit.content import Audio, Block, Image, Resource, Text
 from agentkit.tool import Tool
+from agentkit.toolerrors import ToolExecutionError, ToolTimeoutError
 from agentkit.toolresult import ToolResult
 
 __all__ = ["call_result", "error_result", "json_text", "mcp_block"]
@@ -60,10 +62,13 @@ def _resource(block: Resource) -> types.TextResourceContents | types.BlobResourc
     return types.BlobResourceContents(uri=block.uri, mime_type=block.media_type, blob=blob)
 
 
-def call_result(tool: Tool, result: ToolResult) -> types.CallToolResult:
-    """``result`` of a call of ``tool`` as MCP's ``CallToolResult``."""
+def call_result(
+    tool: Tool, result: ToolResult, *, call_timeout: float | None = None
+) -> types.CallToolResult:
+    """``result`` of a call of ``tool`` as MCP's ``CallToolResult``; ``call_timeout`` is
+    the server's deadline for every call (``--call-timeout``), named when a call meets it."""
     if not result.succeeded:
-        return error_result(str(result.error))
+        return error_result(_failure(tool, result.error, call_timeout))
     output = result.output if result.output is not None else {}
     if binary.is_binary(tool):
         return types.CallToolResult(content=_binary_content(tool, output))
@@ -72,6 +77,34 @@ def call_result(tool: Tool, result: ToolResult) -> types.CallToolResult:
     if output or not result.content:
         content.append(types.TextContent(type="text", text=json_text(output)))
     return types.CallToolResult(content=content, structured_content=output)
+
+
+def _failure(tool: Tool, error: Exception | None, call_timeout: float | None) -> str:
+    """The error as the client reads it; the server's own deadline is named as such."""
+    if (
+        call_timeout is not None
+        and isinstance(error, ToolExecutionError)
+        and error.cause_type == ToolTimeoutError.__name__
+    ):
+        cause = error.cause
+        if isinstance(cause, ToolTimeoutError):
+            if cause.timeout != call_timeout:  # a deadline of the tool's own making
+                return str(error)
+            abandoned = cause.abandoned
+        else:  # a copy cleaned of the tool's credentials: its text still says which
+            abandoned = "cannot be stopped" in error.detail
+        fate = (
+            "its thread cannot be stopped and runs on, its result will be discarded"
+            if abandoned
+            else "it was cancelled"
+        )
+        return (
+            f"Tool '{tool.name}' did not finish within {float(call_timeout)} s, the deadline "
+            f"this server sets for every call (--call-timeout {call_timeout:g}); {fate}. If the "
+            "tool needs longer, restart the server with a larger --call-timeout (in seconds); "
+            "if it should not, check what it waits on."
+        )
+    return str(error)
 
 
 def _binary_content(tool: Tool, output: Mapping[str, Any]) -> list[types.ContentBlock]:

@@ -528,6 +528,9 @@ class _DrainingServer(uvicorn.Server):
         for listener in self.servers:
             listener.close()
         await state.limits.close()
+        # Listen streams (2026-07-28 clients waiting to hear of reloads) end gracefully:
+        # each gets its final answer now, not a dropped connection later.
+        state.tools.listen.close()
         running = state.limits.in_flight
         if running:
             print(f"agentkit: draining {running} calls in flight", file=sys.stderr, flush=True)

@@ -112,7 +112,10 @@ class CallLimits:
         if self._closed:
             raise Busy("the server is shutting down")
         if waited.cancelled_caught:
-            raise Busy(f"no room within {self.queue_timeout} s: {self._why_full(name, tool_limit)}")
+            raise Busy(
+                f"no room within {self.queue_timeout} s, the call deadline (--call-timeout): "
+                f"{self._why_full(name, tool_limit)}"
+            )
 
     async def _notify(self) -> None:
         with anyio.CancelScope(shield=True):

@@ -26,6 +26,12 @@ from typing import Any, Final, final
 import anyio
 import mcp_types as types
 from anyio.abc import TaskStatus
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    SubscriptionBus,
+    ToolsListChanged,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentkit.context import LogLevel, at_least
@@ -89,8 +95,13 @@ def _snapshot(registry: ToolRegistry) -> _Snapshot:
 class ServedTools:
     """The tools a server answers with; ``replace`` swaps them all at once."""
 
-    def __init__(self, registry: ToolRegistry) -> None:
+    def __init__(self, registry: ToolRegistry, *, bus: SubscriptionBus | None = None) -> None:
         self._current = _snapshot(registry)
+        #: Where ``announce`` publishes a change for 2026-07-28 clients; ``listen``
+        #: serves their ``subscriptions/listen`` streams from it. A bus of your own (over
+        #: Redis, say) carries one instance's reload to the streams of all of them.
+        self.bus: SubscriptionBus = bus if bus is not None else InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)
         # The SDK's session object is a per-request proxy; the latest one of each
         # connection reaches it. Bounded: the oldest connections are forgotten first.
         self._clients: OrderedDict[str, _Client] = OrderedDict()
@@ -137,8 +148,22 @@ class ServedTools:
         return client.log_level if client is not None else DEFAULT_LOG_LEVEL
 
     async def announce(self) -> int:
-        """Send ``notifications/tools/list_changed`` to every session seen; how many got it."""
-        return await self._tell(lambda client: client.session.send_tool_list_changed())
+        """Tell every client the tools changed; how many handshake-era sessions got it.
+
+        A 2026-07-28 client is told on each ``subscriptions/listen`` stream it holds open
+        (stateless or not); a handshake-era session (2025-11-25 and before) gets
+        ``notifications/tools/list_changed`` outside its requests, on its GET stream.
+        """
+        await self.bus.publish(ToolsListChanged())
+
+        def send(client: _Client) -> Any:
+            # A 2026-07-28 connection has no stream outside a request: its listen
+            # stream (above) is how it hears.
+            if client.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                return None
+            return client.session.send_tool_list_changed()
+
+        return await self._tell(send)
 
     async def log(self, level: LogLevel, message: str) -> int:
         """Send ``message`` as ``notifications/message`` (logger ``agentkit``) to every

@@ -16,7 +16,9 @@
   carried a progress token;
 - the logging capability: ``logging/setLevel`` sets the least severe
   ``notifications/message`` a client gets; a tool's ``agentkit.context.log`` (an HTTP
-  tool's retries) rides its call's stream, a reload's report goes to every client.
+  tool's retries) rides its call's stream, a reload's report goes to every client;
+- a tool's ``agentkit.context.elicit`` is an ``elicitation/create`` to its client, on
+  the call's own stream.
 
 Needs ``pip install 'agentkit[mcp]'``.
 """
@@ -26,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Final, final
 
@@ -36,13 +38,13 @@ from mcp.server.connection import allowed_log_levels
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentkit import __version__
-from agentkit.context import CallContext, LogLevel, at_least, serving
+from agentkit.context import CallContext, Elicited, LogLevel, at_least, serving
 from agentkit.credentials import CredentialsManager
 from agentkit.mcp_content import call_result, error_result
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
@@ -50,7 +52,7 @@ from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.redaction import Redactor
 from agentkit.tool import Tool
-from agentkit.toolerrors import UnknownToolError
+from agentkit.toolerrors import ElicitationError, UnknownToolError
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 
@@ -75,7 +77,11 @@ def concurrency(tool: Tool) -> int | None:
 
 @final
 class _Server(Server[Any]):
-    """The SDK's server, announcing ``tools.listChanged``: a reload tells the clients."""
+    """The SDK's server, announcing ``tools.listChanged`` to handshake-era clients when a
+    reload can reach them (``tools_changed``); 2026-07-28 clients are told it whenever
+    ``subscriptions/listen`` is served, which it always is."""
+
+    tools_changed = True
 
     def create_initialization_options(
         self,
@@ -84,7 +90,7 @@ class _Server(Server[Any]):
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
         return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True),
+            notification_options or NotificationOptions(tools_changed=self.tools_changed),
             experimental_capabilities,
             extensions,
         )
@@ -114,7 +120,8 @@ def _connection(ctx: Any) -> str:
 @final
 class _ServedCall(CallContext):
     """One ``tools/call``'s context (``agentkit.context``): its log messages go to the
-    client on the call's own stream, in order, at or above the level the client asked for.
+    client on the call's own stream, in order, at or above the level the client asked
+    for; its questions are ``elicitation/create`` requests on that stream.
 
     Methods are called on the server's loop (async tools) or a worker thread (sync
     tools); what they send is handed to the loop and not waited for, so a slow client
@@ -123,7 +130,7 @@ class _ServedCall(CallContext):
 
     def __init__(self, ctx: Any, log_level: LogLevel) -> None:
         self._ctx = ctx
-        self._loop = asyncio.get_running_loop()
+        self._loop = self.loop = asyncio.get_running_loop()
         self._log_level = log_level
         # 2026-07-28 connections opt in per request (``_meta``); earlier ones by
         # logging/setLevel, which the server keeps per connection.
@@ -146,6 +153,7 @@ class _ServedCall(CallContext):
 
     def _send(self, sending: Awaitable[None]) -> None:
         previous = self._sending[-1] if self._sending else None
+        self._sending = [future for future in self._sending if not future.done()]
 
         async def in_order() -> None:
             if previous is not None:  # each message after the one before it
@@ -155,11 +163,36 @@ class _ServedCall(CallContext):
 
         self._sending.append(asyncio.run_coroutine_threadsafe(in_order(), self._loop))
 
+    async def aelicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+        """``elicitation/create`` (form mode) on this call's own stream."""
+        if not can_elicit(self._ctx):
+            raise ElicitationError(
+                "the client cannot be asked: it did not declare the elicitation capability"
+            )
+        try:
+            answer = await self._ctx.session.elicit_form(
+                message, dict(schema), related_request_id=self._ctx.request_id
+            )
+        except NoBackChannelError as exc:
+            raise ElicitationError(
+                "the client cannot be asked: this connection has no way back to it "
+                "(a stateless server, or MCP 2026-07-28)"
+            ) from exc
+        except MCPError as exc:
+            raise ElicitationError(f"the client did not ask the user: {exc}") from exc
+        return Elicited(action=answer.action, content=dict(answer.content or {}))
+
     async def flush(self) -> None:
         """Wait until what the call sent has gone out (at most ``FLUSH_SECONDS``)."""
         if self._sending:
             pending = [asyncio.wrap_future(future) for future in self._sending]
             await asyncio.wait(pending, timeout=FLUSH_SECONDS)
+
+
+def can_elicit(ctx: Any) -> bool:
+    """Whether the client of this request declared the elicitation capability."""
+    wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+    return bool(ctx.session.check_client_capability(wanted))
 
 
 def _progress_to(ctx: Any) -> ProgressReporter:
@@ -233,14 +266,20 @@ def build_server(
         except Busy as exc:
             return error_result(f"Tool '{tool.name}' was not run: {exc}")
         await call.flush()  # what the tool logged reaches the client before its answer
-        return call_result(tool, result)
+        return call_result(tool, result, call_timeout=call_timeout)
 
     server = _Server(
         "agentkit",
         version=__version__,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        # A 2026-07-28 client hears of a reload on a subscriptions/listen stream: a
+        # request of its own, so stateless servers reach it too.
+        on_subscriptions_listen=served.listen,
     )
+    # A handshake-era client hears of a reload only outside its requests (a GET
+    # stream), which a stateless session does not have: it is not promised one.
+    server.tools_changed = announce
     # logging/setLevel exists through protocol 2025-11-25 (the SDK routes it to no
     # 2026-07-28 connection, whose requests opt in to log levels by ``_meta``): served
     # with add_request_handler, as the SDK's Server(on_set_logging_level=...) would, but
@@ -281,13 +320,16 @@ def serve(
     """
     executor = ToolExecutor(credentials=CredentialsManager.from_env(credentials_file))
     gate = CallLimits(max_in_flight=max_calls, max_queued=max_queued, queue_timeout=call_timeout)
-    server = build_server(tools, executor, call_timeout=call_timeout, limits=gate)
+    served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
+    server = build_server(served, executor, call_timeout=call_timeout, limits=gate)
 
     async def run() -> None:
         async with stdio_server() as (stdin, stdout), anyio.create_task_group() as group:
             if reloader is not None:
                 await group.start(reloader.run)
-            await _serve_answering_to_the_end(server, stdin, stdout, drain_seconds)
+            await _serve_answering_to_the_end(
+                server, stdin, stdout, drain_seconds, ended=served.listen.close
+            )
             group.cancel_scope.cancel()
 
     with executor:  # the thread pool goes when the client does
@@ -327,11 +369,17 @@ class _Unanswered:
 
 
 async def _serve_answering_to_the_end(
-    server: Server[Any], stdin: Any, stdout: Any, drain_seconds: float
+    server: Server[Any],
+    stdin: Any,
+    stdout: Any,
+    drain_seconds: float,
+    *,
+    ended: Callable[[], None] = lambda: None,
 ) -> None:
     """``server.run`` on stdin/stdout, except that stdin closing does not cut short the
     requests already read: the server sees the end of its input only once each has its
-    answer (or ``drain_seconds`` have passed)."""
+    answer (or ``drain_seconds`` have passed). ``ended`` is called when stdin closes, to
+    end the requests that would never end by themselves (``subscriptions/listen``)."""
     unanswered = _Unanswered()
     to_server, server_in = anyio.create_memory_object_stream[Any](0)
     server_out, from_server = anyio.create_memory_object_stream[Any](0)
@@ -342,6 +390,7 @@ async def _serve_answering_to_the_end(
                 if isinstance(message, SessionMessage):
                     unanswered.asked(message.message)
                 await to_server.send(message)
+            ended()
             await unanswered.all_answered(drain_seconds)
 
     async def write() -> None:

@@ -30,6 +30,8 @@ the same thing.
     │   └── MissingValue            a lookup found nothing: ``response.json has no key 'title'``
     ├── ReplayMissError             a replayed call has no recorded counterpart
     ├── Busy                        a call refused for want of room (the MCP server's limits)
+    ├── ElicitationError            a question for the user that cannot be asked or answered
+    │                               (``agentkit.context.elicit``): no client that can, no answer
     ├── RedactedError               not raised: stands in, as a ToolExecutionError's cause,
     │                               for an exception that could not be copied without the
     │                               secrets it held
@@ -56,6 +58,7 @@ __all__ = [
     "DefinitionError",
     "DefinitionProblem",
     "DescriptionProblem",
+    "ElicitationError",
     "ExportError",
     "HttpCallError",
     "MissingValue",
@@ -518,6 +521,11 @@ class Busy(AgentKitError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"busy, retry later: {reason}")
         self.reason = reason
+
+
+class ElicitationError(AgentKitError):
+    """A question for the user (``agentkit.context.elicit``) that could not be asked or got
+    no answer; the message says why and what would make it work."""
 
 
 class MultipartError(AgentKitError):

@@ -161,10 +161,15 @@ def open_session(url: str, headers: dict[str, str] | None = None) -> dict[str, s
 
 @contextlib.asynccontextmanager
 async def session(
-    url: str, headers: dict[str, str] | None = None, *, on_message: Any = None
+    url: str,
+    headers: dict[str, str] | None = None,
+    *,
+    on_message: Any = None,
+    elicitation: Any = None,
 ) -> AsyncIterator[Any]:
     """An initialized ``ClientSession`` on ``url`` over the SDK's streamable HTTP client;
-    ``on_message`` receives the server's notifications."""
+    ``on_message`` receives the server's notifications, ``elicitation`` (which declares
+    the elicitation capability) answers its questions."""
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
@@ -172,7 +177,9 @@ async def session(
     async with (
         create_mcp_http_client(headers=headers) as http,
         streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write, message_handler=on_message) as client,
+        ClientSession(
+            read, write, message_handler=on_message, elicitation_callback=elicitation
+        ) as client,
     ):
         await client.initialize()
         yield client

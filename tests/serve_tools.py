@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentkit.context import log
+from agentkit.context import aelicit, elicit, log
 
 
 def _mark(marker: str, fate: str) -> None:
@@ -46,3 +46,25 @@ def chatty(levels: list[str], credentials: Mapping[str, str]) -> dict[str, Any]:
     for level in levels:
         log(level, f"{level} message, token {credentials['api-token']}")  # type: ignore[arg-type]
     return {"sent": len(levels)}
+
+
+NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def ask(question: str, credentials: Mapping[str, str]) -> dict[str, Any]:
+    """Ask from a sync tool (the worker thread waits), quoting the credential."""
+    token = credentials["api-token"]
+    form = {"type": "object", "properties": {"name": {"type": "string", "default": token}}}
+    answer = elicit(f"{question} (token {token})", form)
+    return {"action": answer.action, "name": str(answer.content.get("name", ""))}
+
+
+async def ask_async(question: str) -> dict[str, Any]:
+    answer = await aelicit(question, NAME_FORM)
+    return {"action": answer.action, "name": str(answer.content.get("name", ""))}
+
+
+async def ask_wrongly(question: str) -> dict[str, Any]:
+    """The sync form on the event loop: refused, it would block the loop it waits on."""
+    answer = elicit(question, NAME_FORM)
+    return {"action": answer.action, "name": ""}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -9,9 +10,20 @@ from typing import Any
 import pytest
 
 from agentkit import context
-from agentkit.context import LOG_LEVELS, CallContext, LogLevel, at_least, log, serving
+from agentkit.context import (
+    LOG_LEVELS,
+    CallContext,
+    Elicited,
+    LogLevel,
+    aelicit,
+    at_least,
+    elicit,
+    log,
+    serving,
+)
 from agentkit.progress import report_progress
 from agentkit.tool import Tool
+from agentkit.toolerrors import ElicitationError
 from agentkit.toolexecutor import ToolExecutor
 
 SECRET = "ctx-secret-value-0123456789"
@@ -60,8 +72,6 @@ def test_a_served_call_hears_its_tool_redacted_in_the_worker_thread_too() -> Non
 
 
 def test_an_async_caller_hears_a_sync_tool_from_the_executors_pool() -> None:
-    import asyncio
-
     heard = Recorded()
     executor = ToolExecutor(credentials={"api-key": SECRET})
 
@@ -114,3 +124,80 @@ def test_a_failing_listener_never_breaks_the_call(caplog: pytest.LogCaptureFixtu
 
 def test_report_progress_is_agentkit_progress_own() -> None:
     assert context.report_progress is report_progress
+
+
+# -- asking the user ---------------------------------------------------------------------------
+
+
+class Answers(CallContext):
+    """Answers on the loop it was made on, after ``delay`` seconds."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, delay: float = 0.0) -> None:
+        self.loop = loop
+        self.delay = delay
+        self.asked: list[tuple[str, Mapping[str, Any]]] = []
+
+    async def aelicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+        self.asked.append((message, schema))
+        await asyncio.sleep(self.delay)
+        return Elicited(action="accept", content={"name": "Ada"})
+
+
+class Asks(Tool):
+    TOOL_NAME = "asks"
+    CREDENTIAL_NAMES = ("api-key",)
+    OUTPUT_SCHEMA = None
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        form = {"type": "object", "properties": {"key": {"default": credentials["api-key"]}}}
+        answer = elicit(f"Use {credentials['api-key']}?", form)
+        return {"action": answer.action, "name": answer.content["name"]}
+
+
+def test_outside_a_served_call_there_is_nobody_to_ask() -> None:
+    with pytest.raises(ElicitationError, match="there is nobody to ask: elicit"):
+        elicit("Name?", {})
+    with pytest.raises(ElicitationError, match="there is nobody to ask: elicit"):
+        asyncio.run(aelicit("Name?", {}))
+
+
+def test_a_sync_tool_asks_from_the_worker_thread_and_waits_redacted() -> None:
+    executor = ToolExecutor(credentials={"api-key": SECRET})
+
+    async def main() -> tuple[Any, Answers]:
+        answers = Answers(asyncio.get_running_loop())
+        with serving(answers):
+            return await executor.aexecute(Asks(), {}), answers
+
+    with executor:
+        result, answers = asyncio.run(main())
+    assert result.output == {"action": "accept", "name": "Ada"}
+    [(message, schema)] = answers.asked
+    assert message == "Use ***?"
+    assert schema["properties"]["key"]["default"] == "***"
+
+
+def test_an_async_tool_awaits_aelicit() -> None:
+    async def main() -> Elicited:
+        with serving(Answers(asyncio.get_running_loop())):
+            return await aelicit("Name?", {"type": "object"})
+
+    assert asyncio.run(main()).accepted
+
+
+def test_no_answer_in_time_is_an_error_that_says_so() -> None:
+    async def main() -> None:
+        with serving(Answers(asyncio.get_running_loop(), delay=30)):
+            await aelicit("Name?", {}, timeout=0.01)
+
+    with pytest.raises(ElicitationError, match=r"did not answer within 0.01 s"):
+        asyncio.run(main())
+
+
+def test_the_sync_form_on_the_loop_itself_is_refused() -> None:
+    async def main() -> None:
+        with serving(Answers(asyncio.get_running_loop())):
+            elicit("Name?", {})
+
+    with pytest.raises(ElicitationError, match=r"use 'await aelicit\(...\)'"):
+        asyncio.run(main())

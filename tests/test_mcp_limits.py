@@ -129,6 +129,9 @@ def test_a_sync_tool_past_its_deadline_is_abandoned_with_a_clear_error(server: S
     result = _bounded(scenario)
     assert result.is_error is True
     assert "did not finish within 4.0 s" in result.content[0].text
+    assert "the deadline this server sets for every call (--call-timeout 4)" in (
+        result.content[0].text
+    )
     assert (
         "its thread cannot be stopped and runs on, its result will be discarded"
         in result.content[0].text

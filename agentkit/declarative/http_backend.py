@@ -75,6 +75,10 @@ MAX_REDIRECTS: Final = 5
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 _EXCERPT: Final = 200
 _CHUNK: Final = 64 * 1024
+# Said of timeout.total, so that it is not taken for the server's --call-timeout.
+_OWN_DEADLINE: Final = (
+    "the tool's own deadline: raise timeout.total in its definition if the API needs longer"
+)
 _jitter = random.Random()
 
 
@@ -569,7 +573,7 @@ class HttpBackend:
         return HttpCallError(
             "deadline",
             f"{prepared.method} {prepared.url} timed out after {self.spec.total_timeout} s "
-            "(timeout.total)"
+            f"(timeout.total), {_OWN_DEADLINE}"
             + ("; the request was sent and may have been processed" if maybe_processed else ""),
         )
 
@@ -629,7 +633,8 @@ class HttpBackend:
             raise HttpCallError(
                 "deadline",
                 f"{prepared.method} {prepared.url} returned {status}; retrying after {delay:.1f} s "
-                f"would pass the {self.spec.total_timeout} s deadline (timeout.total)",
+                f"would pass the {self.spec.total_timeout} s deadline (timeout.total), "
+                f"{_OWN_DEADLINE}",
                 status=status,
             )
 
@@ -803,7 +808,10 @@ def _what_happened(exc: Exception, *, replied: bool, read_timeout: float) -> str
 
     if isinstance(exc, requests.Timeout):
         waiting = "the rest of the reply" if replied else "a reply"
-        return f"timed out after {read_timeout} s waiting for {waiting} (timeout.read)"
+        return (
+            f"timed out after {read_timeout} s waiting for {waiting} (timeout.read), the "
+            "tool's own limit: raise timeout.read in its definition if the API is slow to answer"
+        )
     for cause in _causes(exc):
         if isinstance(cause, http.client.RemoteDisconnected):
             return "connection closed before a reply"

@@ -3,12 +3,17 @@
 ``import_openapi(spec, source=..., out=...)`` writes one source file (``servers``
 as the base URL, ``securitySchemes`` as auth) and one definition file per
 operation, each an ordinary definition that ``agentkit validate`` accepts.
+``update_openapi(spec, source=..., out=...)`` imports a newer description over
+such a folder, keeping the reviewer's edits.
 """
 
 from agentkit.openapi.importer import ImportReport, Renamed, Selection, Skipped, import_openapi
+from agentkit.openapi.update import Classified, Conflict, UpdateReport, update_openapi
 from agentkit.toolerrors import DescriptionProblem, OpenAPIError, UnexpressibleOperation
 
 __all__ = [
+    "Classified",
+    "Conflict",
     "DescriptionProblem",
     "ImportReport",
     "OpenAPIError",
@@ -16,5 +21,7 @@ __all__ = [
     "Selection",
     "Skipped",
     "UnexpressibleOperation",
+    "UpdateReport",
     "import_openapi",
+    "update_openapi",
 ]

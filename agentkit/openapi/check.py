@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from agentkit.openapi.reader import pointer_join, problem
+from agentkit.openapi.swagger import ORIGINAL_KEY
 from agentkit.toolerrors import DescriptionProblem
 
 #: At most this many findings are reported; a broken description has thousands.
@@ -19,11 +20,21 @@ _MAX_MESSAGE: Final = 200
 def check_description(document: dict[str, Any]) -> list[DescriptionProblem] | None:
     """What the validator finds wrong, located; None when it is not installed."""
     try:
-        from openapi_spec_validator import OpenAPIV30SpecValidator, OpenAPIV31SpecValidator
+        from openapi_spec_validator import (
+            OpenAPIV2SpecValidator,
+            OpenAPIV30SpecValidator,
+            OpenAPIV31SpecValidator,
+        )
     except ImportError:
         return None
-    version = str(document.get("openapi", ""))
-    validator = OpenAPIV31SpecValidator if version.startswith("3.1") else OpenAPIV30SpecValidator
+    validator: Any
+    original = document.get(ORIGINAL_KEY)
+    if isinstance(original, dict):  # Swagger 2.0: checked as the user wrote it
+        document, validator = original, OpenAPIV2SpecValidator
+    elif str(document.get("openapi", "")).startswith("3.1"):
+        validator = OpenAPIV31SpecValidator
+    else:
+        validator = OpenAPIV30SpecValidator
     findings: list[DescriptionProblem] = []
     try:
         for error in validator(document).iter_errors():

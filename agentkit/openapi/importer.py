@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentkit.openapi.base import Entry, Lock
 from agentkit.openapi.check import check_description
 from agentkit.openapi.emit import dump
 from agentkit.openapi.naming import NameTable, operation_name
@@ -24,6 +25,7 @@ from agentkit.toolerrors import (
 )
 
 _SOURCE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
+_SELECTION_KEYS = ("tags", "operations", "methods", "exclude")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,17 @@ class Selection:
     exclude: Sequence[str] = ()
     deprecated: bool = False
 
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {key: list(getattr(self, key)) for key in _SELECTION_KEYS}
+        data["deprecated"] = self.deprecated
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Selection:
+        """The selection ``to_json`` wrote (a lock file's); unknown keys are ignored."""
+        values = {key: tuple(str(item) for item in data.get(key) or ()) for key in _SELECTION_KEYS}
+        return cls(**values, deprecated=data.get("deprecated") is True)
+
     def wants(self, op: Operation) -> bool:
         ids = {op.name, op.operation_id or ""}
         if self.tags and not set(self.tags) & set(op.tags):
@@ -75,6 +88,46 @@ class Selection:
         if self.methods and op.method not in {method.upper() for method in self.methods}:
             return False
         return not ids & set(self.exclude)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Generated:
+    """One generated definition: the file it goes in, its comment lines and its document.
+
+    ``method`` and ``path`` locate the operation (empty for the source file);
+    ``comments`` are the lines written above the document, without ``# ``.
+    """
+
+    file: Path
+    document: dict[str, Any]
+    comments: tuple[str, ...]
+    method: str = ""
+    path: str = ""
+    operation_id: str | None = None
+
+    @property
+    def key(self) -> str:
+        """What ``--update`` knows the operation by: ``METHOD /path``."""
+        return f"{self.method} {self.path}" if self.method else "source"
+
+    def text(self) -> str:
+        return render(self.comments, self.document)
+
+
+@dataclass
+class Generation:
+    """What one run of the import made: the source, the tools, and the report."""
+
+    source: Generated
+    tools: list[Generated]
+    report: ImportReport
+    #: The keys (``METHOD /path``) of operations skipped as unexpressible.
+    skipped_keys: set[str] = field(default_factory=set)
+
+
+def lock_path(out: str | Path, source: str) -> Path:
+    """Where the import keeps what it generated, for ``--update``."""
+    return Path(out) / f"{source}.openapi-lock.json"
 
 
 def import_openapi(
@@ -87,6 +140,8 @@ def import_openapi(
 ) -> ImportReport:
     """Write one source file and one definition file per selected operation into ``out``.
 
+    Also writes ``SOURCE.openapi-lock.json``, what was generated, so a later
+    ``update_openapi`` can tell the reviewer's edits from the generator's.
     ``check``: check the description with ``openapi-spec-validator`` first (when it is
     installed; ``report.findings`` is None otherwise, or when ``check`` is false).
 
@@ -94,6 +149,75 @@ def import_openapi(
     operation, or a file to write exists already (nothing is written then).
     """
     selection = selection or Selection()
+    out = Path(out)
+    generation = generate(spec, source=source, out=out, selection=selection, check=check)
+    files: dict[Path, str] = {generation.source.file: generation.source.text()}
+    for tool in generation.tools:
+        files[tool.file] = tool.text()
+    lock = lock_path(out, source)
+    if lock.exists():
+        raise UsageError(
+            f"{out} holds an import of {source!r} already ({lock.name}); give --update "
+            "to import the description over it, keeping your edits"
+        )
+    existing = [path for path in files if path.exists()]
+    if existing:
+        shown = ", ".join(path.name for path in existing[:3])
+        more = ", ..." if len(existing) > 3 else ""
+        raise UsageError(
+            f"{len(existing)} file(s) to write exist already in {out} ({shown}{more}); "
+            "import into a new folder"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    report = generation.report
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
+        report.written.append(path)
+    lock_of(spec, selection, generation).write(lock)
+    return report
+
+
+def lock_of(spec: str | Path, selection: Selection, generation: Generation) -> Lock:
+    """The lock of ``generation`` as written: every tool unedited."""
+    folder = generation.source.file.parent
+    lock = Lock(
+        description=Path(spec).name,
+        source=str(generation.source.document["source"]),
+        selection=selection.to_json(),
+        source_file=generation.source.file.relative_to(folder).as_posix(),
+        source_generated=generation.source.document,
+    )
+    for tool in generation.tools:
+        lock.entries[tool.key] = entry_of(tool, folder)
+    return lock
+
+
+def entry_of(tool: Generated, folder: Path) -> Entry:
+    return Entry(
+        method=tool.method,
+        path=tool.path,
+        operation_id=tool.operation_id,
+        name=str(tool.document["name"]),
+        file=tool.file.relative_to(folder).as_posix(),
+        generated=tool.document,
+    )
+
+
+def generate(
+    spec: str | Path,
+    *,
+    source: str,
+    out: str | Path,
+    selection: Selection,
+    keep: Collection[str] = (),
+    check: bool = True,
+) -> Generation:
+    """Every selected operation's definition, built in memory; nothing is written.
+
+    Operations whose ``operationId`` or ``METHOD /path`` is in ``keep`` are built
+    whatever the selection and deprecation say (``--update`` keeps what it tracks).
+    ``check``: as ``import_openapi`` says.
+    """
     if not _SOURCE_NAME.fullmatch(source):
         message = f"invalid source name {source!r}: letters, digits, '_' and '-', a letter first"
         raise UsageError(message)
@@ -110,17 +234,21 @@ def import_openapi(
     except UnexpressibleOperation as exc:
         source_notes.add("auth", exc.problem.pointer, exc.problem.message)
         source_auth = NO_AUTH
-    files: dict[Path, str] = {}
     out = Path(out)
     url = base_url(document, source, source_notes)
     header = f"Imported from {Path(spec).name} by `agentkit import openapi`; review before use."
-    files[out / f"{source}.source.yaml"] = _text(
-        header, source_notes, source_document(document, source, url, source_auth)
+    source_file = Generated(
+        file=out / f"{source}.source.yaml",
+        document=source_document(document, source, url, source_auth),
+        comments=(header, *(f"note: {line}" for line in source_notes.lines)),
     )
+    tools: list[Generated] = []
+    skipped: set[str] = set()
     for op in found:
-        if not selection.wants(op):
+        kept = f"{op.method} {op.path}" in keep or (op.operation_id or "") in keep
+        if not kept and not selection.wants(op):
             continue
-        if op.deprecated and not selection.deprecated:
+        if op.deprecated and not selection.deprecated and not kept:
             report.deprecated.append(op.name)
             continue
         converter = OperationConverter(resolver, security, source, source_auth)
@@ -128,24 +256,23 @@ def import_openapi(
             definition = converter.definition(op)
         except UnexpressibleOperation as exc:
             report.skipped.append(Skipped(op.name, exc.problem))
+            skipped.add(f"{op.method} {op.path}")
             continue
         where = f"{op.method} {op.path} ({op.pointer})"
-        files[out / f"{op.name}.yaml"] = _text(header, converter.notes, definition, where)
-        report.notes += len(converter.notes.lines)
-    existing = [path for path in files if path.exists()]
-    if existing:
-        shown = ", ".join(path.name for path in existing[:3])
-        more = ", ..." if len(existing) > 3 else ""
-        raise UsageError(
-            f"{len(existing)} file(s) to write exist already in {out} ({shown}{more}); "
-            "import into a new folder"
+        notes = (f"note: {line}" for line in converter.notes.lines)
+        tools.append(
+            Generated(
+                file=out / f"{op.name}.yaml",
+                document=definition,
+                comments=(header, where, *notes),
+                method=op.method,
+                path=op.path,
+                operation_id=op.operation_id,
+            )
         )
-    out.mkdir(parents=True, exist_ok=True)
-    for path, text in files.items():
-        path.write_text(text, encoding="utf-8")
-        report.written.append(path)
+        report.notes += len(converter.notes.lines)
     report.notes += len(source_notes.lines)
-    return report
+    return Generation(source_file, tools, report, skipped)
 
 
 def _name(found: list[Operation], report: ImportReport) -> None:
@@ -176,10 +303,9 @@ def _check_filters(spec: str, found: list[Operation], selection: Selection) -> N
         raise OpenAPIError(spec, problems)
 
 
-def _text(header: str, notes: Notes, document: dict[str, Any], *comments: str) -> str:
-    lines = [header, *comments, *(f"note: {line}" for line in notes.lines)]
-    body = dump(document)
-    return "".join(f"# {_one_line(line)}\n" for line in lines) + body
+def render(comments: Sequence[str], document: dict[str, Any]) -> str:
+    """``document`` as YAML under ``comments``, one ``# `` line each."""
+    return "".join(f"# {_one_line(line)}\n" for line in comments) + dump(document)
 
 
 def _one_line(text: str) -> str:

@@ -6,20 +6,24 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from agentkit.openapi.bodies import BodyConverter, Cookie, Request
 from agentkit.openapi.errors import ErrorOutputs, error_statuses
-from agentkit.openapi.media import json_media, media_type
+from agentkit.openapi.media import json_media
 from agentkit.openapi.naming import NameTable, identifier
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
 from agentkit.openapi.schemas import MAX_DESCRIPTION, Notes, SchemaConverter, named, trim
 from agentkit.openapi.source import NO_AUTH, Auth, Security
+from agentkit.toolerrors import UnexpressibleOperation
 
 METHODS: Final = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 SUPPORTED: Final = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"})
 #: Header parameters OpenAPI says to ignore: the request sets them itself.
 _IGNORED_HEADERS: Final = frozenset({"accept", "content-type", "authorization"})
 _TEMPLATE_SYNTAX = re.compile(r"\{[{%#]|[}%#]\}")
-_FORM: Final = "application/x-www-form-urlencoded"
 _PATH_TEMPLATE = re.compile(r"\{([^{}]+)\}")
+#: A cookie name written as-is into a header and a template string: an RFC 6265 token
+#: without the quote.
+_COOKIE_NAME = re.compile(r"[A-Za-z0-9!#$%&*+.^_`|~-]+")
 _DELIMITERS: Final = {"form": ",", "simple": ",", "spaceDelimited": " ", "pipeDelimited": "|"}
 
 
@@ -66,16 +70,6 @@ def operations(document: dict[str, Any]) -> list[Operation]:
 
 
 @dataclass
-class _Request:
-    path: str
-    query: dict[str, Any] = field(default_factory=dict)
-    headers: dict[str, Any] = field(default_factory=dict)
-    json: Any = None
-    form: dict[str, str] | None = None
-    inputs: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass
 class OperationConverter:
     """Builds the definition of one operation; raises ``UnexpressibleOperation`` to skip it."""
 
@@ -86,23 +80,35 @@ class OperationConverter:
     notes: Notes = field(default_factory=Notes)
 
     def __post_init__(self) -> None:
+        self.notes.translate = self.resolver.original
         self.schemas = SchemaConverter(self.resolver, self.notes)
         self.names = NameTable()
+        self.bodies = BodyConverter(self.resolver, self.schemas, self.notes, self._input_name)
 
     def definition(self, op: Operation) -> dict[str, Any]:
+        """The definition of ``op``; its problem located in the file read when it is skipped."""
+        try:
+            return self._definition(op)
+        except UnexpressibleOperation as exc:
+            pointer = self.resolver.original(exc.problem.pointer)
+            if pointer == exc.problem.pointer:
+                raise
+            raise unexpressible(pointer, exc.problem.message) from None
+
+    def _definition(self, op: Operation) -> dict[str, Any]:
         if op.method not in SUPPORTED:
             raise unexpressible(op.pointer, f"method {op.method} is not supported")
         if _TEMPLATE_SYNTAX.search(op.path):
             message = "a path with '{{', '{%' or '{#' would be read as a template"
             raise unexpressible(op.pointer, message)
-        request = _Request(path=op.path)
+        request = Request(path=op.path)
         if "#" in op.path:
             # Some descriptions tell operations of one path apart by a fragment
             # (`/cookies#formExploded`); a client never sends it.
             request.path = op.path.split("#", 1)[0] or "/"
             self.notes.add("path", op.pointer, f"the fragment of {op.path!r} is not sent")
         self._parameters(op, request)
-        self._body(op, request)
+        self.bodies.body(op.node, op.pointer, request)
         outputs, replies = self._outputs(op)
         http: dict[str, Any] = {"source": self.source}
         if op.method != "GET":
@@ -116,6 +122,8 @@ class OperationConverter:
             http["json"] = request.json
         if request.form is not None:
             http["form"] = request.form
+        if request.multipart is not None:
+            http["multipart"] = request.multipart
         auth = self._auth(op)
         if auth is not None:
             http["auth"] = auth.auth
@@ -138,7 +146,7 @@ class OperationConverter:
 
     # -- parameters -------------------------------------------------------------------------
 
-    def _parameters(self, op: Operation, request: _Request) -> None:
+    def _parameters(self, op: Operation, request: Request) -> None:
         found: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
         for owner, base in (
             (op.path_item, pointer_join("#/paths", op.path)),
@@ -160,6 +168,7 @@ class OperationConverter:
             for (where, name), (param, here) in found.items():
                 if where == location:
                     self._parameter(name, location, param, here, in_path, request)
+        self._cookie_header(request, op.pointer)
 
     def _parameter(
         self,
@@ -168,7 +177,7 @@ class OperationConverter:
         param: dict[str, Any],
         here: str,
         in_path: list[str],
-        request: _Request,
+        request: Request,
     ) -> None:
         required = param.get("required") is True or location == "path"
         if location == "header" and name.lower() in _IGNORED_HEADERS:
@@ -176,37 +185,42 @@ class OperationConverter:
         if location == "path" and name not in in_path:
             self.notes.add(f"{location} {name}", here, "not in the path: left out")
             return
-        if location == "cookie":
-            self._cannot(name, location, here, "a cookie parameter", required)
-            return
         schema = param.get("schema")
         if schema is None and isinstance(param.get("content"), dict):
             self._cannot(name, location, here, "a parameter with 'content'", required)
             return
+        description = trim(param.get("description"))
         spec, nullable = self.schemas.convert(
             schema if schema is not None else {},
             pointer_join(here, "schema"),
             where=f"{location} {name}",
             direction="input",
+            description=description,
         )
         if spec is None:
             spec = {"type": "string"}
             self.notes.add(f"{location} {name}", here, "no single type: sent as a string")
         if spec["type"] == "dictionary":
-            self._cannot(name, location, here, "an object-valued parameter", required)
+            self._object(name, location, param, spec, here, required and not nullable, request)
             return
-        description = trim(param.get("description"))
+        style = param.get("style") or ("simple" if location in ("path", "header") else "form")
+        if spec["type"] == "list" and (location == "cookie" or style not in _DELIMITERS):
+            what = "a list-valued cookie" if location == "cookie" else f"style {style!r}"
+            self._cannot(name, location, here, what, required)
+            return
+        if location == "cookie" and not _COOKIE_NAME.fullmatch(name):
+            self._cannot(name, location, here, "a cookie name that is not a token", required)
+            return
         if description:
-            spec["description"] = description
+            spec.setdefault("description", description)
         input_name = self._input_name(name, location, here)
         request.inputs.append(named(input_name, spec, required=required and not nullable))
+        if location == "cookie":
+            request.cookies.append(Cookie(name, input_name, spec["type"], required))
+            return
         value = f"inputs.{input_name}"
         if spec["type"] == "list":
-            style = param.get("style") or ("simple" if location in ("path", "header") else "form")
             explode = param.get("explode", style == "form")
-            if style not in _DELIMITERS:
-                self._cannot(name, location, here, f"style {style!r}", required)
-                return
             if location != "query" or not explode:
                 value = f"none if {value} is none else {value} | join('{_DELIMITERS[style]}')"
         template = "{{ " + value + " }}"
@@ -216,6 +230,72 @@ class OperationConverter:
             request.query[name] = template
         else:
             request.headers[name] = template
+
+    def _object(
+        self,
+        name: str,
+        location: str,
+        param: dict[str, Any],
+        spec: dict[str, Any],
+        here: str,
+        required: bool,
+        request: Request,
+    ) -> None:
+        """An object in the query, one input per property: ``deepObject`` sends
+        ``name[key]=value``, ``form`` (exploded, the default) ``key=value``."""
+        style = param.get("style") or "form"
+        # deepObject is defined only exploded, whatever ``explode`` says.
+        explode = style == "deepObject" or param.get("explode", True) is True
+        fields = spec.get("parameters")
+        if location != "query" or style not in ("deepObject", "form") or not explode:
+            self._cannot(name, location, here, f"an object-valued parameter ({style})", required)
+            return
+        if not fields:
+            self._cannot(name, location, here, "an object without declared properties", required)
+            return
+        for field_spec in fields:
+            key = field_spec["name"]
+            where = f"{location} {name}.{key}"
+            items = field_spec.get("items")
+            field_required = required and field_spec.get("required", True) is True
+            if field_spec["type"] == "dictionary" or (
+                isinstance(items, dict) and items.get("type") in ("dictionary", "list")
+            ):
+                self._cannot(f"{name}.{key}", location, here, "a nested object", field_required)
+                continue
+            query_key = f"{name}[{key}]" if style == "deepObject" else key
+            if query_key in request.query:
+                raise unexpressible(here, f"{where}: query parameter {query_key!r} is given twice")
+            wanted = f"{name}_{key}" if style == "deepObject" else key
+            input_name = self._input_name(wanted, location, here)
+            value = {k: v for k, v in field_spec.items() if k not in ("name", "required")}
+            request.inputs.append(named(input_name, value, required=field_required))
+            request.query[query_key] = "{{ inputs." + input_name + " }}"
+
+    def _cookie_header(self, request: Request, pointer: str) -> None:
+        """The cookie parameters as one ``Cookie`` header, each value percent-encoded."""
+        if not request.cookies:
+            return
+        if any(header.lower() == "cookie" for header in request.headers):
+            raise unexpressible(pointer, "a Cookie header parameter and cookie parameters")
+
+        def value(cookie: Cookie) -> str:
+            given = f"inputs.{cookie.input_name}"
+            if cookie.kind == "boolean":
+                return f"('true' if {given} else 'false')"
+            return f"({given} | urlencode)"
+
+        if all(cookie.required for cookie in request.cookies):
+            request.headers["Cookie"] = "; ".join(
+                f"{cookie.name}={{{{ {value(cookie)} }}}}" for cookie in request.cookies
+            )
+            return
+        pieces = ", ".join(
+            f"'{cookie.name}=' ~ {value(cookie)} if inputs.{cookie.input_name} is not none "
+            "else none"
+            for cookie in request.cookies
+        )
+        request.headers["Cookie"] = "{{ [" + pieces + "] | reject('none') | join('; ') or none }}"
 
     def _cannot(self, name: str, location: str, here: str, what: str, required: bool) -> None:
         if required:
@@ -235,87 +315,6 @@ class OperationConverter:
             )
             return claimed
         return self.names.claim(wanted)
-
-    # -- the request body -------------------------------------------------------------------
-
-    def _body(self, op: Operation, request: _Request) -> None:
-        if "requestBody" not in op.node:
-            return
-        here = pointer_join(op.pointer, "requestBody")
-        body, here, _ = self.resolver.resolve(op.node["requestBody"], here)
-        if not isinstance(body, dict):
-            raise unexpressible(here, "expected a request body (a mapping)")
-        required = body.get("required") is True
-        content = _mapping(body.get("content"))
-        media = json_media(content)
-        if media is None:
-            form = next((kind for kind in content if media_type(kind) == _FORM), None)
-            if form is not None:
-                self._form(content[form], pointer_join(here, "content", form), required, request)
-                return
-            kinds = ", ".join(sorted(content)) or "none"
-            if required:
-                raise unexpressible(
-                    here, f"request body of {kinds}: only JSON and form bodies are supported"
-                )
-            self.notes.add("body", here, f"request body of {kinds} left out (JSON and forms only)")
-            return
-        here = pointer_join(here, "content", media, "schema")
-        schema_node = content[media].get("schema") if isinstance(content[media], dict) else None
-        if schema_node is None:
-            schema_node = {}
-        schema, _, stack = self.schemas.flatten(schema_node, here, ())
-        properties = schema.get("properties")
-        if isinstance(properties, dict) and properties and _all_names(properties):
-            parameters = self.schemas.properties(
-                schema, here, where="body", direction="input", stack=stack, required_too=required
-            )
-            if parameters is not None:
-                request.json = {}
-                for param in parameters:
-                    field_name = param["name"]
-                    param["name"] = self._input_name(field_name, "body", here)
-                    request.inputs.append(param)
-                    request.json[field_name] = "{{ inputs." + param["name"] + " }}"
-                return
-        spec, nullable = self.schemas.convert(schema_node, here, where="body", direction="input")
-        if spec is None:
-            spec = {"type": "dictionary"}
-            self.notes.add("body", here, "no single type: a free-form dictionary")
-        input_name = self._input_name("body", "body", here)
-        request.inputs.append(named(input_name, spec, required=required and not nullable))
-        request.json = "{{ inputs." + input_name + " }}"
-
-    def _form(self, media: Any, here: str, required: bool, request: _Request) -> None:
-        """A form body: one parameter per field, each a scalar or a list of scalars."""
-        here = pointer_join(here, "schema")
-        node = media.get("schema") if isinstance(media, dict) else None
-        schema, _, stack = self.schemas.flatten(node if node is not None else {}, here, ())
-        properties = schema.get("properties")
-        parameters = (
-            self.schemas.properties(
-                schema, here, where="form", direction="input", stack=stack, required_too=required
-            )
-            if isinstance(properties, dict) and properties
-            else None
-        )
-        if parameters is None:
-            raise unexpressible(here, "a form body needs an object schema with named properties")
-        request.form = {}
-        for param in parameters:
-            field_name = param["name"]
-            items = param.get("items")
-            if param["type"] == "dictionary" or (
-                isinstance(items, dict) and items.get("type") in ("dictionary", "list")
-            ):
-                if param.get("required", True):
-                    message = f"form field {field_name!r} is an object; forms send flat fields"
-                    raise unexpressible(here, message)
-                self.notes.add(f"form {field_name}", here, "an object field left out")
-                continue
-            param["name"] = self._input_name(field_name, "body", here)
-            request.inputs.append(param)
-            request.form[field_name] = "{{ inputs." + param["name"] + " }}"
 
     # -- outputs ----------------------------------------------------------------------------
 
@@ -403,10 +402,6 @@ class OperationConverter:
 
 def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _all_names(properties: dict[str, Any]) -> bool:
-    return all(isinstance(name, str) and name.isidentifier() for name in properties)
 
 
 def _text_output() -> dict[str, Any]:

@@ -8,7 +8,11 @@ from typing import Any, Final
 
 import yaml
 
+from agentkit.openapi import swagger
+from agentkit.openapi.pointers import Pointers, pointer_join
 from agentkit.toolerrors import DescriptionProblem, OpenAPIError, UnexpressibleOperation
+
+__all__ = ["Resolver", "load_description", "pointer_join", "problem", "unexpressible"]
 
 #: libyaml's parser when PyYAML has it: the same values as ``yaml.safe_load``, faster.
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -25,15 +29,9 @@ def unexpressible(pointer: str, message: str) -> UnexpressibleOperation:
     return UnexpressibleOperation(problem(pointer, message))
 
 
-def pointer_join(pointer: str, *keys: object) -> str:
-    """``pointer`` extended by ``keys``, escaped as RFC 6901 says (``/`` -> ``~1``)."""
-    for key in keys:
-        pointer += "/" + str(key).replace("~", "~0").replace("/", "~1")
-    return pointer
-
-
 def load_description(path: str | Path) -> dict[str, Any]:
-    """The description in ``path`` (JSON or YAML), checked to be OpenAPI 3.0 or 3.1.
+    """The description in ``path`` (JSON or YAML), checked to be OpenAPI 3.0 or 3.1, or
+    Swagger 2.0 converted to 3.0 (``agentkit.openapi.swagger``).
 
     Raises ``OpenAPIError`` for a file that cannot be read or parsed, and for any
     other format or version.
@@ -55,11 +53,13 @@ def load_description(path: str | Path) -> dict[str, Any]:
         raise OpenAPIError(name, [problem("#", f"invalid YAML{where}: {reason}")]) from exc
     if not isinstance(data, dict):
         raise OpenAPIError(name, [problem("#", "expected a mapping (an OpenAPI document)")])
-    if "swagger" in data:
-        raise OpenAPIError(
-            name,
-            [problem("#/swagger", "Swagger 2.0 is not supported; convert it to OpenAPI 3 first")],
-        )
+    if swagger.is_swagger(data):
+        if str(data.get("swagger")) != "2.0":
+            message = f"Swagger version {data.get('swagger')!r} is not supported; expected 2.0"
+            raise OpenAPIError(name, [problem("#/swagger", message)])
+        if not isinstance(data.get("paths", {}), dict):
+            raise OpenAPIError(name, [problem("#/paths", "expected a mapping of paths")])
+        return swagger.convert(data)
     version = str(data.get("openapi", ""))
     if not version.startswith(("3.0", "3.1")):
         message = (
@@ -78,6 +78,13 @@ class Resolver:
 
     def __init__(self, document: dict[str, Any]) -> None:
         self.document = document
+        moved = document.get(swagger.POINTERS_KEY)
+        #: Maps a pointer into ``document`` back into the file read (Swagger 2.0).
+        self.pointers = Pointers(moved if isinstance(moved, dict) else None)
+
+    def original(self, pointer: str) -> str:
+        """``pointer`` as it is in the file read."""
+        return self.pointers.original(pointer)
 
     def lookup(self, ref: str, pointer: str) -> Any:
         if not ref.startswith("#"):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeGuard
 
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
 from agentkit.toolerrors import AgentKitError
@@ -15,6 +16,15 @@ MAX_DEPTH: Final = 8
 #: The longest description written for a parameter or a tool.
 MAX_DESCRIPTION: Final = 300
 
+#: String formats in words for the description; None: nothing worth saying.
+_FORMATS: Final[dict[str, str | None]] = {
+    "date-time": "an RFC 3339 date-time (2024-01-31T12:00:00Z)",
+    "date": "a date (2024-01-31)",
+    "time": "a time (12:00:00)",
+    "byte": "base64-encoded",
+    "binary": None,
+    "password": None,
+}
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _TYPES: Final = {
     "string": "string",
@@ -45,8 +55,12 @@ class Notes:
     """What an import left out or simplified, for the comment at the top of a file."""
 
     lines: list[str] = field(default_factory=list)
+    #: Maps a pointer back into the file read (a converted Swagger 2.0 description).
+    translate: Callable[[str], str] | None = None
 
     def add(self, where: str, pointer: str, message: str) -> None:
+        if self.translate is not None:
+            pointer = self.translate(pointer)
         line = f"{where}: {message} ({pointer})"
         if line not in self.lines:
             self.lines.append(line)
@@ -110,8 +124,11 @@ class SchemaConverter:
         direction: Direction,
         stack: tuple[str, ...] = (),
         depth: int = 0,
+        description: str = "",
     ) -> tuple[dict[str, Any] | None, bool]:
-        """``(spec, nullable)``: the parameter spec (no name or required), or None if untypable."""
+        """``(spec, nullable)``: the parameter spec (no name or required), or None if untypable.
+
+        ``description``, when given, is used instead of the schema's own (a parameter's)."""
         try:
             schema, pointer, stack = self.flatten(node, pointer, stack)
         except _Recursive as exc:
@@ -129,7 +146,7 @@ class SchemaConverter:
         if kind is None:
             return None, nullable
         spec: dict[str, Any] = {"type": kind}
-        description = trim(schema.get("description") or schema.get("title"))
+        description = description or trim(schema.get("description") or schema.get("title"))
         if description:
             spec["description"] = description
         if depth >= MAX_DEPTH and kind in ("list", "dictionary"):
@@ -285,12 +302,18 @@ class SchemaConverter:
                 spec["enum"] = values
         if kind in ("integer", "float"):
             _bounds(spec, schema, kind, lambda message: self.notes.add(where, pointer, message))
-        if kind == "string" and isinstance(schema.get("pattern"), str):
+        if kind != "string":
+            return
+        if isinstance(schema.get("pattern"), str):
             pattern = whole_match(schema["pattern"])
             if pattern is None:
                 self.notes.add(where, pointer, "pattern left out: not a Python regular expression")
             else:
                 spec["pattern"] = pattern
+        _lengths(spec, schema)
+        described = _FORMATS.get(str(schema.get("format")), f"format: {schema.get('format')}")
+        if isinstance(schema.get("format"), str) and described:
+            spec["description"] = sentence(spec.get("description"), described)
 
 
 def named(name: str, spec: dict[str, Any], *, required: bool) -> dict[str, Any]:
@@ -312,6 +335,46 @@ def whole_match(pattern: str) -> str | None:
     if pattern.startswith("^") and pattern.endswith("$") and not pattern.endswith("\\$"):
         return pattern
     return f".*(?:{pattern}).*"
+
+
+def _lengths(spec: dict[str, Any], schema: dict[str, Any]) -> None:
+    """``minLength`` / ``maxLength`` as a pattern (the schema format has no lengths), and
+    in words in the description, which is what a model reads."""
+    given_low, given_high = schema.get("minLength"), schema.get("maxLength")
+    low: int = given_low if _count(given_low) else 0
+    high: int | None = given_high if _count(given_high) else None
+    if not low and high is None:
+        return
+    if high is not None and high < low:
+        return
+    # [\s\S] and a lookahead, not a flag: the pattern is exported to JSON Schema too.
+    counted = f"[\\s\\S]{{{low},{'' if high is None else high}}}"
+    pattern = spec.get("pattern")
+    spec["pattern"] = counted if pattern is None else f"(?={counted}(?![\\s\\S]))(?:{pattern})"
+    if high is None:
+        words = f"at least {_characters(low)}"
+    elif low == high:
+        words = f"exactly {_characters(low)}"
+    else:
+        words = f"{low} to {high} characters" if low else f"at most {_characters(high)}"
+    spec["description"] = sentence(spec.get("description"), words)
+
+
+def _characters(count: int) -> str:
+    return "1 character" if count == 1 else f"{count} characters"
+
+
+def _count(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1_000_000_000
+
+
+def sentence(description: Any, extra: str) -> str:
+    """``description`` with ``extra`` added as a sentence of its own."""
+    text = description.rstrip() if isinstance(description, str) else ""
+    addition = extra[0].upper() + extra[1:] + "."
+    if not text:
+        return addition
+    return f"{text} {addition}" if text.endswith((".", "…", "!", "?")) else f"{text}. {addition}"
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -68,13 +68,24 @@ class Security:
     ) -> None:
         self.source = source
         self.notes = notes
+        notes.translate = resolver.original
         components = document.get("components")
         schemes = components.get("securitySchemes") if isinstance(components, dict) else None
         self.schemes: dict[str, Any] = schemes if isinstance(schemes, dict) else {}
         self.resolver = resolver
 
     def choose(self, requirements: Any, pointer: str) -> Auth:
-        """The first alternative of a security requirement agentkit can express."""
+        """The first alternative of a security requirement agentkit can express; raises
+        ``UnexpressibleOperation`` located in the file read when there is none."""
+        try:
+            return self._choose(requirements, pointer)
+        except UnexpressibleOperation as exc:
+            original = self.resolver.original(exc.problem.pointer)
+            if original == exc.problem.pointer:
+                raise
+            raise unexpressible(original, exc.problem.message) from None
+
+    def _choose(self, requirements: Any, pointer: str) -> Auth:
         if not isinstance(requirements, list) or not requirements:
             return NO_AUTH
         reasons: list[str] = []

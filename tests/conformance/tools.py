@@ -10,7 +10,7 @@ import zlib
 from typing import Any
 
 from agentkit.content import Audio, Image, Output, Resource, Text
-from agentkit.context import log, report_progress
+from agentkit.context import aelicit, elicit, log, report_progress
 
 
 def simple_text() -> dict[str, Any]:
@@ -35,6 +35,90 @@ async def with_logging() -> dict[str, Any]:
     await asyncio.sleep(0.05)
     log("info", "Tool execution completed")
     return {"text": "Logging complete."}
+
+
+def with_elicitation(message: str) -> dict[str, Any]:
+    """A sync tool: ``elicit`` waits in the executor's worker thread."""
+    answer = elicit(
+        message,
+        {
+            "type": "object",
+            "properties": {
+                "username": {"type": "string", "description": "User's response"},
+                "email": {"type": "string", "description": "User's email address"},
+            },
+            "required": ["username", "email"],
+        },
+    )
+    return {"text": f"User response: action={answer.action}, content={dict(answer.content)}"}
+
+
+async def elicitation_defaults() -> dict[str, Any]:
+    answer = await aelicit(
+        "Please review and update the form fields with defaults",
+        {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                "age": {"type": "integer", "description": "User age", "default": 30},
+                "score": {"type": "number", "description": "User score", "default": 95.5},
+                "status": {
+                    "type": "string",
+                    "description": "User status",
+                    "enum": ["active", "inactive", "pending"],
+                    "default": "active",
+                },
+                "verified": {"type": "boolean", "description": "Verified?", "default": True},
+            },
+        },
+    )
+    return {
+        "text": f"Elicitation completed: action={answer.action}, content={dict(answer.content)}"
+    }
+
+
+def _titled(*pairs: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"const": const, "title": title} for const, title in pairs]
+
+
+async def elicitation_enums() -> dict[str, Any]:
+    options = ["option1", "option2", "option3"]
+    answer = await aelicit(
+        "Please select options from the enum fields",
+        {
+            "type": "object",
+            "properties": {
+                "untitledSingle": {"type": "string", "enum": options},
+                "titledSingle": {
+                    "type": "string",
+                    "oneOf": _titled(
+                        ("value1", "First Option"),
+                        ("value2", "Second Option"),
+                        ("value3", "Third Option"),
+                    ),
+                },
+                "legacyEnum": {
+                    "type": "string",
+                    "enum": ["opt1", "opt2", "opt3"],
+                    "enumNames": ["Option One", "Option Two", "Option Three"],
+                },
+                "untitledMulti": {"type": "array", "items": {"type": "string", "enum": options}},
+                "titledMulti": {
+                    "type": "array",
+                    "items": {
+                        "anyOf": _titled(
+                            ("value1", "First Choice"),
+                            ("value2", "Second Choice"),
+                            ("value3", "Third Choice"),
+                        )
+                    },
+                },
+            },
+        },
+    )
+    return {
+        "text": f"Elicitation completed: action={answer.action}, content={dict(answer.content)}"
+    }
 
 
 # -- content beyond JSON (agentkit.content) ------------------------------------------------------

@@ -1,0 +1,120 @@
+"""The lock file: what the import generated last, the base of ``--update``'s three-way merge.
+
+``DIR/SOURCE.openapi-lock.json`` sits beside the files it describes. It is JSON, not
+YAML, so the loader never reads it as a definition. For the source and for each
+operation it keeps the document as generated (before any edit), the tool name and
+file as last written, and whether the reviewer deleted the tool. Operations are
+keyed by ``METHOD /path`` and carry their ``operationId``; never by tool name, which
+the reviewer may change.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from agentkit.toolerrors import UsageError
+
+FORMAT: Final = "agentkit-openapi-lock/1"
+
+
+@dataclass
+class Entry:
+    """One operation the import tracks: what it generated, and where the tool is now."""
+
+    method: str
+    path: str
+    operation_id: str | None
+    name: str
+    file: str
+    generated: dict[str, Any]
+    deleted: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.method} {self.path}"
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"operation_id": self.operation_id}
+        if self.deleted:
+            data["deleted"] = True
+            return data
+        data.update(name=self.name, file=self.file, generated=self.generated)
+        return data
+
+
+@dataclass
+class Lock:
+    """The whole lock file; ``entries`` keyed by ``METHOD /path``."""
+
+    description: str
+    source: str
+    selection: dict[str, Any]
+    source_file: str
+    source_generated: dict[str, Any]
+    entries: dict[str, Entry] = field(default_factory=dict)
+
+    def write(self, path: Path) -> None:
+        data = {
+            "format": FORMAT,
+            "about": (
+                "Written by `agentkit import openapi`: what it generated last, so --update "
+                "can keep your edits. Do not edit; commit it with the definitions."
+            ),
+            "description": self.description,
+            "source": self.source,
+            "selection": self.selection,
+            "source_file": self.source_file,
+            "source_generated": self.source_generated,
+            "operations": {key: entry.to_json() for key, entry in sorted(self.entries.items())},
+        }
+        text = json.dumps(data, indent=1, ensure_ascii=False, sort_keys=False)
+        path.write_text(text + "\n", encoding="utf-8")
+
+    @classmethod
+    def read(cls, path: Path) -> Lock:
+        """The lock in ``path``; ``UsageError`` saying what is wrong when it cannot be used."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise UsageError(
+                f"{path.parent} has no {path.name}: --update needs the lock file a previous "
+                "`agentkit import openapi` wrote there (import into a new folder first)"
+            ) from exc
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise UsageError(f"{path}: cannot read the lock file: {exc}") from exc
+        try:
+            return cls._from_json(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise UsageError(
+                f"{path}: not a lock file agentkit wrote ({type(exc).__name__}: {exc}); "
+                "restore it from version control"
+            ) from exc
+
+    @classmethod
+    def _from_json(cls, data: Any) -> Lock:
+        if data.get("format") != FORMAT:
+            raise ValueError(f"format {data.get('format')!r}, expected {FORMAT!r}")
+        lock = cls(
+            description=str(data["description"]),
+            source=str(data["source"]),
+            selection=dict(data["selection"]),
+            source_file=str(data["source_file"]),
+            source_generated=dict(data["source_generated"]),
+        )
+        for key, raw in dict(data["operations"]).items():
+            method, _, path = str(key).partition(" ")
+            operation_id = raw.get("operation_id")
+            deleted = raw.get("deleted") is True
+            lock.entries[key] = Entry(
+                method=method,
+                path=path,
+                operation_id=str(operation_id) if operation_id is not None else None,
+                name="" if deleted else str(raw["name"]),
+                file="" if deleted else str(raw["file"]),
+                generated={} if deleted else dict(raw["generated"]),
+                deleted=deleted,
+            )
+        return lock

@@ -1,0 +1,641 @@
+"""``agentkit import openapi --update``: a newer description over a folder a reviewer edited.
+
+The import left ``SOURCE.openapi-lock.json`` beside the files (``base``): what it
+generated for the source and for each operation (keyed by ``METHOD /path``, with its
+``operationId``), and the tool's name and file as last written. An update
+
+1. generates the newer description in memory (``theirs``);
+2. finds each tracked tool in the folder (``ours``): by its name as last written,
+   else by what it calls (source, method, path), so a tool the reviewer renamed or
+   moved is found; one found nowhere was deleted by the reviewer and stays deleted;
+3. merges each key three ways (``merge.py``): the reviewer's edits are kept, the
+   description's changes are taken, and where both changed a key the reviewer's
+   value wins and the clash is reported with its file and line;
+4. adds new operations, removes operations gone from the description when the
+   reviewer had not edited them (an edited one is kept and no longer tracked);
+5. loads the folder before and after, classifies each tool's change as
+   ``agentkit diff`` does, and bumps its version by as much as the change needs.
+
+Nothing is written unless the result loads.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from agentkit.declarative import definition_files, load_tools
+from agentkit.declarative.yamlsource import locate, read_documents
+from agentkit.diff import BREAKING, Change, ToolDiff, diff_tools, next_version
+from agentkit.openapi.base import Entry, Lock
+from agentkit.openapi.importer import (
+    Generated,
+    ImportReport,
+    Selection,
+    entry_of,
+    generate,
+    lock_path,
+    render,
+)
+from agentkit.openapi.merge import MISSING, Clash, merge_documents, same_but_version, signature
+from agentkit.openapi.naming import NameTable
+from agentkit.tool import Tool
+from agentkit.toolerrors import DefinitionError, UsageError
+
+_DOCUMENT_START: Final = re.compile(r"---(\s|$)")
+_VERSION_LINE: Final = re.compile(r"^version:[^\n]*$", re.MULTILINE)
+#: Comment lines the import writes; on an update they are written afresh, the rest kept.
+_GENERATED_COMMENT: Final = re.compile(
+    r"(Imported from .* by `agentkit import openapi`|note: |conflict: |[A-Z]+ /\S* \(#/paths)"
+)
+_SHOWN: Final = 80
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Conflict:
+    """A key both the reviewer and the description changed: the reviewer's value was kept."""
+
+    file: Path
+    line: int
+    tool: str
+    field: str
+    ours: Any
+    theirs: Any
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.tool}: {self.field}: {_resolution(self)}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Classified:
+    """One tool's change, as ``agentkit diff`` classifies it, and the version it got."""
+
+    name: str
+    status: str  # "changed", "added" or "removed"
+    old_version: str | None
+    new_version: str | None
+    severity: str | None
+    changes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """A tracked operation the update reports on: its tool name and ``METHOD /path``."""
+
+    name: str
+    key: str
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.key})"
+
+
+@dataclass
+class UpdateReport:
+    """What an update changed, kept and could not reconcile."""
+
+    generation: ImportReport
+    classified: list[Classified] = field(default_factory=list)
+    added: list[Operation] = field(default_factory=list)
+    removed: list[Operation] = field(default_factory=list)
+    #: Gone from the description but edited by the reviewer: kept, no longer tracked.
+    kept_gone: list[Operation] = field(default_factory=list)
+    #: Deleted by the reviewer: not written again (``newly`` the ones deleted since last time).
+    deleted: list[Operation] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+    written: list[Path] = field(default_factory=list)
+    unchanged: int = 0
+
+
+# -- the folder as the reviewer left it ------------------------------------------------------
+
+
+@dataclass
+class _Segment:
+    """One YAML document of a file, with the lines above it, as text."""
+
+    text: str
+    line: int  # where it starts in the file, 1-based
+    document: Any = None
+    changed: bool = False
+    removed: bool = False
+
+
+@dataclass
+class _File:
+    path: Path
+    segments: list[_Segment]
+    new: bool = False
+
+    def text(self) -> str:
+        return "".join(segment.text for segment in self.segments if not segment.removed)
+
+    @property
+    def touched(self) -> bool:
+        return self.new or any(segment.changed or segment.removed for segment in self.segments)
+
+    @property
+    def empty(self) -> bool:
+        return all(segment.removed or segment.document is None for segment in self.segments)
+
+
+def _read_file(path: Path) -> _File:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read it: {exc}") from exc
+    pieces: list[list[str]] = [[]]
+    for line in text.splitlines(keepends=True):
+        if _DOCUMENT_START.match(line) and any(
+            not piece.startswith("#") and piece.strip() for piece in pieces[-1]
+        ):
+            pieces.append([])
+        pieces[-1].append(line)
+    segments: list[_Segment] = []
+    line_number = 1
+    for piece in pieces:
+        segment = _Segment("".join(piece), line_number)
+        documents, problems = read_documents(segment.text)
+        if problems:
+            first = problems[0]
+            raise UsageError(
+                f"{path}:{first.line + line_number - 1}: {first.message}; fix the file first "
+                "(agentkit validate), then update"
+            )
+        if len(documents) == 1:
+            segment.document = documents[0][0]
+        segments.append(segment)
+        line_number += len(piece)
+    return _File(path, segments)
+
+
+class _Folder:
+    """Every definition file under the output folder, read once."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        paths, _ = definition_files(out) if out.is_dir() else ([], [])
+        self.files = {path: _read_file(path) for path in paths}
+        self.claimed: set[int] = set()
+
+    def segments(self) -> Iterator[tuple[_File, _Segment]]:
+        for file in self.files.values():
+            for segment in file.segments:
+                if isinstance(segment.document, dict):
+                    yield file, segment
+
+    def find_tools(self, entries: list[Entry]) -> dict[str, tuple[_File, _Segment]]:
+        """The reviewer's document for each entry, by ``METHOD /path``.
+
+        First by the tool's name as last written, then (for the rest) by what it
+        calls, so a tool the reviewer renamed, or moved to another file, is found.
+        A document in the file the entry names is preferred.
+        """
+        found: dict[str, tuple[_File, _Segment]] = {}
+        for test in (
+            lambda entry, document: document.get("name") == entry.name,
+            lambda entry, document: (
+                "name" in document
+                and signature(entry.generated) is not None
+                and signature(document) == signature(entry.generated)
+            ),
+        ):
+            for entry in entries:
+                if entry.key in found:
+                    continue
+                recorded = self.out / entry.file
+                candidates = sorted(
+                    (
+                        (file, segment)
+                        for file, segment in self.segments()
+                        if id(segment) not in self.claimed and test(entry, segment.document)
+                    ),
+                    key=lambda pair: pair[0].path != recorded,
+                )
+                if candidates:
+                    self.claimed.add(id(candidates[0][1]))
+                    found[entry.key] = candidates[0]
+        return found
+
+    def find_source(self, lock: Lock) -> tuple[_File, _Segment] | None:
+        recorded = self.out / lock.source_file
+        found = [
+            (file, segment)
+            for file, segment in self.segments()
+            if segment.document.get("source") == lock.source and "name" not in segment.document
+        ]
+        found.sort(key=lambda pair: pair[0].path != recorded)
+        return found[0] if found else None
+
+
+# -- the update ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Merged:
+    """One tool (or the source) after the merge, waiting to be written."""
+
+    file: _File
+    segment: _Segment
+    document: dict[str, Any]
+    comments: list[str]
+    clashes: list[Clash]
+    before_name: str | None  # the reviewer's name for it; None for a new tool
+
+
+def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateReport:
+    """Import ``spec`` over ``out``, which an earlier import wrote, keeping the reviewer's edits.
+
+    Raises ``UsageError`` when ``out`` holds no lock file for ``source`` or does
+    not load, and ``OpenAPIError`` when the description cannot be read. Writes
+    nothing when it raises.
+    """
+    out = Path(out)
+    lock_file = lock_path(out, source)
+    lock = Lock.read(lock_file)
+    if lock.source != source:
+        raise UsageError(f"{lock_file} is the lock of source {lock.source!r}, not {source!r}")
+    keep = {key for entry in lock.entries.values() for key in (entry.key, entry.operation_id)}
+    generation = generate(
+        spec,
+        source=source,
+        out=out,
+        selection=Selection.from_json(lock.selection),
+        keep={key for key in keep if key},
+    )
+    report = UpdateReport(generation.report)
+    folder = _Folder(out)
+    pending: list[_Merged] = []
+    new_lock = Lock(
+        description=Path(spec).name,
+        source=source,
+        selection=lock.selection,
+        source_file=lock.source_file,
+        source_generated=generation.source.document,
+    )
+    # The source first: its file is where new tools' neighbours are.
+    found_source = folder.find_source(lock)
+    if found_source is None:
+        file = _new_file(folder, generation.source.file)
+        pending.append(_fresh(file, generation.source))
+        new_lock.source_file = file.path.relative_to(out).as_posix()
+    else:
+        file, segment = found_source
+        new_lock.source_file = file.path.relative_to(out).as_posix()
+        pending.append(_merge(file, segment, lock.source_generated, generation.source))
+
+    matched = _match(lock, generation.tools)
+    ours = folder.find_tools([entry for entry in lock.entries.values() if not entry.deleted])
+    for entry in lock.entries.values():
+        tool = matched.get(entry.key)
+        where = Operation(entry.name, entry.key)
+        if entry.deleted:
+            if tool is not None:
+                new_lock.entries[tool.key] = _deleted(tool)
+                report.deleted.append(Operation(str(tool.document["name"]), tool.key))
+            continue
+        found = ours.get(entry.key)
+        if found is None:
+            if tool is not None:
+                new_lock.entries[tool.key] = _deleted(tool)
+                report.deleted.append(where)
+            continue
+        file, segment = found
+        if tool is not None:
+            merged = _merge(file, segment, entry.generated, tool)
+            pending.append(merged)
+            new_lock.entries[tool.key] = entry_of(tool, out)
+            new_lock.entries[tool.key].file = file.path.relative_to(out).as_posix()
+        elif entry.key in generation.skipped_keys:
+            new_lock.entries[entry.key] = entry  # kept as it is; the report says why
+        elif same_but_version(dict(segment.document), entry.generated):
+            segment.removed = True
+            report.removed.append(Operation(str(segment.document.get("name")), entry.key))
+        else:
+            report.kept_gone.append(Operation(str(segment.document.get("name")), entry.key))
+
+    # Names: tools the folder keeps hold theirs; new tools take what is left.
+    table = NameTable(
+        tuple(
+            str(segment.document["name"])
+            for _, segment in folder.segments()
+            if not segment.removed
+            and isinstance(segment.document.get("name"), str)
+            and not any(merged.segment is segment for merged in pending)
+        )
+        + tuple(str(merged.document.get("name")) for merged in pending if merged.before_name)
+    )
+    tracked = {tool.key for tool in matched.values()}
+    for tool in generation.tools:
+        if tool.key in tracked:
+            continue
+        document = dict(tool.document)
+        wanted = str(document["name"])
+        document["name"] = table.claim(wanted)
+        if document["name"] != wanted:
+            report.generation.renamed.append(_renamed(wanted, document["name"], tool))
+        renamed = Generated(
+            file=tool.file.with_name(f"{document['name']}.yaml"),
+            document=document,
+            comments=tool.comments,
+            method=tool.method,
+            path=tool.path,
+            operation_id=tool.operation_id,
+        )
+        file = _new_file(folder, renamed.file)
+        pending.append(_fresh(file, renamed))
+        new_lock.entries[tool.key] = entry_of(tool, out)
+        new_lock.entries[tool.key].file = file.path.relative_to(out).as_posix()
+        report.added.append(Operation(document["name"], tool.key))
+
+    _classify(folder, pending, report)
+    _write(folder, pending, report)
+    new_lock.write(lock_file)
+    return report
+
+
+def _match(lock: Lock, tools: list[Generated]) -> dict[str, Generated]:
+    """Each tracked entry's new generation: by ``operationId``, else by ``METHOD /path``."""
+    ids: dict[str, list[Entry]] = {}
+    for tracked in lock.entries.values():
+        if tracked.operation_id:
+            ids.setdefault(tracked.operation_id, []).append(tracked)
+    matched: dict[str, Generated] = {}
+    for tool in tools:
+        same_id = ids.get(tool.operation_id or "", [])
+        entry: Entry | None = same_id[0] if len(same_id) == 1 else lock.entries.get(tool.key)
+        if entry is not None and entry.key not in matched:
+            matched[entry.key] = tool
+    return matched
+
+
+def _deleted(tool: Generated) -> Entry:
+    return Entry(
+        method=tool.method,
+        path=tool.path,
+        operation_id=tool.operation_id,
+        name="",
+        file="",
+        generated={},
+        deleted=True,
+    )
+
+
+def _renamed(wanted: str, name: str, tool: Generated) -> Any:
+    from agentkit.openapi.importer import Renamed
+
+    pointer = tool.comments[1] if len(tool.comments) > 1 else tool.key
+    return Renamed(wanted, name, pointer)
+
+
+def _new_file(folder: _Folder, path: Path) -> _File:
+    """A new file at ``path``, or beside it when that name is taken."""
+    candidate, number = path, 1
+    while candidate.exists() or candidate in folder.files:
+        number += 1
+        candidate = path.with_name(f"{path.stem}_{number}{path.suffix}")
+    file = _File(candidate, [], new=True)
+    folder.files[candidate] = file
+    return file
+
+
+def _fresh(file: _File, generated: Generated) -> _Merged:
+    segment = _Segment(generated.text(), 1, generated.document, changed=True)
+    file.segments.append(segment)
+    return _Merged(file, segment, dict(generated.document), list(generated.comments), [], None)
+
+
+def _merge(file: _File, segment: _Segment, base: dict[str, Any], theirs: Generated) -> _Merged:
+    ours = _plain(segment.document)
+    document, clashes = merge_documents(base, ours, theirs.document)
+    comments = [*theirs.comments, *_reviewer_comments(segment.text)]
+    merged = _Merged(file, segment, document, comments, clashes, str(ours.get("name", "")))
+    segment.changed = document != ours
+    return merged
+
+
+def _plain(value: Any) -> Any:
+    """``value`` read from YAML as plain dicts and lists."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _reviewer_comments(text: str) -> list[str]:
+    """The comment lines above a document that the import did not write."""
+    kept = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if _DOCUMENT_START.match(stripped) or not stripped:
+            continue
+        if not stripped.startswith("#"):
+            break
+        comment = stripped[1:].strip()
+        if comment and not _GENERATED_COMMENT.match(comment):
+            kept.append(comment)
+    return kept
+
+
+# -- classifying and writing -----------------------------------------------------------------
+
+
+def _classify(folder: _Folder, pending: list[_Merged], report: UpdateReport) -> None:
+    """Load the files before and after, classify each tool's change, bump its version."""
+    files = [file for file in folder.files.values() if file.touched or _tracked(file, pending)]
+    before = _load([file.path for file in files if not file.new], folder.out, "as it is")
+    for merged in pending:
+        _render(merged)
+    with tempfile.TemporaryDirectory(prefix="agentkit-update-") as staging:
+        root = Path(staging)
+        staged = []
+        for file in files:
+            if file.empty:
+                continue
+            target = root / file.path.relative_to(folder.out)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(file.text(), encoding="utf-8")
+            staged.append(target)
+        after = _load(staged, folder.out, "after the update", staging=root)
+    diffs = {diff.name: diff for diff in diff_tools(before.values(), after.values())}
+    for merged in pending:
+        name = merged.document.get("name")
+        if not isinstance(name, str):
+            continue  # the source: its change shows in each tool that uses it
+        if merged.before_name is None:
+            report.classified.append(
+                Classified(
+                    name=name,
+                    status="added",
+                    old_version=None,
+                    new_version=str(merged.document.get("version")),
+                    severity="compatible",
+                    changes=("tool added",),
+                )
+            )
+            continue
+        old = before.get(merged.before_name)
+        diff = diffs.get(name)
+        if merged.before_name != name and old is not None:
+            changes = (Change(kind=BREAKING, message=f"renamed from '{merged.before_name}'"),)
+            diff = ToolDiff(
+                name=name,
+                status="changed",
+                old_version=old.version,
+                new_version=str(merged.document.get("version")),
+                changes=changes + (diff.changes if diff else ()),
+            )
+        if diff is None or diff.status != "changed" or old is None:
+            report.unchanged += 1
+            continue
+        version = old.version
+        if diff.version_problem is not None and diff.required_bump is not None:
+            version = next_version(old.version, diff.required_bump)
+            merged.document["version"] = version
+            merged.segment.changed = True
+            _render(merged)
+        elif diff.new_version:
+            version = diff.new_version
+        report.classified.append(
+            Classified(
+                name=name,
+                status="changed",
+                old_version=old.version,
+                new_version=version,
+                severity=diff.severity,
+                changes=tuple(f"{change.kind}: {change.message}" for change in diff.changes),
+            )
+        )
+    for removed in report.removed:
+        old = before.get(removed.name)
+        report.classified.append(
+            Classified(
+                name=removed.name,
+                status="removed",
+                old_version=old.version if old else None,
+                new_version=None,
+                severity=BREAKING,
+                changes=("tool removed",),
+            )
+        )
+
+
+def _tracked(file: _File, pending: list[_Merged]) -> bool:
+    return any(merged.file is file for merged in pending)
+
+
+def _load(
+    paths: list[Path], out: Path, when: str, *, staging: Path | None = None
+) -> dict[str, Tool]:
+    try:
+        tools = [cls() for cls in load_tools(*paths)]
+        return {tool.name: tool for tool in tools}
+    except DefinitionError as exc:
+        message = exc.format_message()
+        if staging is not None:
+            message = message.replace(str(staging), str(out))
+            raise UsageError(
+                f"the update of {out} would not load, so nothing was written:\n{message}"
+            ) from exc
+        raise UsageError(
+            f"{out} does not load {when}, so the update cannot tell what changes; "
+            f"fix it first (agentkit validate):\n{message}"
+        ) from exc
+
+
+def _render(merged: _Merged) -> None:
+    """The segment's text for the merged document, the reviewer's text where nothing changed."""
+    segment = merged.segment
+    if not segment.changed:
+        return
+    ours = _plain(segment.document) if merged.before_name is not None else None
+    if ours is not None and same_but_version(ours, merged.document):
+        version = merged.document.get("version")
+        segment.text = _VERSION_LINE.sub(f"version: {version}", segment.text, count=1)
+        return
+    comments = [*merged.comments]
+    for clash in merged.clashes:
+        comments.append(
+            f"conflict: {_dotted(merged.document, clash.location)}: {_resolution(clash)}"
+        )
+    start = "---\n" if _DOCUMENT_START.match(segment.text) else ""
+    segment.text = start + render(comments, merged.document)
+
+
+def _resolution(clash: Clash | Conflict) -> str:
+    """What a clash was resolved to: always the reviewer's side, and what was not taken."""
+    if clash.ours is MISSING:
+        return f"kept removed, as you left it; the description now gives {_shown(clash.theirs)}"
+    if clash.theirs is MISSING:
+        return f"kept yours ({_shown(clash.ours)}); the description no longer has it"
+    return f"kept yours ({_shown(clash.ours)}); the description now gives {_shown(clash.theirs)}"
+
+
+def _write(folder: _Folder, pending: list[_Merged], report: UpdateReport) -> None:
+    for merged in pending:
+        if not merged.clashes:
+            continue
+        text = merged.segment.text
+        documents, _ = read_documents(text)
+        root, start = documents[0] if documents else (None, (1, 1))
+        name = str(merged.document.get("name") or merged.document.get("source"))
+        for clash in merged.clashes:
+            line = locate(root, clash.location, start)[0] if root is not None else 1
+            report.conflicts.append(
+                Conflict(
+                    file=merged.file.path,
+                    line=_line_in_file(merged.file, merged.segment) + line - 1,
+                    tool=name,
+                    field=_dotted(merged.document, clash.location),
+                    ours=clash.ours,
+                    theirs=clash.theirs,
+                )
+            )
+    for file in folder.files.values():
+        if not file.touched:
+            continue
+        if file.empty:
+            file.path.unlink(missing_ok=True)
+            continue
+        file.path.parent.mkdir(parents=True, exist_ok=True)
+        file.path.write_text(file.text(), encoding="utf-8")
+        report.written.append(file.path)
+
+
+def _line_in_file(file: _File, segment: _Segment) -> int:
+    line = 1
+    for other in file.segments:
+        if other is segment:
+            return line
+        if not other.removed:
+            line += other.text.count("\n")
+    return line
+
+
+def _dotted(document: Any, location: tuple[str | int, ...]) -> str:
+    """``input_schema.parameters[query_id].description``: a location, parameters by name."""
+    text, node = "", document
+    for part in location:
+        if isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node):
+            node = node[part]
+            label = node.get("name", part) if isinstance(node, dict) else part
+            text += f"[{label}]"
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+            text += f".{part}" if text else str(part)
+        elif isinstance(node, list):
+            text += f"[{part}]"
+            node = None
+        else:
+            text += f".{part}" if text else str(part)
+            node = None
+    return text
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"

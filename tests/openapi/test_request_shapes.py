@@ -1,0 +1,360 @@
+"""Multipart bodies, object and cookie parameters, and string lengths and formats, imported
+and sent to a loopback server."""
+
+from __future__ import annotations
+
+import base64
+import email.parser
+import email.policy
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from agentkit import ToolExecutor, ToolRegistry, ToolResult, load_tools
+from agentkit.cli import main
+from agentkit.toolerrors import ToolValidationError
+from tests.declarative.loopback import Handler, serve
+from tests.openapi.test_import import OK, definition, imported, inputs, minimal, write_spec
+
+
+def _import(tmp_path: Path, operation: dict[str, Any], origin: str = "http://127.0.0.1:9") -> Path:
+    document = minimal(
+        {"/op": {"post": {"operationId": "op", "responses": OK, **operation}}},
+        servers=[{"url": origin}],
+    )
+    out, report = imported(tmp_path, write_spec(tmp_path, document), source="api")
+    assert not report.skipped, report.skipped
+    assert main(["validate", "--strict", str(out)]) == 0
+    return out
+
+
+def _call(out: Path, arguments: dict[str, Any]) -> ToolResult:
+    registry = ToolRegistry()
+    load_tools(out, registry=registry, environ={})
+    return ToolExecutor().execute(registry["op"], arguments)
+
+
+class Recorder:
+    """A loopback endpoint that keeps each request it is sent."""
+
+    def __init__(self, payload: Any = None) -> None:
+        self.seen: list[Handler] = []
+        self.bodies: list[bytes] = []
+        self.payload = payload if payload is not None else {}
+
+    def __call__(self, handler: Handler) -> None:
+        self.seen.append(handler)
+        self.bodies.append(handler.body)
+        handler.reply(200, self.payload)
+
+    def parts(self) -> dict[str, tuple[str | None, str | None, bytes]]:
+        """The last multipart body: field name -> (file name, media type, bytes)."""
+        head = f"Content-Type: {self.seen[-1].headers['Content-Type']}\r\n\r\n".encode()
+        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+            head + self.bodies[-1]
+        )
+        found = {}
+        for part in message.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            payload = part.get_payload(decode=True)
+            assert isinstance(name, str)
+            assert isinstance(payload, bytes)
+            found[name] = (part.get_filename(), part.get("Content-Type"), payload)
+        return found
+
+    def query(self) -> list[tuple[str, str]]:
+        return parse_qsl(urlsplit(self.seen[-1].path).query)
+
+
+# -- multipart ----------------------------------------------------------------------------
+
+
+MULTIPART = {
+    "required": True,
+    "content": {
+        "multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "required": ["title", "image"],
+                "properties": {
+                    "title": {"type": "string"},
+                    "labels": {"type": "array", "items": {"type": "string"}},
+                    "image": {"type": "string", "format": "binary", "description": "A picture."},
+                    "notes": {"type": "string", "format": "binary"},
+                    "meta": {"type": "object", "properties": {"a": {"type": "string"}}},
+                },
+            },
+            "encoding": {
+                "image": {"contentType": "image/png"},
+                "notes": {"contentType": "text/plain"},
+            },
+        }
+    },
+}
+
+
+def test_a_multipart_body_becomes_fields_and_file_parts(tmp_path: Path) -> None:
+    out = _import(tmp_path, {"requestBody": MULTIPART})
+    http = definition(out, "op")["backend"]["http"]
+    assert http["multipart"] == {
+        "fields": {"title": "{{ inputs.title }}", "labels": "{{ inputs.labels }}"},
+        "files": {
+            "image": {
+                "content": "{{ inputs.image }}",
+                "encoding": "base64",
+                "filename": "{{ inputs.image_filename }}",
+                "content_type": "image/png",
+            },
+            "notes": {
+                "content": "{{ inputs.notes }}",
+                "filename": "{{ inputs.notes_filename }}",
+                "content_type": "text/plain",
+            },
+        },
+    }
+    params = inputs(out, "op")
+    assert params["image"]["description"] == "A picture. The file's content, base64-encoded."
+    assert params["notes"]["description"] == "The file's content, as text."
+    assert params["image_filename"]["required"] is False
+    assert "# note: multipart meta: an object field left out" in (out / "op.yaml").read_text()
+
+
+def test_a_multipart_upload_reaches_the_server(tmp_path: Path) -> None:
+    recorder = Recorder()
+    picture = bytes(range(256))
+    with serve({"/op": recorder}) as origin:
+        out = _import(tmp_path, {"requestBody": MULTIPART}, origin)
+        result = _call(
+            out,
+            {
+                "title": "Bug",
+                "labels": ["a", "b"],
+                "image": base64.b64encode(picture).decode(),
+                "image_filename": "shot.png",
+                "notes": "line one\n",
+            },
+        )
+    assert result.succeeded, result.error
+    assert recorder.seen[-1].headers["Content-Type"].startswith("multipart/form-data; boundary=")
+    parts = recorder.parts()
+    assert parts["title"] == (None, None, b"Bug")
+    assert parts["image"] == ("shot.png", "image/png", picture)
+    assert parts["notes"] == ("notes", "text/plain", b"line one\n")  # default file name
+    assert list(parts) == ["title", "labels", "image", "notes"]  # the second label too
+    assert b'name="labels"\r\n\r\nb\r\n' in recorder.bodies[-1]
+
+
+@pytest.mark.parametrize(
+    ("required", "skipped"),
+    [(True, "multipart field 'files' is a list of files; one file a field"), (False, "")],
+    ids=["required", "optional"],
+)
+def test_a_list_of_files_cannot_be_sent(tmp_path: Path, required: bool, skipped: str) -> None:
+    schema = {
+        "type": "object",
+        "required": ["files"] if required else [],
+        "properties": {
+            "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+            "name": {"type": "string"},
+        },
+    }
+    body = {"required": True, "content": {"multipart/form-data": {"schema": schema}}}
+    document = minimal(
+        {"/op": {"post": {"operationId": "op", "requestBody": body, "responses": OK}}}
+    )
+    out, report = imported(tmp_path, write_spec(tmp_path, document), source="api")
+    if required:
+        assert [s.problem.message for s in report.skipped] == [skipped]
+        assert report.skipped[0].problem.pointer == (
+            "#/paths/~1op/post/requestBody/content/multipart~1form-data/schema/properties/files"
+        )
+    else:
+        assert "# note: multipart files: a list of files left out" in (out / "op.yaml").read_text()
+        assert definition(out, "op")["backend"]["http"]["multipart"] == {
+            "fields": {"name": "{{ inputs.name }}"}
+        }
+
+
+def test_a_3_1_content_media_type_is_a_file(tmp_path: Path) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"doc": {"type": "string", "contentMediaType": "application/pdf"}},
+    }
+    body = {"content": {"multipart/form-data": {"schema": schema}}}
+    out = _import(tmp_path, {"requestBody": body})
+    files = definition(out, "op")["backend"]["http"]["multipart"]["files"]
+    assert files["doc"]["content_type"] == "application/pdf"
+    assert files["doc"]["encoding"] == "base64"
+
+
+# -- object and cookie parameters ---------------------------------------------------------
+
+
+FILTER = {
+    "type": "object",
+    "required": ["state"],
+    "properties": {
+        "state": {"type": "string", "enum": ["open", "closed"]},
+        "limit": {"type": "integer"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "deep": {"type": "object", "properties": {"x": {"type": "string"}}},
+    },
+}
+
+
+def test_deep_object_and_form_object_parameters_are_flattened(tmp_path: Path) -> None:
+    parameters = [
+        {
+            "name": "filter",
+            "in": "query",
+            "style": "deepObject",
+            "required": True,
+            "schema": FILTER,
+        },
+        {"name": "page", "in": "query", "schema": {"$ref": "#/components/schemas/Page"}},
+    ]
+    page = {"type": "object", "properties": {"number": {"type": "integer"}}}
+    recorder = Recorder()
+    with serve({"/op": recorder}) as origin:
+        document = minimal(
+            {"/op": {"get": {"operationId": "op", "parameters": parameters, "responses": OK}}},
+            servers=[{"url": origin}],
+            components={"schemas": {"Page": page}},
+        )
+        out, report = imported(tmp_path, write_spec(tmp_path, document), source="api")
+        assert not report.skipped
+        assert main(["validate", "--strict", str(out)]) == 0
+        params = inputs(out, "op")
+        result = _call(out, {"filter_state": "open", "filter_tags": ["a", "b"], "number": 2})
+    assert result.succeeded, result.error
+    assert params["filter_state"] == {
+        "name": "filter_state",
+        "type": "string",
+        "enum": ["open", "closed"],
+    }
+    assert params["filter_limit"]["required"] is False
+    assert definition(out, "op")["backend"]["http"]["query"] == {
+        "filter[state]": "{{ inputs.filter_state }}",
+        "filter[limit]": "{{ inputs.filter_limit }}",
+        "filter[tags]": "{{ inputs.filter_tags }}",
+        "number": "{{ inputs.number }}",
+    }
+    assert (
+        "# note: query filter.deep: a nested object is not supported: left out"
+        in (out / "op.yaml").read_text()
+    )
+    assert recorder.query() == [
+        ("filter[state]", "open"),
+        ("filter[tags]", "a"),
+        ("filter[tags]", "b"),
+        ("number", "2"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("parameter", "message"),
+    [
+        (
+            {"name": "f", "in": "query", "style": "form", "explode": False, "schema": FILTER},
+            "required query parameter 'f': an object-valued parameter (form) is not supported",
+        ),
+        (
+            {"name": "f", "in": "header", "schema": FILTER},
+            "required header parameter 'f': an object-valued parameter (form) is not supported",
+        ),
+        (
+            {"name": "f", "in": "query", "style": "deepObject", "schema": {"type": "object"}},
+            "required query parameter 'f': an object without declared properties is not supported",
+        ),
+        (
+            {"name": "a b", "in": "cookie", "schema": {"type": "string"}},
+            "required cookie parameter 'a b': a cookie name that is not a token is not supported",
+        ),
+    ],
+    ids=["form-unexploded", "header-object", "free-form", "cookie-name"],
+)
+def test_parameters_that_cannot_be_sent_skip_the_operation_with_a_reason(
+    tmp_path: Path, parameter: dict[str, Any], message: str
+) -> None:
+    parameter = {**parameter, "required": True}
+    document = minimal(
+        {"/op": {"get": {"operationId": "op", "parameters": [parameter], "responses": OK}}}
+    )
+    _, report = imported(tmp_path, write_spec(tmp_path, document), source="api")
+    assert [str(s.problem) for s in report.skipped] == [f"#/paths/~1op/get/parameters/0: {message}"]
+
+
+COOKIES = [
+    {"name": "sid", "in": "cookie", "required": True, "schema": {"type": "string"}},
+    {"name": "theme", "in": "cookie", "schema": {"type": "string"}},
+    {"name": "beta", "in": "cookie", "schema": {"type": "boolean"}},
+]
+
+
+@pytest.mark.parametrize(
+    ("cookies", "arguments", "sent"),
+    [
+        (COOKIES[:1], {"sid": "a b;c"}, "sid=a%20b%3Bc"),
+        (COOKIES, {"sid": "s", "theme": "dark", "beta": True}, "sid=s; theme=dark; beta=true"),
+        (COOKIES, {"sid": "s", "beta": False}, "sid=s; beta=false"),
+        (COOKIES[1:], {}, None),
+    ],
+    ids=["one-encoded", "all", "some", "none"],
+)
+def test_cookie_parameters_are_sent_as_one_cookie_header(
+    tmp_path: Path, cookies: list[dict[str, Any]], arguments: dict[str, Any], sent: str | None
+) -> None:
+    recorder = Recorder()
+    with serve({"/op": recorder}) as origin:
+        out = _import(tmp_path, {"parameters": cookies}, origin)
+        result = _call(out, arguments)
+    assert result.succeeded, result.error
+    assert recorder.seen[-1].headers.get("Cookie") == sent
+
+
+# -- lengths and formats ------------------------------------------------------------------
+
+
+def test_lengths_become_a_pattern_and_formats_words(tmp_path: Path) -> None:
+    parameters = [
+        {
+            "name": "code",
+            "in": "query",
+            "schema": {"type": "string", "minLength": 2, "maxLength": 4},
+        },
+        {
+            "name": "slug",
+            "in": "query",
+            "description": "A slug",
+            "schema": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 3},
+        },
+        {"name": "when", "in": "query", "schema": {"type": "string", "format": "date-time"}},
+        {
+            "name": "mail",
+            "in": "query",
+            "schema": {"type": "string", "format": "email", "minLength": 1},
+        },
+        {"name": "count", "in": "query", "schema": {"type": "integer", "format": "int32"}},
+    ]
+    recorder = Recorder()
+    with serve({"/op": recorder}) as origin:
+        out = _import(tmp_path, {"parameters": parameters}, origin)
+        params = inputs(out, "op")
+        good = _call(out, {"code": "ab\nc", "slug": "abc"})
+        for wrong in ({"code": "a"}, {"code": "abcde"}, {"slug": "abcd"}, {"slug": "AB"}):
+            [name] = wrong
+            with pytest.raises(
+                ToolValidationError, match=f"Parameter '{name}': expected a string matching"
+            ):
+                _call(out, wrong)
+    assert params["code"]["pattern"] == "[\\s\\S]{2,4}"
+    assert params["code"]["description"] == "2 to 4 characters."
+    assert params["slug"]["pattern"] == "(?=[\\s\\S]{0,3}(?![\\s\\S]))(?:^[a-z]+$)"
+    assert params["slug"]["description"] == "A slug. At most 3 characters."
+    assert params["when"]["description"] == "An RFC 3339 date-time (2024-01-31T12:00:00Z)."
+    assert params["mail"]["description"] == "At least 1 character. Format: email."
+    assert params["count"] == {"name": "count", "type": "integer", "required": False}
+    assert good.succeeded, good.error
+    assert len(recorder.seen) == 1  # nothing sent for a value out of bounds

@@ -1,0 +1,284 @@
+"""`agentkit import openapi --update`: a newer description over a folder a reviewer edited."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agentkit.cli import main
+from agentkit.openapi import UpdateReport, import_openapi, update_openapi
+from agentkit.toolerrors import UsageError
+
+TRACKER = Path(__file__).parent.parent / "fixtures" / "openapi" / "tracker.yaml"
+LOCK = "tracker.openapi-lock.json"
+
+
+def description() -> dict[str, Any]:
+    data = yaml.safe_load(TRACKER.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def write(path: Path, document: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def edit(out: Path, name: str, change: Callable[[str], str]) -> None:
+    path = out / f"{name}.yaml"
+    before = path.read_text(encoding="utf-8")
+    after = change(before)
+    assert after != before, f"the edit of {name} changed nothing"
+    path.write_text(after, encoding="utf-8")
+
+
+def read(out: Path, file: str) -> dict[str, Any]:
+    data = yaml.safe_load((out / file).read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def params(document: dict[str, Any], side: str = "input_schema") -> dict[str, dict[str, Any]]:
+    return {param["name"]: param for param in document[side]["parameters"]}
+
+
+def newer(v1: dict[str, Any]) -> dict[str, Any]:
+    """The next version of the tracker: changes in places the reviewer did and did not edit."""
+    v2 = copy.deepcopy(v1)
+    paths = v2["paths"]
+    get_issue = paths["/issues/{id}"]["get"]
+    get_issue["summary"] = "Fetch one issue"  # the reviewer edited the description too
+    get_issue["parameters"][1]["description"] = "Filter by a second id"  # a renamed input
+    paths["/issues"]["get"]["parameters"][1]["schema"]["maximum"] = 50  # breaking
+    v2["components"]["schemas"]["NewIssue"]["properties"]["due"] = {"type": "string"}
+    paths["/issues/{id}/close"] = {
+        "post": {
+            "operationId": "closeIssue",
+            "summary": "Close an issue",
+            "parameters": [{"name": "id", "in": "path", "required": True, "schema": {}}],
+            "responses": {"204": {"description": "Closed."}},
+        }
+    }
+    del paths["/health"]  # unedited: removed
+    del paths["/attachments/{id}"]  # edited by the reviewer: kept
+    paths["/nodes/{id}"]["get"]["summary"] = "A node"  # deleted by the reviewer
+    paths["/search"]["get"]["summary"] = "Search the issues"  # renamed by the reviewer
+    return v2
+
+
+@pytest.fixture
+def reviewed(tmp_path: Path) -> Path:
+    """A fresh import of the tracker, then the reviewer's edits."""
+    out = tmp_path / "tools.d"
+    import_openapi(write(tmp_path / "v1.json", description()), source="tracker", out=out)
+    edit(
+        out,
+        "get_issue",
+        lambda text: text.replace(
+            "description: Read one issue\n", "description: Read one issue by its number.\n"
+        ).replace("query_id", "id_filter"),
+    )
+    edit(out, "search", lambda text: text.replace("name: search\n", "name: search_issues\n"))
+    edit(
+        out,
+        "download_attachment",
+        lambda text: text.replace("description: GET /attachments/{id}", "description: Mine."),
+    )
+    (out / "get_node.yaml").unlink()
+    assert main(["validate", "--strict", str(out)]) == 0
+    return out
+
+
+def updated(tmp_path: Path, out: Path, document: dict[str, Any]) -> UpdateReport:
+    return update_openapi(write(tmp_path / "v2.json", document), source="tracker", out=out)
+
+
+def test_an_update_keeps_every_edit_and_takes_every_other_change(
+    tmp_path: Path, reviewed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = reviewed
+    report = updated(tmp_path, out, newer(description()))
+
+    get_issue = read(out, "get_issue.yaml")
+    assert get_issue["description"] == "Read one issue by its number."  # edit kept
+    assert get_issue["annotations"]["title"] == "Fetch one issue"  # the rest taken
+    inputs = params(get_issue)
+    assert "query_id" not in inputs
+    assert inputs["id_filter"]["description"] == "Filter by a second id"  # renamed, updated
+    assert get_issue["backend"]["http"]["query"] == {"id": "{{ inputs.id_filter }}"}
+    assert "due" in params(get_issue, "output_schema")
+
+    search = read(out, "search.yaml")
+    assert search["name"] == "search_issues"
+    assert search["annotations"]["title"] == "Search the issues"
+    assert not (out / "get_node.yaml").exists()
+    assert not (out / "get_health.yaml").exists()
+    assert read(out, "download_attachment.yaml")["description"] == "Mine."
+    assert read(out, "close_issue.yaml")["version"] == "1.0.0"
+
+    versions = {tool.name: (tool.severity, tool.new_version) for tool in report.classified}
+    assert versions == {
+        "list_issues": ("breaking", "2.0.0"),
+        "get_issue": ("compatible", "1.1.0"),
+        "search_issues": ("compatible", "1.1.0"),
+        "create_issue": ("compatible", "1.1.0"),
+        "close_issue": ("compatible", "1.0.0"),
+        "get_health": ("breaking", None),
+    }
+    assert read(out, "list_issues.yaml")["version"] == "2.0.0"
+    assert [str(op) for op in report.added] == ["close_issue (POST /issues/{id}/close)"]
+    assert [str(op) for op in report.removed] == ["get_health (GET /health)"]
+    assert [str(op) for op in report.kept_gone] == ["download_attachment (GET /attachments/{id})"]
+    assert [str(op) for op in report.deleted] == ["get_node (GET /nodes/{id})"]
+
+    [conflict] = report.conflicts
+    assert str(conflict) == (
+        f"{out / 'get_issue.yaml'}:{conflict.line}: get_issue: description: kept yours "
+        "('Read one issue by its number.'); the description now gives 'Fetch one issue'"
+    )
+    line = (out / "get_issue.yaml").read_text().splitlines()[conflict.line - 1]
+    assert line == "description: Read one issue by its number."
+    capsys.readouterr()
+    assert main(["validate", "--strict", str(out)]) == 0
+
+
+def test_agentkit_diff_agrees_with_the_bumped_versions(tmp_path: Path, reviewed: Path) -> None:
+    before = tmp_path / "before"
+    before.mkdir()
+    for path in reviewed.glob("*.yaml"):
+        (before / path.name).write_text(path.read_text())
+    updated(tmp_path, reviewed, newer(description()))
+    assert main(["diff", str(before), str(reviewed)]) == 0  # no version bump missing
+
+
+def test_a_second_update_with_the_same_description_changes_nothing(
+    tmp_path: Path, reviewed: Path
+) -> None:
+    updated(tmp_path, reviewed, newer(description()))
+    files = {path.name: path.read_text() for path in reviewed.iterdir()}
+    report = updated(tmp_path, reviewed, newer(description()))
+    assert report.classified == []
+    assert report.conflicts == []
+    assert report.added == report.removed == []
+    assert {path.name: path.read_text() for path in reviewed.iterdir()} == files
+
+
+def test_an_update_without_edits_gives_what_a_fresh_import_gives(tmp_path: Path) -> None:
+    out, fresh = tmp_path / "out", tmp_path / "fresh"
+    v1, v2 = description(), newer(description())
+    import_openapi(write(tmp_path / "v1.json", v1), source="tracker", out=out)
+    spec = write(tmp_path / "v2.json", v2)
+    update_openapi(spec, source="tracker", out=out)
+    import_openapi(spec, source="tracker", out=fresh)
+    for path in fresh.glob("*.yaml"):
+        mine, theirs = read(out, path.name), read(fresh, path.name)
+        mine.pop("version", None), theirs.pop("version", None)
+        assert mine == theirs, path.name
+
+
+def test_without_a_lock_file_update_says_what_it_needs(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"has no tracker\.openapi-lock\.json: --update needs"):
+        update_openapi(TRACKER, source="tracker", out=tmp_path)
+
+
+def test_a_broken_lock_file_is_a_located_error(tmp_path: Path, reviewed: Path) -> None:
+    (reviewed / LOCK).write_text("{}")
+    with pytest.raises(
+        UsageError, match=r"tracker\.openapi-lock\.json: not a lock file agentkit wrote"
+    ):
+        update_openapi(TRACKER, source="tracker", out=reviewed)
+
+
+# -- the command ---------------------------------------------------------------------------
+
+
+def test_the_cli_prints_each_tools_classification_and_exits_1_on_conflicts(
+    tmp_path: Path, reviewed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = write(tmp_path / "v2.json", newer(description()))
+    argv = ["import", "openapi", str(spec), "--source", "tracker", "--out", str(reviewed)]
+    assert main([*argv, "--update"]) == 1
+    captured = capsys.readouterr()
+    assert (
+        "list_issues 1.0.0 -> 2.0.0: changed, breaking\n  breaking: input 'per_page': maximum 100 -> 50\n"
+        in captured.out
+    )
+    assert "close_issue - -> 1.0.0: added, compatible\n" in captured.out
+    assert "stays deleted: get_node (GET /nodes/{id}) (you deleted it)\n" in captured.out
+    assert re.search(
+        rf"conflict: {re.escape(str(reviewed / 'get_issue.yaml'))}:\d+: get_issue: description:",
+        captured.err,
+    )
+    assert re.search(r"1 added, 4 changed, 1 removed, \d+ unchanged, 1 conflict\(s\)", captured.out)
+    assert "Traceback" not in captured.out + captured.err
+    assert main([*argv, "--update"]) == 0  # nothing left to reconcile
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            ["--tag", "issues"],
+            "--update keeps the first import's selection (in the lock file); --tag cannot change it",
+        ),
+        (["--include-deprecated"], "--include-deprecated cannot change it"),
+    ],
+    ids=["filter", "deprecated"],
+)
+def test_update_refuses_new_filters(
+    tmp_path: Path,
+    reviewed: Path,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    message: str,
+) -> None:
+    argv = ["import", "openapi", str(TRACKER), "--source", "tracker", "--out", str(reviewed)]
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--update", *extra])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("none", "has no tracker.openapi-lock.json: --update needs the lock file"),
+        ("other-source", "is the lock of source 'tracker', not 'other'"),
+        ("broken-yaml", "get_issue.yaml:{line}: YAML syntax error"),
+        ("bad-spec", "cannot import"),
+    ],
+)
+def test_update_errors_exit_2_without_a_traceback(
+    tmp_path: Path, reviewed: Path, capsys: pytest.CaptureFixture[str], setup: str, message: str
+) -> None:
+    out, source, spec = reviewed, "tracker", TRACKER
+    if setup == "none":
+        out = tmp_path / "empty"
+    elif setup == "other-source":
+        (reviewed / "other.openapi-lock.json").write_text((reviewed / LOCK).read_text())
+        source = "other"
+    elif setup == "broken-yaml":
+        edit(reviewed, "get_issue", lambda text: text.replace("description:", "description: [", 1))
+        lines = (reviewed / "get_issue.yaml").read_text().splitlines()
+        # PyYAML notices the unclosed list on the line after it
+        broken = next(n for n, line in enumerate(lines, 1) if line.startswith("description: ["))
+        message = message.format(line=broken + 1)
+    else:
+        spec = tmp_path / "bad.json"
+        spec.write_text("{not json")
+    before = {path.name: path.read_text() for path in reviewed.iterdir()}
+    argv = ["import", "openapi", str(spec), "--source", source, "--out", str(out), "--update"]
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
+    assert {path.name: path.read_text() for path in reviewed.iterdir()} == before
