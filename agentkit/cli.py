@@ -521,7 +521,7 @@ def _positive(value: float | None, flag: str, *, integer: bool = False) -> None:
 
 
 def _limits(args: argparse.Namespace) -> dict[str, Any]:
-    """The options both transports share: deadlines, admission, draining."""
+    """The options both transports share: deadlines, admission, draining, confirmation."""
     from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED
 
     _positive(args.call_timeout, "--call-timeout")
@@ -534,6 +534,7 @@ def _limits(args: argparse.Namespace) -> dict[str, Any]:
         "max_calls": args.max_calls or DEFAULT_MAX_IN_FLIGHT,
         "max_queued": DEFAULT_MAX_QUEUED if args.max_queued is None else args.max_queued,
         "drain_seconds": args.drain_seconds or 30.0,
+        "allow_unconfirmed": args.allow_unconfirmed,
     }
 
 
@@ -779,6 +780,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="SECONDS",
         help="on SIGTERM (or stdin closing) wait this long for calls in flight (default 30)",
+    )
+    serve.add_argument(
+        "--allow-unconfirmed",
+        action="store_true",
+        help="run confirm: true tools without asking when the client cannot be asked "
+        "(no elicitation); by default such a call is refused",
     )
     serve.add_argument(
         "--reload",

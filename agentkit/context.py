@@ -11,7 +11,11 @@ A Python tool keeps the chapter's ``execute(inputs, credentials)``; what the cal
   when it is at or above the level the client asked for;
 - ``await aelicit(message, schema)`` in an ``async def`` tool, ``elicit(message, schema)``
   in a sync one (it runs in the executor's worker thread and waits there): ask the user
-  (MCP ``elicitation/create``), get an ``Elicited`` back.
+  (MCP ``elicitation/create``), get an ``Elicited`` back;
+- ``confirm(what)`` / ``await aconfirm(what)``: in a call of a ``confirm: true`` tool,
+  ask the user to allow ``what`` the tool is about to do, once per call, just before it
+  acts (an HTTP backend shows the request it is about to send); a refusal raises
+  ``DeclinedError``. In any other call it returns at once.
 
 The caller's ``CallContext`` is held in a context variable, like the progress reporter:
 it follows the call into the executor's worker threads (they run in a copy of the
@@ -29,15 +33,16 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import json
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, final, get_args
+from typing import Any, Final, Literal, TypeVar, final, get_args
 
 from agentkit.progress import report_progress
-from agentkit.redaction import active_redactor
-from agentkit.toolerrors import ElicitationError
+from agentkit.redaction import active_redactor, excerpt
+from agentkit.toolerrors import DeclinedError, ElicitationError
 
 __all__ = [
     "ELICIT_SECONDS",
@@ -45,8 +50,11 @@ __all__ = [
     "CallContext",
     "Elicited",
     "LogLevel",
+    "aconfirm",
     "aelicit",
+    "arguments_shown",
     "at_least",
+    "confirm",
     "current",
     "elicit",
     "log",
@@ -64,6 +72,10 @@ _SEVERITY: Final[dict[str, int]] = {level: rank for rank, level in enumerate(LOG
 
 #: How long a question waits for the user's answer, by default.
 ELICIT_SECONDS: Final = 600.0
+#: The most characters of a call's arguments a confirmation shows.
+MAX_SHOWN: Final = 2000
+#: The form of a confirmation: nothing to fill in, only accept, decline or cancel.
+CONFIRM_FORM: Final[Mapping[str, Any]] = {"type": "object", "properties": {}}
 
 
 @final
@@ -96,6 +108,9 @@ class CallContext:
     #: The event loop ``aelicit`` runs on, for a sync tool's ``elicit`` in a worker
     #: thread to hand its question to; None where there is nobody to ask.
     loop: asyncio.AbstractEventLoop | None = None
+    #: The name of the tool whose call the user must allow before it acts (its
+    #: ``confirm: true``); None when nothing is to be allowed, or once it was.
+    confirming: str | None = None
 
     def log(self, level: LogLevel, message: str, logger: str | None) -> None:
         """Send ``message`` at ``level`` to whoever listens (redacted already)."""
@@ -104,6 +119,16 @@ class CallContext:
         """Ask the user ``message`` with a form of ``schema`` (redacted already); runs on
         ``loop``. Raises ``ElicitationError`` when the question cannot be asked."""
         raise _nobody_to_ask()
+
+    async def aconfirm(self, what: str) -> None:
+        """Ask the user to allow ``what`` (redacted already) the tool ``confirming`` is
+        about to do; raise ``DeclinedError`` unless they accept."""
+        answer = await self.aelicit(
+            f"Tool '{self.confirming}' wants to {what}\n\nAllow it?", CONFIRM_FORM
+        )
+        if not answer.accepted:
+            raise DeclinedError(answer.action)
+        self.confirming = None
 
 
 _NOTHING: Final = CallContext()
@@ -161,12 +186,7 @@ async def aelicit(
     it) and when no answer came in time.
     """
     context = _CURRENT.get()
-    if context.loop is None:
-        raise _nobody_to_ask()
-    try:
-        return await asyncio.wait_for(context.aelicit(*_redacted(message, schema)), timeout)
-    except asyncio.TimeoutError as exc:
-        raise _no_answer(timeout) from exc
+    return await _awaited(context, lambda: context.aelicit(*_redacted(message, schema)), timeout)
 
 
 def elicit(message: str, schema: Mapping[str, Any], *, timeout: float = ELICIT_SECONDS) -> Elicited:
@@ -174,6 +194,51 @@ def elicit(message: str, schema: Mapping[str, Any], *, timeout: float = ELICIT_S
     thread (the executor's worker) waits for the answer. Not for an ``async def`` tool,
     whose loop it would block: that one awaits ``aelicit``."""
     context = _CURRENT.get()
+    return _waited(context, lambda: context.aelicit(*_redacted(message, schema)), timeout)
+
+
+async def aconfirm(what: str | Callable[[], str], *, timeout: float = ELICIT_SECONDS) -> bool:
+    """``confirm`` for an ``async def`` tool."""
+    context = _CURRENT.get()
+    if context.confirming is None:
+        return False
+    text = _redacted_text(what() if callable(what) else what)
+    await _awaited(context, lambda: context.aconfirm(text), timeout)
+    return True
+
+
+def confirm(what: str | Callable[[], str], *, timeout: float = ELICIT_SECONDS) -> bool:
+    """In a call of a ``confirm: true`` tool, ask the user to allow ``what`` it is about to
+    do (``"send this request: ..."``; a callable is called only when there is something to
+    ask). Returns True once allowed, False when there was nothing to ask (another tool, or
+    already allowed in this call); raises ``DeclinedError`` when the user declines or
+    cancels, ``ElicitationError`` when the question cannot be asked. From a sync tool;
+    an ``async def`` one awaits ``aconfirm``.
+    """
+    context = _CURRENT.get()
+    if context.confirming is None:
+        return False
+    text = _redacted_text(what() if callable(what) else what)
+    _waited(context, lambda: context.aconfirm(text), timeout)
+    return True
+
+
+_T = TypeVar("_T")
+
+
+async def _awaited(
+    context: CallContext, ask: Callable[[], Coroutine[Any, Any, _T]], timeout: float
+) -> _T:
+    if context.loop is None:
+        raise _nobody_to_ask()
+    try:
+        return await asyncio.wait_for(ask(), timeout)
+    except asyncio.TimeoutError as exc:
+        raise _no_answer(timeout) from exc
+
+
+def _waited(context: CallContext, ask: Callable[[], Coroutine[Any, Any, _T]], timeout: float) -> _T:
+    """Run ``ask()`` on the context's loop and wait for it in this (worker) thread."""
     loop = context.loop
     if loop is None:
         raise _nobody_to_ask()
@@ -183,15 +248,23 @@ def elicit(message: str, schema: Mapping[str, Any], *, timeout: float = ELICIT_S
         running = None
     if running is loop:
         raise ElicitationError(
-            "elicit() would block the event loop this async tool runs on, and with it the "
-            "answer: use 'await aelicit(...)' in an async def tool"
+            "a sync question would block the event loop this async tool runs on, and with "
+            "it the answer: use 'await aelicit(...)' (or 'await aconfirm(...)') in an "
+            "async def tool"
         )
-    asking = asyncio.run_coroutine_threadsafe(context.aelicit(*_redacted(message, schema)), loop)
+    asking = asyncio.run_coroutine_threadsafe(ask(), loop)
     try:
         return asking.result(timeout=timeout)
     except concurrent.futures.TimeoutError as exc:
         asking.cancel()
         raise _no_answer(timeout) from exc
+
+
+def arguments_shown(inputs: Mapping[str, Any]) -> str:
+    """What a confirmation shows of a call that cannot say what it will send: its
+    arguments, as JSON (cut at ``MAX_SHOWN`` characters, redacted first)."""
+    shown = json.dumps(dict(inputs), ensure_ascii=False, indent=2, default=str)
+    return f"run with these arguments:\n{excerpt(shown, MAX_SHOWN)}"
 
 
 def _redacted(message: str, schema: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
@@ -200,6 +273,11 @@ def _redacted(message: str, schema: Mapping[str, Any]) -> tuple[str, Mapping[str
         return message, schema
     form: Mapping[str, Any] = redactor.redact_value(dict(schema))
     return redactor.redact(message), form
+
+
+def _redacted_text(text: str) -> str:
+    redactor = active_redactor()
+    return redactor.redact(text) if redactor else text
 
 
 def _nobody_to_ask() -> ElicitationError:

@@ -109,6 +109,8 @@ class HttpOptions:
     max_calls: int | None = DEFAULT_MAX_IN_FLIGHT
     max_queued: int = DEFAULT_MAX_QUEUED
     drain_seconds: float = DEFAULT_DRAIN_SECONDS
+    #: Run a ``confirm: true`` tool without asking when its client cannot be asked.
+    allow_unconfirmed: bool = False
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -394,6 +396,7 @@ def build_app(
         limits=limits,
         # A stateless session lasts one request: there is no one to tell of a reload.
         announce=not options.stateless,
+        allow_unconfirmed=options.allow_unconfirmed,
     )
     manager = StreamableHTTPSessionManager(
         app=server,

@@ -44,7 +44,15 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentkit import __version__
-from agentkit.context import CallContext, Elicited, LogLevel, at_least, serving
+from agentkit.context import (
+    CallContext,
+    Elicited,
+    LogLevel,
+    aconfirm,
+    arguments_shown,
+    at_least,
+    serving,
+)
 from agentkit.credentials import CredentialsManager
 from agentkit.mcp_content import call_result, error_result
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
@@ -52,7 +60,12 @@ from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.redaction import Redactor
 from agentkit.tool import Tool
-from agentkit.toolerrors import ElicitationError, UnknownToolError
+from agentkit.toolerrors import (
+    DeclinedError,
+    ElicitationError,
+    ToolExecutionError,
+    UnknownToolError,
+)
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 
@@ -167,7 +180,8 @@ class _ServedCall(CallContext):
         """``elicitation/create`` (form mode) on this call's own stream."""
         if not can_elicit(self._ctx):
             raise ElicitationError(
-                "the client cannot be asked: it did not declare the elicitation capability"
+                "the client cannot be asked: it did not declare the elicitation capability, "
+                "or the connection has no way back to it (a stateless server, MCP 2026-07-28)"
             )
         try:
             answer = await self._ctx.session.elicit_form(
@@ -190,9 +204,19 @@ class _ServedCall(CallContext):
 
 
 def can_elicit(ctx: Any) -> bool:
-    """Whether the client of this request declared the elicitation capability."""
+    """Whether the client of this request can be asked: it declared the elicitation
+    capability, and the request has a way back to it (not stateless HTTP, not 2026-07-28)."""
     wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
-    return bool(ctx.session.check_client_capability(wanted))
+    return bool(ctx.session.check_client_capability(wanted) and ctx.session.can_send_request)
+
+
+def _cannot_confirm(tool: str) -> str:
+    return (
+        f"Tool '{tool}' was not run: it asks the user before it acts (confirm: true), and "
+        "this client cannot be asked (it did not declare the elicitation capability, or "
+        "the connection has no way back to it). Use a client that supports elicitation, "
+        "or start the server with --allow-unconfirmed to run such tools without asking."
+    )
 
 
 def _progress_to(ctx: Any) -> ProgressReporter:
@@ -224,6 +248,7 @@ def build_server(
     call_scope: CallScope | None = None,
     limits: CallLimits | None = None,
     announce: bool = True,
+    allow_unconfirmed: bool = False,
 ) -> Server[Any]:
     """An MCP server answering ``tools/list`` and ``tools/call`` from ``tools``.
 
@@ -234,6 +259,10 @@ def build_server(
     it refuses is an ``isError`` result. With ``announce`` the sessions are remembered
     so that ``ServedTools.announce`` reaches them (not for stateless HTTP, where a
     session lasts one request).
+
+    A tool with ``CONFIRM`` (``confirm: true``) asks its client's user before it acts;
+    a client that cannot be asked gets an ``isError`` refusal, unless
+    ``allow_unconfirmed``: then the tool runs without asking.
     """
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     runner = executor or ToolExecutor()
@@ -254,18 +283,31 @@ def build_server(
         if tool is None:
             raise MCPError(INVALID_PARAMS, str(UnknownToolError(params.name, registry.names())))
         arguments = dict(params.arguments or {})
+        call = _ServedCall(ctx, served.log_level(_connection(ctx)))
+        if tool.CONFIRM:
+            if can_elicit(ctx):
+                call.confirming = tool.name
+            elif not allow_unconfirmed:
+                return error_result(_cannot_confirm(tool.name))
         # Async tools run on the server's loop; sync ones (HTTP, files) in the
         # executor's bounded thread pool, so a slow tool never blocks the loop.
-        call = _ServedCall(ctx, served.log_level(_connection(ctx)))
         try:
             async with gate.admitted(tool.name, concurrency(tool)):
                 with scope(ctx), reporting_progress(_progress_to(ctx)), serving(call):
+                    if call.confirming and tool.definition is None:
+                        # A hand-written tool does not say what it sends: its arguments.
+                        await aconfirm(served.redact(arguments_shown(arguments)))
                     result = await runner.aexecute(
                         tool, arguments, raise_on_failure=False, timeout=call_timeout
                     )
         except Busy as exc:
             return error_result(f"Tool '{tool.name}' was not run: {exc}")
+        except (DeclinedError, ElicitationError) as exc:
+            return error_result(f"Tool '{tool.name}' was not run: {exc}")
         await call.flush()  # what the tool logged reaches the client before its answer
+        declined = result.error.cause if isinstance(result.error, ToolExecutionError) else None
+        if isinstance(declined, DeclinedError):
+            return error_result(f"Tool '{tool.name}' was not run: {declined}")
         return call_result(tool, result, call_timeout=call_timeout)
 
     server = _Server(
@@ -312,16 +354,24 @@ def serve(
     max_queued: int = DEFAULT_MAX_QUEUED,
     drain_seconds: float = 30.0,
     reloader: Reloader | None = None,
+    allow_unconfirmed: bool = False,
 ) -> None:
     """Serve ``tools`` on stdin/stdout until the client disconnects.
 
     A call still running when stdin closes gets its answer, within ``drain_seconds``.
     ``reloader`` (made on the same ``ServedTools``) reloads them while serving.
+    ``allow_unconfirmed``: see ``build_server``.
     """
     executor = ToolExecutor(credentials=CredentialsManager.from_env(credentials_file))
     gate = CallLimits(max_in_flight=max_calls, max_queued=max_queued, queue_timeout=call_timeout)
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
-    server = build_server(served, executor, call_timeout=call_timeout, limits=gate)
+    server = build_server(
+        served,
+        executor,
+        call_timeout=call_timeout,
+        limits=gate,
+        allow_unconfirmed=allow_unconfirmed,
+    )
 
     async def run() -> None:
         async with stdio_server() as (stdin, stdout), anyio.create_task_group() as group:

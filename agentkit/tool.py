@@ -301,6 +301,11 @@ class Tool:
     #: The most calls of this tool a server (``agentkit serve``) runs at once; None: no
     #: limit of its own. A definition's ``concurrency:``.
     CONCURRENCY: ClassVar[int | None] = None
+    #: A call ``agentkit serve`` runs asks the user first (MCP elicitation), for a tool
+    #: whose calls destroy or send something; a definition's ``confirm:``. A tool made
+    #: from a definition asks just before it acts (``agentkit.context.confirm``); a
+    #: hand-written one is asked about with its arguments before ``execute`` runs.
+    CONFIRM: ClassVar[bool] = False
 
     # The class's declaration; an instance with its own tags or credential names
     # holds its own copy (see Tool.__init__).

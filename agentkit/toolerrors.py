@@ -32,6 +32,8 @@ the same thing.
     ├── Busy                        a call refused for want of room (the MCP server's limits)
     ├── ElicitationError            a question for the user that cannot be asked or answered
     │                               (``agentkit.context.elicit``): no client that can, no answer
+    ├── DeclinedError               the user did not allow what a ``confirm: true`` tool was
+    │                               about to do (``agentkit.context.confirm``)
     ├── RedactedError               not raised: stands in, as a ToolExecutionError's cause,
     │                               for an exception that could not be copied without the
     │                               secrets it held
@@ -55,6 +57,7 @@ __all__ = [
     "AgentKitError",
     "Busy",
     "CredentialError",
+    "DeclinedError",
     "DefinitionError",
     "DefinitionProblem",
     "DescriptionProblem",
@@ -526,6 +529,16 @@ class Busy(AgentKitError):
 class ElicitationError(AgentKitError):
     """A question for the user (``agentkit.context.elicit``) that could not be asked or got
     no answer; the message says why and what would make it work."""
+
+
+class DeclinedError(AgentKitError):
+    """The user was asked to allow what a ``confirm: true`` tool was about to do and did not:
+    ``action`` is ``"decline"`` (said no) or ``"cancel"`` (dismissed the question)."""
+
+    def __init__(self, action: str) -> None:
+        self.action = action
+        how = "" if action == "decline" else f" (the question was answered '{action}')"
+        super().__init__(f"declined by the user{how}; nothing was done")
 
 
 class MultipartError(AgentKitError):

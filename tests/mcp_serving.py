@@ -183,3 +183,30 @@ async def session(
     ):
         await client.initialize()
         yield client
+
+
+@contextlib.asynccontextmanager
+async def stdio_session(
+    args: Sequence[str],
+    env: dict[str, str],
+    *,
+    on_message: Any = None,
+    elicitation: Any = None,
+) -> AsyncIterator[Any]:
+    """An initialized ``ClientSession`` over the SDK's stdio client, with ``agentkit serve
+    ARGS`` as its server process (``env`` its whole environment); ``on_message`` and
+    ``elicitation`` as for ``session``."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "agentkit", "serve", *args], cwd=str(ROOT), env=env
+    )
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(
+            read, write, message_handler=on_message, elicitation_callback=elicitation
+        ) as client,
+    ):
+        await client.initialize()
+        yield client

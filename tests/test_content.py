@@ -470,3 +470,23 @@ def test_mcp_gives_the_structured_output_beside_the_blocks() -> None:
     assert json.loads(result.content[-1].text) == {"points": 12}
     assert base64.b64decode(result.content[4].resource.blob) == SOUND
     assert result.content[4].resource.mime_type == "application/octet-stream"
+
+
+def test_agentkit_call_prints_each_block_described_not_its_bytes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from agentkit.cli import main
+
+    code = main(["call", "test_multiple_content_types", "--tools", str(CONFORMANCE_TOOLS)])
+    printed = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert printed["content"] == [
+        {"type": "text", "text": "Multiple content types test:"},
+        {"type": "image", "media_type": "image/png", "size": len(RED_PIXEL)},
+        {
+            "type": "resource",
+            "uri": "test://mixed-content-resource",
+            "media_type": "application/json",
+            "text": '{"test":"data","value":123}',
+        },
+    ]

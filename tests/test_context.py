@@ -15,8 +15,10 @@ from agentkit.context import (
     CallContext,
     Elicited,
     LogLevel,
+    aconfirm,
     aelicit,
     at_least,
+    confirm,
     elicit,
     log,
     serving,
@@ -201,3 +203,31 @@ def test_the_sync_form_on_the_loop_itself_is_refused() -> None:
 
     with pytest.raises(ElicitationError, match=r"use 'await aelicit\(...\)'"):
         asyncio.run(main())
+
+
+# -- confirming ---------------------------------------------------------------------------------
+
+
+def test_outside_a_confirm_call_confirm_asks_nothing_and_describes_nothing() -> None:
+    def never() -> str:
+        raise AssertionError("described without a question to ask")
+
+    assert confirm(never) is False
+    assert asyncio.run(aconfirm(never)) is False
+
+
+def test_a_confirm_call_asks_once_then_goes_on() -> None:
+    async def main() -> tuple[bool, bool, Answers]:
+        answers = Answers(asyncio.get_running_loop())
+        answers.confirming = "drop_table"
+        with serving(answers):
+            first = await aconfirm("drop table users")
+            second = await aconfirm("drop table users, page 2")
+        return first, second, answers
+
+    first, second, answers = asyncio.run(main())
+    assert (first, second) == (True, False)
+    assert [message for message, _ in answers.asked] == [
+        "Tool 'drop_table' wants to drop table users\n\nAllow it?"
+    ]
+    assert answers.asked[0][1] == {"type": "object", "properties": {}}

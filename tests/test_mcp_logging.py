@@ -3,7 +3,6 @@ over streamable HTTP (a real server process) and stdio, with the SDK's own clien
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,14 +15,12 @@ pytest.importorskip("uvicorn")
 
 import mcp_types as types
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from tests.declarative import loopback
-from tests.mcp_serving import Served, serving, session
+from tests.mcp_serving import Served, serving, session, stdio_session
 
-ROOT = Path(__file__).resolve().parent.parent
 SECRET = "tok-logging-secret-0123456789"
 WAIT_SECONDS = 60
 
@@ -152,20 +149,11 @@ def test_log_levels_and_messages_over_http(server: Served) -> None:
 
 def test_log_levels_and_messages_over_stdio(folder: Path) -> None:
     messages = Messages()
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "agentkit", "serve", "--tools", str(folder)],
-        cwd=str(ROOT),
-        env={"API_TOKEN": SECRET, "PATH": ""},
-    )
+    env = {"API_TOKEN": SECRET, "PATH": ""}
 
     async def run() -> dict[str, Any]:
         with anyio.fail_after(WAIT_SECONDS):
-            async with (
-                stdio_client(params) as (read, write),
-                ClientSession(read, write, message_handler=messages) as client,
-            ):
-                await client.initialize()
+            async with stdio_session(["--tools", str(folder)], env, on_message=messages) as client:
                 return await _scenario(client, messages)
 
     _check(anyio.run(run))

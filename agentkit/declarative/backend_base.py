@@ -79,7 +79,10 @@ class Backend(Protocol):
     #: The key under ``backend:`` that selects this kind (``http``, ``python``).
     #: A kind may also give ``config_schema``, the JSON Schema of its value, which
     #: ``definition_schema()`` (``agentkit schema``) shows editors; it is optional
-    #: and the loader never uses it: ``parse`` is what checks a definition.
+    #: and the loader never uses it: ``parse`` is what checks a definition. A kind
+    #: whose ``call`` asks a ``confirm: true`` call's user itself, showing what it is
+    #: about to send (``agentkit.context.confirm``), sets ``confirms_sends = True``;
+    #: otherwise the user is asked with the call's arguments before ``call``.
     kind: ClassVar[str]
 
     @classmethod

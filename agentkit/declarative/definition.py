@@ -28,6 +28,7 @@ TOP_LEVEL_KEYS: Final = (
     "output_schema",
     "annotations",
     "concurrency",
+    "confirm",
     "backend",
 )
 #: The most calls of one tool a definition's ``concurrency:`` can allow at once.
@@ -66,6 +67,8 @@ class ToolDefinition:
     backend_warnings: tuple[str, ...] = ()
     #: The most calls of the tool a server runs at once (``concurrency:``); None: no limit.
     concurrency: int | None = None
+    #: A served call asks the user before it acts (``confirm: true``).
+    confirm: bool = False
 
     @property
     def source(self) -> str:
@@ -172,6 +175,13 @@ def parse_definition(
         credentials = tuple(dict.fromkeys((*credentials, *http_source[0].credentials)))
     annotations = _parse_annotations(raw.get("annotations", {}), backend, problems)
     concurrency = _parse_concurrency(raw.get("concurrency"), problems)
+    confirm = raw.get("confirm")
+    if confirm is not None and not isinstance(confirm, bool):
+        problems.add(
+            ("confirm",),
+            f"expected true or false, got {_quoted(confirm)} (true: a served call asks the "
+            "user before it acts)",
+        )
 
     if len(problems) > start or backend is None:
         return None
@@ -195,6 +205,7 @@ def parse_definition(
         substitutions=tuple(substituter.used),
         backend_warnings=tuple(context.report.warnings),
         concurrency=concurrency,
+        confirm=confirm is True,
     )
 
 

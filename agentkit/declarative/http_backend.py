@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 from urllib.parse import quote, urljoin, urlsplit
 
 from agentkit import binary, jsonvalues
-from agentkit.context import log
+from agentkit.context import confirm, log
 from agentkit.declarative.backend_base import BackendContext
 from agentkit.declarative.http_spec import (
     IDEMPOTENT,
@@ -74,6 +74,8 @@ __all__ = ["HttpBackend", "HttpCallError", "ResponseView"]
 MAX_REDIRECTS: Final = 5
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 _EXCERPT: Final = 200
+#: The most characters of a body a confirmation shows.
+MAX_PREVIEW_CHARS: Final = 2000
 _CHUNK: Final = 64 * 1024
 # Said of timeout.total, so that it is not taken for the server's --call-timeout.
 _OWN_DEADLINE: Final = (
@@ -169,6 +171,9 @@ class HttpBackend:
     """Calls one HTTP endpoint, as its ``HttpSpec`` describes."""
 
     kind: ClassVar[str] = "http"
+    #: A ``confirm: true`` call asks the user here, showing the request it is about to
+    #: send, instead of with its arguments before ``call`` (``DeclarativeTool``).
+    confirms_sends: ClassVar[bool] = True
 
     def __init__(self, spec: HttpSpec, *, session: requests.Session | None = None) -> None:
         self.spec = spec
@@ -263,6 +268,9 @@ class HttpBackend:
         with redacting(redactor):
             try:
                 request = self._build(view_inputs, credentials, deadline)
+                if confirm(lambda: self._preview(request)):
+                    # The user's time to answer is not the call's: the deadline starts again.
+                    deadline = time.monotonic() + self.spec.total_timeout
                 if self.spec.paginate is not None:
                     pagination = self.spec.paginate
                     return self._pages(
@@ -325,6 +333,32 @@ class HttpBackend:
         token = auth.token(credentials, deadline=deadline, session=session)
         headers[auth.name] = f"Bearer {token}"
         return self._send(session, deadline, url, params, headers, body, limit)
+
+    def _preview(
+        self, request: tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]]
+    ) -> str:
+        """What a confirmation shows of ``request``: its method, URL and body, as sent
+        (the call's redactor, active while ``confirm`` asks, masks every secret)."""
+        import requests
+
+        url, params, headers, body = request
+        try:
+            prepared = requests.Request(
+                self.spec.method, url, params=params, headers=headers, **body
+            ).prepare()
+        except (requests.RequestException, ValueError):  # sending it will say what is wrong
+            return f"send this request:\n{self.spec.method} {url}"
+        shown = f"send this request:\n{prepared.method} {prepared.url}"
+        payload = prepared.body
+        if not payload:
+            return shown
+        if isinstance(payload, bytes):
+            try:
+                payload = payload.decode("utf-8")
+            except UnicodeDecodeError:
+                kind = prepared.headers.get("Content-Type", "a binary body")
+                return f"{shown}\n\n({len(payload)} bytes of {kind})"
+        return f"{shown}\n\n{excerpt(str(payload), MAX_PREVIEW_CHARS)}"
 
     # -- building the request -----------------------------------------------------------------
 

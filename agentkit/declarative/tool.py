@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from agentkit.context import aconfirm, arguments_shown, confirm
 from agentkit.declarative.python_backend import PythonBackend
 from agentkit.tool import Tool
 
@@ -26,6 +27,8 @@ class DeclarativeTool(Tool):
     BACKEND: ClassVar[Backend]
 
     def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        if self.CONFIRM and not _confirms_sends(self.BACKEND):
+            confirm(lambda: arguments_shown(inputs))
         return self.BACKEND.call(inputs, credentials)  # type: ignore[no-any-return]
 
 
@@ -34,8 +37,16 @@ async def _execute_async(
 ) -> dict[str, Any]:
     backend = self.BACKEND
     assert isinstance(backend, PythonBackend)  # only an async def function makes an async tool
+    if self.CONFIRM:
+        await aconfirm(lambda: arguments_shown(inputs))
     result: dict[str, Any] = await backend.call(inputs, credentials)
     return result
+
+
+def _confirms_sends(backend: Backend) -> bool:
+    """Whether ``backend`` asks a ``confirm: true`` call's user itself, showing what it is
+    about to send (an HTTP backend's request), rather than the tool's arguments."""
+    return getattr(backend, "confirms_sends", False) is True
 
 
 def class_name_for(tool_name: str) -> str:
@@ -59,6 +70,7 @@ def make_tool_class(definition: ToolDefinition) -> type[DeclarativeTool]:
         "DEFINITION": definition,
         "BACKEND": definition.backend,
         "CONCURRENCY": definition.concurrency,
+        "CONFIRM": definition.confirm,
         "__module__": "agentkit.declarative.generated",
         "__doc__": definition.description,
     }

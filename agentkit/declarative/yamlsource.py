@@ -186,18 +186,22 @@ class _Composer:
         return None if self.root is _NO_KEY else (self.root, self.start)
 
     def _read_events(self) -> None:
-        get_event = self.loader.get_event
+        # Names bound once: this loop runs for every value of every file.
+        get_event, scalar, close = self.loader.get_event, self._scalar, self._close
+        scalar_event, alias_event = yaml.ScalarEvent, yaml.AliasEvent
+        starts = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+        ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
         while True:
             event = get_event()
             kind = type(event)
-            if kind is yaml.ScalarEvent:
-                self._scalar(event)
-            elif kind is yaml.AliasEvent:
-                self._alias(event)
-            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            if kind is scalar_event:
+                scalar(event)
+            elif kind in ends:
+                close()
+            elif kind in starts:
                 self._open(event)
-            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-                self._close()
+            elif kind is alias_event:
+                self._alias(event)
             else:  # DocumentEndEvent: the parser allows nothing else here
                 return
 
@@ -225,7 +229,8 @@ class _Composer:
         self.anchors[anchor] = None
 
     def _scalar(self, event: yaml.ScalarEvent) -> None:
-        position = _position(event)
+        mark = event.start_mark  # _position(event), inline: this runs for every scalar
+        position = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
         text = event.value
         if event.anchor is None and event.tag is None:
             # The common case, in short: a quoted scalar (a string), or a plain one seen before.
@@ -236,7 +241,24 @@ class _Composer:
             else:
                 value = self.plain.get(text, _NO_KEY)
             if value is not _NO_KEY:
-                self._count(position, 1, len(text))
+                self.nodes += 1
+                self.chars += len(text)
+                if self.nodes > MAX_EXPANDED_NODES or self.chars > MAX_EXPANDED_CHARS:
+                    self._count(position, 0, 0)  # says so, and refuses the document
+                stack = self.stack
+                if stack:
+                    parent = stack[-1]
+                    target = parent.value
+                    if type(target) is LocatedList:
+                        target.append(value)
+                        target.positions.append(position)
+                        return
+                    key = parent.key
+                    if key is not _NO_KEY and key is not _BAD_KEY:
+                        parent.key = _NO_KEY
+                        target[key] = value
+                        target.positions[key] = position
+                        return
                 self._attach(value, position, container=False)
                 return
         self._define(event, position)

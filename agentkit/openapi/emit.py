@@ -81,12 +81,21 @@ def _node(value: Any, dumper: Any) -> Node:
     kind = type(value)
     if kind is str:
         return ScalarNode(_STR, value)
+    # Strings, most of every file, are made in place: a call each was a tenth of an import.
     if kind is dict:
-        pairs = [(_node(key, dumper), _node(item, dumper)) for key, item in value.items()]
+        pairs = [
+            (
+                ScalarNode(_STR, key) if type(key) is str else _node(key, dumper),
+                ScalarNode(_STR, item) if type(item) is str else _node(item, dumper),
+            )
+            for key, item in value.items()
+        ]
         flow = all(_plain(key) and _plain(item) for key, item in pairs)
         return MappingNode(_MAP, pairs, flow_style=flow)
     if kind is list:
-        items = [_node(item, dumper) for item in value]
+        items = [
+            ScalarNode(_STR, item) if type(item) is str else _node(item, dumper) for item in value
+        ]
         return SequenceNode(_SEQ, items, flow_style=all(_plain(item) for item in items))
     if kind is bool:
         return ScalarNode(_BOOL, "true" if value else "false")
@@ -100,4 +109,4 @@ def _node(value: Any, dumper: Any) -> Node:
 
 
 def _plain(node: Node) -> bool:
-    return isinstance(node, ScalarNode) and not node.style
+    return type(node) is ScalarNode and not node.style

@@ -151,9 +151,11 @@ def import_openapi(
     selection = selection or Selection()
     out = Path(out)
     generation = generate(spec, source=source, out=out, selection=selection, check=check)
-    files: dict[Path, str] = {generation.source.file: generation.source.text()}
-    for tool in generation.tools:
-        files[tool.file] = tool.text()
+    pieces: dict[Path, list[str]] = {}
+    for piece in (generation.source, *generation.tools):
+        pieces.setdefault(piece.file, []).append(piece.text())
+    # Documents that share a file (one per tag, say) are written one after another.
+    files = {path: "---\n".join(texts) for path, texts in pieces.items()}
     lock = lock_path(out, source)
     if lock.exists():
         raise UsageError(

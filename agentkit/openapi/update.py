@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from agentkit.declarative import definition_files, load_tools
+from agentkit.declarative import load_tools
 from agentkit.declarative.yamlsource import locate, read_documents
 from agentkit.diff import BREAKING, Change, ToolDiff, diff_tools, next_version
 from agentkit.openapi.base import Entry, Lock
+from agentkit.openapi.folder import DOCUMENT_START, Comments, DefinitionFile, Folder, Segment
 from agentkit.openapi.importer import (
     Generated,
     ImportReport,
@@ -41,17 +41,12 @@ from agentkit.openapi.importer import (
     lock_path,
     render,
 )
-from agentkit.openapi.merge import MISSING, Clash, merge_documents, same_but_version, signature
+from agentkit.openapi.merge import MISSING, Clash, merge_documents, same_but_version
 from agentkit.openapi.naming import NameTable
 from agentkit.tool import Tool
 from agentkit.toolerrors import DefinitionError, UsageError
 
-_DOCUMENT_START: Final = re.compile(r"---(\s|$)")
 _VERSION_LINE: Final = re.compile(r"^version:[^\n]*$", re.MULTILINE)
-#: Comment lines the import writes; on an update they are written afresh, the rest kept.
-_GENERATED_COMMENT: Final = re.compile(
-    r"(Imported from .* by `agentkit import openapi`|note: |conflict: |[A-Z]+ /\S* \(#/paths)"
-)
 _SHOWN: Final = 80
 
 
@@ -110,127 +105,6 @@ class UpdateReport:
     unchanged: int = 0
 
 
-# -- the folder as the reviewer left it ------------------------------------------------------
-
-
-@dataclass
-class _Segment:
-    """One YAML document of a file, with the lines above it, as text."""
-
-    text: str
-    line: int  # where it starts in the file, 1-based
-    document: Any = None
-    changed: bool = False
-    removed: bool = False
-
-
-@dataclass
-class _File:
-    path: Path
-    segments: list[_Segment]
-    new: bool = False
-
-    def text(self) -> str:
-        return "".join(segment.text for segment in self.segments if not segment.removed)
-
-    @property
-    def touched(self) -> bool:
-        return self.new or any(segment.changed or segment.removed for segment in self.segments)
-
-    @property
-    def empty(self) -> bool:
-        return all(segment.removed or segment.document is None for segment in self.segments)
-
-
-def _read_file(path: Path) -> _File:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read it: {exc}") from exc
-    pieces: list[list[str]] = [[]]
-    for line in text.splitlines(keepends=True):
-        if _DOCUMENT_START.match(line) and any(
-            not piece.startswith("#") and piece.strip() for piece in pieces[-1]
-        ):
-            pieces.append([])
-        pieces[-1].append(line)
-    segments: list[_Segment] = []
-    line_number = 1
-    for piece in pieces:
-        segment = _Segment("".join(piece), line_number)
-        documents, problems = read_documents(segment.text)
-        if problems:
-            first = problems[0]
-            raise UsageError(
-                f"{path}:{first.line + line_number - 1}: {first.message}; fix the file first "
-                "(agentkit validate), then update"
-            )
-        if len(documents) == 1:
-            segment.document = documents[0][0]
-        segments.append(segment)
-        line_number += len(piece)
-    return _File(path, segments)
-
-
-class _Folder:
-    """Every definition file under the output folder, read once."""
-
-    def __init__(self, out: Path) -> None:
-        self.out = out
-        paths, _ = definition_files(out) if out.is_dir() else ([], [])
-        self.files = {path: _read_file(path) for path in paths}
-        self.claimed: set[int] = set()
-
-    def segments(self) -> Iterator[tuple[_File, _Segment]]:
-        for file in self.files.values():
-            for segment in file.segments:
-                if isinstance(segment.document, dict):
-                    yield file, segment
-
-    def find_tools(self, entries: list[Entry]) -> dict[str, tuple[_File, _Segment]]:
-        """The reviewer's document for each entry, by ``METHOD /path``.
-
-        First by the tool's name as last written, then (for the rest) by what it
-        calls, so a tool the reviewer renamed, or moved to another file, is found.
-        A document in the file the entry names is preferred.
-        """
-        found: dict[str, tuple[_File, _Segment]] = {}
-        for test in (
-            lambda entry, document: document.get("name") == entry.name,
-            lambda entry, document: (
-                "name" in document
-                and signature(entry.generated) is not None
-                and signature(document) == signature(entry.generated)
-            ),
-        ):
-            for entry in entries:
-                if entry.key in found:
-                    continue
-                recorded = self.out / entry.file
-                candidates = sorted(
-                    (
-                        (file, segment)
-                        for file, segment in self.segments()
-                        if id(segment) not in self.claimed and test(entry, segment.document)
-                    ),
-                    key=lambda pair: pair[0].path != recorded,
-                )
-                if candidates:
-                    self.claimed.add(id(candidates[0][1]))
-                    found[entry.key] = candidates[0]
-        return found
-
-    def find_source(self, lock: Lock) -> tuple[_File, _Segment] | None:
-        recorded = self.out / lock.source_file
-        found = [
-            (file, segment)
-            for file, segment in self.segments()
-            if segment.document.get("source") == lock.source and "name" not in segment.document
-        ]
-        found.sort(key=lambda pair: pair[0].path != recorded)
-        return found[0] if found else None
-
-
 # -- the update ------------------------------------------------------------------------------
 
 
@@ -238,12 +112,13 @@ class _Folder:
 class _Merged:
     """One tool (or the source) after the merge, waiting to be written."""
 
-    file: _File
-    segment: _Segment
+    file: DefinitionFile
+    segment: Segment
     document: dict[str, Any]
-    comments: list[str]
+    comments: list[str]  # the import's own, above the document
     clashes: list[Clash]
     before_name: str | None  # the reviewer's name for it; None for a new tool
+    reviewer: Comments | None = None  # the reviewer's comments in the document
 
 
 def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateReport:
@@ -267,7 +142,7 @@ def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateR
         keep={key for key in keep if key},
     )
     report = UpdateReport(generation.report)
-    folder = _Folder(out)
+    folder = Folder(out)
     pending: list[_Merged] = []
     new_lock = Lock(
         description=Path(spec).name,
@@ -279,7 +154,7 @@ def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateR
     # The source first: its file is where new tools' neighbours are.
     found_source = folder.find_source(lock)
     if found_source is None:
-        file = _new_file(folder, generation.source.file)
+        file = folder.new_file(generation.source.file)
         pending.append(_fresh(file, generation.source))
         new_lock.source_file = file.path.relative_to(out).as_posix()
     else:
@@ -307,8 +182,7 @@ def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateR
         if tool is not None:
             merged = _merge(file, segment, entry.generated, tool)
             pending.append(merged)
-            new_lock.entries[tool.key] = entry_of(tool, out)
-            new_lock.entries[tool.key].file = file.path.relative_to(out).as_posix()
+            new_lock.entries[tool.key] = _tracked_entry(tool, file, merged.document, out)
         elif entry.key in generation.skipped_keys:
             new_lock.entries[entry.key] = entry  # kept as it is; the report says why
         elif same_but_version(dict(segment.document), entry.generated):
@@ -337,18 +211,21 @@ def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateR
         document["name"] = table.claim(wanted)
         if document["name"] != wanted:
             report.generation.renamed.append(_renamed(wanted, document["name"], tool))
+        # One file per tool is named after it; a file several tools share (one per
+        # tag) takes the new tool as one more document.
+        shared = tool.file.stem != wanted
         renamed = Generated(
-            file=tool.file.with_name(f"{document['name']}.yaml"),
+            file=tool.file if shared else tool.file.with_name(f"{document['name']}.yaml"),
             document=document,
             comments=tool.comments,
             method=tool.method,
             path=tool.path,
             operation_id=tool.operation_id,
         )
-        file = _new_file(folder, renamed.file)
+        existing = folder.files.get(renamed.file)
+        file = existing if shared and existing is not None else folder.new_file(renamed.file)
         pending.append(_fresh(file, renamed))
-        new_lock.entries[tool.key] = entry_of(tool, out)
-        new_lock.entries[tool.key].file = file.path.relative_to(out).as_posix()
+        new_lock.entries[tool.key] = _tracked_entry(tool, file, document, out)
         report.added.append(Operation(document["name"], tool.key))
 
     _classify(folder, pending, report)
@@ -372,6 +249,16 @@ def _match(lock: Lock, tools: list[Generated]) -> dict[str, Generated]:
     return matched
 
 
+def _tracked_entry(
+    tool: Generated, file: DefinitionFile, written: dict[str, Any], out: Path
+) -> Entry:
+    """The lock's entry: ``tool`` as generated, with its name and file as written."""
+    entry = entry_of(tool, out)
+    entry.name = str(written.get("name"))
+    entry.file = file.path.relative_to(out).as_posix()
+    return entry
+
+
 def _deleted(tool: Generated) -> Entry:
     return Entry(
         method=tool.method,
@@ -391,28 +278,20 @@ def _renamed(wanted: str, name: str, tool: Generated) -> Any:
     return Renamed(wanted, name, pointer)
 
 
-def _new_file(folder: _Folder, path: Path) -> _File:
-    """A new file at ``path``, or beside it when that name is taken."""
-    candidate, number = path, 1
-    while candidate.exists() or candidate in folder.files:
-        number += 1
-        candidate = path.with_name(f"{path.stem}_{number}{path.suffix}")
-    file = _File(candidate, [], new=True)
-    folder.files[candidate] = file
-    return file
-
-
-def _fresh(file: _File, generated: Generated) -> _Merged:
-    segment = _Segment(generated.text(), 1, generated.document, changed=True)
-    file.segments.append(segment)
+def _fresh(file: DefinitionFile, generated: Generated) -> _Merged:
+    segment = Segment(generated.text(), generated.document, changed=True)
+    file.append(segment)
     return _Merged(file, segment, dict(generated.document), list(generated.comments), [], None)
 
 
-def _merge(file: _File, segment: _Segment, base: dict[str, Any], theirs: Generated) -> _Merged:
+def _merge(
+    file: DefinitionFile, segment: Segment, base: dict[str, Any], theirs: Generated
+) -> _Merged:
     ours = _plain(segment.document)
     document, clashes = merge_documents(base, ours, theirs.document)
-    comments = [*theirs.comments, *_reviewer_comments(segment.text)]
-    merged = _Merged(file, segment, document, comments, clashes, str(ours.get("name", "")))
+    name = str(ours.get("name", ""))
+    comments = Comments.read(segment.text)
+    merged = _Merged(file, segment, document, list(theirs.comments), clashes, name, comments)
     segment.changed = document != ours
     return merged
 
@@ -426,25 +305,10 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _reviewer_comments(text: str) -> list[str]:
-    """The comment lines above a document that the import did not write."""
-    kept = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        if _DOCUMENT_START.match(stripped) or not stripped:
-            continue
-        if not stripped.startswith("#"):
-            break
-        comment = stripped[1:].strip()
-        if comment and not _GENERATED_COMMENT.match(comment):
-            kept.append(comment)
-    return kept
-
-
 # -- classifying and writing -----------------------------------------------------------------
 
 
-def _classify(folder: _Folder, pending: list[_Merged], report: UpdateReport) -> None:
+def _classify(folder: Folder, pending: list[_Merged], report: UpdateReport) -> None:
     """Load the files before and after, classify each tool's change, bump its version."""
     files = [file for file in folder.files.values() if file.touched or _tracked(file, pending)]
     before = _load([file.path for file in files if not file.new], folder.out, "as it is")
@@ -524,7 +388,7 @@ def _classify(folder: _Folder, pending: list[_Merged], report: UpdateReport) -> 
         )
 
 
-def _tracked(file: _File, pending: list[_Merged]) -> bool:
+def _tracked(file: DefinitionFile, pending: list[_Merged]) -> bool:
     return any(merged.file is file for merged in pending)
 
 
@@ -562,8 +426,11 @@ def _render(merged: _Merged) -> None:
         comments.append(
             f"conflict: {_dotted(merged.document, clash.location)}: {_resolution(clash)}"
         )
-    start = "---\n" if _DOCUMENT_START.match(segment.text) else ""
-    segment.text = start + render(comments, merged.document)
+    start = "---\n" if DOCUMENT_START.match(segment.text) else ""
+    text = render(comments, merged.document)
+    if merged.reviewer is not None:
+        text = merged.reviewer.put_back(text)
+    segment.text = start + text
 
 
 def _resolution(clash: Clash | Conflict) -> str:
@@ -575,7 +442,7 @@ def _resolution(clash: Clash | Conflict) -> str:
     return f"kept yours ({_shown(clash.ours)}); the description now gives {_shown(clash.theirs)}"
 
 
-def _write(folder: _Folder, pending: list[_Merged], report: UpdateReport) -> None:
+def _write(folder: Folder, pending: list[_Merged], report: UpdateReport) -> None:
     for merged in pending:
         if not merged.clashes:
             continue
@@ -588,7 +455,7 @@ def _write(folder: _Folder, pending: list[_Merged], report: UpdateReport) -> Non
             report.conflicts.append(
                 Conflict(
                     file=merged.file.path,
-                    line=_line_in_file(merged.file, merged.segment) + line - 1,
+                    line=merged.file.line_of(merged.segment) + line - 1,
                     tool=name,
                     field=_dotted(merged.document, clash.location),
                     ours=clash.ours,
@@ -604,16 +471,6 @@ def _write(folder: _Folder, pending: list[_Merged], report: UpdateReport) -> Non
         file.path.parent.mkdir(parents=True, exist_ok=True)
         file.path.write_text(file.text(), encoding="utf-8")
         report.written.append(file.path)
-
-
-def _line_in_file(file: _File, segment: _Segment) -> int:
-    line = 1
-    for other in file.segments:
-        if other is segment:
-            return line
-        if not other.removed:
-            line += other.text.count("\n")
-    return line
 
 
 def _dotted(document: Any, location: tuple[str | int, ...]) -> str:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import Any
 
 import pytest
 
 from agentkit import DefinitionError, ToolExecutionError, ToolExecutor, ToolRegistry, load_tools
+from agentkit.toolerrors import DeclinedError
 from tests.declarative.conftest import WriteFile
 from tests.leaks import SECRETS, chain_text, leaked, logged_exception
 
@@ -201,3 +203,71 @@ def test_concurrency_must_be_a_whole_number_of_calls(write: WriteFile, value: st
         match=r"tool.yaml:3:\d+: concurrency: expected a whole number of calls from 1 to 10000, the most a server runs at once, got ",
     ):
         load_tools(write(NAP.format(concurrency=value)), registry=ToolRegistry())
+
+
+CONFIRMED = """\
+name: nap
+version: 1.0.0
+confirm: {confirm}
+input_schema:
+  parameters:
+    - {{name: seconds, type: float}}
+output_schema: {{parameters: [{{name: slept, type: float}}]}}
+backend: {{python: "tests.serve_tools:{function}"}}
+"""
+
+
+@pytest.mark.parametrize("function", ["nap", "doze"])
+def test_confirm_true_asks_with_the_arguments_before_the_function_runs(
+    write: WriteFile, function: str
+) -> None:
+    import asyncio
+
+    from agentkit.context import CallContext, Elicited, serving
+
+    class User(CallContext):
+        def __init__(self, action: str) -> None:
+            self.action = action
+            self.asked: list[str] = []
+
+        async def aelicit(self, message: str, schema: Any) -> Elicited:
+            self.asked.append(message)
+            return Elicited(action=self.action)  # type: ignore[arg-type]
+
+    registry = ToolRegistry()
+    load_tools(write(CONFIRMED.format(confirm="true", function=function)), registry=registry)
+    tool = registry["nap"]
+    assert tool.CONFIRM is True
+
+    async def call(user: User) -> Any:
+        user.loop = asyncio.get_running_loop()
+        user.confirming = "nap"
+        with serving(user):
+            return await executor.aexecute(tool, {"seconds": 0}, raise_on_failure=False)
+
+    executor = ToolExecutor(credentials={})
+    with executor:
+        allowed, refused = User("accept"), User("decline")
+        assert asyncio.run(call(allowed)).output == {"slept": 0.0}
+        result = asyncio.run(call(refused))
+    assert allowed.asked == [
+        "Tool 'nap' wants to run with these arguments:\n{\n  \"seconds\": 0.0\n}\n\nAllow it?"
+    ]
+    assert isinstance(result.error, ToolExecutionError)
+    assert isinstance(result.error.cause, DeclinedError)
+    assert str(result.error.cause) == "declined by the user; nothing was done"
+
+
+@pytest.mark.parametrize("value", ["'yes'", "1", "[true]"])
+def test_confirm_is_true_or_false(write: WriteFile, value: str) -> None:
+    with pytest.raises(
+        DefinitionError,
+        match=r"tool.yaml:3:\d+: confirm: expected true or false, got .*\(true: a served call asks the user before it acts\)",
+    ):
+        load_tools(write(CONFIRMED.format(confirm=value, function="nap")), registry=ToolRegistry())
+
+
+def test_without_confirm_a_tool_never_asks(write: WriteFile) -> None:
+    registry = ToolRegistry()
+    load_tools(write(CONFIRMED.format(confirm="false", function="doze")), registry=registry)
+    assert registry["nap"].CONFIRM is False

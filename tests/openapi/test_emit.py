@@ -1,12 +1,15 @@
-"""The fast YAML writer writes what PyYAML's safe dumper writes, and reads back the same."""
+"""The import's fast writers: YAML as PyYAML's safe dumper writes it, the lock file a line per operation."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from agentkit.openapi import import_openapi
 from agentkit.openapi.emit import OPTIONS, dump
 
 _DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -45,3 +48,15 @@ def test_values_shared_in_the_document_are_written_out_not_aliased() -> None:
     assert "&" not in text
     assert "*" not in text
     assert yaml.safe_load(text) == {"a": [shared], "b": [shared]}
+
+
+def test_the_lock_file_has_a_line_per_operation_and_reads_back(tmp_path: Path) -> None:
+    spec = Path(__file__).parent.parent / "fixtures" / "openapi" / "tracker.yaml"
+    import_openapi(spec, source="tracker", out=tmp_path, check=False)
+    text = (tmp_path / "tracker.openapi-lock.json").read_text(encoding="utf-8")
+    data = json.loads(text)
+    operations = [line for line in text.splitlines() if line.startswith('  "')]
+    assert len(operations) == len(data["operations"]) > 1
+    assert [json.loads("{" + line.rstrip(",") + "}") for line in operations] == [
+        {key: value} for key, value in data["operations"].items()
+    ]

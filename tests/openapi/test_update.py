@@ -282,3 +282,208 @@ def test_update_errors_exit_2_without_a_traceback(
     assert message in err
     assert "Traceback" not in err
     assert {path.name: path.read_text() for path in reviewed.iterdir()} == before
+
+
+# -- what the merge keeps, case by case -----------------------------------------------------
+
+
+def imported_v1(tmp_path: Path, document: dict[str, Any] | None = None) -> Path:
+    out = tmp_path / "tools.d"
+    spec = write(tmp_path / "v1.json", document or description())
+    import_openapi(spec, source="tracker", out=out)
+    return out
+
+
+def insert_before(text: str, start: str, line: str) -> str:
+    """``line`` put above the first line of ``text`` that starts with ``start``."""
+    lines = text.splitlines(keepends=True)
+    index = next(n for n, each in enumerate(lines) if each.startswith(start))
+    return "".join([*lines[:index], line + "\n", *lines[index:]])
+
+
+def edit_document(out: Path, name: str, change: Callable[[dict[str, Any]], None]) -> None:
+    """A structural edit: the reviewer's file rewritten whole (its comments go)."""
+    document = read(out, f"{name}.yaml")
+    change(document)
+    (out / f"{name}.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
+
+
+def test_the_reviewers_comments_are_kept_at_their_keys(tmp_path: Path) -> None:
+    out = imported_v1(tmp_path)
+
+    def comment(text: str) -> str:
+        text = insert_before(text, "name: list_issues", "# Team: keep this tool small.")
+        text = insert_before(text, "  - name: state", "  # the model always passes a state")
+        text = insert_before(text, "  - {name: tag,", "  # tag goes away below")
+        tags = "tags: {source: tracker, tag: issues}\n"
+        return text.replace(tags, tags[:-1] + "  # tagged by hand\n", 1)
+
+    edit(out, "list_issues", comment)
+    assert main(["validate", "--strict", str(out)]) == 0
+    v2 = description()
+    v2["paths"]["/issues"]["get"]["parameters"][1]["schema"]["maximum"] = 50
+    del v2["paths"]["/issues"]["get"]["parameters"][3]  # tag
+    updated(tmp_path, out, v2)
+    text = (out / "list_issues.yaml").read_text()
+    lines = text.splitlines()
+    assert "# Team: keep this tool small." in lines  # above the document
+    state = lines.index("  - name: state")
+    assert lines[state - 1] == "  # the model always passes a state"
+    assert "tags: {source: tracker, tag: issues}  # tagged by hand" in lines
+    # its parameter is gone: the comment is kept above the document
+    assert lines.index("# tag goes away below") < lines.index("name: list_issues")
+    assert "maximum: 50" in text
+
+
+def test_a_removed_parameter_stays_removed_and_a_change_to_it_is_a_conflict(
+    tmp_path: Path,
+) -> None:
+    out = imported_v1(tmp_path)
+
+    def remove_labels(document: dict[str, Any]) -> None:
+        inputs = document["input_schema"]["parameters"]
+        document["input_schema"]["parameters"] = [p for p in inputs if p["name"] != "labels"]
+        del document["backend"]["http"]["query"]["labels"]
+
+    edit_document(out, "list_issues", remove_labels)
+    assert main(["validate", "--strict", str(out)]) == 0
+    v2 = description()
+    v2["paths"]["/issues"]["get"]["parameters"][2]["description"] = "Labels, comma-separated."
+    report = updated(tmp_path, out, v2)
+    assert "labels" not in params(read(out, "list_issues.yaml"))
+    [conflict] = report.conflicts
+    assert conflict.field == "input_schema.parameters[labels]"
+    assert "kept removed, as you left it; the description now gives {" in str(conflict)
+
+
+def test_removed_outputs_stay_removed_and_new_ones_are_added(tmp_path: Path) -> None:
+    out = imported_v1(tmp_path)
+    edit(
+        out,
+        "get_issue",
+        lambda text: text.replace("  - {name: body, type: string, required: false}\n", "", 1),
+    )
+    v2 = description()
+    v2["components"]["schemas"]["NewIssue"]["properties"]["due"] = {"type": "string"}
+    report = updated(tmp_path, out, v2)
+    outputs = params(read(out, "get_issue.yaml"), "output_schema")
+    assert "body" not in outputs
+    assert "due" in outputs
+    assert report.conflicts == []
+
+
+def test_a_tool_renamed_and_moved_to_another_file_is_found(tmp_path: Path) -> None:
+    out = imported_v1(tmp_path)
+    text = (out / "get_issue.yaml").read_text().replace("name: get_issue\n", "name: read_issue\n")
+    (out / "get_issue.yaml").unlink()
+    (out / "issues").mkdir()
+    (out / "issues" / "read.yaml").write_text(text)
+    v2 = description()
+    v2["paths"]["/issues/{id}"]["get"]["summary"] = "Fetch one issue"
+    report = updated(tmp_path, out, v2)
+    moved = read(out, "issues/read.yaml")
+    assert moved["name"] == "read_issue"
+    assert moved["annotations"]["title"] == "Fetch one issue"
+    assert not (out / "get_issue.yaml").exists()
+    assert report.deleted == []
+    assert main(["validate", "--strict", str(out)]) == 0
+
+
+def test_operations_are_matched_by_operation_id_or_by_method_and_path(tmp_path: Path) -> None:
+    out = imported_v1(tmp_path)
+    v2 = description()
+    paths = v2["paths"]
+    paths["/issues/{id}"]["get"]["operationId"] = "fetchIssue"  # same path: renamed tool
+    paths["/v2/search"] = paths.pop("/search")  # same operationId: same tool, moved
+    report = updated(tmp_path, out, v2)
+    assert read(out, "get_issue.yaml")["name"] == "fetch_issue"
+    assert read(out, "search.yaml")["backend"]["http"]["path"] == "/v2/search"
+    classified = {tool.name: tool for tool in report.classified}
+    assert classified["fetch_issue"].severity == "breaking"
+    assert classified["fetch_issue"].new_version == "2.0.0"
+    assert "breaking: renamed from 'get_issue'" in classified["fetch_issue"].changes
+    assert report.added == report.removed == []
+    assert main(["validate", "--strict", str(out)]) == 0
+
+
+def test_a_new_operation_does_not_take_a_name_the_reviewer_gave(tmp_path: Path) -> None:
+    out = imported_v1(tmp_path)
+    edit(out, "search", lambda text: text.replace("name: search\n", "name: close_issue\n"))
+    v2 = newer(description())  # adds closeIssue
+    report = updated(tmp_path, out, v2)
+    assert read(out, "search.yaml")["name"] == "close_issue"
+    assert read(out, "close_issue_2.yaml")["name"] == "close_issue_2"
+    assert [(r.wanted, r.name) for r in report.generation.renamed][-1] == (
+        "close_issue",
+        "close_issue_2",
+    )
+    assert main(["validate", "--strict", str(out)]) == 0
+
+
+def test_the_source_file_is_merged_too(tmp_path: Path) -> None:
+    out = imported_v1(tmp_path)
+    path = out / "tracker.source.yaml"
+    path.write_text(
+        path.read_text().replace("https://${TRACKER_REGION:-eu}", "https://${TRACKER_REGION:-us}")
+    )
+    v2 = description()
+    v2["info"]["version"] = "2.2"
+    v2["servers"][0]["variables"]["region"]["default"] = "ap"
+    report = updated(tmp_path, out, v2)
+    source = read(out, "tracker.source.yaml")
+    assert source["description"] == "Tracker API 2.2"
+    assert source["base_url"].startswith("https://${TRACKER_REGION:-us}")
+    [conflict] = report.conflicts
+    assert conflict.tool == "tracker"
+    assert conflict.field == "base_url"
+    line = path.read_text().splitlines()[conflict.line - 1]
+    assert line.startswith("base_url: ")
+    # every tool uses the source, so each changed: a compatible change, a minor bump
+    assert {tool.new_version for tool in report.classified} == {"1.1.0"}
+
+
+def test_an_operation_that_cannot_be_imported_any_more_is_kept_as_it_is(tmp_path: Path) -> None:
+    out = imported_v1(tmp_path)
+    before = (out / "get_issue.yaml").read_text()
+    v2 = description()
+    v2["paths"]["/issues/{id}"]["get"]["parameters"].append(
+        {"name": "x", "in": "query", "required": True, "content": {"text/csv": {}}}
+    )
+    report = updated(tmp_path, out, v2)
+    assert (out / "get_issue.yaml").read_text() == before
+    assert "get_issue" in [skipped.operation for skipped in report.generation.skipped]
+    assert report.removed == []
+    report = updated(tmp_path, out, description())  # and comes back in step later
+    assert report.conflicts == []
+
+
+def test_documents_sharing_a_file_are_updated_in_place(tmp_path: Path) -> None:
+    out = imported_v1(tmp_path)
+    shared = out / "issues.yaml"
+    shared.write_text(
+        (out / "get_issue.yaml").read_text() + "---\n" + (out / "delete_issue.yaml").read_text()
+    )
+    (out / "get_issue.yaml").unlink()
+    (out / "delete_issue.yaml").unlink()
+    v2 = description()
+    v2["paths"]["/issues/{id}"]["delete"]["summary"] = "Remove an issue"
+    report = updated(tmp_path, out, v2)
+    documents = list(yaml.safe_load_all(shared.read_text()))
+    assert [document["name"] for document in documents] == ["get_issue", "delete_issue"]
+    assert documents[1]["description"] == "Remove an issue"
+    assert documents[1]["version"] == "1.0.1"  # cosmetic: a patch
+    assert [tool.name for tool in report.classified] == ["delete_issue"]
+    assert main(["validate", "--strict", str(out)]) == 0
+
+
+def test_the_real_github_subset_updates_over_itself_without_a_change(tmp_path: Path) -> None:
+    github = (
+        Path(__file__).parent.parent / "fixtures" / "openapi" / "github" / "api.github.com.json"
+    )
+    out = tmp_path / "github"
+    import_openapi(github, source="github", out=out)
+    files = {path: path.read_bytes() for path in out.rglob("*")}
+    report = update_openapi(github, source="github", out=out)
+    assert report.classified == []
+    assert report.conflicts == []
+    assert {path: path.read_bytes() for path in out.rglob("*")} == files
