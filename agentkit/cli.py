@@ -445,14 +445,20 @@ def cmd_import_openapi(args: argparse.Namespace) -> int:
         deprecated=args.include_deprecated,
     )
     report = import_openapi(
-        args.spec, source=args.source, out=args.out, selection=selection, check=not args.no_check
+        args.spec,
+        source=args.source,
+        out=args.out,
+        selection=selection,
+        layout=args.layout or "operation",
+        check=not args.no_check,
     )
     _print_import(args.spec, report, checked=not args.no_check)
     if report.deprecated:
         _echo(f"left out {len(report.deprecated)} deprecated operation(s) (--include-deprecated)")
-    tools = len(report.written) - 1
+    files = f" in {len(report.written) - 1} file(s)" if args.layout == "tag" else ""
     _echo(
-        f"wrote {tools} tool(s) and a source to {args.out}; {len(report.skipped)} skipped, "
+        f"wrote {report.tools} tool(s){files} and a source to {args.out}; "
+        f"{len(report.skipped)} skipped, "
         f"{report.notes} note(s) in the files"
     )
     return EXIT_OK
@@ -473,6 +479,11 @@ def _print_import(spec: str, report: ImportReport, *, checked: bool = True) -> N
 def _update_openapi(args: argparse.Namespace) -> int:
     from agentkit.openapi.update import update_openapi
 
+    if args.layout is not None:
+        raise UsageError(
+            "--update keeps the first import's layout (in the lock file); --layout cannot "
+            "change it: import into a new folder to lay the tools out otherwise"
+        )
     filters = [
         flag for flag in ("tag", "operation", "method", "exclude_operation") if getattr(args, flag)
     ]
@@ -820,6 +831,11 @@ def build_parser() -> argparse.ArgumentParser:
         openapi.add_argument(flag, action="append", default=[], metavar="VALUE", help=what)
     openapi.add_argument(
         "--include-deprecated", action="store_true", help="import deprecated operations too"
+    )
+    openapi.add_argument(
+        "--layout",
+        choices=("operation", "tag"),
+        help="a file per operation (the default), or per tag: SOURCE.TAG.yaml, a YAML stream",
     )
     openapi.add_argument(
         "--update",

@@ -16,7 +16,8 @@
   carried a progress token;
 - the logging capability: ``logging/setLevel`` sets the least severe
   ``notifications/message`` a client gets; a tool's ``agentkit.context.log`` (an HTTP
-  tool's retries) rides its call's stream, a reload's report goes to every client;
+  tool's retries, a deprecated tool's warning) rides its call's stream, a reload's
+  report goes to every client;
 - a tool's ``agentkit.context.elicit`` is an ``elicitation/create`` to its client, on
   the call's own stream.
 
@@ -281,9 +282,17 @@ def build_server(
         registry = served.registry  # this call's set, whatever a reload does meanwhile
         tool = registry.lookup(params.name)
         if tool is None:
-            raise MCPError(INVALID_PARAMS, str(UnknownToolError(params.name, registry.names())))
+            unknown = UnknownToolError(params.name, registry.names())
+            # A client's listing may predate a reload it could not hear of (a stateless
+            # server's handshake-era client): the way out is listing again.
+            raise MCPError(
+                INVALID_PARAMS,
+                f"{unknown} The tools may have changed since you listed them: call tools/list.",
+            )
         arguments = dict(params.arguments or {})
         call = _ServedCall(ctx, served.log_level(_connection(ctx)))
+        if isinstance(tool.DEPRECATED, str):
+            call.log("warning", f"Tool '{tool.name}' is deprecated: {tool.DEPRECATED}", "agentkit")
         if tool.CONFIRM:
             if can_elicit(ctx):
                 call.confirming = tool.name

@@ -306,6 +306,10 @@ class Tool:
     #: from a definition asks just before it acts (``agentkit.context.confirm``); a
     #: hand-written one is asked about with its arguments before ``execute`` runs.
     CONFIRM: ClassVar[bool] = False
+    #: Why the tool is deprecated and what to use instead; None when it is not. A call
+    #: ``agentkit serve`` runs tells its client so (a ``warning`` log message). A
+    #: definition's ``deprecated:``.
+    DEPRECATED: ClassVar[str | None] = None
 
     # The class's declaration; an instance with its own tags or credential names
     # holds its own copy (see Tool.__init__).

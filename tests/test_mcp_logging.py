@@ -68,6 +68,9 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with loopback.serve({"/flaky": Flaky()}) as origin:
         (tools / "chatty.yaml").write_text(CHATTY)
         (tools / "flaky.yaml").write_text(FLAKY.replace("{origin}", origin))
+        (tools / "old.yaml").write_text(
+            CHATTY.replace("name: chatty", "name: old_chatty\ndeprecated: use chatty")
+        )
         yield tools
 
 
@@ -157,6 +160,20 @@ def test_log_levels_and_messages_over_stdio(folder: Path) -> None:
                 return await _scenario(client, messages)
 
     _check(anyio.run(run))
+
+
+def test_calling_a_deprecated_tool_warns_its_client(server: Served) -> None:
+    messages = Messages()
+
+    async def run() -> Any:
+        with anyio.fail_after(WAIT_SECONDS):
+            async with session(server.url, on_message=messages) as client:
+                return await client.call_tool("old_chatty", {"levels": []})
+
+    assert anyio.run(run).structured_content == {"sent": 0}
+    assert messages.received == [
+        ("warning", "agentkit", "Tool 'old_chatty' is deprecated: use chatty")
+    ]
 
 
 def test_an_unknown_level_is_refused(server: Served) -> None:

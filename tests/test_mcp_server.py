@@ -146,6 +146,9 @@ def test_an_unknown_tool_is_a_protocol_error(session_results: dict[str, Any]) ->
     error = session_results["unknown"]
     assert error.code == -32602
     assert "Unknown tool: 'text_stat' (did you mean 'text_stats'?)" in error.message
+    assert error.message.endswith(
+        "The tools may have changed since you listed them: call tools/list."
+    )
 
 
 def test_arguments_nested_too_deeply_are_an_error_result_and_the_server_goes_on(

@@ -29,6 +29,7 @@ TOP_LEVEL_KEYS: Final = (
     "annotations",
     "concurrency",
     "confirm",
+    "deprecated",
     "backend",
 )
 #: The most calls of one tool a definition's ``concurrency:`` can allow at once.
@@ -69,6 +70,8 @@ class ToolDefinition:
     concurrency: int | None = None
     #: A served call asks the user before it acts (``confirm: true``).
     confirm: bool = False
+    #: Why the tool is deprecated and what to use instead (``deprecated:``); None: it is not.
+    deprecated: str | None = None
 
     @property
     def source(self) -> str:
@@ -183,6 +186,8 @@ def parse_definition(
             "user before it acts)",
         )
 
+    deprecated = _parse_deprecated(raw.get("deprecated"), problems)
+
     if len(problems) > start or backend is None:
         return None
     assert isinstance(name, str)
@@ -206,6 +211,7 @@ def parse_definition(
         backend_warnings=tuple(context.report.warnings),
         concurrency=concurrency,
         confirm=confirm is True,
+        deprecated=deprecated,
     )
 
 
@@ -224,6 +230,22 @@ def _parse_concurrency(raw: Any, problems: Problems) -> int | None:
         )
         return None
     return raw
+
+
+def _parse_deprecated(raw: Any, problems: Problems) -> str | None:
+    """``deprecated: use close_issue_v2`` (what to use instead), or ``true``; None: not."""
+    if raw is None or raw is False:
+        return None
+    if raw is True:
+        return "no replacement is named"
+    if isinstance(raw, str) and raw.strip():
+        return raw.strip()
+    problems.add(
+        ("deprecated",),
+        f"expected what to use instead (text such as 'use close_issue_v2') or true, "
+        f"got {_quoted(raw)}",
+    )
+    return None
 
 
 def _parse_credentials(raw: Any, problems: Problems) -> tuple[str, ...]:

@@ -71,6 +71,7 @@ def make_tool_class(definition: ToolDefinition) -> type[DeclarativeTool]:
         "BACKEND": definition.backend,
         "CONCURRENCY": definition.concurrency,
         "CONFIRM": definition.confirm,
+        "DEPRECATED": definition.deprecated,
         "__module__": "agentkit.declarative.generated",
         "__doc__": definition.description,
     }

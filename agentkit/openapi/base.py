@@ -55,6 +55,8 @@ class Lock:
     source_file: str
     source_generated: dict[str, Any]
     entries: dict[str, Entry] = field(default_factory=dict)
+    #: The import's ``layout``: ``operation`` (a file each) or ``tag`` (a file per tag).
+    layout: str = "operation"
 
     def write(self, path: Path) -> None:
         data = {
@@ -68,6 +70,7 @@ class Lock:
             "selection": self.selection,
             "source_file": self.source_file,
             "source_generated": self.source_generated,
+            "layout": self.layout,
             "operations": {key: entry.to_json() for key, entry in sorted(self.entries.items())},
         }
         path.write_text(_lock_text(data), encoding="utf-8")
@@ -102,6 +105,7 @@ class Lock:
             selection=dict(data["selection"]),
             source_file=str(data["source_file"]),
             source_generated=dict(data["source_generated"]),
+            layout=str(data.get("layout", "operation")),
         )
         for key, raw in dict(data["operations"]).items():
             method, _, path = str(key).partition(" ")

@@ -7,12 +7,12 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 from agentkit.openapi.base import Entry, Lock
 from agentkit.openapi.check import check_description
 from agentkit.openapi.emit import dump
-from agentkit.openapi.naming import NameTable, operation_name
+from agentkit.openapi.naming import NameTable, identifier, operation_name
 from agentkit.openapi.operations import Operation, OperationConverter, operations
 from agentkit.openapi.reader import Resolver, load_description, problem
 from agentkit.openapi.schemas import Notes
@@ -25,6 +25,11 @@ from agentkit.toolerrors import (
 )
 
 _SOURCE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
+#: How tools are laid out in files: one file per operation, or one per tag.
+Layout = Literal["operation", "tag"]
+LAYOUTS: Final[tuple[Layout, ...]] = ("operation", "tag")
+#: The file of the operations without a tag, in the ``tag`` layout.
+UNTAGGED: Final = "untagged"
 _SELECTION_KEYS = ("tags", "operations", "methods", "exclude")
 
 
@@ -50,6 +55,8 @@ class ImportReport:
     """What an import wrote, left out and renamed."""
 
     written: list[Path] = field(default_factory=list)
+    #: How many tools the written files hold (a file may hold several: ``layout="tag"``).
+    tools: int = 0
     skipped: list[Skipped] = field(default_factory=list)
     renamed: list[Renamed] = field(default_factory=list)
     deprecated: list[str] = field(default_factory=list)
@@ -123,6 +130,15 @@ class Generation:
     report: ImportReport
     #: The keys (``METHOD /path``) of operations skipped as unexpressible.
     skipped_keys: set[str] = field(default_factory=set)
+    layout: Layout = "operation"
+
+
+def as_layout(value: object) -> Layout:
+    """``value`` as a layout; ``UsageError`` naming the layouts for anything else."""
+    for layout in LAYOUTS:
+        if value == layout:
+            return layout
+    raise UsageError(f"unknown layout {value!r}: expected one of {', '.join(LAYOUTS)}")
 
 
 def lock_path(out: str | Path, source: str) -> Path:
@@ -136,9 +152,11 @@ def import_openapi(
     source: str,
     out: str | Path,
     selection: Selection | None = None,
+    layout: Layout = "operation",
     check: bool = True,
 ) -> ImportReport:
-    """Write one source file and one definition file per selected operation into ``out``.
+    """Write one source file and one definition file per selected operation into ``out``
+    (with ``layout="tag"``, one file per tag: ``SOURCE.TAG.yaml``, a YAML stream).
 
     Also writes ``SOURCE.openapi-lock.json``, what was generated, so a later
     ``update_openapi`` can tell the reviewer's edits from the generator's.
@@ -150,7 +168,9 @@ def import_openapi(
     """
     selection = selection or Selection()
     out = Path(out)
-    generation = generate(spec, source=source, out=out, selection=selection, check=check)
+    generation = generate(
+        spec, source=source, out=out, selection=selection, layout=layout, check=check
+    )
     pieces: dict[Path, list[str]] = {}
     for piece in (generation.source, *generation.tools):
         pieces.setdefault(piece.file, []).append(piece.text())
@@ -172,6 +192,7 @@ def import_openapi(
         )
     out.mkdir(parents=True, exist_ok=True)
     report = generation.report
+    report.tools = len(generation.tools)
     for path, text in files.items():
         path.write_text(text, encoding="utf-8")
         report.written.append(path)
@@ -188,6 +209,7 @@ def lock_of(spec: str | Path, selection: Selection, generation: Generation) -> L
         selection=selection.to_json(),
         source_file=generation.source.file.relative_to(folder).as_posix(),
         source_generated=generation.source.document,
+        layout=generation.layout,
     )
     for tool in generation.tools:
         lock.entries[tool.key] = entry_of(tool, folder)
@@ -212,14 +234,17 @@ def generate(
     out: str | Path,
     selection: Selection,
     keep: Collection[str] = (),
+    layout: Layout = "operation",
     check: bool = True,
 ) -> Generation:
     """Every selected operation's definition, built in memory; nothing is written.
 
     Operations whose ``operationId`` or ``METHOD /path`` is in ``keep`` are built
     whatever the selection and deprecation say (``--update`` keeps what it tracks).
+    ``layout`` says which file each tool goes in (``tag``: the file of its first tag).
     ``check``: as ``import_openapi`` says.
     """
+    layout = as_layout(layout)
     if not _SOURCE_NAME.fullmatch(source):
         message = f"invalid source name {source!r}: letters, digits, '_' and '-', a letter first"
         raise UsageError(message)
@@ -227,6 +252,7 @@ def generate(
     resolver = Resolver(document)
     found = operations(document)
     _name(found, report := ImportReport())
+    files = _tag_files(found, source) if layout == "tag" else {}
     report.findings = check_description(document) if check else None
     _check_filters(str(spec), found, selection)
     source_notes = Notes()
@@ -264,7 +290,7 @@ def generate(
         notes = (f"note: {line}" for line in converter.notes.lines)
         tools.append(
             Generated(
-                file=out / f"{op.name}.yaml",
+                file=out / files.get(op.name, f"{op.name}.yaml"),
                 document=definition,
                 comments=(header, where, *notes),
                 method=op.method,
@@ -274,7 +300,7 @@ def generate(
         )
         report.notes += len(converter.notes.lines)
     report.notes += len(source_notes.lines)
-    return Generation(source_file, tools, report, skipped)
+    return Generation(source_file, tools, report, skipped, layout)
 
 
 def _name(found: list[Operation], report: ImportReport) -> None:
@@ -285,6 +311,22 @@ def _name(found: list[Operation], report: ImportReport) -> None:
         op.name = table.claim(wanted)
         if op.name != wanted:
             report.renamed.append(Renamed(wanted, op.name, op.pointer))
+
+
+def _tag_files(found: list[Operation], source: str) -> dict[str, str]:
+    """Tool name -> its file in the ``tag`` layout: ``SOURCE.TAG.yaml`` for its first tag,
+    ``SOURCE.untagged.yaml`` without one. Tags take file names in the description's
+    order (unique as tool names are, never ``source``), so each run agrees."""
+    table = NameTable(("source",))
+    stems: dict[str | None, str] = {}
+    files: dict[str, str] = {}
+    for op in found:
+        tag = op.tags[0] if op.tags else None
+        if tag not in stems:
+            wanted = identifier(tag, fallback="tag", prefix="tag") if tag is not None else UNTAGGED
+            stems[tag] = table.claim(wanted)
+        files[op.name] = f"{source}.{stems[tag]}.yaml"
+    return files
 
 
 def _check_filters(spec: str, found: list[Operation], selection: Selection) -> None:

@@ -36,6 +36,7 @@ from agentkit.openapi.importer import (
     Generated,
     ImportReport,
     Selection,
+    as_layout,
     entry_of,
     generate,
     lock_path,
@@ -140,6 +141,7 @@ def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateR
         out=out,
         selection=Selection.from_json(lock.selection),
         keep={key for key in keep if key},
+        layout=as_layout(lock.layout),
     )
     report = UpdateReport(generation.report)
     folder = Folder(out)
@@ -150,6 +152,7 @@ def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateR
         selection=lock.selection,
         source_file=lock.source_file,
         source_generated=generation.source.document,
+        layout=generation.layout,
     )
     # The source first: its file is where new tools' neighbours are.
     found_source = folder.find_source(lock)

@@ -271,3 +271,35 @@ def test_without_confirm_a_tool_never_asks(write: WriteFile) -> None:
     registry = ToolRegistry()
     load_tools(write(CONFIRMED.format(confirm="false", function="doze")), registry=registry)
     assert registry["nap"].CONFIRM is False
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        pytest.param("use nap_v2", "use nap_v2", id="text"),
+        pytest.param("true", "no replacement is named", id="true"),
+        pytest.param("false", None, id="false"),
+    ],
+)
+def test_deprecated_says_what_to_use_instead(
+    write: WriteFile, value: str, reason: str | None
+) -> None:
+    registry = ToolRegistry()
+    text = CONFIRMED.format(confirm="false", function="nap").replace(
+        "confirm: false", f"deprecated: {value}"
+    )
+    load_tools(write(text), registry=registry)
+    said = registry["nap"].DEPRECATED
+    assert said == reason
+
+
+@pytest.mark.parametrize("value", ["''", "3", "[x]"])
+def test_deprecated_is_text_or_true(write: WriteFile, value: str) -> None:
+    text = CONFIRMED.format(confirm="false", function="nap").replace(
+        "confirm: false", f"deprecated: {value}"
+    )
+    with pytest.raises(
+        DefinitionError,
+        match=r"tool.yaml:3:\d+: deprecated: expected what to use instead \(text such as 'use close_issue_v2'\) or true, got ",
+    ):
+        load_tools(write(text), registry=ToolRegistry())
