@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# `make bench` also installs the bench extra: the peers it measures against (FastMCP).
+BENCH_STAMP := $(VENV)/.bench-installed
 # The integration tests' third-party servers from npm (json-server, and Prism for
 # the OpenAPI import), pinned by package-lock.json. Without npm the stamp is not
 # made and those tests skip.
@@ -18,6 +20,10 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
+	@touch $(BENCH_STAMP)
 
 $(NODE_STAMP): package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
@@ -49,7 +55,7 @@ $(BENCH_NODE_STAMP): benchmarks/github/package-lock.json
 		echo "npm not found: the OpenAPI import bench will skip"; \
 	fi
 
-bench: $(STAMP) $(BENCH_NODE_STAMP)
+bench: $(BENCH_STAMP) $(BENCH_NODE_STAMP)
 	$(BIN)/python benchmarks/run.py
 
 # Two stateless `agentkit serve --http` behind haproxy (apt-get install haproxy);

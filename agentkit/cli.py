@@ -626,9 +626,23 @@ def _warn_unused_credential_headers(headers: Mapping[str, str], tools: ToolRegis
 # -- the parser ------------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from agentkit.export import EXPORT_FORMATS
+class _ExportFormatNames:
+    """``export --format``'s choices: the export table, read when argparse checks a value
+    or shows help, so a format from an installed package (entry point) is offered too.
+    The table is imported then, not for every command."""
 
+    def __contains__(self, name: object) -> bool:
+        from agentkit.export import EXPORT_FORMATS
+
+        return name in EXPORT_FORMATS
+
+    def __iter__(self) -> Iterator[str]:
+        from agentkit.export import EXPORT_FORMATS
+
+        return iter(EXPORT_FORMATS)
+
+
+def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--tools",
@@ -700,9 +714,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         required=True,
         metavar="FORMAT",
-        # The table itself: read when --format is checked or help is shown, so a
-        # format from an installed package (entry point) is offered too.
-        choices=EXPORT_FORMATS,
+        choices=_ExportFormatNames(),
         help="one of: %(choices)s",
     )
     export.add_argument("--strict", action="store_true", help="OpenAI strict mode")

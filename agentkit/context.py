@@ -166,8 +166,7 @@ def log(level: LogLevel, message: str, *, logger_name: str | None = None) -> Non
     context = _CURRENT.get()
     if context is _NOTHING:
         return
-    redactor = active_redactor()
-    text = redactor.redact(message) if redactor else message
+    text = _redacted_text(str(message))  # a tool may pass anything; the client gets text
     try:
         context.log(level, text, logger_name)
     except Exception:  # a listener's failure is its own: the call goes on without it
@@ -268,6 +267,12 @@ def arguments_shown(inputs: Mapping[str, Any]) -> str:
 
 
 def _redacted(message: str, schema: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
+    if not isinstance(schema, Mapping):
+        raise ElicitationError(
+            f"the form must be a JSON Schema object (a mapping such as {{'type': 'object', "
+            f"'properties': {{...}}}}), got {type(schema).__name__}"
+        )
+    message = str(message)
     redactor = active_redactor()
     if not redactor:
         return message, schema

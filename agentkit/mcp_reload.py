@@ -284,7 +284,7 @@ class Reloader:
                 # Loading reads and parses files: off the loop, so calls go on meanwhile.
                 registry = await anyio.to_thread.run_sync(self._load)
             except AgentKitError as exc:
-                message = (
+                message = self.served.redact(
                     f"reload ({reason}) failed; still serving the last good set of "
                     f"{len(self.served)} tools. {exc.format_message()}"
                 )

@@ -31,7 +31,7 @@ import concurrent.futures
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Final, final
+from typing import Any, Final, cast, final
 
 import anyio
 import mcp_types as types
@@ -58,6 +58,7 @@ from agentkit.credentials import CredentialsManager
 from agentkit.mcp_content import call_result, error_result
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
 from agentkit.mcp_reload import Reloader, ServedTools
+from agentkit.mcp_stdio import loop_stdio
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.redaction import Redactor
 from agentkit.tool import Tool
@@ -383,7 +384,13 @@ def serve(
     )
 
     async def run() -> None:
-        async with stdio_server() as (stdin, stdout), anyio.create_task_group() as group:
+        # The SDK types its streams as anyio files; it only iterates lines and awaits
+        # write and flush, which loop_stdio's do on the loop, without a thread each.
+        async with (
+            loop_stdio() as (wire_in, wire_out),
+            stdio_server(cast(Any, wire_in), cast(Any, wire_out)) as (stdin, stdout),
+            anyio.create_task_group() as group,
+        ):
             if reloader is not None:
                 await group.start(reloader.run)
             await _serve_answering_to_the_end(

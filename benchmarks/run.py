@@ -15,6 +15,7 @@ from benchmarks import (
     bench_openapi,
     bench_overhead,
     bench_scaling,
+    bench_serve,
     bench_sources,
 )
 
@@ -28,6 +29,7 @@ def main() -> None:
         bench_sources,
         bench_scaling,
         bench_cli,
+        bench_serve,
         bench_openapi,
     ):
         print("\n".join(bench.run()), flush=True)

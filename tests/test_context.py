@@ -231,3 +231,19 @@ def test_a_confirm_call_asks_once_then_goes_on() -> None:
         "Tool 'drop_table' wants to drop table users\n\nAllow it?"
     ]
     assert answers.asked[0][1] == {"type": "object", "properties": {}}
+
+
+def test_log_sends_text_whatever_the_tool_passes() -> None:
+    heard = Recorded()
+    with serving(heard):
+        log("info", {"pages": 3})  # type: ignore[arg-type]
+    assert heard.logged[0][1] == "{'pages': 3}"
+
+
+def test_a_form_that_is_not_a_mapping_is_a_clear_error() -> None:
+    async def main() -> None:
+        with serving(Answers(asyncio.get_running_loop())):
+            await aelicit("Name?", ["name"])  # type: ignore[arg-type]
+
+    with pytest.raises(ElicitationError, match=r"the form must be a JSON Schema object .*got list"):
+        asyncio.run(main())

@@ -197,6 +197,21 @@ def test_allow_unconfirmed_runs_without_asking_a_client_that_cannot_be_asked(
     assert len(user.asked) == 1
 
 
+def test_a_stateless_server_cannot_ask_so_it_refuses(
+    folder: Path, upstream: tuple[str, Upstream]
+) -> None:
+    recorder = upstream[1]
+    user = User("accept")
+    with serving(["--tools", str(folder), "--stateless"], env={"API_TOKEN": SECRET}) as served:
+        before = len(recorder.bodies)
+        result = anyio.run(_call, served.url, user, "close_issue", CLOSE_ARGS)
+    assert result.is_error is True
+    assert "this client cannot be asked" in result.content[0].text
+    assert "the connection has no way back to it" in result.content[0].text
+    assert user.asked == []
+    assert len(recorder.bodies) == before
+
+
 def test_confirm_over_stdio(folder: Path, upstream: tuple[str, Upstream]) -> None:
     recorder = upstream[1]
     user = User("accept")

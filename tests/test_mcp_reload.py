@@ -206,3 +206,36 @@ def test_sighup_reloads_without_watching(folder: Path) -> None:
         served.wait_for_output("reloaded (SIGHUP): 2 tools; added stats")
         served.process.send_signal(signal.SIGHUP)
         served.wait_for_output("reloaded (SIGHUP): 2 tools; no tool changed")
+
+
+KEYED = """\
+name: keyed
+version: 1.0.0
+credentials: [api-token]
+input_schema: {parameters: [{name: levels, type: list, items: string}]}
+output_schema: {parameters: [{name: sent, type: integer}]}
+backend: {python: "tests.serve_tools:chatty"}
+"""
+
+
+def test_a_reload_report_never_shows_a_credential(folder: Path) -> None:
+    secret = "tok-reload-secret-0123456789"
+    (folder / "keyed.yaml").write_text(KEYED)
+    notes = Notifications()
+    args = ["--tools", str(folder), "--reload", "--reload-interval", "0.1"]
+    with serving(args, env={"API_TOKEN": secret}) as served:
+
+        async def scenario() -> None:
+            async with session(served.url, on_message=notes) as client:
+                await client.list_tools()  # the server has seen this session
+                # A value pasted where it does not belong: the problem quotes it.
+                (folder / "leak.yaml").write_text(KEYED.replace("1.0.0", secret))
+                await notes.wait_logged("error")
+
+        _run(scenario)
+        stderr = served.stderr
+    [(_, reported)] = [(level, text) for level, text in notes.logged if level == "error"]
+    assert "leak.yaml:2:" in reported
+    assert "invalid version '***'" in reported
+    assert "invalid version '***'" in stderr
+    assert secret not in reported + stderr

@@ -129,6 +129,7 @@ class BodyConverter:
         encodings = _mapping(media.get("encoding")) if isinstance(media, dict) else {}
         fields: dict[str, str] = {}
         files: dict[str, dict[str, Any]] = {}
+        left_out: list[str] = []
         for field_name, param, schema, at in self._fields(media, here, required, "multipart"):
             encoding = _mapping(encodings.get(field_name))
             media_kind = _part_type(encoding.get("contentType")) or _part_type(
@@ -144,12 +145,15 @@ class BodyConverter:
                     message = f"multipart field {field_name!r} is a list of files; one file a field"
                     raise unexpressible(at, message)
                 self.notes.add(f"multipart {field_name}", at, "a list of files left out")
+                left_out.append(f"{field_name!r} is a list of files (one file a field)")
                 continue
             if not _is_file(schema):
                 if _flat(param, field_name, at, self.notes, "multipart"):
                     param["name"] = self.input_name(field_name, "body", here)
                     request.inputs.append(param)
                     fields[field_name] = "{{ inputs." + param["name"] + " }}"
+                else:
+                    left_out.append(f"{field_name!r} is an object")
                 continue
             text = media_kind is not None and media_kind.startswith("text/")
             content_name = self.input_name(field_name, "body", here)
@@ -179,7 +183,8 @@ class BodyConverter:
         if files:
             multipart["files"] = files
         if not multipart:
-            raise unexpressible(here, "a multipart body with no field that can be sent")
+            reasons = "; ".join(left_out) or "it has no fields"
+            raise unexpressible(here, f"no field of the multipart body can be sent: {reasons}")
         request.multipart = multipart
 
     def _fields(

@@ -177,6 +177,20 @@ def test_a_list_of_files_cannot_be_sent(tmp_path: Path, required: bool, skipped:
         }
 
 
+def test_a_body_of_only_lists_of_files_skips_the_operation_saying_why(tmp_path: Path) -> None:
+    many = {"type": "array", "items": {"type": "string", "format": "binary"}}
+    schema = {"type": "object", "properties": {"docs": many, "meta": FILTER}}
+    body = {"content": {"multipart/form-data": {"schema": schema}}}
+    document = minimal(
+        {"/op": {"put": {"operationId": "op", "requestBody": body, "responses": OK}}}
+    )
+    _, report = imported(tmp_path, write_spec(tmp_path, document), source="api")
+    assert [str(skipped.problem) for skipped in report.skipped] == [
+        "#/paths/~1op/put/requestBody/content/multipart~1form-data: no field of the multipart "
+        "body can be sent: 'docs' is a list of files (one file a field); 'meta' is an object"
+    ]
+
+
 def test_a_3_1_content_media_type_is_a_file(tmp_path: Path) -> None:
     schema = {
         "type": "object",
@@ -272,8 +286,12 @@ def test_deep_object_and_form_object_parameters_are_flattened(tmp_path: Path) ->
             {"name": "a b", "in": "cookie", "schema": {"type": "string"}},
             "required cookie parameter 'a b': a cookie name that is not a token is not supported",
         ),
+        (
+            {"name": "x'~inputs~'", "in": "cookie", "schema": {"type": "string"}},
+            "required cookie parameter \"x'~inputs~'\": a cookie name that is not a token is not supported",
+        ),
     ],
-    ids=["form-unexploded", "header-object", "free-form", "cookie-name"],
+    ids=["form-unexploded", "header-object", "free-form", "cookie-name", "cookie-quote"],
 )
 def test_parameters_that_cannot_be_sent_skip_the_operation_with_a_reason(
     tmp_path: Path, parameter: dict[str, Any], message: str
@@ -297,11 +315,16 @@ COOKIES = [
     ("cookies", "arguments", "sent"),
     [
         (COOKIES[:1], {"sid": "a b;c"}, "sid=a%20b%3Bc"),
+        (
+            COOKIES[:1],
+            {"sid": "x; admin=1\r\nX-Evil: 1"},
+            "sid=x%3B%20admin%3D1%0D%0AX-Evil%3A%201",
+        ),
         (COOKIES, {"sid": "s", "theme": "dark", "beta": True}, "sid=s; theme=dark; beta=true"),
         (COOKIES, {"sid": "s", "beta": False}, "sid=s; beta=false"),
         (COOKIES[1:], {}, None),
     ],
-    ids=["one-encoded", "all", "some", "none"],
+    ids=["one-encoded", "injection", "all", "some", "none"],
 )
 def test_cookie_parameters_are_sent_as_one_cookie_header(
     tmp_path: Path, cookies: list[dict[str, Any]], arguments: dict[str, Any], sent: str | None

@@ -1,0 +1,287 @@
+"""Serving MCP: agentkit against FastMCP, same client, same tool, one run (issue #10).
+
+- calls/s over streamable HTTP (``agentkit serve --http`` against FastMCP's
+  ``transport="http"``) and over stdio: sequential ``tools/call`` of one echo tool
+  (``benchmarks.serve_peer.echo``, the same function on both sides);
+- start to the first ``tools/list`` answer with 1,000 generated YAML definitions in a
+  temporary folder (FastMCP serves one function of the same name and inputs for each).
+
+The client is the official SDK's (``ClientSession`` over its stdio and streamable HTTP
+clients) for both servers. Every server is a fresh subprocess on 127.0.0.1 or a pipe.
+
+A sequential call is a ping-pong between two processes, so on a shared machine a
+neighbour taking a core stretches it at random: each round times its calls in blocks
+of ``BLOCK`` and keeps the best block (as ``benchmarks/timing.py`` keeps the best
+round), every case runs once a round, interleaved, so a slow spell hits both sides
+alike, and the figures are the medians of the rounds, each target's ratio with its
+range over the rounds. Every wait is bounded (``SECONDS``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+
+from benchmarks.bench_declarative import write_definitions
+from benchmarks.serve_peer import ECHO_DEFINITION
+from benchmarks.timing import verdict
+
+ROOT = Path(__file__).resolve().parent.parent
+PEER = str(ROOT / "benchmarks" / "serve_peer.py")
+ROUNDS = 5
+CALLS = 400
+#: Calls are timed in blocks; the best block is the figure (see the module's docstring).
+BLOCK = 50
+WARMUP = 50
+STARTUP_TOOLS = 1_000
+#: The bound on every wait: a server's start, a round of calls.
+SECONDS = 60.0
+_LISTENING = re.compile(r"serving (?:\d+ tools )?on (http://\S+)")
+_ARGUMENTS = {"text": "hello, Zürich"}
+
+T = TypeVar("T")
+
+
+def _agentkit(*args: str) -> list[str]:
+    return [sys.executable, "-m", "agentkit", "serve", "--python-path", str(ROOT), *args]
+
+
+def _fastmcp(*args: str) -> list[str]:
+    return [sys.executable, PEER, *args]
+
+
+# -- clients ---------------------------------------------------------------------------------
+
+
+async def _over_stdio(command: list[str], use: Callable[[Any], Awaitable[T]]) -> T:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=command[0], args=command[1:], cwd=ROOT)
+    with open(os.devnull, "w") as quiet:
+        async with (
+            stdio_client(params, errlog=quiet) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return await use(session)
+
+
+async def _over_http(url: str, use: Callable[[Any], Awaitable[T]]) -> T:
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        streamable_http_client(url) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        return await use(session)
+
+
+def _start_http(command: list[str]) -> tuple[subprocess.Popen[str], str]:
+    """Start an HTTP server on a free loopback port; its process and MCP endpoint's URL."""
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    deadline = time.monotonic() + SECONDS
+    seen = []
+    # readline blocks, but only until the server prints or exits; SECONDS bounds the lines.
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        if match := _LISTENING.search(line):
+            return process, match.group(1)
+    _stop(process)
+    raise RuntimeError(f"{command} did not start:\n{''.join(seen)}")
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+    if process.stderr is not None:
+        process.stderr.close()
+
+
+async def _best_rate(send: Callable[[], Awaitable[object]]) -> float:
+    """Sends per second: the best block of ``BLOCK`` sequential sends out of ``CALLS``."""
+    best = float("inf")
+    for _ in range(CALLS // BLOCK):
+        started = time.perf_counter()
+        for _ in range(BLOCK):
+            await send()
+        best = min(best, time.perf_counter() - started)
+    return BLOCK / best
+
+
+async def _rates(session: Any) -> tuple[float, float]:
+    """Sequential ``tools/call`` of echo per second, then pings per second (the floor)."""
+
+    async def call() -> None:
+        result = await session.call_tool("echo", _ARGUMENTS)
+        assert not result.is_error, result
+        assert result.structured_content == _ARGUMENTS, result
+
+    for _ in range(WARMUP):
+        await call()
+    return await _best_rate(call), await _best_rate(session.send_ping)
+
+
+def _stdio_rates(command: list[str]) -> tuple[float, float]:
+    async def main() -> tuple[float, float]:
+        with anyio.fail_after(SECONDS):
+            return await _over_stdio(command, _rates)
+
+    return anyio.run(main)
+
+
+def _http_rates(command: list[str]) -> tuple[float, float]:
+    process, url = _start_http(command)
+    try:
+
+        async def main() -> tuple[float, float]:
+            with anyio.fail_after(SECONDS):
+                return await _over_http(url, _rates)
+
+        return anyio.run(main)
+    finally:
+        _stop(process)
+
+
+def _first_listing(command: list[str]) -> float:
+    """Seconds from starting ``command`` (stdio) to the answer of its first ``tools/list``."""
+
+    async def main() -> float:
+        with anyio.fail_after(SECONDS):
+            started = time.perf_counter()
+
+            async def listing(session: Any) -> float:
+                listed = await session.list_tools()
+                elapsed = time.perf_counter() - started
+                assert len(listed.tools) == STARTUP_TOOLS + 1, len(listed.tools)
+                return elapsed
+
+            return await _over_stdio(command, listing)
+
+    return anyio.run(main)
+
+
+# -- the run ---------------------------------------------------------------------------------
+
+
+def _peer_missing() -> list[str]:
+    return [
+        "serve: MCP serving against FastMCP: not measured, fastmcp is not installed "
+        "(`make bench` installs the bench extra: pip install -e '.[bench]')"
+    ]
+
+
+def run(rounds: int = ROUNDS) -> list[str]:
+    if importlib.util.find_spec("fastmcp") is None:
+        return _peer_missing()
+    with tempfile.TemporaryDirectory() as folder:
+        echo_folder = Path(folder, "echo")
+        echo_folder.mkdir()
+        (echo_folder / "echo.yaml").write_text(ECHO_DEFINITION)
+        many = Path(folder, "many")
+        many.mkdir()
+        write_definitions(many, STARTUP_TOOLS)
+        (many / "echo.yaml").write_text(ECHO_DEFINITION)
+        echo = ("--tools", str(echo_folder))
+        rates: dict[str, Callable[[], tuple[float, float]]] = {
+            "stdio: agentkit": lambda: _stdio_rates(_agentkit(*echo)),
+            "stdio: FastMCP": lambda: _stdio_rates(_fastmcp("stdio")),
+            "http: agentkit": lambda: _http_rates(_agentkit(*echo, "--http", "127.0.0.1:0")),
+            "http: FastMCP": lambda: _http_rates(_fastmcp("http")),
+        }
+        starts: dict[str, Callable[[], float]] = {
+            "agentkit": lambda: _first_listing(_agentkit("--tools", str(many))),
+            "FastMCP": lambda: _first_listing(_fastmcp("stdio", str(many))),
+        }
+        calls: dict[str, list[float]] = {label: [] for label in rates}
+        pings: dict[str, list[float]] = {label: [] for label in rates}
+        started: dict[str, list[float]] = {label: [] for label in starts}
+        for _ in range(rounds):  # interleaved: a slow spell hits every case alike
+            for label, measure in rates.items():
+                call_rate, ping_rate = measure()
+                calls[label].append(call_rate)
+                pings[label].append(ping_rate)
+            for label, first_listing in starts.items():
+                started[label].append(first_listing())
+
+    lines = [
+        f"serve: MCP, the SDK's client, {CALLS} sequential calls of an echo tool "
+        f"(medians of {rounds} interleaved rounds, range; pings/s: the transport's floor)"
+    ]
+    for label in rates:
+        lines.append(
+            f"  {label:<16} {_median(calls[label]):7.1f} calls/s ({_span(calls[label])})"
+            f"  {_median(pings[label]):7.1f} pings/s"
+        )
+    for transport in ("http", "stdio"):
+        lines.append(
+            _ratio_line(
+                f"{transport} calls/s agentkit vs FastMCP",
+                _ratios(calls[f"{transport}: agentkit"], calls[f"{transport}: FastMCP"]),
+                1.5,
+            )
+        )
+    lines.append(f"  start to the first tools/list answer, {STARTUP_TOOLS:,} YAML tools + echo")
+    for label, figures in started.items():
+        lines.append(f"    {label:<14} {_median(figures):6.2f} s ({_span(figures, '.2f')})")
+    start = _median(started["agentkit"])
+    versus = _median(_ratios(started["agentkit"], started["FastMCP"]))
+    lines.append(
+        f"  target: start to first tools/list with {STARTUP_TOOLS:,} tools <= 0.5 s: "
+        f"{start:.2f} s ({versus:.2f}x FastMCP's) -> {verdict(start <= 0.5)}"
+    )
+    return lines
+
+
+def _median(figures: list[float]) -> float:
+    return statistics.median(figures)
+
+
+def _span(figures: list[float], spec: str = ".1f") -> str:
+    return f"{min(figures):{spec}}-{max(figures):{spec}}"
+
+
+def _ratios(top: list[float], bottom: list[float]) -> list[float]:
+    return [a / b for a, b in zip(top, bottom, strict=True)]
+
+
+def _ratio_line(what: str, ratios: list[float], limit: float) -> str:
+    median = _median(ratios)
+    return (
+        f"  target: {what} >= {limit:g}x: {median:.2f}x (rounds {_span(ratios, '.2f')}) "
+        f"-> {verdict(median >= limit)}"
+    )
+
+
+if __name__ == "__main__":  # python -m benchmarks.bench_serve [ROUNDS]
+    print("\n".join(run(int(sys.argv[1]) if len(sys.argv) > 1 else ROUNDS)))

@@ -1,0 +1,224 @@
+"""stdio served on the event loop: lines in, messages out, the wire kept clean."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+from agentkit.mcp_stdio import HIGH_WATER, LineReader, LineWriter
+from tests.mcp_serving import INITIALIZE, ROOT
+
+WAIT_SECONDS = 60
+T = TypeVar("T")
+
+# A Python tool that echoes, and writes to stdout both ways a tool or a child might.
+LOUD_TOOL = """\
+import os
+
+
+def echo(text):
+    print("a stray print")
+    os.write(1, b"a stray write to fd 1\\n")
+    return {"text": text}
+"""
+LOUD_DEFINITION = """\
+name: echo
+version: 1.0.0
+description: Echo, printing on the way.
+input_schema: {parameters: [{name: text, type: string}]}
+output_schema: {parameters: [{name: text, type: string}]}
+backend: {python: "loud_tool:echo"}
+"""
+
+
+def _run(scenario: Callable[[], Awaitable[T]]) -> T:
+    async def bounded() -> T:
+        with anyio.fail_after(WAIT_SECONDS):
+            return await scenario()
+
+    return anyio.run(bounded)
+
+
+class _Transport(asyncio.WriteTransport, asyncio.ReadTransport):
+    """Records what a protocol asks of its transport."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written = bytearray()
+        self.paused = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.written += data
+
+    def pause_reading(self) -> None:
+        self.paused = True
+
+    def resume_reading(self) -> None:
+        self.paused = False
+
+
+async def _lines(reader: LineReader) -> list[str]:
+    return [line async for line in reader]
+
+
+# -- LineReader ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("chunks", "lines"),
+    [
+        pytest.param([b'{"a": 1}\n{"b": 2}\n'], ['{"a": 1}\n', '{"b": 2}\n'], id="two-in-one"),
+        pytest.param([b'{"a"', b": 1}", b"\n"], ['{"a": 1}\n'], id="one-in-three"),
+        pytest.param([b"x\r\ny\n"], ["x\r\n", "y\n"], id="crlf"),
+        pytest.param([b"x\n", b"last"], ["x\n", "last"], id="last-without-newline"),
+        pytest.param([b"\n"], ["\n"], id="empty-line"),
+        pytest.param(["Zürich\n".encode()[:2], "Zürich\n".encode()[2:]], ["Zürich\n"], id="utf8"),
+        pytest.param([b"bad \xff byte\n"], ["bad \ufffd byte\n"], id="bad-utf8-replaced"),
+    ],
+)
+def test_line_reader_gives_the_lines_a_text_file_would(
+    chunks: list[bytes], lines: list[str]
+) -> None:
+    async def scenario() -> list[str]:
+        reader = LineReader()
+        reader.connection_made(_Transport())
+        for chunk in chunks:
+            reader.data_received(chunk)
+        reader.eof_received()
+        return await _lines(reader)
+
+    assert _run(scenario) == lines
+
+
+def test_line_reader_waits_for_a_line_then_ends_at_eof() -> None:
+    async def scenario() -> list[str]:
+        reader = LineReader()
+        reader.connection_made(_Transport())
+        loop = asyncio.get_running_loop()
+        loop.call_soon(reader.data_received, b"late\n")
+        loop.call_soon(reader.connection_lost, None)
+        return await _lines(reader)
+
+    assert _run(scenario) == ["late\n"]
+
+
+def test_line_reader_pauses_a_flood_and_resumes_as_lines_are_taken() -> None:
+    line = b"x" * 1023 + b"\n"
+
+    async def scenario() -> tuple[bool, bool]:
+        transport = _Transport()
+        reader = LineReader()
+        reader.connection_made(transport)
+        for _ in range(HIGH_WATER // len(line) + 1):
+            reader.data_received(line)
+        paused = transport.paused
+        async for _ in reader:
+            if not transport.paused:
+                break
+        return paused, transport.paused
+
+    assert _run(scenario) == (True, False)
+
+
+# -- LineWriter ------------------------------------------------------------------------------
+
+
+def test_line_writer_writes_utf8_and_flush_waits_while_the_pipe_is_full() -> None:
+    async def scenario() -> tuple[bytes, bool]:
+        transport = _Transport()
+        writer = LineWriter()
+        writer.connection_made(transport)
+        await writer.write("Zürich\n")
+        writer.pause_writing()
+        flushed = asyncio.ensure_future(writer.flush())
+        await asyncio.sleep(0)
+        waited = not flushed.done()
+        writer.resume_writing()
+        await flushed
+        return bytes(transport.written), waited
+
+    assert _run(scenario) == ("Zürich\n".encode(), True)
+
+
+def test_line_writer_refuses_to_write_once_the_pipe_is_closed() -> None:
+    async def scenario() -> None:
+        writer = LineWriter()
+        writer.connection_made(_Transport())
+        writer.connection_lost(None)
+        await writer.closed()
+        await writer.write("lost\n")
+
+    with pytest.raises(BrokenPipeError, match="stdout was closed"):
+        _run(scenario)
+
+
+# -- serving -----------------------------------------------------------------------------------
+
+
+def _messages(*texts: str) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    for number, text in enumerate(texts, start=2):
+        params = {"name": "echo", "arguments": {"text": text}}
+        messages.append({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params})
+    return messages
+
+
+@pytest.fixture
+def loud(tmp_path: Path) -> Path:
+    (tmp_path / "loud_tool.py").write_text(LOUD_TOOL)
+    (tmp_path / "echo.yaml").write_text(LOUD_DEFINITION)
+    return tmp_path
+
+
+def _serve(folder: Path, requests: list[dict[str, Any]], *, from_file: Path | None = None) -> Any:
+    """``agentkit serve`` on ``folder``, fed ``requests`` through a pipe, or from a
+    regular file when ``from_file`` is given; its answers by id, and the process."""
+    text = "".join(json.dumps(message) + "\n" for message in requests)
+    command = [sys.executable, "-m", "agentkit", "serve", "--tools", str(folder)]
+    command += ["--python-path", str(folder)]
+    if from_file is None:
+        process = subprocess.run(
+            command, input=text, capture_output=True, text=True, cwd=ROOT, timeout=WAIT_SECONDS
+        )
+    else:
+        from_file.write_text(text)
+        with from_file.open() as stdin:
+            process = subprocess.run(
+                command, stdin=stdin, capture_output=True, text=True, cwd=ROOT, timeout=WAIT_SECONDS
+            )
+    assert process.returncode == 0, process.stderr
+    # Every line of stdout must be a JSON-RPC message.
+    answers = {answer["id"]: answer for answer in map(json.loads, process.stdout.splitlines())}
+    return answers, process
+
+
+def test_a_tools_stray_output_goes_to_stderr_not_the_wire(loud: Path) -> None:
+    answers, process = _serve(loud, _messages("one", "two"))
+    assert answers[2]["result"]["structuredContent"] == {"text": "one"}
+    assert answers[3]["result"]["structuredContent"] == {"text": "two"}
+    assert process.stderr.count("a stray print") == 2
+    assert process.stderr.count("a stray write to fd 1") == 2
+
+
+def test_a_line_far_over_64_kib_is_read_whole(loud: Path) -> None:
+    text = "é" * 300_000
+    answers, _ = _serve(loud, _messages(text))
+    assert answers[2]["result"]["structuredContent"] == {"text": text}
+
+
+def test_stdin_from_a_file_is_served_the_sdks_way(loud: Path, tmp_path: Path) -> None:
+    answers, _ = _serve(loud, _messages("from a file"), from_file=tmp_path / "requests.jsonl")
+    assert answers[2]["result"]["structuredContent"] == {"text": "from a file"}
