@@ -600,6 +600,8 @@ def serve_http(
         app,
         log_level="warning",
         lifespan="on",
+        # MCP has no WebSocket transport: uvicorn need not import a WebSocket library.
+        ws="none",
         # The access log would show paths only, but a proxy may put tokens in query strings.
         access_log=False,
         # The calls in flight are drained before this; what is left is answers being

@@ -251,7 +251,7 @@ def generate(
     document = load_description(spec)
     resolver = Resolver(document)
     found = operations(document)
-    _name(found, report := ImportReport())
+    _name(found, report := ImportReport(), keep)
     files = _tag_files(found, source) if layout == "tag" else {}
     report.findings = check_description(document) if check else None
     _check_filters(str(spec), found, selection)
@@ -273,7 +273,7 @@ def generate(
     tools: list[Generated] = []
     skipped: set[str] = set()
     for op in found:
-        kept = f"{op.method} {op.path}" in keep or (op.operation_id or "") in keep
+        kept = _kept(op, keep)
         if not kept and not selection.wants(op):
             continue
         if op.deprecated and not selection.deprecated and not kept:
@@ -303,10 +303,18 @@ def generate(
     return Generation(source_file, tools, report, skipped, layout)
 
 
-def _name(found: list[Operation], report: ImportReport) -> None:
-    """Names for every operation, taken in the description's order, so each run agrees."""
+def _kept(op: Operation, keep: Collection[str]) -> bool:
+    return f"{op.method} {op.path}" in keep or (op.operation_id or "") in keep
+
+
+def _name(found: list[Operation], report: ImportReport, keep: Collection[str] = ()) -> None:
+    """Names for every operation, taken in the description's order, so each run agrees.
+
+    Operations in ``keep`` (an update's tracked ones) choose first: a new operation
+    that wants the same name gets ``_2``, not the tool that had it.
+    """
     table = NameTable()
-    for op in found:
+    for op in sorted(found, key=lambda op: not _kept(op, keep)):
         wanted = operation_name(op.operation_id, op.method, op.path)
         op.name = table.claim(wanted)
         if op.name != wanted:

@@ -487,3 +487,53 @@ def test_the_real_github_subset_updates_over_itself_without_a_change(tmp_path: P
     assert report.classified == []
     assert report.conflicts == []
     assert {path: path.read_bytes() for path in out.rglob("*")} == files
+
+
+def test_a_new_operation_wanting_a_tracked_tools_name_gets_another(tmp_path: Path) -> None:
+    out = imported_v1(tmp_path)
+    v2 = description()
+    # first in the description's order, and named like the tracked getIssue
+    v2["paths"] = {
+        "/issue-by-key/{key}": {
+            "get": {
+                "operationId": "get-issue",
+                "parameters": [{"name": "key", "in": "path", "required": True, "schema": {}}],
+                "responses": {"204": {"description": "ok"}},
+            }
+        },
+        **v2["paths"],
+    }
+    report = updated(tmp_path, out, v2)
+    assert read(out, "get_issue.yaml")["backend"]["http"]["path"] == "/issues/{{ inputs.id }}"
+    assert (
+        read(out, "get_issue_2.yaml")["backend"]["http"]["path"] == "/issue-by-key/{{ inputs.key }}"
+    )
+    assert [str(op) for op in report.added] == ["get_issue_2 (GET /issue-by-key/{key})"]
+    assert [tool.name for tool in report.classified] == ["get_issue_2"]
+
+
+def test_a_tracked_operation_that_became_deprecated_is_still_updated(tmp_path: Path) -> None:
+    out = imported_v1(tmp_path)
+    v2 = description()
+    v2["paths"]["/issues/{id}"]["delete"].update(deprecated=True, summary="Gone soon")
+    v2["paths"]["/old"] = {"get": {"deprecated": True, "responses": {"204": {"description": "ok"}}}}
+    report = updated(tmp_path, out, v2)
+    assert read(out, "delete_issue.yaml")["description"] == "Gone soon"
+    assert report.removed == report.added == []
+    assert not (out / "get_old.yaml").exists()
+
+
+def test_every_tool_deleted_stays_deleted(tmp_path: Path) -> None:
+    out = imported_v1(tmp_path)
+    for path in out.glob("*.yaml"):
+        if not path.name.endswith(".source.yaml"):
+            path.unlink()
+    report = updated(tmp_path, out, newer(description()))
+    assert sorted(path.name for path in out.glob("*.yaml")) == [
+        "close_issue.yaml",
+        "tracker.source.yaml",
+    ]
+    assert {op.name for op in report.deleted} >= {"get_issue", "list_issues", "search"}
+    report = updated(tmp_path, out, newer(description()))
+    assert report.deleted
+    assert report.added == []
