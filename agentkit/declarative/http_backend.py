@@ -1,9 +1,8 @@
-"""Running an HTTP backend: build the request safely, send it within its deadline, map the reply.
+"""Running an HTTP backend: send the request within its deadline, map the reply.
 
-- The scheme, host and port are literal; each path template becomes one
-  percent-encoded segment, and a segment that renders empty, ``.`` or ``..``
-  fails the call. The final URL's origin is checked again before sending.
-- A header value with CR, LF or NUL fails the call before anything is sent.
+- The request is built by ``http_request`` (literal origin, one encoded segment
+  per path template, no line break or NUL in a header); the final URL's origin
+  is checked again before sending, and after each redirect.
 - ``timeout.total`` is a deadline for the whole call: every attempt's timeouts,
   every retry wait and every body read are bounded by what is left of it, and
   at the deadline a watchdog shuts the connection (``http_transport``), so no
@@ -19,45 +18,40 @@
   call's redactor: they are redacted from every error -- the excerpt of an
   error body is redacted before it is cut -- and from urllib3's debug log lines
   while the call runs.
+
+What went wrong is put in words by ``http_failures``.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import random
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from datetime import timezone
-from email.utils import parsedate_to_datetime
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Final
-from urllib.parse import quote, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from agentkit import binary, jsonvalues
 from agentkit.context import confirm, log
+from agentkit.declarative import http_failures as failures
 from agentkit.declarative.backend_base import BackendContext
+from agentkit.declarative.http_request import build_request, preview
 from agentkit.declarative.http_spec import (
     IDEMPOTENT,
     HttpSpec,
     is_plain_remote,
     parse_http_spec,
 )
-from agentkit.declarative.http_url import Segments
 from agentkit.declarative.http_values import (
-    FormBody,
-    JsonArray,
-    JsonBody,
-    JsonNode,
-    JsonObject,
     OAuth2Auth,
 )
-from agentkit.declarative.multipart import MultipartBody, MultipartError
+from agentkit.declarative.multipart import MultipartError
 from agentkit.declarative.oauth2 import OAuth2Error
 from agentkit.declarative.pagination import Pagination, PaginationError, collect
 from agentkit.declarative.sources import substitute_auth, substitute_pairs, use_source
-from agentkit.declarative.templates import Template, TemplateRenderError
-from agentkit.redaction import Redactor, active_redactor, excerpt, redact_also, redacting
+from agentkit.declarative.templates import TemplateRenderError
+from agentkit.redaction import Redactor, active_redactor, excerpt, redacting
 from agentkit.toolerrors import HttpCallError
 
 if TYPE_CHECKING:
@@ -74,9 +68,6 @@ __all__ = ["HttpBackend", "HttpCallError", "ResponseView"]
 MAX_REDIRECTS: Final = 5
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 _EXCERPT: Final = 200
-#: The most characters of a body a confirmation shows.
-MAX_PREVIEW_CHARS: Final = 2000
-_CHUNK: Final = 64 * 1024
 # Said of timeout.total, so that it is not taken for the server's --call-timeout.
 _OWN_DEADLINE: Final = (
     "the tool's own deadline: raise timeout.total in its definition if the API needs longer"
@@ -154,17 +145,6 @@ class ResponseView:
 
 
 _UNPARSED: Final = object()
-
-
-def _text(value: Any, where: str) -> str:
-    """A rendered value as it goes into a URL, header or form field."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    raise HttpCallError("request", f"{where}: cannot send a {type(value).__name__} here")
 
 
 class HttpBackend:
@@ -267,8 +247,8 @@ class HttpBackend:
         deadline = time.monotonic() + self.spec.total_timeout
         with redacting(redactor):
             try:
-                request = self._build(view_inputs, credentials, deadline)
-                if confirm(lambda: self._preview(request)):
+                request = build_request(self.spec, view_inputs, credentials, deadline)
+                if confirm(lambda: preview(self.spec, request)):
                     # The user's time to answer is not the call's: the deadline starts again.
                     deadline = time.monotonic() + self.spec.total_timeout
                 if self.spec.paginate is not None:
@@ -333,103 +313,6 @@ class HttpBackend:
         token = auth.token(credentials, deadline=deadline, session=session)
         headers[auth.name] = f"Bearer {token}"
         return self._send(session, deadline, url, params, headers, body, limit)
-
-    def _preview(
-        self, request: tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]]
-    ) -> str:
-        """What a confirmation shows of ``request``: its method, URL and body, as sent
-        (the call's redactor, active while ``confirm`` asks, masks every secret)."""
-        import requests
-
-        url, params, headers, body = request
-        try:
-            prepared = requests.Request(
-                self.spec.method, url, params=params, headers=headers, **body
-            ).prepare()
-        except (requests.RequestException, ValueError):  # sending it will say what is wrong
-            return f"send this request:\n{self.spec.method} {url}"
-        shown = f"send this request:\n{prepared.method} {prepared.url}"
-        payload = prepared.body
-        if not payload:
-            return shown
-        if isinstance(payload, bytes):
-            try:
-                payload = payload.decode("utf-8")
-            except UnicodeDecodeError:
-                kind = prepared.headers.get("Content-Type", "a binary body")
-                return f"{shown}\n\n({len(payload)} bytes of {kind})"
-        return f"{shown}\n\n{excerpt(str(payload), MAX_PREVIEW_CHARS)}"
-
-    # -- building the request -----------------------------------------------------------------
-
-    def _build(
-        self, inputs: dict[str, Any], credentials: Mapping[str, str], deadline: float
-    ) -> tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]]:
-        spec = self.spec
-        context = {"inputs": inputs, "credentials": dict(credentials)}
-        url = spec.origin + self._path(context, deadline)
-        params = _fields(spec.query, "query", context, deadline)
-        headers: dict[str, str] = {}
-        for name, value in spec.headers:
-            rendered = _render(value, context, deadline)
-            if rendered is not None:
-                headers[name] = _text(rendered, f"header '{name}'")
-        body: dict[str, Any] = {}
-        if isinstance(spec.body, JsonBody):
-            body["json"] = _render_json(spec.body.value, context, deadline)
-        elif isinstance(spec.body, FormBody):
-            body["data"] = _fields(spec.body.fields, "form field", context, deadline)
-        elif isinstance(spec.body, MultipartBody):
-            fields = _fields(spec.body.fields, "multipart field", context, deadline)
-            body["files"] = spec.body.parts(fields, lambda value: _render(value, context, deadline))
-        elif spec.body is not None:
-            text = _text(_render(spec.body.template, context, deadline), "body")
-            body["data"] = text.encode("utf-8")
-        if spec.body is not None and spec.body.content_type:
-            headers["Content-Type"] = spec.body.content_type
-        if spec.auth is not None and not isinstance(spec.auth, OAuth2Auth):  # that one: at send
-            value = spec.auth.value(credentials)
-            if spec.auth.placement == "query":
-                params.append((spec.auth.name, value))
-            else:
-                headers[spec.auth.name] = value
-        for name, value in headers.items():
-            if any(char in value for char in "\r\n\0"):
-                raise HttpCallError(
-                    "request",
-                    f"header '{name}' would contain a line break or NUL; refusing to send "
-                    "(the value is not shown)",
-                )
-            if not value.isascii() and not _is_latin1(value):
-                raise HttpCallError(
-                    "request",
-                    f"header '{name}' has a character outside Latin-1, which an HTTP header "
-                    "cannot carry; refusing to send (the value is not shown)",
-                )
-        return url, params, headers, body
-
-    def _path(self, context: Mapping[str, Any], deadline: float) -> str:
-        path = ""
-        for index, segment in enumerate(self.spec.path, start=1):
-            if segment and isinstance(segment[0], Segments):
-                path += _segments(segment[0], index, context, deadline)
-                continue
-            text = "".join(
-                piece
-                if isinstance(piece, str)
-                else quote(
-                    _text(_render(piece, context, deadline), f"URL path segment {index}"), safe=""
-                )
-                for piece in segment
-            )
-            if text in ("", ".", "..") and any(isinstance(piece, Template) for piece in segment):
-                raise HttpCallError(
-                    "request",
-                    f"URL path segment {index} rendered to {text!r}; a path argument must be a "
-                    "non-empty name, not '.' or '..'",
-                )
-            path += "/" + text
-        return path
 
     def _pages(
         self,
@@ -533,7 +416,9 @@ class HttpBackend:
                     if exchange.timed_out:
                         raise self._deadline(prepared, exchange) from None
                     resend = exchange.never_left or may_resend
-                    retrying = _retrying(prepared, _reason(exc), attempt, retry.attempts)
+                    retrying = failures.retrying(
+                        prepared, failures.reason(exc), attempt, retry.attempts
+                    )
                     if (
                         last
                         or not resend
@@ -633,9 +518,9 @@ class HttpBackend:
         if exchange.never_left:
             return HttpCallError(
                 "connection",
-                f"{where} failed to connect after {attempt} attempt(s): {_reason(exc)}",
+                f"{where} failed to connect after {attempt} attempt(s): {failures.reason(exc)}",
             )
-        happened = ("sent, " if exchange.sent else "maybe sent, ") + _what_happened(
+        happened = ("sent, " if exchange.sent else "maybe sent, ") + failures.what_happened(
             exc, replied=replied, read_timeout=self.spec.read_timeout
         )
         if held_back:
@@ -648,7 +533,7 @@ class HttpBackend:
 
     def _retry_delay(self, response: requests.Response, attempt: int) -> float:
         """The server's ``Retry-After`` capped at ``retry.max_wait``, else the backoff."""
-        asked = retry_after_seconds(response.headers.get("Retry-After"), now=time.time())
+        asked = failures.retry_after_seconds(response.headers.get("Retry-After"), now=time.time())
         if asked is None:
             return self._backoff(attempt)
         return min(asked, self.spec.retry.max_wait)
@@ -662,7 +547,9 @@ class HttpBackend:
         status: int,
         attempt: int,
     ) -> None:
-        retrying = _retrying(prepared, f"returned {status}", attempt, self.spec.retry.attempts)
+        retrying = failures.retrying(
+            prepared, f"returned {status}", attempt, self.spec.retry.attempts
+        )
         if not self._wait(delay, exchange, retrying):
             raise HttpCallError(
                 "deadline",
@@ -698,7 +585,7 @@ class HttpBackend:
         chunks: list[bytes] = []
         size = 0
         with response:
-            for chunk in _chunks(response):
+            for chunk in failures.chunks(response):
                 size += len(chunk)
                 if size > limit:
                     raise HttpCallError(
@@ -781,178 +668,3 @@ def _resolve(raw: Any, context: BackendContext) -> Any:
         )
         return None
     return raw
-
-
-def _chunks(response: requests.Response) -> Iterator[bytes]:
-    """The decoded body, a socket read at a time.
-
-    ``read1`` returns after one receive: a server trickling a byte at a time
-    cannot keep a read blocked inside the read timeout while the call's deadline
-    passes -- the caller checks the deadline between chunks.
-    """
-    import requests
-    import urllib3
-
-    raw = response.raw
-    try:
-        while chunk := raw.read1(_CHUNK, decode_content=True):
-            yield chunk
-    except urllib3.exceptions.ProtocolError as exc:
-        raise requests.ConnectionError(exc) from exc
-    except urllib3.exceptions.ReadTimeoutError as exc:
-        raise requests.ReadTimeout(exc) from exc
-    except urllib3.exceptions.DecodeError as exc:
-        raise requests.ConnectionError(f"the body could not be decoded: {exc}") from exc
-    except (urllib3.exceptions.HTTPError, OSError) as exc:
-        # Anything else breaking the body off (TLS errors included): the reply broke off.
-        raise requests.ConnectionError(exc) from exc
-
-
-def retry_after_seconds(value: str | None, *, now: float) -> float | None:
-    """The wait a ``Retry-After`` value asks for, in seconds; None when it is not one.
-
-    Only ASCII digits (delay-seconds) or an HTTP-date count; anything else
-    (``1e3``, ``-1``, ``²``, a bad date) is ignored. A date in the past asks
-    for no wait; a huge number is returned as is, for the caller to cap.
-    """
-    if value is None:
-        return None
-    value = value.strip(" \t")  # optional whitespace around a field value (RFC 9110)
-    if value.isascii() and value.isdigit():
-        # int() refuses over 4300 digits; any such wait is capped anyway.
-        return float(value) if len(value) <= 12 else math.inf
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)  # an HTTP-date is always GMT
-    try:
-        return max(0.0, when.timestamp() - now)
-    except (ValueError, OverflowError):
-        return None
-
-
-def _what_happened(exc: Exception, *, replied: bool, read_timeout: float) -> str:
-    """What an attempt that sent its request ran into, from the innermost causes of ``exc``."""
-    import http.client
-
-    import requests
-    import urllib3
-
-    if isinstance(exc, requests.Timeout):
-        waiting = "the rest of the reply" if replied else "a reply"
-        return (
-            f"timed out after {read_timeout} s waiting for {waiting} (timeout.read), the "
-            "tool's own limit: raise timeout.read in its definition if the API is slow to answer"
-        )
-    for cause in _causes(exc):
-        if isinstance(cause, http.client.RemoteDisconnected):
-            return "connection closed before a reply"
-        if isinstance(cause, (ConnectionResetError, BrokenPipeError)):
-            return "connection reset " + (
-                "in the middle of the reply" if replied else "before a reply"
-            )
-        if isinstance(cause, http.client.IncompleteRead):
-            return "connection closed in the middle of the reply body"
-        if isinstance(cause, urllib3.exceptions.DecodeError):
-            return f"the reply body could not be decoded ({_reason(exc)})"
-        if isinstance(cause, http.client.HTTPException):
-            # ascii(): the server's bytes may hold line breaks or control characters.
-            return f"the reply was malformed ({type(cause).__name__}: {str(cause)[:80]!a})"
-    if replied:
-        return f"the reply broke off ({_reason(exc)})"
-    return f"no usable reply ({_reason(exc)})"
-
-
-def _causes(exc: BaseException) -> Iterator[BaseException]:
-    """``exc`` and the exceptions it wraps (args, ``reason``, cause, context), outermost first."""
-    seen: list[BaseException] = []
-    pending = [exc]
-    while pending and len(seen) < 32:  # a wrapper chain is a few deep; a cycle is not followed
-        cause = pending.pop(0)
-        if any(cause is known for known in seen):
-            continue
-        seen.append(cause)
-        yield cause
-        inner = (*cause.args, getattr(cause, "reason", None), cause.__cause__, cause.__context__)
-        pending.extend(item for item in inner if isinstance(item, BaseException))
-
-
-def _is_latin1(text: str) -> bool:
-    try:
-        text.encode("latin-1")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _retrying(prepared: requests.PreparedRequest, why: str, attempt: int, attempts: int) -> str:
-    """``GET https://api.example.com/x returned 503; attempt 2 of 3``: what a retry says."""
-    return f"{prepared.method} {prepared.url} {why}; attempt {attempt + 1} of {attempts}"
-
-
-def _reason(exc: Exception) -> str:
-    """The innermost reason of a requests/urllib3 error, without the object reprs."""
-    text = str(exc.args[0] if exc.args else exc)
-    reason = getattr(exc.args[0], "reason", None) if exc.args else None
-    if reason is not None:
-        text = str(reason)
-    return text.split(": ", 1)[-1] if "object at 0x" in text else text
-
-
-def _render(value: Any, context: Mapping[str, Any], deadline: float) -> Any:
-    """A request template's value; one rendered from a credential joins the call's redactor.
-
-    Such text is a form derived from a secret (``token=abc; v=2``, a value a
-    filter changed) that the credential's own spellings may not match.
-    """
-    if not isinstance(value, Template):
-        return value
-    rendered = value.render(context, deadline=deadline)
-    if isinstance(rendered, str) and any(root == "credentials" for root, _ in value.references):
-        redact_also(rendered)
-    return rendered
-
-
-def _fields(
-    pairs: tuple[tuple[str, Any], ...], what: str, context: Mapping[str, Any], deadline: float
-) -> list[tuple[str, str]]:
-    """Query parameters or form fields: a name once per value, a list's items each
-    their own field (``tag=a&tag=b``), a value of ``null`` left out."""
-    fields: list[tuple[str, str]] = []
-    for name, value in pairs:
-        values = value if isinstance(value, tuple) else (value,)
-        for item in values:
-            rendered = _render(item, context, deadline)
-            items = rendered if isinstance(rendered, (list, tuple)) else (rendered,)
-            fields.extend(
-                (name, _text(one, f"{what} '{name}'")) for one in items if one is not None
-            )
-    return fields
-
-
-def _segments(segment: Segments, index: int, context: Mapping[str, Any], deadline: float) -> str:
-    """``/a/b/c`` from a value ``a/b/c``: each part percent-encoded on its own."""
-    where = f"URL path segment {index} ({segment.source})"
-    value = _text(_render(segment.template, context, deadline), where)
-    parts = value.split("/")
-    for number, part in enumerate(parts, start=1):
-        if part in ("", ".", ".."):
-            raise HttpCallError(
-                "request",
-                f"{where}: part {number} of {len(parts)} is {part!r}; each part of the path "
-                "must be a non-empty name, not '.' or '..' (no leading, trailing or double '/')",
-            )
-    return "".join("/" + quote(part, safe="") for part in parts)
-
-
-def _render_json(node: JsonNode, context: Mapping[str, Any], deadline: float) -> Any:
-    if isinstance(node, Template):
-        return _render(node, context, deadline)
-    if isinstance(node, JsonObject):
-        rendered = ((key, _render_json(value, context, deadline)) for key, value in node.members)
-        return {key: value for key, value in rendered if value is not None}
-    if isinstance(node, JsonArray):
-        return [_render_json(item, context, deadline) for item in node.items]
-    return node

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentkit.declarative.http_backend import retry_after_seconds
+from agentkit.declarative.http_failures import retry_after_seconds
 from tests.declarative import rawserver
 from tests.declarative.conftest import WriteFile
 from tests.declarative.test_http_resend import load, run

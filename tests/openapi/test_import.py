@@ -9,12 +9,10 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from agentkit import ToolExecutor, ToolRegistry, load_tools
 from agentkit.cli import main
-from agentkit.openapi import ImportReport, OpenAPIError, Selection, import_openapi, importer
+from agentkit.openapi import ImportReport, OpenAPIError, Selection, import_openapi
 from agentkit.openapi.naming import MAX_NAME, operation_name, snake_case
 from agentkit.toolerrors import UsageError
 from tests.declarative.loopback import Handler, serve
@@ -630,12 +628,12 @@ def test_an_unsupported_scheme_is_noted_and_the_source_has_no_auth(tmp_path: Pat
         minimal(
             {"/a": {"get": {"operationId": "a", "responses": OK}}},
             security=[{"c": []}],
-            components={"securitySchemes": {"c": {"type": "apiKey", "in": "cookie", "name": "k"}}},
+            components={"securitySchemes": {"c": {"type": "http", "scheme": "digest"}}},
         ),
     )
     out, _ = imported(tmp_path, spec, source="api")
     text = (out / "api.source.yaml").read_text()
-    assert "security scheme 'c' (apiKey in cookie) is not supported" in text
+    assert "security scheme 'c' (http digest) is not supported" in text
     assert "auth" not in yaml.safe_load(text)
 
 
@@ -967,52 +965,3 @@ def test_values_of_the_wrong_type_do_not_crash_the_import(
     node[where[-1]] = value
     out, _ = imported(tmp_path, write_spec(tmp_path, document), source="api")
     assert main(["validate", str(out)]) == 0
-
-
-# -- the YAML dumper ------------------------------------------------------------------------
-
-_TEXT = st.text(st.characters(codec="utf-8"), max_size=300) | st.text(
-    "ab \t\n:#'\"é\x85", max_size=300
-)
-_VALUES = st.recursive(
-    _TEXT | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(_TEXT | st.integers(), inner, max_size=4)
-    ),
-    max_leaves=12,
-)
-
-
-def _pure_python(comments: list[str], document: dict[str, Any]) -> str:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(importer, "FAST_DUMPER", yaml.SafeDumper)
-        return importer.render(comments, document)
-
-
-@pytest.mark.skipif(not hasattr(yaml, "CSafeDumper"), reason="PyYAML built without libyaml")
-@given(document=st.dictionaries(_TEXT | st.integers() | st.booleans(), _VALUES, max_size=5))
-@settings(max_examples=300, deadline=None)
-def test_the_fast_dumper_writes_what_the_pure_python_one_writes(document: dict[str, Any]) -> None:
-    assert importer.render(["c"], document) == _pure_python(["c"], document)
-
-
-@pytest.mark.parametrize(
-    "spec",
-    [
-        TRACKER,
-        FIXTURES / "kennel-swagger.yaml",
-        FIXTURES / "oas-examples" / "3.0" / "schema-types.json",
-        FIXTURES / "oas-examples" / "3.1" / "train-travel.json",
-    ],
-    ids=lambda path: path.name,
-)
-def test_an_import_writes_the_same_files_with_either_dumper(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spec: Path
-) -> None:
-    written = []
-    for dumper in (importer.FAST_DUMPER, yaml.SafeDumper):
-        monkeypatch.setattr(importer, "FAST_DUMPER", dumper)
-        out = tmp_path / dumper.__name__
-        import_openapi(spec, source="api", out=out)
-        written.append({path.name: path.read_text(encoding="utf-8") for path in out.iterdir()})
-    assert written[0] == written[1]

@@ -1,0 +1,133 @@
+"""What went wrong with an HTTP exchange, in words, and how long a server asks us to wait.
+
+The error texts of ``http_backend``'s failures: what an attempt ran into (from
+the innermost causes of a requests/urllib3 error), what a retry says, and the
+``Retry-After`` a reply carries (digits or an HTTP date only). Also the body
+reader that returns after each socket read, so the caller can check the
+call's deadline between chunks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from datetime import timezone
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    import requests
+
+__all__ = ["causes", "chunks", "reason", "retry_after_seconds", "retrying", "what_happened"]
+
+_CHUNK: Final = 64 * 1024
+
+
+def chunks(response: requests.Response) -> Iterator[bytes]:
+    """The decoded body, a socket read at a time.
+
+    ``read1`` returns after one receive: a server trickling a byte at a time
+    cannot keep a read blocked inside the read timeout while the call's deadline
+    passes -- the caller checks the deadline between chunks.
+    """
+    import requests
+    import urllib3
+
+    raw = response.raw
+    try:
+        while chunk := raw.read1(_CHUNK, decode_content=True):
+            yield chunk
+    except urllib3.exceptions.ProtocolError as exc:
+        raise requests.ConnectionError(exc) from exc
+    except urllib3.exceptions.ReadTimeoutError as exc:
+        raise requests.ReadTimeout(exc) from exc
+    except urllib3.exceptions.DecodeError as exc:
+        raise requests.ConnectionError(f"the body could not be decoded: {exc}") from exc
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        # Anything else breaking the body off (TLS errors included): the reply broke off.
+        raise requests.ConnectionError(exc) from exc
+
+
+def retry_after_seconds(value: str | None, *, now: float) -> float | None:
+    """The wait a ``Retry-After`` value asks for, in seconds; None when it is not one.
+
+    Only ASCII digits (delay-seconds) or an HTTP-date count; anything else
+    (``1e3``, ``-1``, ``²``, a bad date) is ignored. A date in the past asks
+    for no wait; a huge number is returned as is, for the caller to cap.
+    """
+    if value is None:
+        return None
+    value = value.strip(" \t")  # optional whitespace around a field value (RFC 9110)
+    if value.isascii() and value.isdigit():
+        # int() refuses over 4300 digits; any such wait is capped anyway.
+        return float(value) if len(value) <= 12 else math.inf
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)  # an HTTP-date is always GMT
+    try:
+        return max(0.0, when.timestamp() - now)
+    except (ValueError, OverflowError):
+        return None
+
+
+def what_happened(exc: Exception, *, replied: bool, read_timeout: float) -> str:
+    """What an attempt that sent its request ran into, from the innermost causes of ``exc``."""
+    import http.client
+
+    import requests
+    import urllib3
+
+    if isinstance(exc, requests.Timeout):
+        waiting = "the rest of the reply" if replied else "a reply"
+        return (
+            f"timed out after {read_timeout} s waiting for {waiting} (timeout.read), the "
+            "tool's own limit: raise timeout.read in its definition if the API is slow to answer"
+        )
+    for cause in causes(exc):
+        if isinstance(cause, http.client.RemoteDisconnected):
+            return "connection closed before a reply"
+        if isinstance(cause, (ConnectionResetError, BrokenPipeError)):
+            return "connection reset " + (
+                "in the middle of the reply" if replied else "before a reply"
+            )
+        if isinstance(cause, http.client.IncompleteRead):
+            return "connection closed in the middle of the reply body"
+        if isinstance(cause, urllib3.exceptions.DecodeError):
+            return f"the reply body could not be decoded ({reason(exc)})"
+        if isinstance(cause, http.client.HTTPException):
+            # ascii(): the server's bytes may hold line breaks or control characters.
+            return f"the reply was malformed ({type(cause).__name__}: {str(cause)[:80]!a})"
+    if replied:
+        return f"the reply broke off ({reason(exc)})"
+    return f"no usable reply ({reason(exc)})"
+
+
+def causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and the exceptions it wraps (args, ``reason``, cause, context), outermost first."""
+    seen: list[BaseException] = []
+    pending = [exc]
+    while pending and len(seen) < 32:  # a wrapper chain is a few deep; a cycle is not followed
+        cause = pending.pop(0)
+        if any(cause is known for known in seen):
+            continue
+        seen.append(cause)
+        yield cause
+        inner = (*cause.args, getattr(cause, "reason", None), cause.__cause__, cause.__context__)
+        pending.extend(item for item in inner if isinstance(item, BaseException))
+
+
+def retrying(prepared: requests.PreparedRequest, why: str, attempt: int, attempts: int) -> str:
+    """``GET https://api.example.com/x returned 503; attempt 2 of 3``: what a retry says."""
+    return f"{prepared.method} {prepared.url} {why}; attempt {attempt + 1} of {attempts}"
+
+
+def reason(exc: Exception) -> str:
+    """The innermost reason of a requests/urllib3 error, without the object reprs."""
+    text = str(exc.args[0] if exc.args else exc)
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    if reason is not None:
+        text = str(reason)
+    return text.split(": ", 1)[-1] if "object at 0x" in text else text

@@ -1,0 +1,220 @@
+"""Building an HTTP backend's request from its spec and a call's inputs, safely.
+
+- The scheme, host and port are literal; each path template becomes one
+  percent-encoded segment (``| segments`` one per ``/``-separated part), and a
+  segment that renders empty, ``.`` or ``..`` fails the call.
+- A header value with CR, LF or NUL, or a character outside Latin-1, fails the
+  call before anything is sent; the value is never shown.
+- A value rendered from ``credentials`` joins the call's redactor: it is a form
+  derived from a secret that the credential's own spellings may not match.
+
+``build_request`` makes the ``Request`` that ``http_backend`` sends;
+``preview`` is what a confirmation (``confirm: true``) shows of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, TypeAlias
+from urllib.parse import quote
+
+from agentkit.declarative.http_spec import HttpSpec
+from agentkit.declarative.http_url import Segments
+from agentkit.declarative.http_values import (
+    FormBody,
+    JsonArray,
+    JsonBody,
+    JsonNode,
+    JsonObject,
+    OAuth2Auth,
+)
+from agentkit.declarative.multipart import MultipartBody
+from agentkit.declarative.templates import Template
+from agentkit.redaction import excerpt, redact_also
+from agentkit.toolerrors import HttpCallError
+
+__all__ = ["MAX_PREVIEW_CHARS", "Request", "build_request", "preview"]
+
+#: The most characters of a body a confirmation shows.
+MAX_PREVIEW_CHARS: Final = 2000
+
+#: URL, query pairs, headers, and the body as ``requests`` keywords (json/data/files).
+Request: TypeAlias = tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]]
+
+
+def preview(spec: HttpSpec, request: Request) -> str:
+    """What a confirmation shows of ``request``: its method, URL and body, as sent
+    (the call's redactor, active while ``confirm`` asks, masks every secret)."""
+    import requests
+
+    url, params, headers, body = request
+    try:
+        prepared = requests.Request(
+            spec.method, url, params=params, headers=headers, **body
+        ).prepare()
+    except (requests.RequestException, ValueError):  # sending it will say what is wrong
+        return f"send this request:\n{spec.method} {url}"
+    shown = f"send this request:\n{prepared.method} {prepared.url}"
+    payload = prepared.body
+    if not payload:
+        return shown
+    if isinstance(payload, bytes):
+        try:
+            payload = payload.decode("utf-8")
+        except UnicodeDecodeError:
+            kind = prepared.headers.get("Content-Type", "a binary body")
+            return f"{shown}\n\n({len(payload)} bytes of {kind})"
+    return f"{shown}\n\n{excerpt(str(payload), MAX_PREVIEW_CHARS)}"
+
+
+def build_request(
+    spec: HttpSpec, inputs: dict[str, Any], credentials: Mapping[str, str], deadline: float
+) -> Request:
+    """The request ``spec`` makes of ``inputs``: URL, query, headers and body keywords.
+
+    Fails the call (``HttpCallError``) before anything is sent when a value cannot go
+    where it would: a path segment rendering empty, ``.`` or ``..``, a header with a
+    line break, NUL or a character outside Latin-1, a value of a type a URL, header or
+    form field cannot carry.
+    """
+    context = {"inputs": inputs, "credentials": dict(credentials)}
+    url = spec.origin + _path(spec, context, deadline)
+    params = _fields(spec.query, "query", context, deadline)
+    headers: dict[str, str] = {}
+    for name, value in spec.headers:
+        rendered = _render(value, context, deadline)
+        if rendered is not None:
+            headers[name] = _text(rendered, f"header '{name}'")
+    body: dict[str, Any] = {}
+    if isinstance(spec.body, JsonBody):
+        body["json"] = _render_json(spec.body.value, context, deadline)
+    elif isinstance(spec.body, FormBody):
+        body["data"] = _fields(spec.body.fields, "form field", context, deadline)
+    elif isinstance(spec.body, MultipartBody):
+        fields = _fields(spec.body.fields, "multipart field", context, deadline)
+        body["files"] = spec.body.parts(fields, lambda value: _render(value, context, deadline))
+    elif spec.body is not None:
+        text = _text(_render(spec.body.template, context, deadline), "body")
+        body["data"] = text.encode("utf-8")
+    if spec.body is not None and spec.body.content_type:
+        headers["Content-Type"] = spec.body.content_type
+    if spec.auth is not None and not isinstance(spec.auth, OAuth2Auth):  # that one: at send
+        value = spec.auth.value(credentials)
+        if spec.auth.placement == "query":
+            params.append((spec.auth.name, value))
+        else:
+            headers[spec.auth.name] = value
+    for name, value in headers.items():
+        if any(char in value for char in "\r\n\0"):
+            raise HttpCallError(
+                "request",
+                f"header '{name}' would contain a line break or NUL; refusing to send "
+                "(the value is not shown)",
+            )
+        if not value.isascii() and not _is_latin1(value):
+            raise HttpCallError(
+                "request",
+                f"header '{name}' has a character outside Latin-1, which an HTTP header "
+                "cannot carry; refusing to send (the value is not shown)",
+            )
+    return url, params, headers, body
+
+
+def _path(spec: HttpSpec, context: Mapping[str, Any], deadline: float) -> str:
+    path = ""
+    for index, segment in enumerate(spec.path, start=1):
+        if segment and isinstance(segment[0], Segments):
+            path += _segments(segment[0], index, context, deadline)
+            continue
+        text = "".join(
+            piece
+            if isinstance(piece, str)
+            else quote(
+                _text(_render(piece, context, deadline), f"URL path segment {index}"), safe=""
+            )
+            for piece in segment
+        )
+        if text in ("", ".", "..") and any(isinstance(piece, Template) for piece in segment):
+            raise HttpCallError(
+                "request",
+                f"URL path segment {index} rendered to {text!r}; a path argument must be a "
+                "non-empty name, not '.' or '..'",
+            )
+        path += "/" + text
+    return path
+
+
+def _text(value: Any, where: str) -> str:
+    """A rendered value as it goes into a URL, header or form field."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    raise HttpCallError("request", f"{where}: cannot send a {type(value).__name__} here")
+
+
+def _is_latin1(text: str) -> bool:
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _render(value: Any, context: Mapping[str, Any], deadline: float) -> Any:
+    """A request template's value; one rendered from a credential joins the call's redactor.
+
+    Such text is a form derived from a secret (``token=abc; v=2``, a value a
+    filter changed) that the credential's own spellings may not match.
+    """
+    if not isinstance(value, Template):
+        return value
+    rendered = value.render(context, deadline=deadline)
+    if isinstance(rendered, str) and any(root == "credentials" for root, _ in value.references):
+        redact_also(rendered)
+    return rendered
+
+
+def _fields(
+    pairs: tuple[tuple[str, Any], ...], what: str, context: Mapping[str, Any], deadline: float
+) -> list[tuple[str, str]]:
+    """Query parameters or form fields: a name once per value, a list's items each
+    their own field (``tag=a&tag=b``), a value of ``null`` left out."""
+    fields: list[tuple[str, str]] = []
+    for name, value in pairs:
+        values = value if isinstance(value, tuple) else (value,)
+        for item in values:
+            rendered = _render(item, context, deadline)
+            items = rendered if isinstance(rendered, (list, tuple)) else (rendered,)
+            fields.extend(
+                (name, _text(one, f"{what} '{name}'")) for one in items if one is not None
+            )
+    return fields
+
+
+def _segments(segment: Segments, index: int, context: Mapping[str, Any], deadline: float) -> str:
+    """``/a/b/c`` from a value ``a/b/c``: each part percent-encoded on its own."""
+    where = f"URL path segment {index} ({segment.source})"
+    value = _text(_render(segment.template, context, deadline), where)
+    parts = value.split("/")
+    for number, part in enumerate(parts, start=1):
+        if part in ("", ".", ".."):
+            raise HttpCallError(
+                "request",
+                f"{where}: part {number} of {len(parts)} is {part!r}; each part of the path "
+                "must be a non-empty name, not '.' or '..' (no leading, trailing or double '/')",
+            )
+    return "".join("/" + quote(part, safe="") for part in parts)
+
+
+def _render_json(node: JsonNode, context: Mapping[str, Any], deadline: float) -> Any:
+    if isinstance(node, Template):
+        return _render(node, context, deadline)
+    if isinstance(node, JsonObject):
+        rendered = ((key, _render_json(value, context, deadline)) for key, value in node.members)
+        return {key: value for key, value in rendered if value is not None}
+    if isinstance(node, JsonArray):
+        return [_render_json(item, context, deadline) for item in node.items]
+    return node
