@@ -9,6 +9,7 @@ own rules and no environment variables (the ``${VAR:-default}`` defaults).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agentkit.declarative.definition import parse_definition
@@ -22,25 +23,35 @@ _START = (1, 1)
 
 
 class Verifier:
-    """Checks the source document once, then each tool document against it."""
+    """Checks source documents once, then each tool document against them.
 
-    def __init__(self, source: dict[str, Any], *, path: str) -> None:
-        self.environment = Environment.load(environ={})
+    ``environ`` is what ``${VAR}`` may name: none by default (an import's own
+    ``${VAR:-default}``), the process's for a folder a reviewer keeps (``--update``).
+    """
+
+    def __init__(
+        self,
+        sources: Iterable[tuple[str, Any]],
+        *,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.environment = Environment.load(environ={} if environ is None else environ)
         self.sources = SourceTable()
         log = ProblemLog()
-        problems = Problems(path, source, _START, log)
-        parsed = parse_source(source, problems, Substituter(self.environment, problems))
-        #: What is wrong with the source document itself.
+        for path, source in sources:
+            problems = Problems(path, source, _START, log)
+            parsed = parse_source(source, problems, Substituter(self.environment, problems))
+            if parsed is not None:
+                self.sources.sources[str(source["source"])] = parsed
+        #: What is wrong with the source documents themselves.
         self.source_problems: list[DefinitionProblem] = list(log.shown)
-        if parsed is not None:
-            self.sources.sources[str(source["source"])] = parsed
 
-    def problems(self, document: dict[str, Any]) -> list[DefinitionProblem]:
+    def problems(self, document: Any, *, path: str = "tool") -> list[DefinitionProblem]:
         """What ``agentkit validate`` would say about ``document``; empty when it loads."""
         log = ProblemLog()
         parse_definition(
             document,
-            Problems("tool", document, _START, log),
+            Problems(path, document, _START, log),
             text="",
             document=0,
             environment=self.environment,
