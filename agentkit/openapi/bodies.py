@@ -22,18 +22,36 @@ _MULTIPART: Final = "multipart/form-data"
 #: A media type without wildcards, lists or parameters, as a part's content type.
 _MEDIA = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+-]*/[A-Za-z0-9][A-Za-z0-9.+-]*")
 
+#: A cookie name written as-is into a header and a template string: an RFC 6265 token
+#: without the quote.
+COOKIE_NAME: Final = re.compile(r"[A-Za-z0-9!#$%&*+.^_`|~-]+")
+
 #: Names an input: ``(wanted name, location, pointer) -> the name it got``.
 InputName = Callable[[str, str, str], str]
 
 
 @dataclass(frozen=True, slots=True)
 class Cookie:
-    """A cookie parameter, sent in the ``Cookie`` header."""
+    """A cookie sent in the ``Cookie`` header: ``name=`` and a Jinja expression giving the
+    value, percent-encoded; ``given`` tests whether it is sent (None: always)."""
 
     name: str
-    input_name: str
-    kind: str
-    required: bool
+    value: str
+    given: str | None = None
+
+
+def cookie_template(cookies: list[Cookie]) -> str:
+    """The ``Cookie`` header's template: plain text when every cookie is always sent."""
+    if all(cookie.given is None for cookie in cookies):
+        return "; ".join(
+            f"{cookie.name}={{{{ {cookie.value} | urlencode }}}}" for cookie in cookies
+        )
+    pieces = ", ".join(
+        f"'{cookie.name}=' ~ ({cookie.value} | urlencode)"
+        + (f" if {cookie.given} else none" if cookie.given else "")
+        for cookie in cookies
+    )
+    return "{{ [" + pieces + "] | reject('none') | join('; ') or none }}"
 
 
 @dataclass

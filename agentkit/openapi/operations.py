@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from agentkit.openapi.bodies import BodyConverter, Cookie, Request
+from agentkit.openapi.bodies import COOKIE_NAME, BodyConverter, Cookie, Request, cookie_template
 from agentkit.openapi.errors import ErrorOutputs, error_statuses
 from agentkit.openapi.media import json_media
 from agentkit.openapi.naming import NameTable, identifier
@@ -21,9 +21,6 @@ SUPPORTED: Final = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", 
 _IGNORED_HEADERS: Final = frozenset({"accept", "content-type", "authorization"})
 _TEMPLATE_SYNTAX = re.compile(r"\{[{%#]|[}%#]\}")
 _PATH_TEMPLATE = re.compile(r"\{([^{}]+)\}")
-#: A cookie name written as-is into a header and a template string: an RFC 6265 token
-#: without the quote.
-_COOKIE_NAME = re.compile(r"[A-Za-z0-9!#$%&*+.^_`|~-]+")
 _DELIMITERS: Final = {"form": ",", "simple": ",", "spaceDelimited": " ", "pipeDelimited": "|"}
 
 
@@ -110,6 +107,13 @@ class OperationConverter:
         self._parameters(op, request)
         self.bodies.body(op.node, op.pointer, request)
         outputs, replies = self._outputs(op)
+        auth = self._auth(op)
+        # A tool's Cookie header replaces the source's, so the source's API key cookie
+        # goes in it too when the tool sends cookies of its own.
+        key = auth.cookie if auth is not None else self.source_auth.cookie
+        if key is not None and (auth is not None or request.cookies):
+            request.cookies.insert(0, key)
+        self._cookie_header(request, op.pointer)
         http: dict[str, Any] = {"source": self.source}
         if op.method != "GET":
             http["method"] = op.method
@@ -124,8 +128,7 @@ class OperationConverter:
             http["form"] = request.form
         if request.multipart is not None:
             http["multipart"] = request.multipart
-        auth = self._auth(op)
-        if auth is not None:
+        if auth is not None and auth.auth is not None:
             http["auth"] = auth.auth
         http.update(replies)
         doc: dict[str, Any] = {"name": op.name, "version": "1.0.0"}
@@ -168,7 +171,6 @@ class OperationConverter:
             for (where, name), (param, here) in found.items():
                 if where == location:
                     self._parameter(name, location, param, here, in_path, request)
-        self._cookie_header(request, op.pointer)
 
     def _parameter(
         self,
@@ -208,7 +210,7 @@ class OperationConverter:
             what = "a list-valued cookie" if location == "cookie" else f"style {style!r}"
             self._cannot(name, location, here, what, required)
             return
-        if location == "cookie" and not _COOKIE_NAME.fullmatch(name):
+        if location == "cookie" and not COOKIE_NAME.fullmatch(name):
             self._cannot(name, location, here, "a cookie name that is not a token", required)
             return
         if description:
@@ -216,7 +218,11 @@ class OperationConverter:
         input_name = self._input_name(name, location, here)
         request.inputs.append(named(input_name, spec, required=required and not nullable))
         if location == "cookie":
-            request.cookies.append(Cookie(name, input_name, spec["type"], required))
+            given = f"inputs.{input_name}"
+            value = f"('true' if {given} else 'false')" if spec["type"] == "boolean" else given
+            request.cookies.append(
+                Cookie(name, value, None if required else f"{given} is not none")
+            )
             return
         value = f"inputs.{input_name}"
         if spec["type"] == "list":
@@ -273,29 +279,12 @@ class OperationConverter:
             request.query[query_key] = "{{ inputs." + input_name + " }}"
 
     def _cookie_header(self, request: Request, pointer: str) -> None:
-        """The cookie parameters as one ``Cookie`` header, each value percent-encoded."""
+        """The cookies as one ``Cookie`` header, each value percent-encoded."""
         if not request.cookies:
             return
         if any(header.lower() == "cookie" for header in request.headers):
             raise unexpressible(pointer, "a Cookie header parameter and cookie parameters")
-
-        def value(cookie: Cookie) -> str:
-            given = f"inputs.{cookie.input_name}"
-            if cookie.kind == "boolean":
-                return f"('true' if {given} else 'false')"
-            return f"({given} | urlencode)"
-
-        if all(cookie.required for cookie in request.cookies):
-            request.headers["Cookie"] = "; ".join(
-                f"{cookie.name}={{{{ {value(cookie)} }}}}" for cookie in request.cookies
-            )
-            return
-        pieces = ", ".join(
-            f"'{cookie.name}=' ~ {value(cookie)} if inputs.{cookie.input_name} is not none "
-            "else none"
-            for cookie in request.cookies
-        )
-        request.headers["Cookie"] = "{{ [" + pieces + "] | reject('none') | join('; ') or none }}"
+        request.headers["Cookie"] = cookie_template(request.cookies)
 
     def _cannot(self, name: str, location: str, here: str, what: str, required: bool) -> None:
         if required:

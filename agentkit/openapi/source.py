@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agentkit.openapi.bodies import COOKIE_NAME, Cookie, cookie_template
 from agentkit.openapi.naming import snake_case
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
 from agentkit.openapi.schemas import Notes, trim
@@ -20,6 +21,8 @@ class Auth:
 
     auth: dict[str, Any] | None
     credentials: tuple[str, ...] = ()
+    #: An API key sent as a cookie: no ``auth`` key says that, a ``Cookie`` header does.
+    cookie: Cookie | None = None
 
 
 NO_AUTH = Auth(None)
@@ -117,6 +120,13 @@ class Security:
         if kind == "http" and http == "basic":
             user, password = f"{credential}-username", f"{credential}-password"
             return Auth({"basic": {"username": user, "password": password}}, (user, password))
+        if kind == "apiKey" and scheme.get("in") == "cookie":
+            cookie_name = str(scheme.get("name"))
+            if not COOKIE_NAME.fullmatch(cookie_name):
+                message = f"security scheme {name!r}: cookie name {cookie_name!r} is not a token"
+                raise unexpressible(where, message)
+            cookie = Cookie(cookie_name, f"credentials[{credential!r}]")
+            return Auth(None, (credential,), cookie)
         if kind == "apiKey" and scheme.get("in") in ("header", "query"):
             key = {"credential": credential, "in": scheme["in"], "name": str(scheme.get("name"))}
             return Auth({"api_key": key}, (credential,))
@@ -154,7 +164,10 @@ def source_document(document: dict[str, Any], source: str, url: str, auth: Auth)
     if title:
         doc["description"] = f"{title} {version}" if version else title
     doc["base_url"] = url
-    if auth.auth is not None:
+    if auth.credentials:
         doc["credentials"] = list(auth.credentials)
+    if auth.auth is not None:
         doc["auth"] = auth.auth
+    if auth.cookie is not None:
+        doc["headers"] = {"Cookie": cookie_template([auth.cookie])}
     return doc

@@ -579,12 +579,12 @@ def test_an_unsupported_scheme_is_noted_and_the_source_has_no_auth(tmp_path: Pat
         minimal(
             {"/a": {"get": {"operationId": "a", "responses": OK}}},
             security=[{"c": []}],
-            components={"securitySchemes": {"c": {"type": "apiKey", "in": "cookie", "name": "k"}}},
+            components={"securitySchemes": {"c": {"type": "http", "scheme": "digest"}}},
         ),
     )
     out, _ = imported(tmp_path, spec, source="api")
     text = (out / "api.source.yaml").read_text()
-    assert "security scheme 'c' (apiKey in cookie) is not supported" in text
+    assert "security scheme 'c' (http digest) is not supported" in text
     assert "auth" not in yaml.safe_load(text)
 
 

@@ -4,6 +4,7 @@ and sent to a loopback server."""
 from __future__ import annotations
 
 import base64
+import copy
 import email.parser
 import email.policy
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+import yaml
 
 from agentkit import ToolExecutor, ToolRegistry, ToolResult, load_tools
 from agentkit.cli import main
@@ -45,7 +47,9 @@ class Recorder:
         self.payload = payload if payload is not None else {}
 
     def __call__(self, handler: Handler) -> None:
-        self.seen.append(handler)
+        # One handler serves every request of a kept-alive connection: keep this one's
+        # headers and path (a shallow copy holds them).
+        self.seen.append(copy.copy(handler))
         self.bodies.append(handler.body)
         handler.reply(200, self.payload)
 
@@ -337,6 +341,56 @@ def test_cookie_parameters_are_sent_as_one_cookie_header(
     assert recorder.seen[-1].headers.get("Cookie") == sent
 
 
+def test_an_api_key_in_a_cookie_is_sent_with_the_cookie_parameters(tmp_path: Path) -> None:
+    recorder = Recorder()
+    schemes = {
+        "key": {"type": "apiKey", "in": "cookie", "name": "key"},
+        "other": {"type": "apiKey", "in": "cookie", "name": "sess.id"},
+        "bad": {"type": "apiKey", "in": "cookie", "name": "a;b"},
+    }
+
+    def op(name: str, **extra: Any) -> dict[str, Any]:
+        return {"operationId": name, "responses": OK, **extra}
+
+    with serve({"/a": recorder, "/b": recorder, "/c": recorder}) as origin:
+        document = minimal(
+            {
+                "/a": {"get": op("plain")},
+                "/b": {"get": op("withCookies", parameters=COOKIES[1:2])},
+                "/c": {"get": op("ownKey", security=[{"bad": []}, {"other": []}])},
+            },
+            servers=[{"url": origin}],
+            security=[{"key": []}],
+            components={"securitySchemes": schemes},
+        )
+        out, report = imported(tmp_path, write_spec(tmp_path, document), source="api")
+        assert not report.skipped
+        assert main(["validate", "--strict", str(out)]) == 0
+        source = yaml.safe_load((out / "api.source.yaml").read_text())
+        registry = ToolRegistry()
+        load_tools(out, registry=registry, environ={})
+        executor = ToolExecutor(credentials={"api-key": "s3cr;t", "api-other": "o"})
+        for name, arguments in [
+            ("plain", {}),
+            ("with_cookies", {"theme": "dark"}),
+            ("with_cookies", {}),
+            ("own_key", {}),
+        ]:
+            result = executor.execute(registry[name], arguments)
+            assert result.succeeded, result.error
+    assert (source["credentials"], source["headers"]) == (
+        ["api-key"],
+        {"Cookie": "key={{ credentials['api-key'] | urlencode }}"},
+    )
+    assert [handler.headers.get("Cookie") for handler in recorder.seen] == [
+        "key=s3cr%3Bt",
+        "key=s3cr%3Bt; theme=dark",
+        "key=s3cr%3Bt",
+        "sess.id=o",  # the tool's own scheme replaces the source's cookie
+    ]
+    assert definition(out, "own_key")["credentials"] == ["api-other"]
+
+
 # -- lengths and formats ------------------------------------------------------------------
 
 
@@ -381,3 +435,32 @@ def test_lengths_become_a_pattern_and_formats_words(tmp_path: Path) -> None:
     assert params["count"] == {"name": "count", "type": "integer", "required": False}
     assert good.succeeded, good.error
     assert len(recorder.seen) == 1  # nothing sent for a value out of bounds
+
+
+def test_an_api_key_cookie_echoed_back_is_redacted(tmp_path: Path) -> None:
+    def echo(handler: Handler) -> None:
+        handler.reply(200, {"seen": handler.headers.get("Cookie")})
+
+    reply = {
+        "description": "ok",
+        "content": {
+            "application/json": {
+                "schema": {"type": "object", "properties": {"seen": {"type": "string"}}}
+            }
+        },
+    }
+    with serve({"/a": echo}) as origin:
+        document = minimal(
+            {"/a": {"get": {"operationId": "a", "responses": {"200": reply}}}},
+            servers=[{"url": origin}],
+            security=[{"key": []}],
+            components={
+                "securitySchemes": {"key": {"type": "apiKey", "in": "cookie", "name": "k"}}
+            },
+        )
+        out, _ = imported(tmp_path, write_spec(tmp_path, document), source="api")
+        registry = ToolRegistry()
+        load_tools(out, registry=registry, environ={})
+        result = ToolExecutor(credentials={"api-key": "hunter2 pw"}).execute(registry["a"], {})
+    assert result.succeeded, result.error
+    assert result.output == {"seen": "***"}  # the header rendered from the key, whole
