@@ -91,8 +91,18 @@ class Messages:
             params = message.params
             self.received.append((params.level, params.logger, str(params.data)))
 
-    def levels(self) -> list[str]:
-        return [level for level, _, _ in self.received]
+    async def arrived(self, count: int) -> list[tuple[str, str | None, str]]:
+        """What came, once ``count`` messages have (the client handles each in a task of
+        its own, so the call's answer may overtake the last); then starts afresh. Sent in
+        order, so once the last expected one is here, none sent before it is missing."""
+        with anyio.fail_after(WAIT_SECONDS):
+            while len(self.received) < count:
+                await anyio.sleep(0.01)
+        came, self.received = self.received, []
+        return came
+
+    async def levels(self, count: int) -> list[str]:
+        return [level for level, _, _ in await self.arrived(count)]
 
 
 async def _set_level(client: ClientSession, level: types.LoggingLevel) -> Any:
@@ -106,21 +116,18 @@ async def _scenario(client: ClientSession, messages: Messages) -> dict[str, Any]
     assert client.initialize_result is not None
     seen: dict[str, Any] = {"capabilities": client.initialize_result.capabilities}
     await client.call_tool("chatty", {"levels": ["debug", "info"]})
-    seen["default"] = messages.levels()
-    messages.received.clear()
+    seen["default"] = await messages.levels(1)
 
     seen["set"] = await _set_level(client, "warning")
     seen["chatty"] = await client.call_tool("chatty", {"levels": ["debug", "info", "warning"]})
-    seen["filtered"] = list(messages.received)
-    messages.received.clear()
+    seen["filtered"] = await messages.arrived(1)
 
     seen["flaky"] = await client.call_tool("flaky", {})
-    seen["retry"] = list(messages.received)
-    messages.received.clear()
+    seen["retry"] = await messages.arrived(1)
 
     await _set_level(client, "debug")
     await client.call_tool("chatty", {"levels": ["debug"]})
-    seen["debug"] = messages.levels()
+    seen["debug"] = await messages.levels(1)
     return seen
 
 
@@ -168,12 +175,13 @@ def test_calling_a_deprecated_tool_warns_its_client(server: Served) -> None:
     async def run() -> Any:
         with anyio.fail_after(WAIT_SECONDS):
             async with session(server.url, on_message=messages) as client:
-                return await client.call_tool("old_chatty", {"levels": []})
+                return await client.call_tool("old_chatty", {"levels": []}), await messages.arrived(
+                    1
+                )
 
-    assert anyio.run(run).structured_content == {"sent": 0}
-    assert messages.received == [
-        ("warning", "agentkit", "Tool 'old_chatty' is deprecated: use chatty")
-    ]
+    result, warned = anyio.run(run)
+    assert result.structured_content == {"sent": 0}
+    assert warned == [("warning", "agentkit", "Tool 'old_chatty' is deprecated: use chatty")]
 
 
 def test_an_unknown_level_is_refused(server: Served) -> None:

@@ -73,8 +73,7 @@ class Lock:
             "layout": self.layout,
             "operations": {key: entry.to_json() for key, entry in sorted(self.entries.items())},
         }
-        text = json.dumps(data, indent=1, ensure_ascii=False, sort_keys=False)
-        path.write_text(text + "\n", encoding="utf-8")
+        path.write_text(_lock_text(data), encoding="utf-8")
 
     @classmethod
     def read(cls, path: Path) -> Lock:
@@ -122,3 +121,23 @@ class Lock:
                 deleted=deleted,
             )
         return lock
+
+
+def _lock_text(data: dict[str, Any]) -> str:
+    """``data`` as JSON, a line for each top-level key and for each operation.
+
+    Each line is written by the json module's C encoder: with ``indent`` it falls
+    back to its pure-Python one, which took 1.5 s of a 3 s import of GitHub's
+    description. A line per operation still diffs per operation.
+    """
+
+    def line(key: str, value: Any, indent: str) -> str:
+        text = json.dumps(value, ensure_ascii=False)
+        return f"{indent}{json.dumps(key, ensure_ascii=False)}: {text}"
+
+    rows = [line(key, value, " ") for key, value in data.items() if key != "operations"]
+    operations = [line(key, value, "  ") for key, value in data["operations"].items()]
+    rows.append(
+        ' "operations": {' + ("\n" + ",\n".join(operations) + "\n }" if operations else "}")
+    )
+    return "{\n" + ",\n".join(rows) + "\n}\n"

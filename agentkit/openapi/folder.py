@@ -132,24 +132,27 @@ class Folder:
         A document in the file the entry names is preferred.
         """
         found: dict[str, tuple[DefinitionFile, Segment]] = {}
-        tests: tuple[Callable[[Entry, dict[str, Any]], bool], ...] = (
-            lambda entry, document: document.get("name") == entry.name,
-            lambda entry, document: (
-                "name" in document
-                and signature(entry.generated) is not None
-                and signature(document) == signature(entry.generated)
-            ),
+        by_name: dict[Any, list[tuple[DefinitionFile, Segment]]] = {}
+        by_call: dict[Any, list[tuple[DefinitionFile, Segment]]] = {}
+        for file, segment in self.segments():
+            if "name" in segment.document:
+                by_name.setdefault(segment.document["name"], []).append((file, segment))
+                by_call.setdefault(signature(segment.document), []).append((file, segment))
+        by_call.pop(None, None)
+        keys: tuple[Callable[[Entry], Any], ...] = (
+            lambda entry: entry.name,
+            lambda entry: signature(entry.generated),
         )
-        for test in tests:
+        for index, key in zip((by_name, by_call), keys, strict=True):
             for entry in entries:
                 if entry.key in found:
                     continue
                 recorded = self.out / entry.file
                 candidates = sorted(
                     (
-                        (file, segment)
-                        for file, segment in self.segments()
-                        if id(segment) not in self._claimed and test(entry, segment.document)
+                        pair
+                        for pair in index.get(key(entry), ())
+                        if id(pair[1]) not in self._claimed
                     ),
                     key=lambda pair: pair[0].path != recorded,
                 )

@@ -119,7 +119,7 @@ class _Merged:
     comments: list[str]  # the import's own, above the document
     clashes: list[Clash]
     before_name: str | None  # the reviewer's name for it; None for a new tool
-    reviewer: Comments | None = None  # the reviewer's comments in the document
+    original: str | None = None  # the reviewer's text, for its comments
 
 
 def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateReport:
@@ -293,8 +293,7 @@ def _merge(
     ours = _plain(segment.document)
     document, clashes = merge_documents(base, ours, theirs.document)
     name = str(ours.get("name", ""))
-    comments = Comments.read(segment.text)
-    merged = _Merged(file, segment, document, list(theirs.comments), clashes, name, comments)
+    merged = _Merged(file, segment, document, list(theirs.comments), clashes, name, segment.text)
     segment.changed = document != ours
     return merged
 
@@ -312,8 +311,18 @@ def _plain(value: Any) -> Any:
 
 
 def _classify(folder: Folder, pending: list[_Merged], report: UpdateReport) -> None:
-    """Load the files before and after, classify each tool's change, bump its version."""
-    files = [file for file in folder.files.values() if file.touched or _tracked(file, pending)]
+    """Load the files before and after, classify each tool's change, bump its version.
+
+    Only the files that change are loaded, with the source's; when the source
+    changes, every tool that uses it changes too, so then all of them.
+    """
+    source = pending[0]  # update_openapi merges the source first
+    every = source.segment.changed
+    files = [
+        file
+        for file in folder.files.values()
+        if file.touched or file is source.file or (every and _tracked(file, pending))
+    ]
     before = _load([file.path for file in files if not file.new], folder.out, "as it is")
     for merged in pending:
         _render(merged)
@@ -431,8 +440,8 @@ def _render(merged: _Merged) -> None:
         )
     start = "---\n" if DOCUMENT_START.match(segment.text) else ""
     text = render(comments, merged.document)
-    if merged.reviewer is not None:
-        text = merged.reviewer.put_back(text)
+    if merged.original is not None:
+        text = Comments.read(merged.original).put_back(text)
     segment.text = start + text
 
 
