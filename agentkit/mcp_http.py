@@ -210,6 +210,11 @@ def parse_endpoint_path(text: str) -> str:
             f"--path {text!r}: expected a path starting with '/', such as /mcp or /tools/v1, "
             "with no query, fragment, escapes or spaces"
         )
+    if any(part in (".", "..") for part in text.split("/")):
+        raise SemanticError(
+            f"--path {text!r}: '.' and '..' segments are resolved away by clients, which "
+            "would ask for another path; write the path they lead to"
+        )
     if text.rstrip("/") in _RESERVED_PATHS or text == "/":
         raise SemanticError(
             f"--path {text!r}: {', '.join(_RESERVED_PATHS)} answer health checks and '/' "

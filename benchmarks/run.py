@@ -12,6 +12,7 @@ from benchmarks import (
     bench_concurrency,
     bench_declarative,
     bench_executor,
+    bench_openapi,
     bench_overhead,
     bench_scaling,
     bench_serve,
@@ -29,6 +30,7 @@ def main() -> None:
         bench_scaling,
         bench_cli,
         bench_serve,
+        bench_openapi,
     ):
         print("\n".join(bench.run()), flush=True)
         print()

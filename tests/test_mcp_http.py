@@ -364,6 +364,9 @@ def test_read_tokens_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
         pytest.param(
             ["--http", "--path", "/healthz"], "/healthz, /readyz answer health", id="path-taken"
         ),
+        pytest.param(["--http", "--path", "/mcp/../x"], "'.' and '..' segments", id="path-dot-dot"),
+        pytest.param(["--http", "--path", "/mcp/./x"], "'.' and '..' segments", id="path-dot"),
+        pytest.param(["--http", "--path", "/x/.."], "'.' and '..' segments", id="path-trailing"),
         pytest.param(
             ["--http", "--allowed-origin", "app.example.com"],
             "--allowed-origin 'app.example.com': expected an origin as browsers send it",

@@ -151,11 +151,19 @@ class _Composer:
     """
 
     def __init__(
-        self, loader: _Loader, problems: list[YamlProblem], strings: dict[str, str]
+        self,
+        loader: _Loader,
+        problems: list[YamlProblem],
+        strings: dict[str, str],
+        plain: dict[str, Any] | None = None,
     ) -> None:
         self.loader = loader
         self.problems = problems
         self.strings = strings
+        # The value of each plain scalar text seen, built without a problem: most
+        # scalars of a definition are the same few keys and types, and resolving
+        # a scalar's tag was a third of reading it.
+        self.plain: dict[str, Any] = {} if plain is None else plain
         self.anchors: dict[str, _Anchor | None] = {}  # None: still open
         self.stack: list[_Open] = []
         self.nodes = 0
@@ -178,18 +186,22 @@ class _Composer:
         return None if self.root is _NO_KEY else (self.root, self.start)
 
     def _read_events(self) -> None:
-        get_event = self.loader.get_event
+        # Names bound once: this loop runs for every value of every file.
+        get_event, scalar, close = self.loader.get_event, self._scalar, self._close
+        scalar_event, alias_event = yaml.ScalarEvent, yaml.AliasEvent
+        starts = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+        ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
         while True:
             event = get_event()
             kind = type(event)
-            if kind is yaml.ScalarEvent:
-                self._scalar(event)
-            elif kind is yaml.AliasEvent:
-                self._alias(event)
-            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            if kind is scalar_event:
+                scalar(event)
+            elif kind in ends:
+                close()
+            elif kind in starts:
                 self._open(event)
-            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-                self._close()
+            elif kind is alias_event:
+                self._alias(event)
             else:  # DocumentEndEvent: the parser allows nothing else here
                 return
 
@@ -217,9 +229,39 @@ class _Composer:
         self.anchors[anchor] = None
 
     def _scalar(self, event: yaml.ScalarEvent) -> None:
-        position = _position(event)
-        self._define(event, position)
+        mark = event.start_mark  # _position(event), inline: this runs for every scalar
+        position = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
         text = event.value
+        if event.anchor is None and event.tag is None:
+            # The common case, in short: a quoted scalar (a string), or a plain one seen before.
+            if not event.implicit[0]:
+                value: Any = (
+                    self.strings.setdefault(text, text) if len(text) <= MAX_SHARED_CHARS else text
+                )
+            else:
+                value = self.plain.get(text, _NO_KEY)
+            if value is not _NO_KEY:
+                self.nodes += 1
+                self.chars += len(text)
+                if self.nodes > MAX_EXPANDED_NODES or self.chars > MAX_EXPANDED_CHARS:
+                    self._count(position, 0, 0)  # says so, and refuses the document
+                stack = self.stack
+                if stack:
+                    parent = stack[-1]
+                    target = parent.value
+                    if type(target) is LocatedList:
+                        target.append(value)
+                        target.positions.append(position)
+                        return
+                    key = parent.key
+                    if key is not _NO_KEY and key is not _BAD_KEY:
+                        parent.key = _NO_KEY
+                        target[key] = value
+                        target.positions[key] = position
+                        return
+                self._attach(value, position, container=False)
+                return
+        self._define(event, position)
         self._count(position, 1, len(text))
         tag = event.tag
         if tag is None:
@@ -233,15 +275,18 @@ class _Composer:
         build = _BUILDERS.get(tag)
         if build is None:
             self._refuse_tag(position, tag)
-            value: Any = text
+            value = text
         else:
             try:
                 value = build(text)
             except _ScalarError as exc:
                 self.note(position, str(exc))
                 value = text
+                build = None  # not kept for the next one: it has its own problem
         if type(value) is str and len(value) <= MAX_SHARED_CHARS:
             value = self.strings.setdefault(value, value)
+        if build is not None and event.tag is None and event.anchor is None and event.implicit[0]:
+            self.plain[text] = value
         if event.anchor is not None:
             self.anchors[event.anchor] = _Anchor(value, position, 1, len(text), container=False)
         self._attach(value, position, container=False)
@@ -433,13 +478,14 @@ def read_documents(
     loader: _Loader | None = None
     documents: list[tuple[Any, Position]] = []
     problems: list[YamlProblem] = []
+    plain: dict[str, Any] = {}
     try:
         loader = _Loader(text)  # the pure-Python reader checks every character here
         loader.get_event()  # StreamStartEvent
         while not loader.check_event(yaml.StreamEndEvent):
             loader.get_event()  # DocumentStartEvent
             before = len(problems)
-            document = _Composer(loader, problems, strings).compose()
+            document = _Composer(loader, problems, strings, plain).compose()
             if document is not None and len(problems) == before:
                 documents.append(document)
     except yaml.MarkedYAMLError as exc:

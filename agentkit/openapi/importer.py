@@ -9,15 +9,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-import yaml
-
 from agentkit.openapi.base import Entry, Lock
 from agentkit.openapi.check import check_description
+from agentkit.openapi.emit import dump
 from agentkit.openapi.naming import NameTable, identifier, operation_name
 from agentkit.openapi.operations import Operation, OperationConverter, operations
 from agentkit.openapi.reader import Resolver, load_description, problem
 from agentkit.openapi.schemas import Notes
 from agentkit.openapi.source import NO_AUTH, Security, base_url, source_document
+from agentkit.openapi.verify import Verifier, unloadable
 from agentkit.toolerrors import (
     DescriptionProblem,
     OpenAPIError,
@@ -154,18 +154,24 @@ def import_openapi(
     out: str | Path,
     selection: Selection | None = None,
     layout: Layout = "operation",
+    check: bool = True,
 ) -> ImportReport:
     """Write one source file and one definition file per selected operation into ``out``
     (with ``layout="tag"``, one file per tag: ``SOURCE.TAG.yaml``, a YAML stream).
 
     Also writes ``SOURCE.openapi-lock.json``, what was generated, so a later
     ``update_openapi`` can tell the reviewer's edits from the generator's.
+    ``check``: check the description with ``openapi-spec-validator`` first (when it is
+    installed; ``report.findings`` is None otherwise, or when ``check`` is false).
+
     Raises ``OpenAPIError`` when the description cannot be read, a filter names no
     operation, or a file to write exists already (nothing is written then).
     """
     selection = selection or Selection()
     out = Path(out)
-    generation = generate(spec, source=source, out=out, selection=selection, layout=layout)
+    generation = generate(
+        spec, source=source, out=out, selection=selection, layout=layout, check=check
+    )
     pieces: dict[Path, list[str]] = {}
     for piece in (generation.source, *generation.tools):
         pieces.setdefault(piece.file, []).append(piece.text())
@@ -230,12 +236,14 @@ def generate(
     selection: Selection,
     keep: Collection[str] = (),
     layout: Layout = "operation",
+    check: bool = True,
 ) -> Generation:
     """Every selected operation's definition, built in memory; nothing is written.
 
     Operations whose ``operationId`` or ``METHOD /path`` is in ``keep`` are built
     whatever the selection and deprecation say (``--update`` keeps what it tracks).
     ``layout`` says which file each tool goes in (``tag``: the file of its first tag).
+    ``check``: as ``import_openapi`` says.
     """
     layout = as_layout(layout)
     if not _SOURCE_NAME.fullmatch(source):
@@ -246,7 +254,7 @@ def generate(
     found = operations(document)
     _name(found, report := ImportReport(), keep)
     files = _tag_files(found, source) if layout == "tag" else {}
-    report.findings = check_description(document)
+    report.findings = check_description(document) if check else None
     _check_filters(str(spec), found, selection)
     source_notes = Notes()
     security = Security(document, source, resolver, source_notes)
@@ -263,6 +271,12 @@ def generate(
         document=source_document(document, source, url, source_auth),
         comments=(header, *(f"note: {line}" for line in source_notes.lines)),
     )
+    verifier = Verifier([(source_file.file.name, source_file.document)])
+    if verifier.source_problems:
+        raise OpenAPIError(
+            str(spec),
+            [unloadable("#/servers", found) for found in verifier.source_problems],
+        )
     tools: list[Generated] = []
     skipped: set[str] = set()
     for op in found:
@@ -277,6 +291,10 @@ def generate(
             definition = converter.definition(op)
         except UnexpressibleOperation as exc:
             report.skipped.append(Skipped(op.name, exc.problem))
+            skipped.add(f"{op.method} {op.path}")
+            continue
+        if broken := verifier.problems(definition):
+            report.skipped.append(Skipped(op.name, unloadable(op.pointer, broken[0])))
             skipped.add(f"{op.method} {op.path}")
             continue
         where = f"{op.method} {op.path} ({op.pointer})"
@@ -350,15 +368,14 @@ def _check_filters(spec: str, found: list[Operation], selection: Selection) -> N
 
 def render(comments: Sequence[str], document: dict[str, Any]) -> str:
     """``document`` as YAML under ``comments``, one ``# `` line each."""
-    body = yaml.safe_dump(
-        document, sort_keys=False, allow_unicode=True, width=120, default_flow_style=None
-    )
-    return "".join(f"# {_one_line(line)}\n" for line in comments) + body
+    return "".join(f"# {_one_line(line)}\n" for line in comments) + dump(document)
 
 
 def _one_line(text: str) -> str:
     """``text`` safe in a YAML comment: a line break from the description would end the
     comment and let the description write keys of its own."""
+    if text.isprintable():
+        return text
     return "".join(
         char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
         for char in text

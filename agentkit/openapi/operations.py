@@ -21,6 +21,8 @@ SUPPORTED: Final = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", 
 _IGNORED_HEADERS: Final = frozenset({"accept", "content-type", "authorization"})
 _TEMPLATE_SYNTAX = re.compile(r"\{[{%#]|[}%#]\}")
 _PATH_TEMPLATE = re.compile(r"\{([^{}]+)\}")
+#: A parameter name a matrix path segment spells out (``;id=5``), inside a template string.
+_MATRIX_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _DELIMITERS: Final = {"form": ",", "simple": ",", "spaceDelimited": " ", "pipeDelimited": "|"}
 
 
@@ -206,8 +208,19 @@ class OperationConverter:
             self._object(name, location, param, spec, here, required and not nullable, request)
             return
         style = param.get("style") or ("simple" if location in ("path", "header") else "form")
-        if spec["type"] == "list" and (location == "cookie" or style not in _DELIMITERS):
+        prefixed = location == "path" and style in ("label", "matrix")
+        if prefixed and not _MATRIX_NAME.fullmatch(name):
+            self._cannot(name, location, here, f"a {style} parameter of this name", required)
+            return
+        explode = param.get("explode", style == "form") is True
+        if spec["type"] == "list" and (
+            location == "cookie"
+            or (style not in _DELIMITERS and not prefixed)
+            # a path value is one encoded segment: the ';' of ';id=a;id=b' would be sent %3B
+            or (style == "matrix" and explode)
+        ):
             what = "a list-valued cookie" if location == "cookie" else f"style {style!r}"
+            what += " exploded" if style == "matrix" and explode else ""
             self._cannot(name, location, here, what, required)
             return
         if location == "cookie" and not COOKIE_NAME.fullmatch(name):
@@ -221,15 +234,20 @@ class OperationConverter:
             given = f"inputs.{input_name}"
             value = f"('true' if {given} else 'false')" if spec["type"] == "boolean" else given
             request.cookies.append(
-                Cookie(name, value, None if required else f"{given} is not none")
+                Cookie(name, value, None if required and not nullable else f"{given} is not none")
             )
             return
         value = f"inputs.{input_name}"
-        if spec["type"] == "list":
-            explode = param.get("explode", style == "form")
-            if location != "query" or not explode:
+        if prefixed:
+            # label: .a,b (.a.b exploded); matrix: ;id=a,b
+            prefix = "." if style == "label" else f";{name}="
+            if spec["type"] == "list":
+                value = f"{value} | join('{'.' if explode else ','}')"
+            template = prefix + "{{ " + value + " }}"
+        else:
+            if spec["type"] == "list" and (location != "query" or not explode):
                 value = f"none if {value} is none else {value} | join('{_DELIMITERS[style]}')"
-        template = "{{ " + value + " }}"
+            template = "{{ " + value + " }}"
         if location == "path":
             request.path = request.path.replace("{" + name + "}", template)
         elif location == "query":

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeGuard
 
-from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
-from agentkit.toolerrors import AgentKitError
+from agentkit.openapi.reader import Resolver, pointer_join, problem, unexpressible
+from agentkit.toolerrors import UnexpressibleOperation
 
 #: How deep one schema may nest before the rest is kept free-form.
 MAX_DEPTH: Final = 8
@@ -66,9 +66,18 @@ class Notes:
             self.lines.append(line)
 
 
-class _Recursive(AgentKitError):
-    def __init__(self, ref: str) -> None:
-        super().__init__(ref)
+class _Recursive(UnexpressibleOperation):
+    """A schema that refers to itself through ``$ref``/``allOf``.
+
+    ``convert`` cuts it and keeps it free-form; where a caller flattens a schema it
+    needs whole (a request body, a 2xx response) it skips just that operation."""
+
+    def __init__(self, ref: str, pointer: str) -> None:
+        super().__init__(
+            problem(
+                pointer, "its allOf refers back to itself, so it cannot be merged into one schema"
+            )
+        )
         self.ref = ref
 
 
@@ -88,7 +97,7 @@ class SchemaConverter:
         node, pointer, refs = self.resolver.resolve(node, pointer)
         for ref in refs:
             if ref in stack:
-                raise _Recursive(ref)
+                raise _Recursive(ref, pointer)
         stack = (*stack, *refs)
         if not isinstance(node, dict):
             raise unexpressible(pointer, "expected a schema (a mapping)")

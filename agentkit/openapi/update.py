@@ -21,13 +21,15 @@ Nothing is written unless the result loads.
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
 from agentkit.declarative import load_tools
+from agentkit.declarative.sources import is_source_document
 from agentkit.declarative.yamlsource import locate, read_documents
 from agentkit.diff import BREAKING, Change, ToolDiff, diff_tools, next_version
 from agentkit.openapi.base import Entry, Lock
@@ -44,11 +46,14 @@ from agentkit.openapi.importer import (
 )
 from agentkit.openapi.merge import MISSING, Clash, merge_documents, same_but_version
 from agentkit.openapi.naming import NameTable
+from agentkit.openapi.verify import Verifier
 from agentkit.tool import Tool
 from agentkit.toolerrors import DefinitionError, UsageError
 
 _VERSION_LINE: Final = re.compile(r"^version:[^\n]*$", re.MULTILINE)
 _SHOWN: Final = 80
+#: The problems of a folder that does not load shown before "... and N more".
+_PROBLEMS_SHOWN: Final = 10
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,6 +150,7 @@ def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateR
     )
     report = UpdateReport(generation.report)
     folder = Folder(out)
+    _check_folder(folder)
     pending: list[_Merged] = []
     new_lock = Lock(
         description=Path(spec).name,
@@ -402,6 +408,52 @@ def _classify(folder: Folder, pending: list[_Merged], report: UpdateReport) -> N
 
 def _tracked(file: DefinitionFile, pending: list[_Merged]) -> bool:
     return any(merged.file is file for merged in pending)
+
+
+def _check_folder(folder: Folder) -> None:
+    """``UsageError`` when a document in the folder would not load.
+
+    A malformed tool (an edited ``input_schema``, a document made a list) is the
+    reviewer's to fix: merging over it would guess, or take it for a deletion.
+    The documents ``Folder`` read are checked in memory, as ``agentkit validate``
+    checks them, without building tools (loading the folder doubled an update's
+    time).
+    """
+    documents = [
+        (file, segment)
+        for file in folder.files.values()
+        for segment in file.segments
+        if segment.document is not None
+    ]
+    verifier = Verifier(
+        (
+            (str(file.path), segment.document)
+            for file, segment in documents
+            if is_source_document(segment.document)
+        ),
+        environ=os.environ,
+    )
+    problems = list(verifier.source_problems)
+    for file, segment in documents:
+        if is_source_document(segment.document):
+            continue
+        # Lines count from the segment's start; the file's are wanted.
+        offset = file.line_of(segment) - 1
+        problems += [
+            replace(problem, line=problem.line + offset)
+            for problem in verifier.problems(segment.document, path=str(file.path))
+        ]
+    if problems:
+        shown = "\n".join(f"  {problem}" for problem in problems[:_PROBLEMS_SHOWN])
+        more = (
+            f"\n  ... and {len(problems) - _PROBLEMS_SHOWN} more"
+            if len(problems) > _PROBLEMS_SHOWN
+            else ""
+        )
+        raise UsageError(
+            f"{folder.out} does not load as it is, so the update cannot tell what changes; "
+            f"fix it first (agentkit validate):\n{shown}{more}"
+        )
 
 
 def _load(

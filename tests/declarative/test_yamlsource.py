@@ -229,3 +229,24 @@ def test_the_pure_python_parser_is_bounded_and_located_too() -> None:
         check=True,
     )
     assert json.loads(result.stdout) == [[[1, 65]], [[1, 4]], [[1, 129]], [[1, 4]]]
+
+
+def test_a_plain_scalar_read_again_is_the_same_value_and_a_quoted_one_a_string() -> None:
+    text = "a: true\nb: 'true'\nc: true\nd: '1'\ne: 1\nf: [1, '1', 1.5, null, x, x]\n"
+    documents, problems = read_documents(text)
+    assert problems == []
+    assert documents[0][0] == yaml.safe_load(text)
+    assert documents[0][0] == {
+        "a": True,
+        "b": "true",
+        "c": True,
+        "d": "1",
+        "e": 1,
+        "f": [1, "1", 1.5, None, "x", "x"],
+    }
+
+
+def test_a_scalar_with_a_problem_is_reported_each_time_it_is_written() -> None:
+    long = "1" * (MAX_NUMBER_CHARS + 1)
+    problems = problem_messages(f"a: {long}\nb: {long}\n")
+    assert [problem.split(":")[0] for problem in problems] == ["1", "2"]

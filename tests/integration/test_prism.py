@@ -2,10 +2,12 @@
 
 Prism (npm ``@stoplight/prism-cli``, pinned in ``package-lock.json``) answers a
 request only when it is valid for the description it serves, with a reply it
-builds from the operation's 2xx schema. Every GET operation of the GitHub
-subset is imported and called through the executor: each must be a valid
+builds from the operation's 2xx schema. Every GET operation of each chosen
+description is imported and called through the executor: each must be a valid
 request (Prism answers 2xx) and its reply must pass the tool's output
-validation.
+validation. The descriptions: the GitHub subset (41 GETs) and three of
+oas-examples that need no credentials (response shapes, path-level
+parameters, a description without servers).
 """
 
 from __future__ import annotations
@@ -15,14 +17,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from agentkit import ToolExecutor, ToolRegistry, load_tools
 from agentkit.openapi import Selection, import_openapi
 
-GITHUB = (
-    Path(__file__).resolve().parents[1] / "fixtures" / "openapi" / "github" / "api.github.com.json"
-)
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openapi"
+DESCRIPTIONS = [
+    pytest.param(FIXTURES / "github" / "api.github.com.json", id="github"),
+    pytest.param(
+        FIXTURES / "oas-examples" / "3.0" / "response-schemas.json", id="response-schemas"
+    ),
+    pytest.param(
+        FIXTURES / "oas-examples" / "3.0" / "parameters-common.json", id="parameters-common"
+    ),
+    pytest.param(FIXTURES / "oas-examples" / "3.0" / "link-example.json", id="link-example"),
+]
 _SAMPLES: dict[str, Any] = {
     "string": "octocat",
     "integer": 1,
@@ -59,20 +70,18 @@ def error_keys(definition: dict[str, Any]) -> set[str]:
     return {key for mapping in responses.values() for key in mapping}
 
 
+@pytest.mark.parametrize("description", DESCRIPTIONS)
 def test_every_imported_get_operation_is_a_valid_request_with_a_valid_reply(
-    prism: Callable[[Path], str], tmp_path: Path
+    prism: Callable[[Path], str], tmp_path: Path, description: Path
 ) -> None:
-    document = json.loads(GITHUB.read_text(encoding="utf-8"))
-    gets = [
-        (path, item["get"]["operationId"])
-        for path, item in document["paths"].items()
-        if "get" in item
-    ]
-    out = tmp_path / "github"
-    report = import_openapi(GITHUB, source="github", out=out, selection=Selection(methods=["GET"]))
+    document = json.loads(description.read_text(encoding="utf-8"))
+    gets = [path for path, item in document["paths"].items() if "get" in item]
+    out = tmp_path / "api"
+    selection = Selection(methods=["GET"])
+    report = import_openapi(description, source="api", out=out, selection=selection)
     assert report.skipped == []
     registry = ToolRegistry()
-    load_tools(out, registry=registry, environ={"GITHUB_BASE_URL": prism(GITHUB)})
+    load_tools(out, registry=registry, environ={"API_BASE_URL": prism(description)})
     assert len(registry) == len(gets)
     executor = ToolExecutor()
     failed: dict[str, str] = {}

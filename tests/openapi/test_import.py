@@ -346,6 +346,55 @@ def test_a_ref_loop_skips_the_operation_and_the_rest_import(tmp_path: Path) -> N
     assert (out / "fine.yaml").exists()
 
 
+_SELF_ALLOF = {"$ref": "#/components/schemas/N"}
+
+
+@pytest.mark.parametrize(
+    "operation",
+    [
+        {"requestBody": {"content": {"application/json": {"schema": _SELF_ALLOF}}}},
+        {
+            "requestBody": {
+                "content": {"application/x-www-form-urlencoded": {"schema": _SELF_ALLOF}}
+            }
+        },
+        {"requestBody": {"content": {"multipart/form-data": {"schema": _SELF_ALLOF}}}},
+        {
+            "responses": {
+                "200": {
+                    "description": "ok",
+                    "content": {"application/json": {"schema": _SELF_ALLOF}},
+                }
+            }
+        },
+    ],
+    ids=["json-body", "form-body", "multipart-body", "2xx-response"],
+)
+def test_a_self_referencing_allof_skips_only_its_operation(
+    tmp_path: Path, operation: dict[str, Any]
+) -> None:
+    spec = write_spec(
+        tmp_path,
+        minimal(
+            {
+                "/n": {"post": {"operationId": "selfish", "responses": OK, **operation}},
+                "/fine": {"get": {"operationId": "fine", "responses": OK}},
+            },
+            components={"schemas": {"N": {"allOf": [_SELF_ALLOF]}}},
+        ),
+    )
+    out, report = imported(tmp_path, spec, source="api")
+    assert [(s.operation, str(s.problem)) for s in report.skipped] == [
+        (
+            "selfish",
+            "#/components/schemas/N: its allOf refers back to itself, so it cannot be merged "
+            "into one schema",
+        )
+    ]
+    assert (out / "fine.yaml").exists()
+    assert load_tools(out)
+
+
 def test_required_parameters_that_cannot_be_sent_skip_the_operation(tmp_path: Path) -> None:
     spec = write_spec(
         tmp_path,

@@ -295,7 +295,13 @@ def test_deep_object_and_form_object_parameters_are_flattened(tmp_path: Path) ->
             "required cookie parameter \"x'~inputs~'\": a cookie name that is not a token is not supported",
         ),
     ],
-    ids=["form-unexploded", "header-object", "free-form", "cookie-name", "cookie-quote"],
+    ids=[
+        "form-unexploded",
+        "header-object",
+        "free-form",
+        "cookie-name",
+        "cookie-quote",
+    ],
 )
 def test_parameters_that_cannot_be_sent_skip_the_operation_with_a_reason(
     tmp_path: Path, parameter: dict[str, Any], message: str
@@ -313,6 +319,21 @@ COOKIES = [
     {"name": "theme", "in": "cookie", "schema": {"type": "string"}},
     {"name": "beta", "in": "cookie", "schema": {"type": "boolean"}},
 ]
+#: Required but nullable: the input is optional, and a null cookie is left out.
+NULLABLE = [
+    {
+        "name": "sid",
+        "in": "cookie",
+        "required": True,
+        "schema": {"type": "string", "nullable": True},
+    },
+    {
+        "name": "beta",
+        "in": "cookie",
+        "required": True,
+        "schema": {"type": "boolean", "nullable": True},
+    },
+]
 
 
 @pytest.mark.parametrize(
@@ -327,8 +348,22 @@ COOKIES = [
         (COOKIES, {"sid": "s", "theme": "dark", "beta": True}, "sid=s; theme=dark; beta=true"),
         (COOKIES, {"sid": "s", "beta": False}, "sid=s; beta=false"),
         (COOKIES[1:], {}, None),
+        (NULLABLE, {}, None),
+        (NULLABLE, {"sid": None, "beta": None}, None),
+        (NULLABLE, {"beta": False}, "beta=false"),
+        (NULLABLE, {"sid": "s"}, "sid=s"),
     ],
-    ids=["one-encoded", "injection", "all", "some", "none"],
+    ids=[
+        "one-encoded",
+        "injection",
+        "all",
+        "some",
+        "none",
+        "nullable-omitted",
+        "nullable-null",
+        "nullable-false",
+        "nullable-given",
+    ],
 )
 def test_cookie_parameters_are_sent_as_one_cookie_header(
     tmp_path: Path, cookies: list[dict[str, Any]], arguments: dict[str, Any], sent: str | None
@@ -464,3 +499,74 @@ def test_an_api_key_cookie_echoed_back_is_redacted(tmp_path: Path) -> None:
         result = ToolExecutor(credentials={"api-key": "hunter2 pw"}).execute(registry["a"], {})
     assert result.succeeded, result.error
     assert result.output == {"seen": "***"}  # the header rendered from the key, whole
+
+
+@pytest.mark.parametrize(
+    ("style", "explode", "sent"),
+    [
+        # a path value is one segment: its comma is sent encoded, as with the simple style
+        ("label", False, "/r/.5/.a%2Cb"),
+        ("label", True, "/r/.5/.a.b"),
+        ("matrix", False, "/r/;id=5/;ids=a%2Cb"),
+    ],
+)
+def test_label_and_matrix_path_parameters(
+    tmp_path: Path, style: str, explode: bool, sent: str
+) -> None:
+    parameters = [
+        {
+            "name": "id",
+            "in": "path",
+            "required": True,
+            "style": style,
+            "schema": {"type": "integer"},
+        },
+        {
+            "name": "ids",
+            "in": "path",
+            "required": True,
+            "style": style,
+            "explode": explode,
+            "schema": {"type": "array", "items": {"type": "string"}},
+        },
+    ]
+    paths: list[str] = []
+
+    def note(handler: Handler) -> None:
+        paths.append(handler.path)
+        handler.reply(200, {})
+
+    with serve({sent: note}) as origin:
+        document = minimal(
+            {
+                "/r/{id}/{ids}": {
+                    "get": {"operationId": "op", "parameters": parameters, "responses": OK}
+                }
+            },
+            servers=[{"url": origin}],
+        )
+        out, report = imported(tmp_path, write_spec(tmp_path, document), source="api")
+        assert not report.skipped
+        assert main(["validate", "--strict", str(out)]) == 0
+        result = _call(out, {"id": 5, "ids": ["a", "b"]})
+    assert result.succeeded, result.error
+    assert paths == [sent]
+
+
+def test_an_exploded_matrix_list_skips_the_operation(tmp_path: Path) -> None:
+    parameter = {
+        "name": "f",
+        "in": "path",
+        "required": True,
+        "style": "matrix",
+        "explode": True,
+        "schema": {"type": "array", "items": {"type": "string"}},
+    }
+    document = minimal(
+        {"/r/{f}": {"get": {"operationId": "op", "parameters": [parameter], "responses": OK}}}
+    )
+    _, report = imported(tmp_path, write_spec(tmp_path, document), source="api")
+    assert [str(s.problem) for s in report.skipped] == [
+        "#/paths/~1r~1{f}/get/parameters/0: required path parameter 'f': style 'matrix' "
+        "exploded is not supported"
+    ]

@@ -196,6 +196,54 @@ def test_a_broken_lock_file_is_a_located_error(tmp_path: Path, reviewed: Path) -
         update_openapi(TRACKER, source="tracker", out=reviewed)
 
 
+@pytest.mark.parametrize(
+    "selection",
+    [{"tags": 5}, {"methods": [5]}, {"deprecated": "yes"}],
+    ids=["tags-int", "methods-int-item", "deprecated-str"],
+)
+def test_a_lock_with_a_malformed_selection_is_a_located_error(
+    reviewed: Path, selection: dict[str, Any]
+) -> None:
+    lock = json.loads((reviewed / LOCK).read_text())
+    lock["selection"] = selection
+    (reviewed / LOCK).write_text(json.dumps(lock))
+    with pytest.raises(
+        UsageError, match=r"tracker\.openapi-lock\.json: not a lock file agentkit wrote .*selection"
+    ):
+        update_openapi(TRACKER, source="tracker", out=reviewed)
+
+
+@pytest.mark.parametrize(
+    ("edited", "problem"),
+    [
+        ("input_schema: 5\n", r"list_issues\.yaml:\d+:\d+: input_schema: expected a mapping"),
+        ("input_schema: {parameters: 5}\n", r"input_schema\.parameters: expected a list"),
+        ("input_schema: {parameters: [5]}\n", r"input_schema\.parameters\[0\]: expected a mapping"),
+        ("- 1\n", r"list_issues\.yaml:1:1: a tool definition must be a mapping"),
+        ("just words\n", r"list_issues\.yaml:1:1: a tool definition must be a mapping"),
+    ],
+    ids=["schema-int", "parameters-int", "parameter-int", "file-a-list", "file-a-scalar"],
+)
+def test_a_malformed_tool_file_is_for_the_reviewer_to_fix_first(
+    tmp_path: Path, reviewed: Path, edited: str, problem: str
+) -> None:
+    path = reviewed / "list_issues.yaml"
+    text = path.read_text()
+    if edited.startswith("input_schema"):
+        head, _, rest = text.partition("input_schema:\n")
+        tail = re.sub(r"\A(?:[ -].*\n)*", "", rest)
+        text = head + edited + tail
+    else:
+        text = edited
+    path.write_text(text)
+    before = {file.name: file.read_text() for file in reviewed.iterdir()}
+    spec = write(tmp_path / "v2.json", newer(description()))
+    with pytest.raises(UsageError, match=r"fix it first \(agentkit validate\)") as caught:
+        update_openapi(spec, source="tracker", out=reviewed)
+    assert re.search(problem, str(caught.value))
+    assert {file.name: file.read_text() for file in reviewed.iterdir()} == before
+
+
 # -- the command ---------------------------------------------------------------------------
 
 

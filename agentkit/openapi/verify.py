@@ -1,0 +1,67 @@
+"""Each generated definition checked as ``agentkit validate`` would check it.
+
+The converters aim to write only what loads, but a description can hold what they
+did not foresee (a header name with a colon, ``maximum: NaN``, a path key that is
+a number): rather than write a folder ``validate`` rejects, the import checks
+every document it made, in memory, against the source it made, with the loader's
+own rules and no environment variables (the ``${VAR:-default}`` defaults).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from agentkit.declarative.definition import parse_definition
+from agentkit.declarative.environment import Environment, Substituter
+from agentkit.declarative.problems import ProblemLog, Problems
+from agentkit.declarative.sources import SourceTable, parse_source
+from agentkit.openapi.reader import problem
+from agentkit.toolerrors import DefinitionProblem, DescriptionProblem
+
+_START = (1, 1)
+
+
+class Verifier:
+    """Checks source documents once, then each tool document against them.
+
+    ``environ`` is what ``${VAR}`` may name: none by default (an import's own
+    ``${VAR:-default}``), the process's for a folder a reviewer keeps (``--update``).
+    """
+
+    def __init__(
+        self,
+        sources: Iterable[tuple[str, Any]],
+        *,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.environment = Environment.load(environ={} if environ is None else environ)
+        self.sources = SourceTable()
+        log = ProblemLog()
+        for path, source in sources:
+            problems = Problems(path, source, _START, log)
+            parsed = parse_source(source, problems, Substituter(self.environment, problems))
+            if parsed is not None:
+                self.sources.sources[str(source["source"])] = parsed
+        #: What is wrong with the source documents themselves.
+        self.source_problems: list[DefinitionProblem] = list(log.shown)
+
+    def problems(self, document: Any, *, path: str = "tool") -> list[DefinitionProblem]:
+        """What ``agentkit validate`` would say about ``document``; empty when it loads."""
+        log = ProblemLog()
+        parse_definition(
+            document,
+            Problems(path, document, _START, log),
+            text="",
+            document=0,
+            environment=self.environment,
+            sources=self.sources,
+        )
+        return list(log.shown)
+
+
+def unloadable(pointer: str, found: DefinitionProblem) -> DescriptionProblem:
+    """``found`` (in a generated document) as a problem of the description at ``pointer``."""
+    text = f"would write a definition that does not load: {found.field}: {found.message}"
+    # A field can be a header name from the description, line breaks and all.
+    return problem(pointer, "".join(c if c.isprintable() else repr(c)[1:-1] for c in text))
