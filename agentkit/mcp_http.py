@@ -113,30 +113,46 @@ class HttpOptions:
     allow_unconfirmed: bool = False
 
 
+def _split_address(text: str) -> tuple[str, str | None]:
+    """``[IPv6]:PORT``, ``HOST:PORT`` or ``HOST`` -> ``(host, port text or None)``.
+
+    Raises ``ValueError`` saying what is wrong with a bracketed address.
+    """
+    if text.startswith("["):
+        end = text.find("]")
+        if end < 0:
+            raise ValueError("an IPv6 address needs its closing ']'")
+        host, rest = text[1:end], text[end + 1 :]
+        if rest and not rest.startswith(":"):
+            raise ValueError("expected ':PORT' after ']'")
+        return host, rest[1:] if rest else None
+    if ":" in text:
+        host, port = text.rsplit(":", 1)
+        return host, port
+    return text, None
+
+
+def _is_port(text: str) -> bool:
+    """ASCII digits naming a port, 0 to 65535 (``isdigit`` alone takes superscript and Arabic-Indic digits)."""
+    return text.isascii() and text.isdigit() and int(text) <= 65535
+
+
 def parse_address(text: str) -> tuple[str, int]:
     """``HOST:PORT``, ``HOST``, ``:PORT`` or ``[IPv6]:PORT`` -> ``(host, port)``."""
-    host, port = DEFAULT_HOST, DEFAULT_PORT
     rest = text.strip()
-    if rest.startswith("["):
-        end = rest.find("]")
-        if end < 0:
-            raise SemanticError(f"--http {text!r}: an IPv6 address needs its closing ']'")
-        host, rest = rest[1:end], rest[end + 1 :]
-        if rest and not rest.startswith(":"):
-            raise SemanticError(f"--http {text!r}: expected ':PORT' after ']'")
-        rest = rest[1:]
-    elif ":" in rest:
-        given, rest = rest.rsplit(":", 1)
-        host = given or host
-    else:
-        host, rest = rest or host, ""
-    if rest:
-        if not rest.isdigit() or not 0 <= int(rest) <= 65535:
-            raise SemanticError(
-                f"--http {text!r}: the port must be a number from 0 to 65535, got {rest!r}"
-            )
-        port = int(rest)
-    return host, port
+    try:
+        host, port = _split_address(rest)
+    except ValueError as exc:
+        raise SemanticError(f"--http {text!r}: {exc}") from None
+    if not rest.startswith("["):
+        host = host or DEFAULT_HOST
+    if not port:
+        return host, DEFAULT_PORT
+    if not _is_port(port):
+        raise SemanticError(
+            f"--http {text!r}: the port must be a number from 0 to 65535, got {port!r}"
+        )
+    return host, int(port)
 
 
 def read_tokens(*, file: str | None = None, env: str | None = None) -> tuple[str, ...]:
@@ -225,19 +241,17 @@ def parse_endpoint_path(text: str) -> str:
 
 def _is_host_and_port(text: str) -> bool:
     """``HOST``, ``HOST:PORT``, ``HOST:*``, ``[IPv6]`` or ``[IPv6]:PORT``."""
+    try:
+        host, port = _split_address(text)
+    except ValueError:
+        return False
     if text.startswith("["):
-        end = text.find("]")
-        host, port = text[1:end], text[end + 1 :]
-        if end < 0 or (port and not port.startswith(":")):
-            return False
-        sep, port = port[:1], port[1:]
         valid_host = bool(host) and all(char in "0123456789abcdefABCDEF:." for char in host)
     else:
-        host, sep, port = text.partition(":")
         valid_host = bool(host) and all(char.isalnum() or char in ".-" for char in host)
-    if not sep:
+    if port is None:
         return valid_host
-    return valid_host and (port == "*" or (port.isdigit() and int(port) < 65536))
+    return valid_host and (port == "*" or _is_port(port))
 
 
 def parse_allowed_host(text: str) -> str:

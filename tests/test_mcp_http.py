@@ -311,6 +311,8 @@ def test_parse_address(text: str, expected: tuple[str, int]) -> None:
         ),
         pytest.param("host:70000", "got '70000'", id="too-big"),
         pytest.param("[::1:80", "closing ']'", id="unclosed"),
+        pytest.param("host:\u00b2", "got '\u00b2'", id="superscript-digit"),
+        pytest.param("host:\u0661\u0662", "got '\u0661\u0662'", id="arabic-digits"),
     ],
 )
 def test_parse_address_refuses(text: str, message: str) -> None:
@@ -381,6 +383,11 @@ def test_read_tokens_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
             ["--http", "--allowed-host", "tools.example.com:port"],
             "--allowed-host 'tools.example.com:port': expected HOST, HOST:PORT or HOST:*",
             id="host-port",
+        ),
+        pytest.param(
+            ["--http", "--allowed-host", "tools.example.com:\u00b2"],
+            "expected HOST, HOST:PORT or HOST:*",
+            id="host-port-not-ascii",
         ),
         pytest.param(
             ["--http", "nowhere.invalid:0"],
