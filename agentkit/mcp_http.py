@@ -133,7 +133,11 @@ def _split_address(text: str) -> tuple[str, str | None]:
 
 
 def _is_port(text: str) -> bool:
-    """ASCII digits naming a port, 0 to 65535 (``isdigit`` alone takes superscript and Arabic-Indic digits)."""
+    """ASCII digits naming a port, 0 to 65535.
+
+    ``isdigit`` alone also takes superscript and Arabic-Indic digits, which ``int``
+    refuses or reads as another number.
+    """
     return text.isascii() and text.isdigit() and int(text) <= 65535
 
 
