@@ -90,7 +90,7 @@ def test_a_client_without_the_elicitation_capability_gets_a_clear_error(server: 
     assert result.content[0].text == (
         "Error: Tool 'ask_async' failed: ElicitationError: the client cannot be asked: "
         "it did not declare the elicitation capability, or the connection has no way back "
-        "to it (a stateless server, MCP 2026-07-28)"
+        "to it (a stateless server's session)"
     )
 
 
