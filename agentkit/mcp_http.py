@@ -56,6 +56,7 @@ from agentkit.credentials import CredentialsManager
 from agentkit.mcp_fast import FastPath
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, CallLimits
 from agentkit.mcp_reload import Reloader, ServedTools
+from agentkit.mcp_rounds import Rounds
 from agentkit.mcp_server import build_server
 from agentkit.toolerrors import SemanticError
 from agentkit.toolexecutor import ToolExecutor
@@ -380,9 +381,12 @@ class _State:
     """What /readyz reports (ready once the tools are loaded and the endpoint runs, not
     while draining) and the calls' admission, which draining closes."""
 
-    def __init__(self, tools: ServedTools, limits: CallLimits, fast: FastPath) -> None:
+    def __init__(
+        self, tools: ServedTools, limits: CallLimits, rounds: Rounds, fast: FastPath
+    ) -> None:
         self.tools = tools
         self.limits = limits
+        self.rounds = rounds
         self.fast = fast
         self.ready = False
 
@@ -413,6 +417,7 @@ def build_app(
         queue_timeout=options.call_timeout,
     )
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
+    rounds = Rounds()
     server = build_server(
         served,
         executor,
@@ -422,6 +427,7 @@ def build_app(
         # A stateless session lasts one request: there is no one to tell of a reload.
         announce=not options.stateless,
         allow_unconfirmed=options.allow_unconfirmed,
+        rounds=rounds,
     )
     security = _security(options)
     manager = StreamableHTTPSessionManager(
@@ -431,7 +437,7 @@ def build_app(
         max_request_body_size=options.max_request_bytes,
     )
     fast = FastPath(server, manager, security=security, max_request_bytes=options.max_request_bytes)
-    state = _State(served, limits, fast)
+    state = _State(served, limits, rounds, fast)
     endpoint: ASGIApp = _Endpoint(manager, state, fast)
     middleware: list[Middleware] = []
     if options.tokens:
@@ -572,6 +578,9 @@ class _DrainingServer(uvicorn.Server):
         # Listen streams (2026-07-28 clients waiting to hear of reloads) end gracefully:
         # each gets its final answer now, not a dropped connection later.
         state.tools.listen.close()
+        # A call waiting for a 2026-07-28 client's answer would wait in vain: no round
+        # reaches a closed listener. It ends now, having done nothing.
+        state.rounds.close()
         running = state.limits.in_flight
         if running:
             print(f"agentkit: draining {running} calls in flight", file=sys.stderr, flush=True)
