@@ -21,7 +21,7 @@ from agentkit.tool import Tool
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 from tests.declarative import loopback
-from tests.mcp_serving import Served, serving, session, stdio_session
+from tests.mcp_serving import Served, server_fixture, serving, session, stdio_session
 
 SECRET = "tok-confirm-secret-0123456789"
 WAIT_SECONDS = 60
@@ -85,10 +85,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory, upstream: tuple[str, Upstre
     return tools
 
 
-@pytest.fixture(scope="module")
-def server(folder: Path) -> Iterator[Served]:
-    with serving(["--tools", str(folder)], env={"API_TOKEN": SECRET}) as served:
-        yield served
+server = server_fixture(env={"API_TOKEN": SECRET})
 
 
 class User:
@@ -126,7 +123,9 @@ def test_accepted_the_request_shown_is_the_request_sent(
     # "by <secret>" is rendered from the credential: the call's redactor masks it whole.
     assert asked == (
         "Tool 'close_issue' wants to send this request:\n"
-        f"POST {origin}/issues/close?key=***\n\n"
+        f"POST {origin}/issues/close?key=***\n"
+        "Content-Length: 77\n"
+        "Content-Type: application/json\n\n"
         '{"number": 7, "reason": "spam", "signed": "***"}\n\n'
         "Allow it?"
     )
