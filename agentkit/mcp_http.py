@@ -54,6 +54,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agentkit.credentials import CredentialsManager
+from agentkit.mcp_fast import FastPath
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, CallLimits
 from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.mcp_rounds import Rounds
@@ -458,10 +459,13 @@ class _State:
     """What /readyz reports (ready once the tools are loaded and the endpoint runs, not
     while draining) and the calls' admission, which draining closes."""
 
-    def __init__(self, tools: ServedTools, limits: CallLimits, rounds: Rounds) -> None:
+    def __init__(
+        self, tools: ServedTools, limits: CallLimits, rounds: Rounds, fast: FastPath
+    ) -> None:
         self.tools = tools
         self.limits = limits
         self.rounds = rounds
+        self.fast = fast
         self.ready = False
 
 
@@ -503,14 +507,16 @@ def build_app(
         allow_unconfirmed=options.allow_unconfirmed,
         rounds=rounds,
     )
+    security = _security()
     manager = StreamableHTTPSessionManager(
         app=server,
         stateless=options.stateless,
-        security_settings=_security(),
+        security_settings=security,
         max_request_body_size=options.max_request_bytes,
     )
-    state = _State(served, limits, rounds)
-    endpoint: ASGIApp = _Endpoint(manager, state, options)
+    fast = FastPath(server, manager, security=security, max_request_bytes=options.max_request_bytes)
+    state = _State(served, limits, rounds, fast)
+    endpoint: ASGIApp = _Endpoint(manager, state, fast, options)
     middleware: list[Middleware] = []
     if options.tokens:
         endpoint = RequireAuthMiddleware(endpoint, required_scopes=[])
@@ -566,10 +572,15 @@ class _Endpoint:
     """
 
     def __init__(
-        self, manager: StreamableHTTPSessionManager, state: _State, options: HttpOptions
+        self,
+        manager: StreamableHTTPSessionManager,
+        state: _State,
+        fast: FastPath,
+        options: HttpOptions,
     ) -> None:
         self._manager = manager
         self._state = state
+        self._fast = fast
         self._options = options
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -587,14 +598,19 @@ class _Endpoint:
             logger.warning("%s (got %s)", reason, ascii(sent[:200]))
             await PlainTextResponse(reason, status_code=status)(scope, receive, send)
             return
-        if self._state.limits.closed and scope.get("method") == "POST":
-            refusal = JSONResponse(
-                {"error": "shutting down, retry on another instance"},
-                status_code=503,
-                headers={"Retry-After": "1"},
-            )
-            await refusal(scope, receive, send)
-            return
+        if scope.get("method") == "POST":
+            if self._state.limits.closed:
+                refusal = JSONResponse(
+                    {"error": "shutting down, retry on another instance"},
+                    status_code=503,
+                    headers={"Retry-After": "1"},
+                )
+                await refusal(scope, receive, send)
+                return
+            rest = await self._fast.handle(scope, receive, send)
+            if rest is None:
+                return
+            receive = rest
         await self._manager.handle_request(scope, receive, send)
 
 
@@ -612,7 +628,10 @@ def _is_loopback(host: str) -> bool:
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not the default 0: asyncio sets TCP_NODELAY only on sockets that
+    # say they are TCP, and without it every answer written in two parts (headers,
+    # body) waits out the client's delayed ACK, some 40 ms a call.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
