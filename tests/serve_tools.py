@@ -98,3 +98,26 @@ def unencodable(kind: str) -> Any:
         answer = elicit(f"Delete {name}?", {"type": "object", "properties": {}})
         return {"file": answer.action}
     return {"file": name}
+
+
+def steps(count: int) -> dict[str, Any]:
+    """Report ``count`` steps of progress, then say how many there were."""
+    from agentkit.progress import report_progress
+
+    for done in range(1, count + 1):
+        report_progress(done=done, total=count, message=f"step {done}")
+    return {"steps": count}
+
+
+def token_size(credentials: Mapping[str, str]) -> dict[str, Any]:
+    """How long the caller's token is (never the token): tells two callers apart."""
+    return {"size": len(credentials["api-token"])}
+
+
+async def wait_for(path: str) -> dict[str, Any]:
+    """Wait (at most 60 s) until the test creates ``path``: a call as long as the test needs."""
+    for _ in range(6000):
+        if Path(path).exists():
+            return {"waited": True}
+        await asyncio.sleep(0.01)
+    return {"waited": False}
