@@ -289,16 +289,13 @@ def _describe_parameter(param: Parameter) -> str:
 
 
 def _read_input_file(name: str) -> str:
+    from agentkit.textfile import TextFileError, read_text_file
+
     try:
-        data = Path(name).read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(
-            f"--input-file {name}: not UTF-8 text (byte {exc.start + 1}); save it as UTF-8 JSON"
-        ) from None
+        return read_text_file(name, what="an input file")
+    except TextFileError as exc:
+        where = f"{name}:{exc.line}:{exc.column}" if exc.line else name
+        raise UsageError(f"--input-file {where}: {exc.message}") from None
 
 
 def cmd_call(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from agentkit.textfile import TextFileError, read_text_file
 from agentkit.toolerrors import CredentialError, SemanticError
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "SecretsFileProvider",
     "environment_name",
     "read_env_file",
+    "read_user_file",
 ]
 
 _NOT_ALPHANUMERIC = re.compile(r"[^A-Za-z0-9]")
@@ -118,13 +120,20 @@ def read_env_file(path: str | os.PathLike[str], what: str = "env file") -> dict[
 
     Raises ``SemanticError`` naming ``what``, the path and the line, never a value.
     """
+    return _parse_env_lines(read_user_file(path, what), os.fspath(path))
+
+
+def read_user_file(path: str | os.PathLike[str], what: str) -> str:
+    """``read_text_file`` for a file an option names (``what``: "env file", "the token
+    file"): a regular file, at most ``MAX_FILE_BYTES``, UTF-8 with or without a BOM.
+
+    Raises ``SemanticError`` naming ``what``, the path and the line, never the text.
+    """
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SemanticError(f"Cannot read {what} {path}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise SemanticError(f"{what.capitalize()} {path} is not UTF-8 text") from exc
-    return _parse_env_lines(text, os.fspath(path))
+        return read_text_file(path)
+    except TextFileError as exc:
+        where = f"{os.fspath(path)}:{exc.line}:{exc.column}" if exc.line else os.fspath(path)
+        raise SemanticError(f"Cannot read {what} {where}: {exc.message}") from None
 
 
 def _parse_env_lines(text: str, path: str) -> dict[str, str]:

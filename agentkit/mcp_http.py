@@ -32,7 +32,6 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, final
 
@@ -53,7 +52,7 @@ from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from agentkit.credentials import CredentialsManager
+from agentkit.credentials import CredentialsManager, read_user_file
 from agentkit.mcp_fast import FastPath
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, CallLimits
 from agentkit.mcp_reload import Reloader, ServedTools
@@ -172,11 +171,7 @@ def read_tokens(*, file: str | None = None, env: str | None = None) -> tuple[str
     """
     tokens: list[str] = []
     if file:
-        try:
-            text = Path(file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = getattr(exc, "strerror", None) or "not UTF-8 text"
-            raise SemanticError(f"Cannot read the token file {file}: {reason}") from exc
+        text = read_user_file(file, "the token file")
         for number, line in enumerate(text.splitlines(), start=1):
             token = line.strip()
             if token and not token.startswith("#"):

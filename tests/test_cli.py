@@ -269,7 +269,7 @@ def test_a_failed_call_exits_1_with_the_result(capsys: pytest.CaptureFixture[str
         ),
         pytest.param(
             ["call", "text_stats", "--input-file", "/nonexistent.json"],
-            "cannot read /nonexistent.json",
+            "--input-file /nonexistent.json: cannot read: No such file",
             id="file",
         ),
         pytest.param(

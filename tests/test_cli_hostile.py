@@ -47,14 +47,16 @@ FILES = {
         pytest.param(["--input", ""], "--input: not valid JSON", id="empty"),
         pytest.param(["--input", "null"], "expected a JSON object", id="null"),
         pytest.param(["--input", '"\udcff"'], "expected a JSON object", id="lone-surrogate"),
-        pytest.param(["--input-file", "latin1.json"], "not UTF-8 text (byte 14)", id="latin-1"),
+        pytest.param(["--input-file", "latin1.json"], "not UTF-8 text (byte 0xe9)", id="latin-1"),
         pytest.param(["--input-file", "binary.json"], "not UTF-8 text", id="binary"),
         pytest.param(["--input-file", "empty.json"], "not valid JSON", id="empty-file"),
-        pytest.param(["--input-file", "bom.json"], "not valid JSON", id="byte-order-mark"),
         pytest.param(["--input-file", "deep.json"], "nested more than 64", id="deep-file"),
         pytest.param(["--input-file", "nan.json"], "NaN is not", id="nan-file"),
-        pytest.param(["--input-file", "."], "cannot read .: Is a directory", id="directory"),
-        pytest.param(["--input-file", "missing.json"], "cannot read missing.json", id="missing"),
+        pytest.param(["--input-file", "."], "--input-file .: not a regular file", id="directory"),
+        pytest.param(["--input-file", "missing.json"], "missing.json: cannot read", id="missing"),
+        pytest.param(
+            ["--input-file", "latin1.json"], "--input-file latin1.json:1:14: not UTF-8", id="where"
+        ),
         pytest.param(["extra=" + "[" * 3000 + "]" * 3000], None, id="deep-list-argument"),
     ],
 )
@@ -76,6 +78,77 @@ def test_hostile_call_input_is_an_error_not_a_traceback(
         assert err.startswith("error: ")
         assert message in err
     assert "Traceback" not in err
+
+
+# -- files options name: regular files only, capped, a BOM allowed --------------------------------
+
+
+def _special(tmp_path: Path, kind: str) -> str:
+    """A path of ``kind``: a FIFO nobody writes to, a sparse file over the cap, a folder."""
+    path = tmp_path / kind
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "big":
+        with path.open("wb") as file:
+            file.truncate(300 * 1024 * 1024)  # sparse: the size a reader would believe
+    else:
+        path.mkdir()
+    return str(path)
+
+
+FILE_OPTIONS = [
+    pytest.param(["call", "text_stats", "--input-file"], "--input-file", id="input-file"),
+    pytest.param(
+        ["call", "text_stats", "text=x", "--credentials-file"], "secrets file", id="credentials"
+    ),
+    pytest.param(["call", "text_stats", "text=x", "--env-file"], "env file", id="env-file"),
+]
+
+
+@pytest.mark.parametrize(("argv", "named"), FILE_OPTIONS)
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        pytest.param("fifo", "not a regular file", id="fifo"),
+        pytest.param("big", "the file is over 1048576 bytes", id="over-the-cap"),
+        pytest.param("folder", "not a regular file", id="folder"),
+    ],
+)
+def test_a_file_option_reads_only_a_regular_file_within_the_cap(
+    tmp_path: Path, argv: list[str], named: str, kind: str, message: str
+) -> None:
+    # A child process, bounded: a FIFO that blocked, or a file read whole, would show.
+    path = _special(tmp_path, kind)
+    command = [*argv, path, "--tools", str(ROOT / "tools.d")]
+    done = run_bounded(
+        f"import sys\nfrom agentkit.cli import main\nsys.exit(main({command!r}))",
+        memory_bytes=200 * 1024 * 1024,
+    )
+    assert done.returncode == 2
+    assert f"{named} {path}: {message}" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def test_a_byte_order_mark_is_read_past_in_every_file_option(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "input.json").write_bytes(BOM + b'{"text": "one two"}')
+    (tmp_path / "secrets.env").write_bytes(BOM + b"UNUSED_TOKEN=abc\n")
+    (tmp_path / "vars.env").write_bytes(BOM + b"UNUSED=1\n")
+    code, out, err = run(
+        capsys,
+        "call",
+        "text_stats",
+        "--input-file", str(tmp_path / "input.json"),
+        "--credentials-file", str(tmp_path / "secrets.env"),
+        "--env-file", str(tmp_path / "vars.env"),
+        "--tools", str(ROOT / "tools.d"),
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    assert json.loads(out)["output"]["words"] == 2
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -468,6 +469,23 @@ def test_serve_usage_errors_exit_2_without_a_traceback(
     err = capsys.readouterr().err
     assert message in err
     assert "Traceback" not in err
+
+
+def test_a_token_file_with_a_byte_order_mark_is_read_past_it(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_bytes(b"\xef\xbb\xbf" + f"{TOKEN}\r\n{OTHER_TOKEN}\r\n".encode())
+    assert read_tokens(file=str(tokens)) == (TOKEN, OTHER_TOKEN)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_token_file_must_be_a_regular_file(tmp_path: Path, kind: str) -> None:
+    tokens = tmp_path / "tokens"
+    if kind == "fifo":
+        os.mkfifo(tokens)  # nobody writes to it: opening must not wait
+    else:
+        tokens.mkdir()
+    with pytest.raises(SemanticError, match=f"the token file {tokens}: not a regular file"):
+        read_tokens(file=str(tokens))
 
 
 def test_a_credential_header_naming_no_tool_s_credential_is_a_warning_with_a_hint(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import os
-import stat
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,16 +15,14 @@ from agentkit.declarative.environment import Environment, Substituter
 from agentkit.declarative.problems import ProblemLog, Problems
 from agentkit.declarative.sources import SourceTable, is_source_document, parse_source
 from agentkit.declarative.tool import DeclarativeTool, make_tool_class
-from agentkit.declarative.yamlsource import MAX_FILE_BYTES, SharedValues, clip, read_documents
+from agentkit.declarative.yamlsource import SharedValues, clip, read_documents
+from agentkit.textfile import TextFileError, read_text_file
 from agentkit.toolerrors import DefinitionProblem, PluginError
 from agentkit.toolregistry import ToolRegistry, name_key
 
 __all__ = ["definition_files", "definition_schema", "load_tools"]
 
 _SUFFIXES = (".yaml", ".yml")
-# Not on every platform; without them a FIFO given by name could block the open.
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def definition_files(*paths: str | os.PathLike[str]) -> tuple[list[Path], list[DefinitionProblem]]:
@@ -239,56 +236,14 @@ def _name_collisions(
 
 
 def _read_text(file: Path) -> str | DefinitionProblem:
-    """The text of definition file ``file``, or the problem that stops it being read.
-
-    At most ``MAX_FILE_BYTES + 1`` bytes are read whatever the file claims its size
-    is (``/proc`` files claim 0), and only a regular file is read at all: opening
-    does not wait (a FIFO would block), and a device or FIFO is refused.
-    """
-    path = str(file)
+    """The text of definition file ``file`` (``read_text_file``: a regular file of at
+    most ``MAX_FILE_BYTES``, UTF-8), or the problem that stops it being read."""
     try:
-        fd = os.open(file, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return _unreadable(path, "not a regular file (a folder, FIFO, device or socket)")
-            data = _read_at_most(fd, MAX_FILE_BYTES + 1)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        return _unreadable(path, f"cannot read: {exc.strerror or exc}")
-    if len(data) > MAX_FILE_BYTES:
-        return _unreadable(
-            path, f"the file is over {MAX_FILE_BYTES} bytes, the most a definition may be"
-        )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line_start = data.rfind(b"\n", 0, exc.start) + 1
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = len(data[line_start : exc.start].decode("utf-8", "replace")) + 1
+        return read_text_file(file, what="a definition")
+    except TextFileError as exc:
         return DefinitionProblem(
-            path=path,
-            line=line,
-            column=column,
-            field="",
-            message=f"not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8",
+            path=str(file), line=exc.line, column=exc.column, field="", message=exc.message
         )
-
-
-def _unreadable(path: str, message: str) -> DefinitionProblem:
-    return DefinitionProblem(path=path, line=0, column=0, field="", message=message)
-
-
-def _read_at_most(fd: int, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while size < limit:  # every pass reads at least one byte or ends the loop
-        chunk = os.read(fd, limit - size)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
 
 
 def _read_file(file: Path, log: ProblemLog, shared: SharedValues) -> list[_Document]:

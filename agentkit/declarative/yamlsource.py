@@ -23,6 +23,7 @@ from typing import Any, Final
 
 import yaml
 
+from agentkit.textfile import MAX_FILE_BYTES
 from agentkit.toolerrors import AgentKitError
 
 __all__ = [
@@ -42,7 +43,6 @@ __all__ = [
     "read_documents",
 ]
 
-MAX_FILE_BYTES: Final = 1024 * 1024
 #: The most values a document may hold once aliases are expanded (a definition has a few hundred).
 MAX_EXPANDED_NODES: Final = 100_000
 #: The most scalar characters a document may hold once aliases are expanded.
