@@ -184,4 +184,14 @@ def show(value: Any) -> str:
 
 
 def type_name(value: Any) -> str:
+    """Python's name of a value's type, as the chapter's messages say it (``'str'``); a
+    subclass of a built-in container or scalar (the YAML reader's ``LocatedList``) is
+    named by that built-in, so no internal class name reaches a message."""
+    for builtin in _BUILTINS:
+        if isinstance(value, builtin):
+            return builtin.__name__
     return type(value).__name__
+
+
+# bool before int: True is an int to Python.
+_BUILTINS: tuple[type, ...] = (bool, int, float, str, bytes, list, tuple, dict, set)

@@ -30,7 +30,7 @@ from agentkit.declarative.http_values import (
 from agentkit.declarative.multipart import parse_multipart
 from agentkit.declarative.oauth2 import ClientCredentials, OAuth2Error, TokenCache
 from agentkit.declarative.pagination import Pagination, parse_pagination
-from agentkit.declarative.problems import Location, Problems, check_keys
+from agentkit.declarative.problems import Location, Problems, check_keys, value_kind
 from agentkit.declarative.responses import Outputs, parse_outputs
 from agentkit.declarative.templates import Template, TemplateSyntaxProblem, compile_template
 from agentkit.toolerrors import did_you_mean
@@ -211,11 +211,7 @@ class _Context:
             return self.template(raw, location, roots)
         if raw is None or isinstance(raw, (bool, int, float)):
             return raw
-        # The YAML reader's located containers are lists and dicts underneath.
-        got = "a list" if isinstance(raw, list) else "a mapping" if isinstance(raw, dict) else None
-        self.problems.add(
-            location, f"expected a string or number, got {got or repr(type(raw).__name__)}"
-        )
+        self.problems.add(location, f"expected a string or number, got {value_kind(raw)}")
         return None
 
     def credential(self, raw: Any, location: Location) -> str | None:

@@ -24,6 +24,7 @@ __all__ = [
     "ProblemLog",
     "Problems",
     "check_keys",
+    "value_kind",
 ]
 
 Location = tuple[str | int, ...]
@@ -157,12 +158,34 @@ class Problems:
         return self.count
 
 
+def value_kind(value: Any) -> str:
+    """What a YAML value is, in the words of a definition's author: ``a list``, not the
+    reader's ``LocatedList``."""
+    if value is None:
+        return "null"
+    for kinds, word in _KINDS:
+        if isinstance(value, kinds):
+            return word
+    return f"a {type(value).__name__}"
+
+
+# bool before int: True is an int to Python, a boolean to the author.
+_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (dict, "a mapping"),
+    (list, "a list"),
+    (str, "a string"),
+    (bool, "a boolean"),
+    (int, "an integer"),
+    (float, "a number"),
+)
+
+
 def check_keys(
     raw: Any, allowed: Sequence[str], location: Location, problems: Problems, what: str
 ) -> bool:
     """Report unknown keys of mapping ``raw``; False (and a problem) when it is not a mapping."""
     if not isinstance(raw, dict):
-        problems.add(location, f"{what} must be a mapping, got '{type(raw).__name__}'")
+        problems.add(location, f"{what} must be a mapping, got {value_kind(raw)}")
         return False
     for key in raw:
         if key not in allowed:

@@ -186,6 +186,29 @@ def test_a_clash_with_a_hand_written_tool_names_the_class(write: WriteFile) -> N
     ("text", "expected"),
     [
         pytest.param(
+            "- a\n- b\n", "1:1: a tool definition must be a mapping, got a list", id="list"
+        ),
+        pytest.param("42\n", "must be a mapping, got an integer", id="integer"),
+        pytest.param("'x'\n", "must be a mapping, got a string", id="string"),
+        pytest.param(
+            HTTP_TOOL.replace("input_schema:", "input_schema: [1]\nunused:"),
+            "expected a mapping with a 'parameters' list, got 'list'",
+            id="schema-list",
+        ),
+    ],
+)
+def test_a_wrong_kind_of_value_is_named_in_the_author_s_words(
+    write: WriteFile, text: str, expected: str
+) -> None:
+    found = "\n".join(problems(write(text)))
+    assert expected in found
+    assert "Located" not in found
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
             "name: a\nname: b\n",
             "2:1: duplicate key 'name' (first given on line 1)",
             id="duplicate-key",
