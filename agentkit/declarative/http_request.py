@@ -35,7 +35,7 @@ from agentkit.declarative.templates import Template
 from agentkit.redaction import redact_also
 from agentkit.toolerrors import HttpCallError
 
-__all__ = ["Request", "build_request", "preview"]
+__all__ = ["Request", "build_request", "header_value_problem", "preview"]
 
 #: URL, query pairs, headers, and the body as ``requests`` keywords (json/data/files).
 Request: TypeAlias = tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]]
@@ -190,19 +190,39 @@ def build_request(
         else:
             headers[spec.auth.name] = value
     for name, value in headers.items():
-        if any(char in value for char in "\r\n\0"):
+        problem = header_value_problem(value)
+        if problem is not None:
             raise HttpCallError(
                 "request",
-                f"header '{name}' would contain a line break or NUL; refusing to send "
-                "(the value is not shown)",
-            )
-        if not value.isascii() and not _is_latin1(value):
-            raise HttpCallError(
-                "request",
-                f"header '{name}' has a character outside Latin-1, which an HTTP header "
-                "cannot carry; refusing to send (the value is not shown)",
+                f"header '{name}' {problem}; refusing to send (the value is not shown)",
             )
     return url, params, headers, body
+
+
+def header_value_problem(value: str) -> str | None:
+    """Why ``value`` cannot go out as an HTTP header's value (RFC 9110 field values:
+    no control characters but HTAB, no leading or trailing whitespace, Latin-1), in
+    words that follow "header 'NAME' " and never quote the value; ``None`` when it can."""
+    if any(char in value for char in "\r\n\0"):
+        return "would contain a line break or NUL"
+    if not value.isascii() and not _is_latin1(value):
+        return "has a character outside Latin-1, which an HTTP header cannot carry"
+    bad = next((char for char in value if _is_control(char)), None)
+    if bad is not None:
+        return (
+            f"would contain the control character U+{ord(bad):04X}, which an HTTP header "
+            "must not hold"
+        )
+    if value != value.strip(" \t"):
+        return "would start or end with whitespace, which HTTP drops or refuses"
+    return None
+
+
+def _is_control(char: str) -> bool:
+    # C0 but HTAB, DEL, and C1 (U+0080-U+009F: Latin-1 bytes some proxies take for
+    # line ends or whitespace).
+    code = ord(char)
+    return (code < 0x20 and char != "\t") or 0x7F <= code <= 0x9F
 
 
 def _path(spec: HttpSpec, context: Mapping[str, Any], deadline: float) -> str:

@@ -12,6 +12,7 @@ import responses
 from responses import matchers
 
 from agentkit import ToolExecutionError, ToolExecutor, ToolRegistry, load_tools
+from agentkit.declarative.http_request import header_value_problem
 from tests.declarative.conftest import HTTP_TOOL, WriteFile
 
 SECRET = "k3y/with+odd=chars"
@@ -110,6 +111,43 @@ HEADER_TOOL = HTTP_TOOL.replace(
     '    query: {verbose: "{{ inputs.verbose }}"}\n',
     '    headers: {X-Trace: "{{ inputs.verbose }}-{{ inputs.id }}"}\n',
 )
+
+
+@pytest.mark.parametrize(
+    ("argument", "problem"),
+    [
+        pytest.param("Evil ", "would start or end with whitespace", id="trailing-space"),
+        pytest.param("Evil\t", "would start or end with whitespace", id="trailing-tab"),
+        pytest.param("a\x0bEvil", "would contain the control character U+000B", id="vertical-tab"),
+        pytest.param("a\x0cEvil", "would contain the control character U+000C", id="form-feed"),
+        pytest.param("a\x1b[2JEvil", "would contain the control character U+001B", id="escape"),
+        pytest.param("a\x7fEvil", "would contain the control character U+007F", id="delete"),
+        pytest.param("a\x85Evil", "would contain the control character U+0085", id="c1-next-line"),
+        pytest.param("a\x9fEvil", "would contain the control character U+009F", id="c1-last"),
+    ],
+)
+@responses.activate
+def test_a_header_value_http_cannot_carry_fails_before_sending_naming_the_header(
+    write: WriteFile, executor: ToolExecutor, argument: str, problem: str
+) -> None:
+    result = executor.execute(
+        tool_from(write, HEADER_TOOL), {"id": argument}, raise_on_failure=False
+    )
+    assert f"header 'X-Trace' {problem}" in str(result.error)
+    assert "refusing to send (the value is not shown)" in str(result.error)
+    assert "Evil" not in str(result.error)
+    assert len(responses.calls) == 0
+
+
+@pytest.mark.parametrize("value", ["a\tb", "café", "a b", "\xa0x\xa0"], ids=str)
+def test_a_header_value_with_inner_tabs_spaces_and_latin_1_is_sent(value: str) -> None:
+    assert header_value_problem(value) is None
+
+
+def test_a_header_value_with_leading_whitespace_is_refused() -> None:
+    assert header_value_problem(" lead") == (
+        "would start or end with whitespace, which HTTP drops or refuses"
+    )
 
 
 @pytest.mark.parametrize("argument", ["a\r\nX-Evil: 1", "a\nb", "a\0b"], ids=["crlf", "lf", "nul"])
