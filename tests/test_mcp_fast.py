@@ -15,7 +15,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -28,7 +28,7 @@ import uvicorn
 
 from agentkit.credentials import CredentialsManager
 from agentkit.declarative.loader import load_tools
-from agentkit.mcp_fast import FastPath
+from agentkit.mcp_fast import FastPath, _Session
 from agentkit.mcp_http import HeaderCredentials, HttpOptions, _bind, build_app
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
@@ -542,3 +542,42 @@ def test_initialize_itself_stays_with_the_sdk(served: tuple[str, FastPath]) -> N
     assert status == 200
     assert answer["content-type"] == "text/event-stream"
     assert calls(fast) == before
+
+
+# -- the SDK's insides it relies on --------------------------------------------------------------
+
+
+class _IdleClock:
+    """A transport's idle bookkeeping, as the SDK's transport keeps it."""
+
+    def __init__(self) -> None:
+        self.idle_scope = anyio.CancelScope()
+        self._idle_timeout = 1800.0
+        self._requests_in_flight = 0
+
+
+def test_a_fast_call_holds_its_session_open_as_the_sdk_does() -> None:
+    """The SDK closes a session after 30 idle minutes, counting the requests its own
+    transport serves; a fast-path call counts too, with the same counter and clock."""
+
+    async def hold() -> tuple[tuple[float, int], _IdleClock]:
+        clock = _IdleClock()
+        session = _Session(cast(Any, None), cast(Any, None), None, clock)
+        with session.held():
+            during = clock.idle_scope.deadline, clock._requests_in_flight
+        return during, clock
+
+    during, clock = anyio.run(hold)
+    assert during == (float("inf"), 1)
+    assert clock._requests_in_flight == 0
+    assert clock.idle_scope.deadline != float("inf")
+
+
+def test_the_sdk_transport_keeps_the_idle_clock_the_fast_path_counts_on(
+    served: tuple[str, FastPath],
+) -> None:
+    url, fast = served
+    transport = fast._sessions[open_session(url)["Mcp-Session-Id"]].transport
+    assert isinstance(transport.idle_scope, anyio.CancelScope)
+    assert isinstance(transport._idle_timeout, (int, float))
+    assert isinstance(transport._requests_in_flight, int)
