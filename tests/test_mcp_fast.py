@@ -581,3 +581,93 @@ def test_the_sdk_transport_keeps_the_idle_clock_the_fast_path_counts_on(
     assert isinstance(transport.idle_scope, anyio.CancelScope)
     assert isinstance(transport._idle_timeout, (int, float))
     assert isinstance(transport._requests_in_flight, int)
+
+
+# -- the same answers as the SDK's ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sdk_only(registry: ToolRegistry) -> Iterator[str]:
+    """A server whose fast path lets everything through: the SDK answers all."""
+    with running(registry) as (url, fast):
+
+        async def through(scope: Any, receive: Any, send: Any) -> Any:
+            return receive
+
+        fast.handle = through  # type: ignore[method-assign]
+        yield url
+
+
+def _answer(status: int, headers: dict[str, str], body: str) -> tuple[int, Any]:
+    """The status and the JSON-RPC answer, whether sent as JSON or as an SSE stream."""
+    if headers.get("content-type") == "text/event-stream":
+        data = [line[len("data: ") :] for line in body.splitlines() if line.startswith("data: ")]
+        return status, json.loads(data[-1]) if data else None
+    try:
+        return status, json.loads(body)
+    except ValueError:
+        return status, body
+
+
+def _tool_call(params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        pytest.param(_tool_call({"name": "echo", "arguments": ECHO}), id="a-call"),
+        pytest.param({**_tool_call({"name": "echo", "arguments": ECHO}), "x": 1}, id="extra-field"),
+        pytest.param(
+            {**_tool_call({"name": "echo", "arguments": ECHO}), "id": "s-1"}, id="string-id"
+        ),
+        pytest.param({**_tool_call({"name": "echo", "arguments": ECHO}), "id": 0}, id="id-0"),
+        pytest.param({**_tool_call({"name": "echo", "arguments": ECHO}), "id": 1.5}, id="float-id"),
+        pytest.param({**_tool_call({"name": "echo", "arguments": ECHO}), "id": None}, id="null-id"),
+        pytest.param({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}, id="no-params"),
+        pytest.param(_tool_call({"name": 123}), id="name-not-a-string"),
+        pytest.param(_tool_call({"name": "echo", "arguments": [1]}), id="arguments-not-an-object"),
+        pytest.param(
+            _tool_call({"name": "echo", "arguments": {"text": 5}}), id="argument-of-wrong-type"
+        ),
+        pytest.param(_tool_call({"name": "echo"}), id="arguments-missing"),
+        pytest.param(_tool_call({"name": "missing"}), id="unknown-tool"),
+        pytest.param(
+            _tool_call({"name": "echo", "arguments": ECHO, "_meta": {"progressToken": True}}),
+            id="boolean-progress-token",
+        ),
+        pytest.param({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, id="list"),
+        pytest.param(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"cursor": "abc"}},
+            id="list-with-a-cursor",
+        ),
+        pytest.param({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {}}, id="ping"),
+        pytest.param({"id": 1, "method": "ping"}, id="no-jsonrpc-member"),
+        pytest.param(
+            {"jsonrpc": "2.0", "id": 1, "method": "ping", "result": {}}, id="request-and-result"
+        ),
+        pytest.param({"jsonrpc": "2.0", "method": "ping"}, id="ping-as-a-notification"),
+        pytest.param(b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "id": 2}', id="duplicate-id"),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"\\ud800"}}}',
+            id="lone-surrogate-escape",
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":NaN}}}',
+            id="nan",
+        ),
+        pytest.param(
+            b"\xef\xbb\xbf" + json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode(),
+            id="bom",
+        ),
+        pytest.param(
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode("utf-16"), id="utf-16"
+        ),
+    ],
+)
+def test_the_fast_path_answers_what_the_sdk_answers(
+    served: tuple[str, FastPath], sdk_only: str, message: Any
+) -> None:
+    fast_url, _ = served
+    answers = [_answer(*post(url, message, open_session(url))) for url in (fast_url, sdk_only)]
+    assert answers[0] == answers[1]
