@@ -65,6 +65,16 @@ async def ask_async(question: str) -> dict[str, Any]:
     return {"action": answer.action, "name": str(answer.content.get("name", ""))}
 
 
+def ask_twice(question: str) -> dict[str, Any]:
+    """Ask two questions in one call, the second quoting the first answer."""
+    first = elicit(question, NAME_FORM)
+    second = elicit(f"And {first.content.get('name', '')}'s surname?", NAME_FORM)
+    return {
+        "action": second.action,
+        "name": f"{first.content.get('name')} {second.content.get('name')}",
+    }
+
+
 async def ask_wrongly(question: str) -> dict[str, Any]:
     """The sync form on the event loop: refused, it would block the loop it waits on."""
     answer = elicit(question, NAME_FORM)
