@@ -373,6 +373,33 @@ def test_linked_folders_are_not_followed(tmp_path: Path) -> None:
     assert [cls.TOOL_NAME for cls in load_tools(folder)] == ["own"]
 
 
+def test_a_kubernetes_configmap_mount_loads_each_tool_once(tmp_path: Path) -> None:
+    # The layout kubelet writes: a timestamped folder, ..data linking to it, and a
+    # link per file through ..data.
+    folder = tmp_path / "tools.d"
+    stamped = folder / "..2026_12_03_13_00_00.000000001"
+    stamped.mkdir(parents=True)
+    (stamped / "lookup.yaml").write_text(HTTP_TOOL)
+    (folder / "..data").symlink_to(stamped.name)
+    (folder / "lookup.yaml").symlink_to("..data/lookup.yaml")
+    assert [cls.TOOL_NAME for cls in load_tools(folder)] == ["lookup"]
+
+
+def test_hidden_entries_in_a_folder_are_skipped(write: WriteFile, tmp_path: Path) -> None:
+    write(HTTP_TOOL, "tools/lookup.yaml")
+    write("on: push\njobs: {}\n", ".github/workflows/ci.yml")
+    write("repos: []\n", ".pre-commit-config.yaml")
+    write("broken: [\n", "tools/.lookup.yaml.swp.yaml")
+    write(HTTP_TOOL.replace("name: lookup", "name: hidden"), ".hidden/sub/tool.yaml")
+    assert [cls.TOOL_NAME for cls in load_tools(tmp_path)] == ["lookup"]
+
+
+def test_a_hidden_file_given_by_name_is_read(write: WriteFile, tmp_path: Path) -> None:
+    path = write(HTTP_TOOL, ".hidden/.lookup.yaml")
+    assert [cls.TOOL_NAME for cls in load_tools(path)] == ["lookup"]
+    assert [cls.TOOL_NAME for cls in load_tools(tmp_path / ".hidden")] == []
+
+
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
@@ -473,11 +500,11 @@ def test_loading_leaves_objects_the_process_froze_frozen(write: WriteFile) -> No
 
 
 def test_a_folder_lists_its_files_in_path_order_component_by_component(tmp_path: Path) -> None:
-    for name in ("a.yaml", "a-c.yaml", "a/b.yaml", "a/z/x.yml", "b.yaml", "a/.y.yaml", "c.txt"):
+    for name in ("a.yaml", "a-c.yaml", "a/b.yaml", "a/z/x.yml", "b.yaml", "a/_y.yaml", "c.txt"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("")
     files, problems = definition_files(tmp_path)
     assert problems == []
     relative = [file.relative_to(tmp_path).as_posix() for file in files]
-    assert relative == ["a/.y.yaml", "a/b.yaml", "a/z/x.yml", "a-c.yaml", "a.yaml", "b.yaml"]
+    assert relative == ["a/_y.yaml", "a/b.yaml", "a/z/x.yml", "a-c.yaml", "a.yaml", "b.yaml"]
     assert relative == [p.relative_to(tmp_path).as_posix() for p in sorted(files)]
