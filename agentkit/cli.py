@@ -568,12 +568,20 @@ def _limits(args: argparse.Namespace) -> dict[str, Any]:
 def _reloader(args: argparse.Namespace) -> Reloader:
     """The tools to serve (``.served``), reloaded on SIGHUP and, with --reload, when the
     definition files change."""
+    from agentkit.declarative import definition_files
     from agentkit.mcp_reload import Reloader
 
     _positive(args.reload_interval, "--reload-interval")
+    paths = _tool_paths(args)
+    env_file = [Path(args.env_file)] if args.env_file else []
+
+    def watched() -> list[Path]:
+        # What loading reads, found the way loading finds it (hidden entries skipped).
+        return [*definition_files(*paths)[0], *env_file]
+
     return Reloader(
         lambda: _load(args),
-        _tool_paths(args),
+        watched,
         watch=args.reload,
         interval=args.reload_interval or 1.0,
     )
