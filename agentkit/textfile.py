@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Final, final
+from typing import Final
+
+from agentkit.toolerrors import TextFileError
 
 __all__ = ["MAX_FILE_BYTES", "TextFileError", "read_text_file"]
 
@@ -20,18 +22,6 @@ _BOM: Final = b"\xef\xbb\xbf"
 # Not on every platform; without them a FIFO given by name could block the open.
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-
-
-@final
-class TextFileError(ValueError):
-    """Why a file cannot be read: ``message`` (without the path, which the caller
-    names its own way), and ``line``/``column`` (0 when the whole file is meant)."""
-
-    def __init__(self, message: str, *, line: int = 0, column: int = 0) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
 
 
 def read_text_file(

@@ -10,6 +10,9 @@ the same thing.
     │   ├── UnknownToolError        (also a KeyError) no tool of that name; a "did you mean"
     │   ├── UsageError              a command line that cannot work (``agentkit`` command)
     │   ├── ExportError             a tool that cannot be exported in the requested format
+    │   ├── TextFileError           a file an option or a folder names that cannot be read as
+    │                               text (not a regular file, too big, not UTF-8); the caller
+    │                               names the file
     │   └── OpenAPIError            an OpenAPI description that cannot be imported (each
     │                               problem located by a JSON pointer)
     ├── UnexpressibleOperation      an operation of a description the definition format cannot
@@ -79,6 +82,7 @@ __all__ = [
     "SemanticError",
     "TemplateRenderError",
     "TemplateSyntaxProblem",
+    "TextFileError",
     "ToolExecutionError",
     "ToolTimeoutError",
     "ToolValidationError",
@@ -114,6 +118,19 @@ class SemanticError(AgentKitError):
     """The API was used in a way that cannot work (a definition or call is wrong)."""
 
     exit_code = 2
+
+
+@final
+class TextFileError(SemanticError):
+    """Why a file cannot be read (``agentkit.textfile.read_text_file``): ``message``
+    without the path, which each caller names its own way, and ``line``/``column``
+    (0 when the whole file is meant)."""
+
+    def __init__(self, message: str, *, line: int = 0, column: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
 
 
 class UnknownToolError(SemanticError, KeyError):
