@@ -444,6 +444,7 @@ _HTTP_ONLY = (
     ("auth_token_file", "--auth-token-file"),
     ("auth_token_env", "--auth-token-env"),
     ("credential_header", "--credential-header"),
+    ("require_credential_headers", "--require-credential-headers"),
     ("allowed_host", "--allowed-host"),
     ("allowed_origin", "--allowed-origin"),
     ("max_request_bytes", "--max-request-bytes"),
@@ -615,9 +616,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         path=mcp_http.parse_endpoint_path(args.path),
         stateless=args.stateless,
         tokens=mcp_http.read_tokens(file=args.auth_token_file, env=args.auth_token_env),
-        credential_headers=dict(
-            mcp_http.parse_credential_header(item) for item in args.credential_header or ()
-        ),
+        credential_headers=mcp_http.parse_credential_headers(args.credential_header or ()),
+        require_credential_headers=args.require_credential_headers,
         allowed_hosts=tuple(map(mcp_http.parse_allowed_host, args.allowed_host or ())),
         allowed_origins=tuple(map(mcp_http.parse_allowed_origin, args.allowed_origin or ())),
         max_request_bytes=args.max_request_bytes or mcp_http.DEFAULT_MAX_REQUEST_BYTES,
@@ -782,6 +782,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="HEADER=CREDENTIAL",
         help="take credential CREDENTIAL from request header HEADER for that call (repeatable)",
+    )
+    serve.add_argument(
+        "--require-credential-headers",
+        action="store_true",
+        help="a call without a --credential-header header fails; no fallback to the "
+        "environment or --credentials-file",
     )
     serve.add_argument(
         "--allowed-host",

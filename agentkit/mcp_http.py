@@ -29,7 +29,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -58,12 +58,13 @@ from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, CallL
 from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.mcp_rounds import Rounds
 from agentkit.mcp_server import build_server
-from agentkit.toolerrors import SemanticError
+from agentkit.toolerrors import CredentialError, SemanticError
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 
 __all__ = [
     "HeaderCredentials",
+    "HeaderFirstCredentials",
     "HttpOptions",
     "StaticTokens",
     "build_app",
@@ -96,7 +97,8 @@ class HttpOptions:
     """How ``serve_http`` listens and what it lets through.
 
     ``tokens`` empty means no transport auth. ``credential_headers`` maps request
-    header names to credential names. ``allowed_hosts`` and ``allowed_origins`` add
+    header names to credential names; with ``require_credential_headers`` a mapped
+    credential comes from its header only. ``allowed_hosts`` and ``allowed_origins`` add
     to the loopback defaults (``127.0.0.1:*``, ``localhost:*``, ``[::1]:*``); an entry
     ending in ``:*`` allows any port.
     """
@@ -107,6 +109,8 @@ class HttpOptions:
     stateless: bool = False
     tokens: tuple[str, ...] = ()
     credential_headers: Mapping[str, str] = field(default_factory=dict)
+    #: A call whose request lacks a mapped header fails (no fallback to the server's value).
+    require_credential_headers: bool = False
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
@@ -219,6 +223,22 @@ def parse_credential_header(text: str) -> tuple[str, str]:
             "is never passed to a tool; send the user's token in a header of its own"
         )
     return header.lower(), credential
+
+
+def parse_credential_headers(items: Iterable[str]) -> dict[str, str]:
+    """Every ``--credential-header``; a header mapped twice (in any case) is refused,
+    naming both options: the later one would silently replace the first."""
+    mapped: dict[str, tuple[str, str]] = {}
+    for item in items:
+        header, credential = parse_credential_header(item)
+        if header in mapped:
+            first = mapped[header][0]
+            raise SemanticError(
+                f"--credential-header {item!r}: the header {header} is already mapped by "
+                f"--credential-header {first!r}; map each header once"
+            )
+        mapped[header] = (item, credential)
+    return {header: credential for header, (_, credential) in mapped.items()}
 
 
 _RESERVED_PATHS: Final = ("/healthz", "/readyz")
@@ -392,8 +412,9 @@ class StaticTokens:
 
 # -- per-user credentials ------------------------------------------------------------------------
 
-_EMPTY: Final[Mapping[str, str]] = MappingProxyType({})
-_REQUEST_CREDENTIALS: ContextVar[Mapping[str, str]] = ContextVar(
+_EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+# A credential's value, or ``_SentTwice`` for a header the request repeated.
+_REQUEST_CREDENTIALS: ContextVar[Mapping[str, Any]] = ContextVar(
     "agentkit_request_credentials", default=_EMPTY
 )
 
@@ -404,17 +425,22 @@ class HeaderCredentials:
 
     ``headers`` maps an allow-listed header name to the credential it holds. ``bound``
     makes one request's values current for the calls it runs (a context variable, so
-    concurrent calls never see each other's).
+    concurrent calls never see each other's). An empty value is no value; a header sent
+    more than once is refused (a proxy that appends rather than replaces would let the
+    client's own value through), and with ``required`` a missing one is too: ``refusal``
+    says why, and ``HeaderFirstCredentials`` fails the call with it.
     """
 
-    def __init__(self, headers: Mapping[str, str]) -> None:
+    def __init__(self, headers: Mapping[str, str], *, required: bool = False) -> None:
         self._headers = {name.lower(): credential for name, credential in headers.items()}
+        self._required = required
         self._by_credential: dict[str, list[str]] = {}
         for name, credential in self._headers.items():
             self._by_credential.setdefault(credential, []).append(name)
 
     def get(self, name: str) -> str | None:
-        return _REQUEST_CREDENTIALS.get().get(name) or None
+        value = _REQUEST_CREDENTIALS.get().get(name)
+        return value if isinstance(value, str) and value else None
 
     def describe(self, name: str) -> str:
         headers = self._by_credential.get(name)
@@ -422,22 +448,85 @@ class HeaderCredentials:
             return f"no request header (none is mapped to '{name}')"
         return "request header " + " or ".join(headers)
 
+    def refusal(self, name: str) -> str | None:
+        """Why credential ``name`` cannot be taken for this call, naming the header and
+        never a value; ``None`` when the header (or, not required, a fallback) may serve."""
+        given = _REQUEST_CREDENTIALS.get().get(name)
+        if isinstance(given, _SentTwice):
+            return (
+                f"the request header {given.header} was sent {given.count} times; a call "
+                "takes it from one header line, sent once"
+            )
+        if self._required and name in self._by_credential and not given:
+            return (
+                f"the request has no {self.describe(name)} (or it is empty), and the server "
+                "requires it (--require-credential-headers); send the header with the call"
+            )
+        return None
+
     @contextlib.contextmanager
     def bound(self, ctx: Any) -> Iterator[None]:
         """The scope of one call: the values its HTTP request brought (none on stdio)."""
         request = getattr(ctx, "request", None)
         headers = getattr(request, "headers", None)
-        values: dict[str, str] = {}
+        values: dict[str, str | _SentTwice] = {}
         if headers is not None:
             for header, credential in self._headers.items():
-                value = headers.get(header, "").strip()
-                if value:
-                    values[credential] = value
+                sent = _header_values(headers, header)
+                if len(sent) > 1:
+                    values[credential] = _SentTwice(header, len(sent))
+                elif sent and sent[0].strip() and credential not in values:
+                    values[credential] = sent[0].strip()
         token = _REQUEST_CREDENTIALS.set(MappingProxyType(values) if values else _EMPTY)
         try:
             yield
         finally:
             _REQUEST_CREDENTIALS.reset(token)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _SentTwice:
+    """A mapped header the request carries more than once (its values are not kept)."""
+
+    header: str
+    count: int
+
+
+def _header_values(headers: Any, name: str) -> list[str]:
+    getlist = getattr(headers, "getlist", None)
+    if getlist is not None:
+        return list(getlist(name))
+    value = headers.get(name)
+    return [] if value is None else [value]
+
+
+@final
+class HeaderFirstCredentials(CredentialsManager):
+    """The server's credentials with ``headers`` asked first, and its refusals (a header
+    sent twice; a required header missing) failing the call instead of falling back to
+    the server's own value."""
+
+    def __init__(self, headers: HeaderCredentials, fallback: CredentialsManager) -> None:
+        super().__init__((headers, *fallback.providers))
+        self._header_credentials = headers
+
+    def get(self, name: str) -> str | None:
+        if self._header_credentials.refusal(name) is not None:
+            return None
+        return super().get(name)
+
+    def resolve(self, tool_name: str, names: Sequence[str]) -> dict[str, str]:
+        for name in names:
+            refused = self._header_credentials.refusal(name)
+            if refused is not None:
+                raise CredentialError(
+                    tool_name,
+                    name,
+                    [self._header_credentials.describe(name)],
+                    refused=refused,
+                )
+        return super().resolve(tool_name, names)
 
 
 # -- the app -------------------------------------------------------------------------------------
@@ -612,6 +701,21 @@ class _Endpoint:
 # -- running ---------------------------------------------------------------------------------------
 
 
+def _warn_credential_fallbacks(headers: Mapping[str, str], server: CredentialsManager) -> None:
+    """Say which header-mapped credentials the server also has a value of: a call
+    without the header runs with that value, the operator's (never shown here)."""
+    for header, credential in headers.items():
+        source = next((p for p in server.providers if p.get(credential)), None)
+        if source is not None:
+            print(
+                f"agentkit: warning: --credential-header {header}={credential}: "
+                f"'{credential}' also resolves from {source.describe(credential)}, so a "
+                f"call without the {header} header runs with the server's own value; "
+                "--require-credential-headers makes such a call fail instead",
+                file=sys.stderr,
+            )
+
+
 def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -712,8 +816,13 @@ def serve_http(
     """
     credentials = CredentialsManager.from_env(credentials_file)
     if options.credential_headers:
-        credentials = credentials.with_provider(
-            HeaderCredentials(options.credential_headers), first=True
+        if not options.require_credential_headers:
+            _warn_credential_fallbacks(options.credential_headers, credentials)
+        credentials = HeaderFirstCredentials(
+            HeaderCredentials(
+                options.credential_headers, required=options.require_credential_headers
+            ),
+            credentials,
         )
     if not options.tokens and not _is_loopback(options.host):
         print(

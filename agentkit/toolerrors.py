@@ -289,10 +289,21 @@ class CredentialError(AgentKitError):
     in; it never contains a credential value.
     """
 
-    def __init__(self, tool_name: str, credential: str, looked_in: Sequence[str]) -> None:
+    def __init__(
+        self,
+        tool_name: str,
+        credential: str,
+        looked_in: Sequence[str],
+        *,
+        refused: str | None = None,
+    ) -> None:
         self.tool_name = tool_name
         self.credential = credential
         self.looked_in = tuple(looked_in)
+        self.refused = refused
+        if refused is not None:  # found, but not usable as given
+            super().__init__(f"Tool '{tool_name}' needs credential '{credential}': {refused}")
+            return
         places = "; ".join(self.looked_in) or "no credential providers are configured"
         super().__init__(
             f"Tool '{tool_name}' needs credential '{credential}', which was not found. "

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +29,7 @@ from agentkit.mcp_http import (
 )
 from agentkit.toolerrors import SemanticError
 from tests.declarative import loopback
-from tests.mcp_serving import INITIALIZE, Served, post, serving, session
+from tests.mcp_serving import INITIALIZE, Served, open_session, post, serving, session
 
 TOKEN = "transport-token-0123456789abcdef"
 OTHER_TOKEN = "transport-token-second-fedcba98"
@@ -329,6 +331,112 @@ def test_no_token_or_user_credential_reaches_the_server_log(server: Served) -> N
         assert secret not in server.stderr
 
 
+def _raw_call(url: str, headers: list[tuple[str, str]], session: dict[str, str]) -> str:
+    """A tools/call with ``headers`` sent as given, a name repeated if it is: its body."""
+    parts = urllib.parse.urlsplit(url)
+    message = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+               "params": {"name": "whoami", "arguments": {}}}  # fmt: skip
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    try:
+        connection.putrequest("POST", parts.path)
+        sent = [*session.items(), ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"), *headers]  # fmt: skip
+        body = json.dumps(message).encode()
+        for name, value in [*sent, ("Content-Length", str(len(body)))]:
+            connection.putheader(name, value)
+        connection.endheaders(body)
+        return connection.getresponse().read().decode()
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pytest.param([USER_A, USER_B], id="two-users"),
+        pytest.param([USER_A, USER_A], id="the-same-twice"),
+        pytest.param(["", USER_A], id="an-empty-one-first"),
+    ],
+)
+def test_a_credential_header_sent_twice_fails_the_call_naming_it(
+    server: Served, upstream: tuple[str, Upstream], values: list[str]
+) -> None:
+    upstream[1].seen.clear()
+    session = open_session(server.url, AUTH)
+    body = _raw_call(server.url, [("X-GitHub-Token", value) for value in values], session)
+    assert '"isError":true' in body
+    assert "the request header x-github-token was sent 2 times" in body
+    assert USER_A not in body
+    assert USER_B not in body
+    assert upstream[1].seen == []  # nothing was sent upstream
+
+
+OPERATOR = "operator-own-github-token-0000"
+
+
+@pytest.fixture(scope="module")
+def whoami_folder(tmp_path_factory: pytest.TempPathFactory, upstream: tuple[str, Upstream]) -> Path:
+    folder = tmp_path_factory.mktemp("whoami")
+    (folder / "whoami.yaml").write_text(WHOAMI.replace("{origin}", upstream[0]))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def required_server(whoami_folder: Path) -> Iterator[Served]:
+    # The operator's own value is in the environment: it must not be used.
+    args = ["--tools", str(whoami_folder), "--credential-header", "X-GitHub-Token=github-token",
+            "--require-credential-headers"]  # fmt: skip
+    with serving(args, env={"GITHUB_TOKEN": OPERATOR}) as served:
+        yield served
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [pytest.param({}, id="no-header"), pytest.param({"X-GitHub-Token": ""}, id="empty")],
+)
+def test_a_required_credential_header_missing_fails_the_call_naming_it(
+    required_server: Served, upstream: tuple[str, Upstream], headers: dict[str, str]
+) -> None:
+    upstream[1].seen.clear()
+    [result] = anyio.run(_calls, required_server.url, headers, ("whoami", {}))
+    assert result.is_error is True
+    text = result.content[0].text
+    assert "the request has no request header x-github-token" in text
+    assert "--require-credential-headers" in text
+    assert OPERATOR not in text
+    assert upstream[1].seen == []
+
+
+def test_a_required_credential_header_given_is_used(
+    required_server: Served, upstream: tuple[str, Upstream]
+) -> None:
+    upstream[1].seen.clear()
+    headers = {"X-GitHub-Token": USER_A}
+    [result] = anyio.run(_calls, required_server.url, headers, ("whoami", {}))
+    assert result.is_error is False
+    assert upstream[1].seen == [f"Bearer {USER_A}"]
+    assert "also resolves from" not in required_server.stderr  # required: no fallback to warn of
+
+
+def test_a_header_mapped_credential_the_server_also_has_is_a_warning_and_the_fallback(
+    whoami_folder: Path, upstream: tuple[str, Upstream]
+) -> None:
+    args = ["--tools", str(whoami_folder), "--credential-header", "X-GitHub-Token=github-token"]
+    upstream[1].seen.clear()
+    with serving(args, env={"GITHUB_TOKEN": OPERATOR}) as served:
+        [result] = anyio.run(_calls, served.url, {"X-GitHub-Token": ""}, ("whoami", {}))
+        stderr = served.stderr
+    assert (
+        "warning: --credential-header x-github-token=github-token: 'github-token' also "
+        "resolves from environment variable GITHUB_TOKEN, so a call without the "
+        "x-github-token header runs with the server's own value; "
+        "--require-credential-headers makes such a call fail instead"
+    ) in stderr
+    assert OPERATOR not in stderr
+    assert result.is_error is False  # the documented fallback, now said at start
+    assert upstream[1].seen == [f"Bearer {OPERATOR}"]
+
+
 # -- stateless -----------------------------------------------------------------------------------
 
 
@@ -452,6 +560,17 @@ def test_read_tokens_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
         pytest.param(["--http", "127.0.0.1:x"], "the port must be a number", id="bad-port"),
         pytest.param(
             ["--http", "--call-timeout", "0"], "--call-timeout takes a positive", id="timeout"
+        ),
+        pytest.param(
+            ["--http", "--credential-header", "X-A=a", "--credential-header", "x-a=b"],
+            "--credential-header 'x-a=b': the header x-a is already mapped by "
+            "--credential-header 'X-A=a'; map each header once",
+            id="header-mapped-twice",
+        ),
+        pytest.param(
+            ["--require-credential-headers"],
+            "--require-credential-headers only applies with --http",
+            id="require-without-http",
         ),
         pytest.param(
             ["--http", "--auth-token-file", "/nonexistent/tokens"],
