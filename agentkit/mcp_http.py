@@ -68,6 +68,7 @@ __all__ = [
     "HttpOptions",
     "StaticTokens",
     "build_app",
+    "exposure_warnings",
     "parse_address",
     "read_tokens",
     "rebinding_refusal",
@@ -701,6 +702,27 @@ class _Endpoint:
 # -- running ---------------------------------------------------------------------------------------
 
 
+def exposure_warnings(options: HttpOptions) -> list[str]:
+    """What ``serve_http`` warns of before it listens on a host that is not loopback:
+    no transport auth, and no ``--allowed-host`` (so a client that reaches the server
+    by any name but a loopback one gets 421)."""
+    if _is_loopback(options.host):
+        return []
+    warnings = []
+    if not options.tokens:
+        warnings.append(
+            f"serving on {options.host} without --auth-token-file or --auth-token-env: "
+            "anyone who reaches the port can call the tools"
+        )
+    if not options.allowed_hosts:
+        warnings.append(
+            f"serving on {options.host} without --allowed-host: only requests whose Host "
+            "is a loopback name (127.0.0.1, localhost, [::1]) are answered, others get "
+            "421; add --allowed-host NAME for each name clients use to reach the server"
+        )
+    return warnings
+
+
 def _warn_credential_fallbacks(headers: Mapping[str, str], server: CredentialsManager) -> None:
     """Say which header-mapped credentials the server also has a value of: a call
     without the header runs with that value, the operator's (never shown here)."""
@@ -824,12 +846,8 @@ def serve_http(
             ),
             credentials,
         )
-    if not options.tokens and not _is_loopback(options.host):
-        print(
-            f"agentkit: warning: serving on {options.host} without --auth-token-file or "
-            "--auth-token-env: anyone who reaches the port can call the tools",
-            file=sys.stderr,
-        )
+    for warning in exposure_warnings(options):
+        print(f"agentkit: warning: {warning}", file=sys.stderr)
     sock = _bind(options.host, options.port)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host

@@ -22,6 +22,8 @@ from mcp.shared.exceptions import MCPError
 
 from agentkit.cli import main
 from agentkit.mcp_http import (
+    HttpOptions,
+    exposure_warnings,
     parse_address,
     parse_credential_header,
     read_tokens,
@@ -588,6 +590,37 @@ def test_serve_usage_errors_exit_2_without_a_traceback(
     err = capsys.readouterr().err
     assert message in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        pytest.param(HttpOptions(host="127.0.0.1"), [], id="loopback"),
+        pytest.param(HttpOptions(host="::1"), [], id="ipv6-loopback"),
+        pytest.param(
+            HttpOptions(host="0.0.0.0", tokens=(TOKEN,)), ["without --allowed-host"], id="no-host"
+        ),
+        pytest.param(
+            HttpOptions(host="0.0.0.0", allowed_hosts=("tools.example.com",)),
+            ["without --auth-token-file"],
+            id="no-token",
+        ),
+        pytest.param(
+            HttpOptions(host="10.1.2.3", tokens=(TOKEN,), allowed_hosts=("tools.example.com",)),
+            [],
+            id="both-given",
+        ),
+    ],
+)
+def test_a_server_reachable_from_elsewhere_warns_of_what_it_lacks(
+    options: HttpOptions, expected: list[str]
+) -> None:
+    warnings = exposure_warnings(options)
+    assert len(warnings) == len(expected)
+    for warning, words in zip(warnings, expected, strict=True):
+        assert words in warning
+    if expected == ["without --allowed-host"]:
+        assert "add --allowed-host NAME" in warnings[0]
 
 
 def test_a_token_file_with_a_byte_order_mark_is_read_past_it(tmp_path: Path) -> None:
