@@ -772,6 +772,10 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+#: How long calls cut at the end of a drain have to send their "shut down" answer.
+_CUT_ANSWER_SECONDS: Final = 2.0
+
+
 @final
 class _DrainingServer(uvicorn.Server):
     """uvicorn's server, draining on SIGTERM and then exiting 0.
@@ -809,6 +813,9 @@ class _DrainingServer(uvicorn.Server):
                 file=sys.stderr,
                 flush=True,
             )
+            # Each cut call answers "the server shut down" while its stream is open.
+            state.limits.cut()
+            await state.limits.drained(_CUT_ANSWER_SECONDS)
         # Now the SSE streams may end (see serve_http): the answers are written.
         AppStatus.should_exit = True
         await super().shutdown(sockets)

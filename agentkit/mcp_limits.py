@@ -5,7 +5,8 @@ tool's own ``concurrency`` (from its definition) run of that tool; otherwise the
 waits, if fewer than ``max_queued`` calls are waiting, and is refused at once if not.
 A refusal is a ``Busy`` the server turns into an ``isError`` result, so a client is told
 to retry instead of waiting without bound. ``close`` refuses every new call (a draining
-server) and ``drained`` waits for the calls still running.
+server), ``drained`` waits for the calls still running, and ``cut`` ends those still
+running then: each raises ``CallCut``, which the server answers as an ``isError`` result.
 """
 
 from __future__ import annotations
@@ -20,10 +21,15 @@ import anyio
 
 from agentkit.toolerrors import Busy, SemanticError
 
-__all__ = ["DEFAULT_MAX_IN_FLIGHT", "DEFAULT_MAX_QUEUED", "Busy", "CallLimits"]
+__all__ = ["DEFAULT_MAX_IN_FLIGHT", "DEFAULT_MAX_QUEUED", "Busy", "CallCut", "CallLimits"]
 
 DEFAULT_MAX_IN_FLIGHT: Final = 64
 DEFAULT_MAX_QUEUED: Final = 64
+
+
+@final
+class CallCut(Exception):
+    """A running call ended by ``CallLimits.cut`` (the server shutting down)."""
 
 
 @final
@@ -55,6 +61,8 @@ class CallLimits:
         self._per_tool: Counter[str] = Counter()
         self._closed = False
         self._changed = anyio.Condition()
+        self._scopes: set[anyio.CancelScope] = set()
+        self._cut = False
 
     @property
     def in_flight(self) -> int:
@@ -92,7 +100,14 @@ class CallLimits:
         self._running += 1
         self._per_tool[name] += 1
         try:
-            yield
+            with anyio.CancelScope() as scope:
+                self._scopes.add(scope)
+                try:
+                    yield
+                finally:
+                    self._scopes.discard(scope)
+            if scope.cancelled_caught:  # only cut() cancels this scope
+                raise CallCut("the server shut down before the call finished")
         finally:
             self._running -= 1
             self._per_tool[name] -= 1
@@ -126,6 +141,15 @@ class CallLimits:
         """Refuse every call from now on; calls waiting in the queue are refused too."""
         self._closed = True
         await self._notify()
+
+    def cut(self) -> int:
+        """End every running call now (each raises ``CallCut`` where it was admitted);
+        how many were running."""
+        self._cut = True
+        scopes = list(self._scopes)
+        for scope in scopes:
+            scope.cancel()
+        return len(scopes)
 
     async def drained(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for the running calls to end; whether they did."""

@@ -59,7 +59,13 @@ from agentkit.context import (
 )
 from agentkit.credentials import CredentialsManager
 from agentkit.mcp_content import call_result, encodable, error_result
-from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
+from agentkit.mcp_limits import (
+    DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_MAX_QUEUED,
+    Busy,
+    CallCut,
+    CallLimits,
+)
 from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.mcp_rounds import Asking, Question, Rounds
 from agentkit.mcp_stdio import loop_stdio
@@ -399,6 +405,11 @@ def build_server(
                     )
         except Busy as exc:
             return error_result(f"Tool '{tool.name}' was not run: {exc}")
+        except CallCut as exc:
+            return error_result(
+                f"Tool '{tool.name}' did not finish: {exc}; what it did before is not known, "
+                "so retry only if it is safe to"
+            )
         except (DeclinedError, ElicitationError) as exc:
             return error_result(f"Tool '{tool.name}' was not run: {exc}")
         finally:

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("mcp")
 pytest.importorskip("uvicorn")
 
-from agentkit.mcp_limits import Busy, CallLimits
+from agentkit.mcp_limits import Busy, CallCut, CallLimits
 from tests.mcp_serving import (
     INITIALIZE,
     ROOT,
@@ -205,12 +205,15 @@ def test_sigterm_past_the_grace_period_cancels_the_call_and_still_exits_0(
         _wait_for(Path(marker + ".started"))
         served.process.terminate()
         status = served.process.wait(timeout=WAIT_SECONDS)
-        result()
+        body = result()
     finally:
         served.stop()
     assert status == 0
     assert Path(marker + ".cancelled").exists()
     assert "1 calls still running after 1.0 s; cancelling them" in served.stderr
+    # The cut call is answered before its stream closes, not left without a response.
+    assert '"isError":true' in body
+    assert "Tool 'nap' did not finish: the server shut down before the call finished" in body
 
 
 def test_stdio_a_call_in_flight_when_stdin_closes_still_gets_its_answer(folder: Path) -> None:
@@ -287,6 +290,38 @@ def test_call_limits_refuse_everything_once_closed_and_report_drained() -> None:
         return await limits.drained(1)
 
     assert anyio.run(scenario) is True
+
+
+def test_call_limits_cut_ends_running_calls_with_call_cut_and_nothing_else() -> None:
+    async def scenario() -> list[str]:
+        limits = CallLimits()
+        seen: list[str] = []
+
+        async def hold(name: str) -> None:
+            try:
+                async with limits.admitted(name):
+                    await anyio.sleep_forever()
+            except CallCut as exc:
+                seen.append(f"{name}: {exc}")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(hold, "a")
+            group.start_soon(hold, "b")
+            while limits.in_flight < 2:
+                await anyio.sleep(0)
+            assert limits.cut() == 2
+        assert await limits.drained(1)
+        # A call cancelled from outside (its client) is not taken for a cut one.
+        with anyio.CancelScope() as outside:
+            async with limits.admitted("c"):
+                outside.cancel()
+                await anyio.sleep_forever()
+        return sorted(seen)
+
+    assert anyio.run(scenario) == [
+        "a: the server shut down before the call finished",
+        "b: the server shut down before the call finished",
+    ]
 
 
 @pytest.mark.parametrize(
