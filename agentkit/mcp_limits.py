@@ -19,17 +19,12 @@ from typing import Final, final
 
 import anyio
 
-from agentkit.toolerrors import Busy, SemanticError
+from agentkit.toolerrors import Busy, CallCut, SemanticError
 
 __all__ = ["DEFAULT_MAX_IN_FLIGHT", "DEFAULT_MAX_QUEUED", "Busy", "CallCut", "CallLimits"]
 
 DEFAULT_MAX_IN_FLIGHT: Final = 64
 DEFAULT_MAX_QUEUED: Final = 64
-
-
-@final
-class CallCut(Exception):
-    """A running call ended by ``CallLimits.cut`` (the server shutting down)."""
 
 
 @final

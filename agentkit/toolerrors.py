@@ -33,6 +33,7 @@ the same thing.
     │   └── MissingValue            a lookup found nothing: ``response.json has no key 'title'``
     ├── ReplayMissError             a replayed call has no recorded counterpart
     ├── Busy                        a call refused for want of room (the MCP server's limits)
+    ├── CallCut                     a running call ended because the server shut down
     ├── ElicitationError            a question for the user that cannot be asked or answered
     │                               (``agentkit.context.elicit``): no client that can, no answer
     ├── DeclinedError               the user did not allow what a ``confirm: true`` tool was
@@ -59,6 +60,7 @@ from typing import Literal, final
 __all__ = [
     "AgentKitError",
     "Busy",
+    "CallCut",
     "CredentialError",
     "DeclinedError",
     "DefinitionError",
@@ -552,6 +554,11 @@ class Busy(AgentKitError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"busy, retry later: {reason}")
         self.reason = reason
+
+
+class CallCut(AgentKitError):
+    """A running call ended by ``CallLimits.cut``: the server shut down (its drain ran
+    out) before the call finished. The server answers it as an ``isError`` result."""
 
 
 class ElicitationError(AgentKitError):
