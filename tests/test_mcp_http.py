@@ -338,7 +338,7 @@ def _raw_call(url: str, headers: list[tuple[str, str]], session: dict[str, str])
     parts = urllib.parse.urlsplit(url)
     message = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                "params": {"name": "whoami", "arguments": {}}}  # fmt: skip
-    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
     try:
         connection.putrequest("POST", parts.path)
         sent = [*session.items(), ("Content-Type", "application/json"),
