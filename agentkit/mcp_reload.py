@@ -20,7 +20,6 @@ import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final, final
 
 import anyio
@@ -36,6 +35,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentkit.context import LogLevel, at_least
 from agentkit.export import mcp_tool
+from agentkit.mcp_wire import watched_files
 from agentkit.tool import Tool
 from agentkit.toolerrors import AgentKitError
 from agentkit.toolregistry import ToolRegistry
@@ -256,6 +256,8 @@ class Reloader:
     ``paths`` are the definition files and folders ``watch`` polls; ``run`` reloads on
     SIGHUP, and on changes to them when made with ``watch=True``. The files are looked
     at before the first load, so a change made while it loads is not missed.
+    ``loaded`` is that first load made already: the registry, and ``watched_files``
+    of ``paths`` taken before it (``()`` when not watching).
     """
 
     def __init__(
@@ -266,6 +268,7 @@ class Reloader:
         watch: bool = False,
         interval: float = DEFAULT_INTERVAL,
         say: Callable[[str], None] = _say,
+        loaded: tuple[ToolRegistry, tuple[tuple[str, int, int], ...]] | None = None,
     ) -> None:
         self._load = load
         self._paths = tuple(paths)
@@ -273,8 +276,12 @@ class Reloader:
         self._interval = interval
         self._say = say
         self._lock = anyio.Lock()
-        self._files = self._state() if watch else ()
-        self.served = ServedTools(load())
+        if loaded is None:
+            self._files = self._state() if watch else ()
+            registry = load()
+        else:
+            registry, self._files = loaded
+        self.served = ServedTools(registry)
 
     async def reload(self, reason: str) -> Changes | None:
         """Load everything; swap it in if it loaded without a problem. The changes, or
@@ -302,18 +309,7 @@ class Reloader:
 
     def _state(self) -> tuple[tuple[str, int, int], ...]:
         """Every file under the watched paths, with its size and modification time."""
-        seen: list[tuple[str, int, int]] = []
-        for given in self._paths:
-            root = Path(given)
-            candidates = sorted(root.rglob("*")) if root.is_dir() else [root]
-            for path in candidates:
-                try:
-                    status = path.stat()
-                except OSError:  # gone meanwhile: its absence is the change
-                    continue
-                if path.is_file():
-                    seen.append((str(path), status.st_size, status.st_mtime_ns))
-        return tuple(seen)
+        return watched_files(self._paths)
 
     async def watch(self) -> None:
         """Poll the watched paths every ``interval`` seconds; reload on a change. Runs
