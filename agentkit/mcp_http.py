@@ -55,6 +55,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from agentkit.credentials import CredentialsManager
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, CallLimits
 from agentkit.mcp_reload import Reloader, ServedTools
+from agentkit.mcp_rounds import Rounds
 from agentkit.mcp_server import build_server
 from agentkit.toolerrors import SemanticError
 from agentkit.toolexecutor import ToolExecutor
@@ -379,9 +380,10 @@ class _State:
     """What /readyz reports (ready once the tools are loaded and the endpoint runs, not
     while draining) and the calls' admission, which draining closes."""
 
-    def __init__(self, tools: ServedTools, limits: CallLimits) -> None:
+    def __init__(self, tools: ServedTools, limits: CallLimits, rounds: Rounds) -> None:
         self.tools = tools
         self.limits = limits
+        self.rounds = rounds
         self.ready = False
 
 
@@ -411,6 +413,7 @@ def build_app(
         queue_timeout=options.call_timeout,
     )
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
+    rounds = Rounds()
     server = build_server(
         served,
         executor,
@@ -420,6 +423,7 @@ def build_app(
         # A stateless session lasts one request: there is no one to tell of a reload.
         announce=not options.stateless,
         allow_unconfirmed=options.allow_unconfirmed,
+        rounds=rounds,
     )
     manager = StreamableHTTPSessionManager(
         app=server,
@@ -427,7 +431,7 @@ def build_app(
         security_settings=_security(options),
         max_request_body_size=options.max_request_bytes,
     )
-    state = _State(served, limits)
+    state = _State(served, limits, rounds)
     endpoint: ASGIApp = _Endpoint(manager, state)
     middleware: list[Middleware] = []
     if options.tokens:
@@ -557,6 +561,9 @@ class _DrainingServer(uvicorn.Server):
         # Listen streams (2026-07-28 clients waiting to hear of reloads) end gracefully:
         # each gets its final answer now, not a dropped connection later.
         state.tools.listen.close()
+        # A call waiting for a 2026-07-28 client's answer would wait in vain: no round
+        # reaches a closed listener. It ends now, having done nothing.
+        state.rounds.close()
         running = state.limits.in_flight
         if running:
             print(f"agentkit: draining {running} calls in flight", file=sys.stderr, flush=True)

@@ -18,8 +18,10 @@
   ``notifications/message`` a client gets; a tool's ``agentkit.context.log`` (an HTTP
   tool's retries, a deprecated tool's warning) rides its call's stream, a reload's
   report goes to every client;
-- a tool's ``agentkit.context.elicit`` is an ``elicitation/create`` to its client, on
-  the call's own stream.
+- a tool's ``agentkit.context.elicit`` (and a ``confirm: true`` tool's question) is an
+  ``elicitation/create`` to its client, on the call's own stream; to a 2026-07-28
+  client, which has no such stream, an ``input_required`` result it answers by calling
+  again (``agentkit.mcp_rounds``).
 
 Needs ``pip install 'agentkit[mcp]'``.
 """
@@ -59,6 +61,7 @@ from agentkit.credentials import CredentialsManager
 from agentkit.mcp_content import call_result, encodable, error_result
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy, CallLimits
 from agentkit.mcp_reload import Reloader, ServedTools
+from agentkit.mcp_rounds import Asking, Question, Rounds
 from agentkit.mcp_stdio import loop_stdio
 from agentkit.mcp_wire import SERVER_NAME
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
@@ -154,7 +157,8 @@ def _connection(ctx: Any) -> str:
 class _ServedCall(CallContext):
     """One ``tools/call``'s context (``agentkit.context``): its log messages go to the
     client on the call's own stream, in order, at or above the level the client asked
-    for; its questions are ``elicitation/create`` requests on that stream.
+    for; its questions are ``elicitation/create`` requests on that stream, or, to a
+    2026-07-28 client that can be asked, go on ``questions`` for ``Rounds`` to ask.
 
     Methods are called on the server's loop (async tools) or a worker thread (sync
     tools); what they send is handed to the loop and not waited for, so a slow client
@@ -162,14 +166,27 @@ class _ServedCall(CallContext):
     """
 
     def __init__(self, ctx: Any, log_level: LogLevel) -> None:
-        self._ctx = ctx
         self._loop = self.loop = asyncio.get_running_loop()
         self._log_level = log_level
+        self._modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        self.attach(ctx)
+        self._sending: list[concurrent.futures.Future[None]] = []
+        #: Where a 2026-07-28 client's questions go (``Rounds``); None: asked directly.
+        self.questions: asyncio.Queue[Question] | None = (
+            asyncio.Queue() if self._modern and _declared_elicitation(ctx) else None
+        )
+
+    @property
+    def ctx(self) -> Any:
+        """The request the call answers now (a 2026-07-28 call's latest round)."""
+        return self._ctx
+
+    def attach(self, ctx: Any) -> None:
+        """Send what the call says from now on on ``ctx``'s stream (a new round's)."""
+        self._ctx = ctx
         # 2026-07-28 connections opt in per request (``_meta``); earlier ones by
         # logging/setLevel, which the server keeps per connection.
-        self._modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         self._allowed = allowed_log_levels(ctx.protocol_version, ctx.meta) if self._modern else ()
-        self._sending: list[concurrent.futures.Future[None]] = []
 
     def wants(self, level: LogLevel) -> bool:
         if self._modern:
@@ -199,11 +216,16 @@ class _ServedCall(CallContext):
         self._sending.append(asyncio.run_coroutine_threadsafe(in_order(), self._loop))
 
     async def aelicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
-        """``elicitation/create`` (form mode) on this call's own stream."""
+        """``elicitation/create`` (form mode) on this call's own stream, or in an
+        ``input_required`` result to a 2026-07-28 client."""
+        if self.questions is not None:
+            question = Question(message=message, schema=schema, answer=self._loop.create_future())
+            self.questions.put_nowait(question)
+            return await question.answer
         if not can_elicit(self._ctx):
             raise ElicitationError(
                 "the client cannot be asked: it did not declare the elicitation capability, "
-                "or the connection has no way back to it (a stateless server, MCP 2026-07-28)"
+                "or the connection has no way back to it (a stateless server's session)"
             )
         try:
             answer = await self._ctx.session.elicit_form(
@@ -212,7 +234,7 @@ class _ServedCall(CallContext):
         except NoBackChannelError as exc:
             raise ElicitationError(
                 "the client cannot be asked: this connection has no way back to it "
-                "(a stateless server, or MCP 2026-07-28)"
+                "(a stateless server's session)"
             ) from exc
         except MCPError as exc:
             raise ElicitationError(f"the client did not ask the user: {exc}") from exc
@@ -240,9 +262,16 @@ async def _withdrawn(questions: list[asyncio.Future[Any]]) -> None:
 
 def can_elicit(ctx: Any) -> bool:
     """Whether the client of this request can be asked: it declared the elicitation
-    capability, and the request has a way back to it (not stateless HTTP, not 2026-07-28)."""
+    capability, and it is a 2026-07-28 client (asked in ``input_required`` results) or
+    the request has a way back to it (not a stateless server's handshake-era session)."""
+    if not _declared_elicitation(ctx):
+        return False
+    return bool(ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.can_send_request)
+
+
+def _declared_elicitation(ctx: Any) -> bool:
     wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
-    return bool(ctx.session.check_client_capability(wanted) and ctx.session.can_send_request)
+    return bool(ctx.session.check_client_capability(wanted))
 
 
 def _cannot_confirm(tool: str) -> str:
@@ -254,8 +283,9 @@ def _cannot_confirm(tool: str) -> str:
     )
 
 
-def _progress_to(ctx: Any) -> ProgressReporter:
-    """A progress reporter that sends each step to the client of this request.
+def _progress_to(call: _ServedCall) -> ProgressReporter:
+    """A progress reporter that sends each step to the client of the call's request
+    (a 2026-07-28 call's latest round).
 
     It is called on the server's loop (async tools) or on a worker thread (sync
     tools): from a thread, the notification is handed to the loop and not waited
@@ -266,6 +296,7 @@ def _progress_to(ctx: Any) -> ProgressReporter:
     sending: set[concurrent.futures.Future[None]] = set()  # held until sent
 
     def report(step: Progress) -> None:
+        ctx = call.ctx
         notify = ctx.session.report_progress(step.done, step.total, encodable(step.message))
         # Thread-safe from the loop's own thread too; the result is never awaited.
         future = asyncio.run_coroutine_threadsafe(notify, loop)
@@ -284,6 +315,7 @@ def build_server(
     limits: CallLimits | None = None,
     announce: bool = True,
     allow_unconfirmed: bool = False,
+    rounds: Rounds | None = None,
 ) -> Server[Any]:
     """An MCP server answering ``tools/list`` and ``tools/call`` from ``tools``.
 
@@ -297,13 +329,16 @@ def build_server(
 
     A tool with ``CONFIRM`` (``confirm: true``) asks its client's user before it acts;
     a client that cannot be asked gets an ``isError`` refusal, unless
-    ``allow_unconfirmed``: then the tool runs without asking.
+    ``allow_unconfirmed``: then the tool runs without asking. A 2026-07-28 client is
+    asked in ``input_required`` results; ``rounds`` keeps the calls waiting for its
+    answers (the caller's, to ``close`` when the server stops; default: a new one).
     """
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     runner = executor or ToolExecutor()
     scope = call_scope or (lambda ctx: nullcontext())
     gate = limits or CallLimits(queue_timeout=call_timeout)
     served.redact = _redacting_credentials(served, runner)
+    rounds = rounds if rounds is not None else Rounds()
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=list(served.listed))
@@ -312,7 +347,11 @@ def build_server(
         served.set_log_level(_connection(ctx), params.level)
         return types.EmptyResult()
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        if params.request_state is not None:  # a 2026-07-28 client's answer to a question
+            return await rounds.resume(ctx, params)
         registry = served.registry  # this call's set, whatever a reload does meanwhile
         tool = registry.lookup(params.name)
         if tool is None:
@@ -332,11 +371,18 @@ def build_server(
                 call.confirming = tool.name
             elif not allow_unconfirmed:
                 return error_result(_cannot_confirm(tool.name))
+        if call.questions is not None:  # asked in input_required results, round by round
+            asking = Asking(questions=call.questions, attach=call.attach)
+            return await rounds.first(ctx, params, asking, lambda: run(tool, arguments, call))
+        return await run(tool, arguments, call)
+
+    async def run(tool: Tool, arguments: dict[str, Any], call: _ServedCall) -> types.CallToolResult:
+        ctx = call.ctx  # the request that started the call
         # Async tools run on the server's loop; sync ones (HTTP, files) in the
         # executor's bounded thread pool, so a slow tool never blocks the loop.
         try:
             async with gate.admitted(tool.name, concurrency(tool)):
-                with scope(ctx), reporting_progress(_progress_to(ctx)), serving(call):
+                with scope(ctx), reporting_progress(_progress_to(call)), serving(call):
                     if call.confirming and tool.definition is None:
                         # A hand-written tool does not say what it sends: its arguments.
                         call.deadline = _deadline(call_timeout)
@@ -458,13 +504,20 @@ async def serve_stdio(
     ``reload_now``: a SIGHUP came before the reloader was listening (``mcp_front``)."""
     gate = CallLimits(max_in_flight=max_calls, max_queued=max_queued, queue_timeout=call_timeout)
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
+    rounds = Rounds()
     server = build_server(
         served,
         executor,
         call_timeout=call_timeout,
         limits=gate,
         allow_unconfirmed=allow_unconfirmed,
+        rounds=rounds,
     )
+
+    def ended() -> None:  # stdin closed: no round can answer a question any more
+        served.listen.close()
+        rounds.close()
+
     # The SDK types its streams as anyio files; it only iterates lines and awaits
     # write and flush, which loop_stdio's do on the loop, without a thread each.
     async with (
@@ -475,9 +528,7 @@ async def serve_stdio(
             await group.start(reloader.run)
             if reload_now:
                 group.start_soon(reloader.reload, "SIGHUP")
-        await _serve_answering_to_the_end(
-            server, stdin, stdout, drain_seconds, ended=served.listen.close
-        )
+        await _serve_answering_to_the_end(server, stdin, stdout, drain_seconds, ended=ended)
         group.cancel_scope.cancel()
 
 

@@ -41,6 +41,11 @@ _ELEMENT_KEYS: Final = (
 )
 _PARAMETER_KEYS: Final = ("name", "required", "default", *_ELEMENT_KEYS)
 _NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+#: The most flat parameter definitions ``_parse_parameter`` remembers (then it starts over).
+MAX_REMEMBERED: Final = 4096
+# Values that key a flat definition as they are; a float is keyed by its repr
+# (0.0 and -0.0 are equal, and would share a parameter whose default prints apart).
+_KEYED_AS_IS: Final = frozenset({str, int, bool, type(None)})
 
 Location = tuple[str | int, ...]
 
@@ -122,10 +127,51 @@ def parse_parameter_list(
     return build.schema(tuple(params))
 
 
+# Flat definitions parsed without a problem, by what they say: the tools of a
+# set repeat the same few ({name: id, type: string}), and a built parameter is
+# an immutable value that does not depend on where it was written.
+_remembered: dict[tuple[Any, ...], Any] = {}
+
+
 def _parse_parameter(
     raw: Any, location: Location, problems: list[SchemaProblem], build: Builders, *, named: bool
 ) -> Any:
     """Parse one parameter (``named``) or list element spec; ``None`` when it is unusable."""
+    key = _flat_key(raw, build, named)
+    if key is None:
+        return _build_parameter(raw, location, problems, build, named=named)
+    param = _remembered.get(key)
+    if param is None:
+        param = _build_parameter(raw, location, problems, build, named=named)
+        if param is not None:  # built, so without a problem
+            if len(_remembered) >= MAX_REMEMBERED:
+                _remembered.clear()
+            _remembered[key] = param
+    return param
+
+
+def _flat_key(raw: Any, build: Builders, named: bool) -> tuple[Any, ...] | None:
+    """What a definition of string keys and scalar values says, typed; else None.
+
+    Types are part of the key: ``1``, ``1.0`` and ``true`` are equal in Python
+    but different defaults and bounds.
+    """
+    if not isinstance(raw, dict):
+        return None
+    key: list[Any] = [build.parameter, named]  # a class: hashed by identity, cheaply
+    for name, value in raw.items():
+        kind = type(value)
+        if kind is float:
+            value = repr(value)
+        elif kind not in _KEYED_AS_IS or type(name) is not str:
+            return None
+        key.append((name, kind, value))
+    return tuple(key)
+
+
+def _build_parameter(
+    raw: Any, location: Location, problems: list[SchemaProblem], build: Builders, *, named: bool
+) -> Any:
     allowed = _PARAMETER_KEYS if named else _ELEMENT_KEYS
     if isinstance(raw, str) and not named:
         raw = {"type": raw}

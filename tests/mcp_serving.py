@@ -1,4 +1,9 @@
-"""`agentkit serve --http` in a real subprocess on 127.0.0.1, and the SDK's client to talk to it."""
+"""`agentkit serve --http` in a real subprocess on 127.0.0.1, and the SDK's client to talk to it.
+
+The test modules share their fixtures through the two factories here: a module
+writes ``folder = tools_folder({...})`` and ``server = server_fixture(...)``, and
+its tests take ``folder`` and ``server`` as usual.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +19,12 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL_VERSION = "2025-06-18"
@@ -126,6 +133,39 @@ def serving(args: Sequence[str], *, env: dict[str, str] | None = None) -> Iterat
         yield served
     finally:
         served.stop()
+
+
+def tools_folder(
+    files: Mapping[str, str], *, scope: Literal["function", "module"] = "function"
+) -> Any:
+    """A ``folder`` fixture for a test module: a new folder holding ``files`` (file
+    name -> text), made afresh for each test, or once for the module (``scope``)."""
+
+    @pytest.fixture(scope=scope, name="folder")
+    def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+        made = tmp_path_factory.mktemp("tools")
+        for name, text in files.items():
+            (made / name).write_text(text)
+        return made
+
+    return folder
+
+
+def server_fixture(
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    scope: Literal["function", "module"] = "module",
+) -> Any:
+    """A ``server`` fixture for a test module: ``agentkit serve --http --tools FOLDER
+    ARGS`` on the module's ``folder`` fixture, with ``env`` added to the environment;
+    started once for the module, or for each test (``scope``), and stopped after."""
+
+    @pytest.fixture(scope=scope, name="server")
+    def server(folder: Path) -> Iterator[Served]:
+        with serving(["--tools", str(folder), *args], env=dict(env or {})) as served:
+            yield served
+
+    return server
 
 
 def post(

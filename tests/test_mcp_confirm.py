@@ -21,7 +21,7 @@ from agentkit.tool import Tool
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 from tests.declarative import loopback
-from tests.mcp_serving import Served, serving, session, stdio_session
+from tests.mcp_serving import Served, server_fixture, serving, session, stdio_session
 
 SECRET = "tok-confirm-secret-0123456789"
 WAIT_SECONDS = 60
@@ -85,10 +85,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory, upstream: tuple[str, Upstre
     return tools
 
 
-@pytest.fixture(scope="module")
-def server(folder: Path) -> Iterator[Served]:
-    with serving(["--tools", str(folder)], env={"API_TOKEN": SECRET}) as served:
-        yield served
+server = server_fixture(env={"API_TOKEN": SECRET})
 
 
 class User:

@@ -3,7 +3,6 @@ streamable HTTP and stdio, with the SDK's own clients answering."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ pytest.importorskip("uvicorn")
 
 import mcp_types as types
 
-from tests.mcp_serving import Served, serving, session, stdio_session
+from tests.mcp_serving import Served, server_fixture, session, stdio_session, tools_folder
 
 SECRET = "tok-elicit-secret-0123456789"
 WAIT_SECONDS = 60
@@ -35,19 +34,15 @@ def _asking(name: str, function: str, credentials: str = "") -> str:
     return ASKING.format(name=name, function=function, credentials=credentials)
 
 
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tools = tmp_path_factory.mktemp("elicit")
-    (tools / "ask.yaml").write_text(_asking("ask", "ask", "credentials: [api-token]"))
-    (tools / "ask_async.yaml").write_text(_asking("ask_async", "ask_async"))
-    (tools / "ask_wrongly.yaml").write_text(_asking("ask_wrongly", "ask_wrongly"))
-    return tools
-
-
-@pytest.fixture(scope="module")
-def server(folder: Path) -> Iterator[Served]:
-    with serving(["--tools", str(folder)], env={"API_TOKEN": SECRET}) as served:
-        yield served
+folder = tools_folder(
+    {
+        "ask.yaml": _asking("ask", "ask", "credentials: [api-token]"),
+        "ask_async.yaml": _asking("ask_async", "ask_async"),
+        "ask_wrongly.yaml": _asking("ask_wrongly", "ask_wrongly"),
+    },
+    scope="module",
+)
+server = server_fixture(env={"API_TOKEN": SECRET})
 
 
 class User:
@@ -95,7 +90,7 @@ def test_a_client_without_the_elicitation_capability_gets_a_clear_error(server: 
     assert result.content[0].text == (
         "Error: Tool 'ask_async' failed: ElicitationError: the client cannot be asked: "
         "it did not declare the elicitation capability, or the connection has no way back "
-        "to it (a stateless server, MCP 2026-07-28)"
+        "to it (a stateless server's session)"
     )
 
 

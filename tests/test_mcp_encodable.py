@@ -7,7 +7,6 @@ stdio and over streamable HTTP."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from agentkit.declarative.loader import load_tools
 from agentkit.mcp_content import encodable
 from agentkit.toolregistry import ToolRegistry
-from tests.mcp_serving import Served, serving, session, stdio_session
+from tests.mcp_serving import Served, server_fixture, session, stdio_session, tools_folder
 
 WAIT_SECONDS = 60
 NAME = os.fsdecode(b"report-\xff.txt")  # "report-\udcff.txt"
@@ -52,11 +51,7 @@ def test_encodable_replaces_every_surrogate_and_keeps_clean_values_as_they_are()
     assert block.text == NAME  # a copy: the tool's own value is left alone
 
 
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tools = tmp_path_factory.mktemp("unencodable")
-    (tools / "unencodable.yaml").write_text(UNENCODABLE)
-    return tools
+folder = tools_folder({"unencodable.yaml": UNENCODABLE}, scope="module")
 
 
 class Heard:
@@ -140,10 +135,7 @@ def test_over_stdio(folder: Path) -> None:
     _check(anyio.run(run), heard)
 
 
-@pytest.fixture(scope="module")
-def server(folder: Path) -> Iterator[Served]:
-    with serving(["--tools", str(folder)]) as served:
-        yield served
+server = server_fixture()
 
 
 def test_over_http(server: Served) -> None:

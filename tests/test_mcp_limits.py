@@ -7,7 +7,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,7 +18,17 @@ pytest.importorskip("mcp")
 pytest.importorskip("uvicorn")
 
 from agentkit.mcp_limits import Busy, CallLimits
-from tests.mcp_serving import INITIALIZE, ROOT, Served, open_session, post, serving, session, start
+from tests.mcp_serving import (
+    INITIALIZE,
+    ROOT,
+    Served,
+    open_session,
+    post,
+    server_fixture,
+    session,
+    start,
+    tools_folder,
+)
 
 SLOW_TOOLS = """\
 name: nap
@@ -70,18 +80,8 @@ def _bounded(scenario: Callable[[], Awaitable[T]]) -> T:
     return anyio.run(run)
 
 
-@pytest.fixture(scope="module")
-def tools(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("slow")
-    (folder / "slow.yaml").write_text(SLOW_TOOLS)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def server(tools: Path) -> Iterator[Served]:
-    args = ["--tools", str(tools), "--max-calls", "2", "--max-queued", "0", "--call-timeout", "4"]
-    with serving(args) as served:
-        yield served
+folder = tools_folder({"slow.yaml": SLOW_TOOLS}, scope="module")
+server = server_fixture("--max-calls", "2", "--max-queued", "0", "--call-timeout", "4")
 
 
 # -- admission -----------------------------------------------------------------------------------
@@ -177,9 +177,9 @@ def _call_in_a_thread(
     return result
 
 
-def test_sigterm_lets_the_call_in_flight_finish_and_exits_0(tools: Path, tmp_path: Path) -> None:
+def test_sigterm_lets_the_call_in_flight_finish_and_exits_0(folder: Path, tmp_path: Path) -> None:
     marker = str(tmp_path / "drained")
-    served = start(["--tools", str(tools), "--drain-seconds", "30"])
+    served = start(["--tools", str(folder), "--drain-seconds", "30"])
     try:
         headers = open_session(served.url)
         result = _call_in_a_thread(served.url, headers, {"seconds": 2, "marker": marker})
@@ -196,10 +196,10 @@ def test_sigterm_lets_the_call_in_flight_finish_and_exits_0(tools: Path, tmp_pat
 
 
 def test_sigterm_past_the_grace_period_cancels_the_call_and_still_exits_0(
-    tools: Path, tmp_path: Path
+    folder: Path, tmp_path: Path
 ) -> None:
     marker = str(tmp_path / "cut")
-    served = start(["--tools", str(tools), "--drain-seconds", "1", "--stateless"])
+    served = start(["--tools", str(folder), "--drain-seconds", "1", "--stateless"])
     try:
         result = _call_in_a_thread(served.url, {}, {"seconds": 60, "marker": marker})
         _wait_for(Path(marker + ".started"))
@@ -213,7 +213,7 @@ def test_sigterm_past_the_grace_period_cancels_the_call_and_still_exits_0(
     assert "1 calls still running after 1.0 s; cancelling them" in served.stderr
 
 
-def test_stdio_a_call_in_flight_when_stdin_closes_still_gets_its_answer(tools: Path) -> None:
+def test_stdio_a_call_in_flight_when_stdin_closes_still_gets_its_answer(folder: Path) -> None:
     messages = [
         INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
@@ -231,7 +231,7 @@ def test_stdio_a_call_in_flight_when_stdin_closes_still_gets_its_answer(tools: P
         },
     ]
     process = subprocess.run(
-        [sys.executable, "-m", "agentkit", "serve", "--tools", str(tools)],
+        [sys.executable, "-m", "agentkit", "serve", "--tools", str(folder)],
         input="".join(json.dumps(message) + "\n" for message in messages),
         capture_output=True,
         text=True,

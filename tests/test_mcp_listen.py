@@ -24,7 +24,7 @@ pytest.importorskip("uvicorn")
 from mcp import Client, StdioServerParameters  # after the skips: the SDK is an extra
 from mcp.shared.subscriptions import ToolsListChanged
 
-from tests.mcp_serving import serving, session
+from tests.mcp_serving import serving, session, tools_folder
 from tests.test_mcp_reload import STATS, Notifications, _nap
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,12 +32,7 @@ WAIT_SECONDS = 60
 RELOAD = ["--reload", "--reload-interval", "0.1"]
 
 
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    tools = tmp_path / "tools"
-    tools.mkdir()
-    (tools / "nap.yaml").write_text(_nap())
-    return tools
+folder = tools_folder({"nap.yaml": _nap()})
 
 
 def _run(scenario: Any, *args: Any) -> Any:

@@ -19,7 +19,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from tests.declarative import loopback
-from tests.mcp_serving import Served, serving, session, stdio_session
+from tests.mcp_serving import Served, server_fixture, session, stdio_session
 
 SECRET = "tok-logging-secret-0123456789"
 WAIT_SECONDS = 60
@@ -74,10 +74,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield tools
 
 
-@pytest.fixture(scope="module")
-def server(folder: Path) -> Iterator[Served]:
-    with serving(["--tools", str(folder)], env={"API_TOKEN": SECRET}) as served:
-        yield served
+server = server_fixture(env={"API_TOKEN": SECRET})
 
 
 class Messages:

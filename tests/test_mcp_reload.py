@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,15 @@ pytest.importorskip("uvicorn")
 
 import mcp_types as types
 
-from tests.mcp_serving import Served, open_session, post, serving, session
+from tests.mcp_serving import (
+    Served,
+    open_session,
+    post,
+    server_fixture,
+    serving,
+    session,
+    tools_folder,
+)
 
 WAIT_SECONDS = 60
 
@@ -51,18 +58,8 @@ def _nap(description: str = "Sleep.", field: str = "slept", function: str = "nap
     return NAP.format(description=description, field=field, function=function)
 
 
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    tools = tmp_path / "tools"
-    tools.mkdir()
-    (tools / "nap.yaml").write_text(_nap())
-    return tools
-
-
-@pytest.fixture
-def server(folder: Path) -> Iterator[Served]:
-    with serving(["--tools", str(folder), "--reload", "--reload-interval", "0.1"]) as served:
-        yield served
+folder = tools_folder({"nap.yaml": _nap()})
+server = server_fixture("--reload", "--reload-interval", "0.1", scope="function")
 
 
 class Notifications:

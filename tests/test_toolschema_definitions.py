@@ -79,3 +79,43 @@ def test_long_values_are_cut_short_in_messages(parameter: dict[str, Any]) -> Non
     found = problems_of(parameter)
     assert found
     assert all(len(problem.split(": ", 1)[1]) < 400 for problem in found), found
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        pytest.param(1, 1.0, id="int-float"),
+        pytest.param(1, True, id="int-bool"),
+        pytest.param(0.0, -0.0, id="signed-zero"),
+        pytest.param("1", 1, id="str-int"),
+    ],
+)
+def test_equal_definitions_of_other_types_are_parsed_apart(first: Any, second: Any) -> None:
+    kinds = {int: "integer", float: "float", bool: "boolean", str: "string"}
+    for value in (first, second, first):
+        parameter = {"name": "p", "type": kinds[type(value)], "required": False}
+        (parsed,) = ToolSchema.from_dict({"parameters": [{**parameter, "default": value}]})
+        assert type(parsed.default) is type(value)
+        assert repr(parsed.default) == repr(value)
+
+
+def test_a_parameter_parsed_before_is_the_same_value_and_a_broken_one_reported_again() -> None:
+    written = {"name": "id", "type": "string", "description": "The item."}
+    first = ToolSchema.from_dict({"parameters": [dict(written)]})
+    again = ToolSchema.from_dict({"parameters": [dict(written)]})
+    assert first.parameters[0] is again.parameters[0]
+    broken = {"name": "id", "type": "string", "default": "x"}
+    for _ in range(2):
+        assert problems_of(dict(broken)) == [
+            "parameters.0.default: a required parameter cannot have a default; "
+            "set 'required: false' or remove the default"
+        ]
+
+
+def test_remembered_parameters_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentkit import schemaparse
+
+    monkeypatch.setattr(schemaparse, "_remembered", {})
+    for index in range(schemaparse.MAX_REMEMBERED + 10):
+        ToolSchema.from_dict({"parameters": [{"name": f"p{index}", "type": "string"}]})
+    assert 0 < len(schemaparse._remembered) <= schemaparse.MAX_REMEMBERED

@@ -16,7 +16,7 @@ from agentkit.declarative.environment import Environment, Substituter
 from agentkit.declarative.problems import ProblemLog, Problems
 from agentkit.declarative.sources import SourceTable, is_source_document, parse_source
 from agentkit.declarative.tool import DeclarativeTool, make_tool_class
-from agentkit.declarative.yamlsource import MAX_FILE_BYTES, clip, read_documents
+from agentkit.declarative.yamlsource import MAX_FILE_BYTES, SharedValues, clip, read_documents
 from agentkit.toolerrors import DefinitionProblem, PluginError
 from agentkit.toolregistry import ToolRegistry, name_key
 
@@ -159,9 +159,9 @@ def _load_tools(
     log = ProblemLog()
     log.extend(found)
     documents: list[_Document] = []
-    strings: dict[str, str] = {}  # equal short strings of all the files, kept once
+    shared = SharedValues()  # equal short strings of all the files, kept once
     for file in files:
-        documents.extend(_read_file(file, log, strings))
+        documents.extend(_read_file(file, log, shared))
     # Sources first, from every file: a tool may use a source defined in any of them.
     sources = _load_sources(documents, environment, log)
     definitions: list[ToolDefinition] = []
@@ -276,14 +276,14 @@ def _read_at_most(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _read_file(file: Path, log: ProblemLog, strings: dict[str, str]) -> list[_Document]:
-    """The documents of ``file``; equal short strings shared through ``strings``."""
+def _read_file(file: Path, log: ProblemLog, shared: SharedValues) -> list[_Document]:
+    """The documents of ``file``; equal short strings shared through ``shared``."""
     text = _read_text(file)
     if isinstance(text, DefinitionProblem):
         log.add(text)
         return []
     path = str(file)
-    documents, yaml_problems = read_documents(text, strings)
+    documents, yaml_problems = read_documents(text, shared)
     for problem in yaml_problems:
         log.add(
             DefinitionProblem(

@@ -35,6 +35,7 @@ __all__ = [
     "LocatedDict",
     "LocatedList",
     "Position",
+    "SharedValues",
     "YamlProblem",
     "clip",
     "locate",
@@ -73,6 +74,25 @@ class LocatedList(list[Any]):
 
     position: Position
     positions: list[Position]
+
+
+class SharedValues:
+    """What files read one after another share: equal short strings, and plain scalars' values.
+
+    Equal short strings (names, types, keys) come back as one object, so a
+    thousand tools that each have a parameter ``id`` keep one string for it,
+    not a thousand. The value of each short plain scalar (``type``,
+    ``string``, ``true``, ``5``) read without a problem is kept by its text:
+    most scalars of a set of definitions are the same few, and resolving a
+    scalar's tag was a third of reading it. Both tables hold only texts of at
+    most ``MAX_SHARED_CHARS`` characters.
+    """
+
+    __slots__ = ("plain", "strings")
+
+    def __init__(self) -> None:
+        self.strings: dict[str, str] = {}
+        self.plain: dict[str, Any] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,16 +174,12 @@ class _Composer:
         self,
         loader: _Loader,
         problems: list[YamlProblem],
-        strings: dict[str, str],
-        plain: dict[str, Any] | None = None,
+        shared: SharedValues,
     ) -> None:
         self.loader = loader
         self.problems = problems
-        self.strings = strings
-        # The value of each plain scalar text seen, built without a problem: most
-        # scalars of a definition are the same few keys and types, and resolving
-        # a scalar's tag was a third of reading it.
-        self.plain: dict[str, Any] = {} if plain is None else plain
+        self.strings = shared.strings
+        self.plain = shared.plain
         self.anchors: dict[str, _Anchor | None] = {}  # None: still open
         self.stack: list[_Open] = []
         self.nodes = 0
@@ -186,24 +202,91 @@ class _Composer:
         return None if self.root is _NO_KEY else (self.root, self.start)
 
     def _read_events(self) -> None:
-        # Names bound once: this loop runs for every value of every file.
-        get_event, scalar, close = self.loader.get_event, self._scalar, self._close
+        # Names bound once: this loop runs for every value of every file. The
+        # common cases are handled right here (a scalar without anchor or tag,
+        # quoted or plain and seen before, so it cannot be a problem; a mapping
+        # or list opened and closed): a method call and the attribute lookups
+        # for each value were most of reading a file. The rest goes to methods.
+        get_event, scalar, attach = self.loader.get_event, self._scalar, self._attach
+        stack, shared, known = self.stack, self.strings.setdefault, self.plain.get
+        max_nodes, max_chars, max_shared = MAX_EXPANDED_NODES, MAX_EXPANDED_CHARS, MAX_SHARED_CHARS
         scalar_event, alias_event = yaml.ScalarEvent, yaml.AliasEvent
-        starts = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+        mapping_start, sequence_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
         ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+        located_dict, located_list, no_key, bad_key = LocatedDict, LocatedList, _NO_KEY, _BAD_KEY
         while True:
             event = get_event()
             kind = type(event)
             if kind is scalar_event:
-                scalar(event)
+                if event.anchor is not None or event.tag is not None or not stack:
+                    scalar(event)
+                    continue
+                text = event.value
+                if event.implicit[0]:
+                    value = known(text, no_key)
+                    if value is no_key:
+                        scalar(event)
+                        continue
+                else:
+                    value = shared(text, text) if len(text) <= max_shared else text
+                self.nodes += 1
+                self.chars += len(text)
+                mark = event.start_mark
+                position = (mark.line + 1, mark.column + 1)
+                if self.nodes > max_nodes or self.chars > max_chars:
+                    self._count(position, 0, 0)  # says so, and refuses the document
+                container = False
             elif kind in ends:
-                close()
-            elif kind in starts:
-                self._open(event)
+                done = stack.pop()
+                value = done.value
+                position = value.position
+                if done.anchor is not None:
+                    self._close_anchor(done)
+                if not stack:
+                    attach(value, position, container=True)
+                    continue
+                container = True
+            elif kind is mapping_start or kind is sequence_start:
+                mark = event.start_mark
+                position = (mark.line + 1, mark.column + 1)
+                if event.anchor is not None or event.tag is not None or len(stack) >= MAX_DEPTH:
+                    self._check_open(event, position)
+                else:
+                    self.nodes += 1
+                    if self.nodes > max_nodes:
+                        self._count(position, 0, 0)
+                if kind is mapping_start:
+                    value = located_dict()
+                    value.positions = {}
+                else:
+                    value = located_list()
+                    value.positions = []
+                value.position = position
+                stack.append(_Open(value, event.anchor, self.nodes, self.chars))
+                continue
             elif kind is alias_event:
                 self._alias(event)
+                continue
             else:  # DocumentEndEvent: the parser allows nothing else here
                 return
+            # _attach, inline for a value whose parent is open and fine so far.
+            parent = stack[-1]
+            target = parent.value
+            if type(target) is located_list:
+                target.append(value)
+                target.positions.append(position)
+                continue
+            key = parent.key
+            if key is no_key:
+                if container or value in target.positions:  # _attach says what is wrong
+                    attach(value, position, container=container)
+                else:
+                    parent.key = value
+                continue
+            parent.key = no_key
+            if key is not bad_key:
+                target[key] = value
+                target.positions[key] = position
 
     def _count(self, position: Position, nodes: int, chars: int) -> None:
         self.nodes += nodes
@@ -229,38 +312,8 @@ class _Composer:
         self.anchors[anchor] = None
 
     def _scalar(self, event: yaml.ScalarEvent) -> None:
-        mark = event.start_mark  # _position(event), inline: this runs for every scalar
-        position = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
-        text = event.value
-        if event.anchor is None and event.tag is None:
-            # The common case, in short: a quoted scalar (a string), or a plain one seen before.
-            if not event.implicit[0]:
-                value: Any = (
-                    self.strings.setdefault(text, text) if len(text) <= MAX_SHARED_CHARS else text
-                )
-            else:
-                value = self.plain.get(text, _NO_KEY)
-            if value is not _NO_KEY:
-                self.nodes += 1
-                self.chars += len(text)
-                if self.nodes > MAX_EXPANDED_NODES or self.chars > MAX_EXPANDED_CHARS:
-                    self._count(position, 0, 0)  # says so, and refuses the document
-                stack = self.stack
-                if stack:
-                    parent = stack[-1]
-                    target = parent.value
-                    if type(target) is LocatedList:
-                        target.append(value)
-                        target.positions.append(position)
-                        return
-                    key = parent.key
-                    if key is not _NO_KEY and key is not _BAD_KEY:
-                        parent.key = _NO_KEY
-                        target[key] = value
-                        target.positions[key] = position
-                        return
-                self._attach(value, position, container=False)
-                return
+        position = _position(event)
+        text = event.value  # the common scalar is placed by _read_events
         self._define(event, position)
         self._count(position, 1, len(text))
         tag = event.tag
@@ -285,7 +338,13 @@ class _Composer:
                 build = None  # not kept for the next one: it has its own problem
         if type(value) is str and len(value) <= MAX_SHARED_CHARS:
             value = self.strings.setdefault(value, value)
-        if build is not None and event.tag is None and event.anchor is None and event.implicit[0]:
+        if (
+            build is not None
+            and event.tag is None
+            and event.anchor is None
+            and event.implicit[0]
+            and len(text) <= MAX_SHARED_CHARS
+        ):
             self.plain[text] = value
         if event.anchor is not None:
             self.anchors[event.anchor] = _Anchor(value, position, 1, len(text), container=False)
@@ -317,8 +376,8 @@ class _Composer:
         # reported where it is used; problems inside it, at the anchor, once.
         self._attach(anchor.value, position, container=anchor.container)
 
-    def _open(self, event: yaml.CollectionStartEvent) -> None:
-        position = _position(event)
+    def _check_open(self, event: yaml.CollectionStartEvent, position: Position) -> None:
+        """Check and count a mapping or list with an anchor or tag, or nested too deep."""
         if len(self.stack) >= MAX_DEPTH:
             self.note(
                 position,
@@ -327,27 +386,21 @@ class _Composer:
             raise _Refused
         self._define(event, position)
         tag = event.tag
-        mapping = type(event) is yaml.MappingStartEvent
-        if tag is not None and tag != "!" and tag != (_MAP if mapping else _SEQ):
+        expected = _MAP if type(event) is yaml.MappingStartEvent else _SEQ
+        if tag is not None and tag != "!" and tag != expected:
             self._refuse_tag(position, tag)
         self._count(position, 1, 0)
-        value = LocatedDict() if mapping else LocatedList()
-        value.position = position
-        value.positions = {} if mapping else []
-        self.stack.append(_Open(value, event.anchor, self.nodes, self.chars))
 
-    def _close(self) -> None:
-        done = self.stack.pop()
-        value = done.value
-        if done.anchor is not None:
-            self.anchors[done.anchor] = _Anchor(
-                value,
-                value.position,
-                self.nodes - done.nodes_before + 1,
-                self.chars - done.chars_before,
-                container=True,
-            )
-        self._attach(value, value.position, container=True)
+    def _close_anchor(self, done: _Open) -> None:
+        """Note the anchor of the mapping or sequence just read, and all it holds."""
+        assert done.anchor is not None
+        self.anchors[done.anchor] = _Anchor(
+            done.value,
+            done.value.position,
+            self.nodes - done.nodes_before + 1,
+            self.chars - done.chars_before,
+            container=True,
+        )
 
     def _attach(self, value: Any, position: Position, *, container: bool) -> None:
         if not self.stack:
@@ -459,33 +512,30 @@ _IMPLICIT: Final = {
 
 
 def read_documents(
-    text: str, strings: dict[str, str] | None = None
+    text: str, shared: SharedValues | None = None
 ) -> tuple[list[tuple[Any, Position]], list[YamlProblem]]:
     """Every document in ``text`` with the position it starts at, and the problems found.
 
-    Equal short strings (names, types, keys) come back as one object, shared
-    with every other file read with the same ``strings`` table: a loader
-    passes one table for all its files, so a thousand tools that each have a
-    parameter ``id`` keep one string for it, not a thousand.
+    A loader passes one ``SharedValues`` for all its files: equal short
+    strings come back as one object, and the files read faster.
 
     Syntax errors stop reading (the parser cannot go on); other problems are
     collected and reading goes on with the next document. A document with a
     problem does not come back: a value refused here (a tag, a huge number)
     would only cause follow-on problems in the checks that read it.
     """
-    if strings is None:
-        strings = {}
+    if shared is None:
+        shared = SharedValues()
     loader: _Loader | None = None
     documents: list[tuple[Any, Position]] = []
     problems: list[YamlProblem] = []
-    plain: dict[str, Any] = {}
     try:
         loader = _Loader(text)  # the pure-Python reader checks every character here
         loader.get_event()  # StreamStartEvent
         while not loader.check_event(yaml.StreamEndEvent):
             loader.get_event()  # DocumentStartEvent
             before = len(problems)
-            document = _Composer(loader, problems, strings, plain).compose()
+            document = _Composer(loader, problems, shared).compose()
             if document is not None and len(problems) == before:
                 documents.append(document)
     except yaml.MarkedYAMLError as exc:

@@ -97,27 +97,31 @@ class Lock:
 
     @classmethod
     def _from_json(cls, data: Any) -> Lock:
-        if data.get("format") != FORMAT:
+        if _mapping(data, "the file").get("format") != FORMAT:
             raise ValueError(f"format {data.get('format')!r}, expected {FORMAT!r}")
         lock = cls(
-            description=str(data["description"]),
-            source=str(data["source"]),
+            description=_text(data["description"], "description"),
+            source=_text(data["source"], "source"),
             selection=_selection(data["selection"]),
-            source_file=str(data["source_file"]),
-            source_generated=dict(data["source_generated"]),
-            layout=str(data.get("layout", "operation")),
+            source_file=_text(data["source_file"], "source_file"),
+            source_generated=_mapping(data["source_generated"], "source_generated"),
+            layout=_text(data.get("layout", "operation"), "layout"),
         )
-        for key, raw in dict(data["operations"]).items():
+        for key, raw in _mapping(data["operations"], "operations").items():
+            where = f"operations.{key}"
             method, _, path = str(key).partition(" ")
+            _mapping(raw, where)
             operation_id = raw.get("operation_id")
             deleted = raw.get("deleted") is True
             lock.entries[key] = Entry(
                 method=method,
                 path=path,
-                operation_id=str(operation_id) if operation_id is not None else None,
-                name="" if deleted else str(raw["name"]),
-                file="" if deleted else str(raw["file"]),
-                generated={} if deleted else dict(raw["generated"]),
+                operation_id=None
+                if operation_id is None
+                else _text(operation_id, f"{where}.operation_id"),
+                name="" if deleted else _text(raw["name"], f"{where}.name"),
+                file="" if deleted else _text(raw["file"], f"{where}.file"),
+                generated={} if deleted else _mapping(raw["generated"], f"{where}.generated"),
                 deleted=deleted,
             )
         return lock
@@ -125,7 +129,7 @@ class Lock:
 
 def _selection(data: Any) -> dict[str, Any]:
     """A lock's ``selection``: each filter a list of strings, ``deprecated`` a boolean."""
-    selection = dict(data)
+    selection = _mapping(data, "selection")
     for key, value in selection.items():
         if key == "deprecated":
             if not isinstance(value, bool):
@@ -153,3 +157,15 @@ def _lock_text(data: dict[str, Any]) -> str:
         ' "operations": {' + ("\n" + ",\n".join(operations) + "\n }" if operations else "}")
     )
     return "{\n" + ",\n".join(rows) + "\n}\n"
+
+
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{where}: expected a mapping, got {type(value).__name__}")
+    return value
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{where}: expected a string, got {type(value).__name__}")
+    return value

@@ -17,6 +17,7 @@ from agentkit.declarative.yamlsource import (
     MAX_DEPTH,
     MAX_NUMBER_CHARS,
     LocatedDict,
+    SharedValues,
     _Loader,
     locate,
     read_documents,
@@ -250,3 +251,30 @@ def test_a_scalar_with_a_problem_is_reported_each_time_it_is_written() -> None:
     long = "1" * (MAX_NUMBER_CHARS + 1)
     problems = problem_messages(f"a: {long}\nb: {long}\n")
     assert [problem.split(":")[0] for problem in problems] == ["1", "2"]
+
+
+def test_files_read_with_one_shared_table_read_as_each_would_alone() -> None:
+    shared = SharedValues()
+    texts = [
+        "a: true\nb: 1\nc: [x, '5', 1:30, <<]\n",
+        "a: 'true'\nb: '1'\nc: [x, 5, 1:30, <<]\n<<: 2\nd: {true: 1, True: 2}\n",
+        "- *x\n",
+        "k: {a: 1, a: 2}\n",
+    ]
+    for text in texts:
+        together, alone = read_documents(text, shared), read_documents(text)
+        assert together == alone
+        assert [d.positions for d, _ in together[0]] == [d.positions for d, _ in alone[0]]
+    long = "1" * (MAX_NUMBER_CHARS + 1)
+    for _ in range(2):
+        (problem,) = read_documents(f"a: {long}\n", shared)[1]
+        assert problem.message.startswith("an integer of 101 characters")
+
+
+def test_a_shared_table_keeps_only_short_texts() -> None:
+    shared = SharedValues()
+    long_word = "w" * 200
+    read_documents(f"a: {long_word}\nb: '{long_word}'\nc: short\n", shared)
+    assert long_word not in shared.plain
+    assert long_word not in shared.strings
+    assert shared.plain["short"] == "short"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import re
@@ -14,7 +15,7 @@ import yaml
 
 from agentkit.cli import main
 from agentkit.openapi import UpdateReport, import_openapi, update_openapi
-from agentkit.toolerrors import UsageError
+from agentkit.toolerrors import AgentKitError, UsageError
 
 TRACKER = Path(__file__).parent.parent / "fixtures" / "openapi" / "tracker.yaml"
 LOCK = "tracker.openapi-lock.json"
@@ -585,3 +586,55 @@ def test_every_tool_deleted_stays_deleted(tmp_path: Path) -> None:
     report = updated(tmp_path, out, newer(description()))
     assert report.deleted
     assert report.added == []
+
+
+# -- a hostile or broken lock file ----------------------------------------------------------
+
+
+def corruptions(lock: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The lock with one value at a time replaced by a value of the wrong type."""
+    places: list[tuple[str, ...]] = [(key,) for key in lock]
+    key, entry = next(iter(lock["operations"].items()))
+    places += [("operations", key, field) for field in entry]
+    places += [("operations", key, "generated", field) for field in entry["generated"]]
+    places += [("selection", field) for field in lock["selection"]]
+    cases = []
+    for place in places:
+        bad_values: tuple[Any, ...] = (5, "x", [], {}, None, [1, {"a": None}])
+        for bad in bad_values:
+            broken = copy.deepcopy(lock)
+            node = broken
+            for step in place[:-1]:
+                node = node[step]
+            node[place[-1]] = bad
+            cases.append(("/".join(place) + f"={bad!r}", broken))
+    return cases
+
+
+def test_a_corrupted_lock_file_is_an_error_never_a_traceback(tmp_path: Path) -> None:
+    out = imported_v1(tmp_path)
+    pristine = json.loads((out / LOCK).read_text())
+    files = {path: path.read_text() for path in out.glob("*.yaml")}
+    spec = write(tmp_path / "v2.json", newer(description()))
+    for case, broken in corruptions(pristine):
+        (out / LOCK).write_text(json.dumps(broken))
+        with contextlib.suppress(AgentKitError):  # an error is fine; any other exception fails
+            update_openapi(spec, source="tracker", out=out)
+        for path in out.glob("*.yaml"):  # start each case from the reviewed folder
+            path.unlink()
+        for path, text in files.items():
+            path.write_text(text)
+        assert all(path.resolve().is_relative_to(out.resolve()) for path in out.rglob("*")), case
+
+
+def test_paths_in_the_lock_file_never_lead_outside_the_folder(tmp_path: Path) -> None:
+    out = imported_v1(tmp_path)
+    lock = json.loads((out / LOCK).read_text())
+    lock["source_file"] = "../outside.source.yaml"
+    for entry in lock["operations"].values():
+        entry["file"] = "../../outside.yaml"
+    (out / LOCK).write_text(json.dumps(lock))
+    before = sorted(path.name for path in tmp_path.iterdir())
+    updated(tmp_path, out, newer(description()))
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([*before, "v2.json"])
+    assert json.loads((out / LOCK).read_text())["source_file"] == "tracker.source.yaml"
