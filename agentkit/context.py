@@ -43,6 +43,7 @@ import logging
 import sys
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -70,6 +71,7 @@ __all__ = [
     "report_progress",
     "serving",
     "shortened",
+    "visible",
 ]
 
 logger = logging.getLogger("agentkit")
@@ -247,7 +249,7 @@ async def aconfirm(what: str | Callable[[], str], *, timeout: float = ELICIT_SEC
     context = _CURRENT.get()
     if context.confirming is None:
         return False
-    text = _redacted_text(what() if callable(what) else what)
+    text = visible(_redacted_text(what() if callable(what) else what))
     await _awaited(context, lambda: context.aconfirm(text), timeout)
     return True
 
@@ -258,12 +260,13 @@ def confirm(what: str | Callable[[], str], *, timeout: float = ELICIT_SECONDS) -
     ask). Returns True once allowed, False when there was nothing to ask (another tool, or
     already allowed in this call); raises ``DeclinedError`` when the user declines or
     cancels, ``ElicitationError`` when the question cannot be asked. From a sync tool;
-    an ``async def`` one awaits ``aconfirm``.
+    an ``async def`` one awaits ``aconfirm``. ``what`` is shown redacted and ``visible``:
+    no character in it can hide or reorder the rest.
     """
     context = _CURRENT.get()
     if context.confirming is None:
         return False
-    text = _redacted_text(what() if callable(what) else what)
+    text = visible(_redacted_text(what() if callable(what) else what))
     _waited(context, lambda: context.aconfirm(text), timeout)
     return True
 
@@ -396,6 +399,29 @@ def shortened(
         return short(str(item))  # shown as text, as json.dumps(default=str) would
 
     return short(value)
+
+
+#: The kinds of character a confirmation spells out instead of showing (Unicode general
+#: categories): controls, format characters (bidi overrides and isolates, zero-width
+#: ones), line and paragraph separators, surrogates, private use and unassigned ones.
+_HIDDEN: Final = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+
+
+def visible(text: str) -> str:
+    """``text`` as a confirmation shows it: every character that could hide, reorder or
+    restyle what follows it on the user's screen (a control character, a bidi override,
+    a zero-width one, a line separator) spelled out as ``\\u202e``; only the line breaks
+    (``\\n``) the text is laid out with are kept."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(
+        char
+        if char == "\n" or unicodedata.category(char) not in _HIDDEN
+        else f"\\u{ord(char):04x}"
+        if ord(char) <= 0xFFFF
+        else f"\\U{ord(char):08x}"
+        for char in text
+    )
 
 
 def _redacted(message: str, schema: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,21 @@ from agentkit import Tool
 ROOT = Path(__file__).resolve().parent.parent
 
 SECRET = "sk-live-8f3a/9+Zq=="
+#: How long a test waits for something it is sure will happen: generous, as the
+#: machine may be loaded; a wait ends as soon as its condition holds.
+WAIT_SECONDS = 60
+
+
+def wait_until(condition: Callable[[], bool], what: str, *, seconds: float = WAIT_SECONDS) -> None:
+    """Poll ``condition`` until it holds; fail, naming ``what`` was awaited, after ``seconds``.
+
+    For a test that must wait for another thread or process: a condition, never
+    a guessed delay.
+    """
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {seconds} s for {what}"
+        time.sleep(0.01)
 
 
 class Adder(Tool):

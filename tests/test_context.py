@@ -24,6 +24,7 @@ from agentkit.context import (
     log,
     serving,
     shortened,
+    visible,
 )
 from agentkit.progress import report_progress
 from agentkit.tool import Tool
@@ -356,3 +357,21 @@ def test_shortened_redacts_a_value_before_it_cuts_it() -> None:
     with serving(heard), executor:
         result = executor.execute(Shows(), {})
     assert result.output == {"shown": "ppppp***"}
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        pytest.param("plain text\nand a line", "plain text\nand a line", id="kept"),
+        pytest.param("café 中文 ÿ", "café 中文 ÿ", id="letters-kept"),
+        pytest.param("pay\u202eNABI", "pay\\u202eNABI", id="bidi-override"),
+        pytest.param("a\u2066b\u2069", "a\\u2066b\\u2069", id="bidi-isolates"),
+        pytest.param("to\u200bkey", "to\\u200bkey", id="zero-width"),
+        pytest.param("a\u2028b\u2029c", "a\\u2028b\\u2029c", id="separators"),
+        pytest.param("\x1b[2Jx\r\t", "\\u001b[2Jx\\u000d\\u0009", id="controls"),
+        pytest.param("x\x85y\x7f", "x\\u0085y\\u007f", id="c1-and-delete"),
+        pytest.param("t\U000e0041", "t\\U000e0041", id="tag-character"),
+    ],
+)
+def test_visible_spells_out_what_could_hide_the_rest(text: str, shown: str) -> None:
+    assert visible(text) == shown

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -28,6 +29,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pytest
 import yaml
@@ -280,9 +282,27 @@ import time
 
 def wait(**inputs):
     print("ready", file=sys.stderr, flush=True)
-    time.sleep(30)
+    time.sleep(600)  # the test ends it long before, either way
     return {}
 """
+#: How long the test waits for the call to start, and then to end after Ctrl-C.
+WAIT_SECONDS = 60
+#: Starts the command after it as a terminal does on Ctrl-C's side: SIGINT at its
+#: default. A command started in the background by a shell without job control
+#: (``make test &`` in a script) inherits SIGINT *ignored*, and Python then installs
+#: no KeyboardInterrupt handler: the call would sleep through the signal.
+WITH_SIGINT = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execvp(sys.argv[1], sys.argv[1:])",
+]
+
+
+def _line_within(stream: IO[str], seconds: float) -> str:
+    """The next line on the pipe ``stream``; "" when none begins within ``seconds``."""
+    readable, _, _ = select.select([stream], [], [], seconds)
+    return stream.readline() if readable else ""
 
 
 def test_interrupted_exits_130(checkout: Checkout, tmp_path: Path) -> None:
@@ -292,7 +312,7 @@ def test_interrupted_exits_130(checkout: Checkout, tmp_path: Path) -> None:
     )
     argv = ["agentkit", "call", "sleeper", "--tools", str(tmp_path / "sleeper.yaml")]
     with subprocess.Popen(
-        [*argv, "--python-path", str(tmp_path)],
+        [*WITH_SIGINT, *argv, "--python-path", str(tmp_path)],
         cwd=checkout.folder,
         env=checkout.env,
         stdin=subprocess.DEVNULL,
@@ -300,10 +320,18 @@ def test_interrupted_exits_130(checkout: Checkout, tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     ) as process:
-        assert process.stderr is not None
-        # The backend prints "ready" once running; it ends by itself after 30 s regardless.
-        assert process.stderr.readline() == "ready\n"
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=30)
+        try:
+            assert process.stderr is not None
+            # Signalled once the backend runs (it says so), not after a guessed delay.
+            started = _line_within(process.stderr, WAIT_SECONDS)
+            assert started == "ready\n", f"the call did not start: {started!r}"
+            process.send_signal(signal.SIGINT)
+            try:
+                _, err = process.communicate(timeout=WAIT_SECONDS)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"the call still ran {WAIT_SECONDS} s after SIGINT")
+        finally:
+            if process.poll() is None:
+                process.kill()
     assert process.returncode == 130
     assert err == "error: interrupted\n"

@@ -123,7 +123,9 @@ def test_accepted_the_request_shown_is_the_request_sent(
     # "by <secret>" is rendered from the credential: the call's redactor masks it whole.
     assert asked == (
         "Tool 'close_issue' wants to send this request:\n"
-        f"POST {origin}/issues/close?key=***\n\n"
+        f"POST {origin}/issues/close?key=***\n"
+        "Content-Length: 77\n"
+        "Content-Type: application/json\n\n"
         '{"number": 7, "reason": "spam", "signed": "***"}\n\n'
         "Allow it?"
     )

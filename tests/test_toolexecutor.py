@@ -20,7 +20,7 @@ from agentkit import (
     ToolRegistry,
     ToolValidationError,
 )
-from tests.helpers import SECRET, Adder, Scripted, WeatherTool
+from tests.helpers import SECRET, WAIT_SECONDS, Adder, Scripted, WeatherTool
 
 
 def test_success_fills_defaults_and_converts(executor: ToolExecutor) -> None:
@@ -255,7 +255,7 @@ def test_execute_many_returns_results_in_call_order(executor: ToolExecutor) -> N
 
 
 def test_execute_many_runs_calls_concurrently(executor: ToolExecutor) -> None:
-    barrier = threading.Barrier(4, timeout=5)
+    barrier = threading.Barrier(4, timeout=WAIT_SECONDS)
 
     def meet(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
         barrier.wait()  # only returns once four calls are in flight at the same time

@@ -42,12 +42,16 @@ Request: TypeAlias = tuple[str, list[tuple[str, str]], dict[str, str], dict[str,
 
 
 def preview(spec: HttpSpec, request: Request) -> str:
-    """What a confirmation shows of ``request``: its method, URL and body, as sent
-    (the call's redactor, active while ``confirm`` asks, masks every secret).
+    """What a confirmation shows of ``request``: its method, URL, headers and body, as
+    sent, and, for a paginated tool, the further pages it may fetch.
 
-    Every field of the body is shown, each long value shortened
-    (``agentkit.context.shortened``): a JSON body's strings, a form's fields, any other
-    text body's lines. Padding one field never pushes another out of sight."""
+    A credential-bearing header (the auth header, one whose template uses
+    ``credentials``) shows ``***`` for its secret part; the call's redactor, active
+    while ``confirm`` asks, masks every other secret. Every header and every field of
+    the body is shown, each long value shortened (``agentkit.context.shortened``): a
+    JSON body's strings, a form's fields, any other text body's lines (a run of blank
+    ones said in one line). Padding one field never pushes another out of sight;
+    ``agentkit.context.confirm`` makes invisible and control characters visible."""
     import requests
 
     url, params, headers, body = request
@@ -56,18 +60,69 @@ def preview(spec: HttpSpec, request: Request) -> str:
             spec.method, url, params=params, headers=headers, **body
         ).prepare()
     except (requests.RequestException, ValueError):  # sending it will say what is wrong
-        return f"send this request:\n{spec.method} {url}"
-    shown = f"send this request:\n{prepared.method} {prepared.url}"
+        return f"send this request:\n{spec.method} {url}{_pages_shown(spec)}"
+    lines = [f"{prepared.method} {prepared.url}"]
+    secret = _secret_headers(spec)
+    for name, value in prepared.headers.items():
+        lines.append(f"{name}: {_header_shown(value, secret=name.lower() in secret)}")
+    if isinstance(spec.auth, OAuth2Auth):
+        lines.append("Authorization: Bearer *** (an OAuth2 token, fetched once you allow it)")
+    shown = "send this request:\n" + "\n".join(lines)
     payload = prepared.body
     if not payload:
-        return shown
+        return shown + _pages_shown(spec)
     if isinstance(payload, bytes):
         try:
             payload = payload.decode("utf-8")
         except UnicodeDecodeError:
             kind = prepared.headers.get("Content-Type", "a binary body")
-            return f"{shown}\n\n({len(payload)} bytes of {kind})"
-    return f"{shown}\n\n{_body_shown(body, str(payload))}"
+            return f"{shown}\n\n({len(payload)} bytes of {kind}){_pages_shown(spec)}"
+    return f"{shown}\n\n{_body_shown(body, str(payload))}{_pages_shown(spec)}"
+
+
+def _secret_headers(spec: HttpSpec) -> set[str]:
+    """The headers (lower case) whose value is, or is made from, a credential."""
+    names = {
+        name.lower()
+        for name, value in spec.headers
+        if isinstance(value, Template)
+        and any(root == "credentials" for root, _ in value.references)
+    }
+    if spec.auth is not None and spec.auth.placement == "header":
+        names.add(spec.auth.name.lower())
+    return names
+
+
+def _header_shown(value: str, *, secret: bool) -> str:
+    """A header's value as shown: a secret one as ``***`` after its scheme (``Bearer
+    ***``), whatever the redactor would have found in it; any other shortened."""
+    if not secret:
+        return str(shortened(value))
+    scheme, _, rest = value.partition(" ")
+    if rest and scheme.isalpha() and len(scheme) <= 20:
+        return f"{scheme} ***"
+    return "***"
+
+
+def _pages_shown(spec: HttpSpec) -> str:
+    """What a paginated tool may send after the request shown: it is allowed once, for
+    every page, so the question says how many more and what changes in them."""
+    pagination = spec.paginate
+    if pagination is None or pagination.max_pages <= 1:
+        return ""
+    more = pagination.max_pages - 1
+    noun = "request" if more == 1 else "requests"
+    said = f"\n\nIt may then send up to {more} more {noun} like it, for the next pages,"
+    if pagination.kind == "link":
+        return (
+            f'{said} each to the URL of the page before\'s Link: rel="next" header (only '
+            f"within {spec.origin}), with the same method, headers and body."
+        )
+    changed = {"cursor": "the cursor", "page": "the page number", "offset": "the offset"}
+    return (
+        f"{said} with the same method, headers and body, and the query parameter "
+        f"'{pagination.param}' set to {changed[pagination.kind]} of the next page."
+    )
 
 
 def _body_shown(body: Mapping[str, Any], payload: str) -> str:
@@ -76,7 +131,25 @@ def _body_shown(body: Mapping[str, Any], payload: str) -> str:
         return json.dumps(shortened(body["json"]), ensure_ascii=False, allow_nan=False)
     if body.get("data") is not None and not body.get("files") and "\n" not in payload:
         return "&".join(shortened(payload.split("&")))  # a form: field=value&...
-    return "\n".join(shortened(payload.split("\n")))  # multipart, text: line by line
+    return "\n".join(_blank_runs_said(shortened(payload.split("\n"))))  # multipart, text
+
+
+def _blank_runs_said(lines: list[str]) -> list[str]:
+    """``lines`` with each run of more than two blank ones said in one line, so that
+    blank lines cannot push the rest of a body out of sight."""
+    kept: list[str] = []
+    run = 0
+    for line in [*lines, "end"]:
+        if not line.strip():
+            run += 1
+            continue
+        if run > 2:
+            kept.append(f"\u2026 [{run:,} blank lines]")
+        else:
+            kept.extend([""] * run)
+        run = 0
+        kept.append(line)
+    return kept[:-1]
 
 
 def build_request(

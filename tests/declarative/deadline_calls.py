@@ -22,14 +22,15 @@ from tests.declarative import rawserver
 from tests.declarative.test_http_faults import TOOL
 
 TOTAL: Final = 1.0
-GIVE_UP: Final = 8.0  # seconds for all calls together; far past any deadline
+GIVE_UP: Final = 20.0  # seconds for all calls together; far past any deadline
 # Reads may take 30 s each: only the deadline can end these calls in time.
 LONG_READS: Final = (
     f"    timeout: {{read: 30, total: {TOTAL}}}\n    retry: {{attempts: 3, backoff: 0.01}}"
 )
 LONG_CONNECT: Final = f"    timeout: {{connect: 30, read: 30, total: {TOTAL}}}"
+# Without the deadline, ten reads of 0.9 s: 9 s, well past test_http_deadline's bound.
 NEAR_TIMEOUT_RETRIES: Final = (
-    f"    timeout: {{read: 0.45, total: {TOTAL}}}\n    retry: {{attempts: 10, backoff: 0}}"
+    f"    timeout: {{read: 0.9, total: {TOTAL}}}\n    retry: {{attempts: 10, backoff: 0}}"
 )
 
 

@@ -2,7 +2,8 @@
 
 Each connection reads whole requests (head and ``Content-Length`` body) and
 counts them in ``received`` before the scripted reply runs, so a test knows
-exactly how many requests reached the server.
+exactly how many requests reached the server; ``closed`` counts the connections
+the server has closed, so a test can wait for a close instead of guessing a delay.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class RawServer:
         self.replies = replies
         self.received = 0
         self.connections = 0
+        self.closed = 0
         self.stop = threading.Event()
         self._lock = threading.Lock()
         self._listener = socket.create_server(("127.0.0.1", 0), backlog=backlog)
@@ -57,16 +59,20 @@ class RawServer:
     def _connection(self, conn: socket.socket) -> None:
         conn.settimeout(0.05)
         buffer = b""
-        with conn, contextlib.suppress(OSError):
-            while not self.stop.is_set():
-                request, buffer = _read_request(conn, buffer, self.stop)
-                if request is None:
-                    return
-                with self._lock:
-                    self.received += 1
-                    reply = self.replies[min(self.received, len(self.replies)) - 1]
-                if not reply(conn, self.stop):
-                    return
+        try:
+            with conn, contextlib.suppress(OSError):
+                while not self.stop.is_set():
+                    request, buffer = _read_request(conn, buffer, self.stop)
+                    if request is None:
+                        return
+                    with self._lock:
+                        self.received += 1
+                        reply = self.replies[min(self.received, len(self.replies)) - 1]
+                    if not reply(conn, self.stop):
+                        return
+        finally:
+            with self._lock:
+                self.closed += 1
 
 
 def _read_request(

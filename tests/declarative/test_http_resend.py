@@ -7,7 +7,6 @@ reply in one way or another.
 from __future__ import annotations
 
 import socket
-import time
 
 import pytest
 
@@ -15,6 +14,7 @@ from agentkit import Tool, ToolExecutor, ToolRegistry, ToolResult, load_tools
 from tests.declarative import rawserver
 from tests.declarative.conftest import WriteFile
 from tests.declarative.test_http_faults import TOOL
+from tests.helpers import wait_until
 
 RETRY = "    timeout: {read: 0.3, total: 10}\n    retry: {attempts: 3, backoff: 0.01}"
 
@@ -109,7 +109,7 @@ def test_a_post_on_a_keep_alive_connection_the_server_closed_is_sent_once(
     with rawserver.serve(rawserver.close_after(0.05), rawserver.ok) as server:
         tool = load(write, server.origin, "POST")
         first = run(tool)
-        time.sleep(0.3)
+        wait_until(lambda: server.closed == 1, "the server to close the idle connection")
         second = run(tool)
         received = server.received
     assert (first.output, second.output) == ({"title": "fine"}, {"title": "fine"})
