@@ -273,7 +273,9 @@ def _fields(param: Parameter) -> ToolSchema | None:
 
 def _type_name(param: Parameter) -> str:
     """``list[string]``, ``list[list[integer]]``: a list names its element type."""
-    return f"list[{_type_name(param.items)}]" if param.items is not None else param.type
+    if param.items is not None:
+        return f"list[{_type_name(param.items)}]"
+    return param.type if isinstance(param.type, str) else "|".join(param.type)
 
 
 def _describe_parameter(param: Parameter) -> str:
@@ -340,6 +342,8 @@ _TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 
 def _parse_value(raw: str, param: Parameter, key: str) -> Any:
     """``raw`` as the parameter's declared type: days=3 is an integer, tags=a,b a list."""
+    if isinstance(param.type, tuple):
+        return _parse_union(raw, param.type, key)
     kind = param.type
     try:
         if kind == "integer":
@@ -375,6 +379,16 @@ def _parse_value(raw: str, param: Parameter, key: str) -> Any:
             f"argument {key}={raw!r}: expected {kind}, such as {key}={examples[kind]}"
         ) from None
     return raw
+
+
+def _parse_union(raw: str, members: tuple[str, ...], key: str) -> Any:
+    """``raw`` as the first of a union's types it reads as: integer, float, boolean, string."""
+    from agentkit.schematypes import from_text
+
+    value = from_text(raw, members)
+    if isinstance(value, str) and "string" not in members:
+        raise UsageError(f"argument {key}={raw!r}: expected {' or '.join(members)}")
+    return value
 
 
 def cmd_export(args: argparse.Namespace) -> int:

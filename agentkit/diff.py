@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, final
 
+from agentkit.schematypes import TypeSpec
 from agentkit.tool import Tool
 from agentkit.toolschema import Parameter, ToolSchema
 
@@ -211,7 +212,7 @@ def _schema_changes(old: ToolSchema, new: ToolSchema, side: str, prefix: str) ->
 def _parameter_changes(old: Parameter, new: Parameter, side: str, path: str) -> Iterable[Change]:
     what = f"{side} '{path}'"
     if old.type != new.type:
-        yield Change(kind=BREAKING, message=f"{what} changed type from {old.type} to {new.type}")
+        yield _type_change(old.type, new.type, side, what)
         return
     if old.description != new.description:
         yield Change(kind=COSMETIC, message=f"{what}: description changed")
@@ -294,3 +295,25 @@ def summary(diffs: Iterable[ToolDiff]) -> Mapping[str, int]:
         counts[diff.status] += 1
         counts["version_problems"] += diff.version_problem is not None
     return counts
+
+
+def _type_change(old: TypeSpec, new: TypeSpec, side: str, what: str) -> Change:
+    """Widening an input's types (string -> string or integer) is compatible; else breaking.
+
+    An output's readers break on a type they did not expect, so for outputs only
+    narrowing is compatible.
+    """
+    before, after = set(_members(old)), set(_members(new))
+    wider, narrower = after > before, after < before
+    text = f"{what} changed type from {_label(old)} to {_label(new)}"
+    if (side == "input" and wider) or (side == "output" and narrower):
+        return Change(kind=COMPATIBLE, message=text)
+    return Change(kind=BREAKING, message=text)
+
+
+def _members(declared: TypeSpec) -> tuple[str, ...]:
+    return declared if isinstance(declared, tuple) else (declared,)
+
+
+def _label(declared: TypeSpec) -> str:
+    return declared if isinstance(declared, str) else "|".join(declared)

@@ -344,6 +344,8 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     kind = schema.get("type")
     if isinstance(kind, str):
         schema["type"] = [kind, "null"]
+    elif isinstance(schema.get("anyOf"), list):  # a union of types
+        schema["anyOf"] = [*schema["anyOf"], {"type": "null"}]
     if "enum" in schema and None not in schema["enum"]:
         schema["enum"] = [*schema["enum"], None]
     return schema

@@ -384,11 +384,14 @@ def build_server(
             async with gate.admitted(tool.name, concurrency(tool)):
                 with scope(ctx), reporting_progress(_progress_to(call)), serving(call):
                     if call.confirming and tool.definition is None:
-                        # A hand-written tool does not say what it sends: its arguments.
-                        call.deadline = _deadline(call_timeout)
-                        await aconfirm(
-                            served.redact(arguments_shown(arguments, redact=served.redact))
-                        )
+                        # A hand-written tool does not say what it sends: its arguments, as
+                        # it would get them. Arguments the executor refuses run nothing, so
+                        # the user is not asked about them (nor shown a padding of them).
+                        checked = tool.input_schema.check(arguments)
+                        if not checked.problems:
+                            call.deadline = _deadline(call_timeout)
+                            shown = arguments_shown(checked.values, redact=served.redact)
+                            await aconfirm(served.redact(shown))
                     # The executor's own deadline, or a moment before it: a question the
                     # tool asks waits no longer, and an answer after it is ignored.
                     call.deadline = _deadline(call_timeout)

@@ -17,7 +17,17 @@ from types import CodeType
 from typing import Any, Protocol
 
 from agentkit.jsonvalues import checked_copy
-from agentkit.schematypes import ABSENT, EXACT_TYPES, TYPE_TESTS, Check, show, type_name
+from agentkit.schematypes import (
+    ABSENT,
+    EXACT_TYPES,
+    Check,
+    TypeSpec,
+    is_number,
+    show,
+    type_label,
+    type_name,
+    type_test,
+)
 from agentkit.toolerrors import Problem
 
 __all__ = ["ParameterSpec", "Validator", "compile_check", "generate_validator"]
@@ -41,7 +51,7 @@ class ParameterSpec(Protocol):
     @property
     def name(self) -> str: ...
     @property
-    def type(self) -> str: ...
+    def type(self) -> TypeSpec: ...
     @property
     def required(self) -> bool: ...
     @property
@@ -73,24 +83,28 @@ def _problem(path: str, message: str) -> Problem:
 def compile_check(spec: ParameterSpec) -> Check:
     """Build the function that checks (and where needed converts) one value of ``spec``."""
     declared = spec.type
-    type_test = TYPE_TESTS[declared]
+    passes = type_test(declared)
+    expected = type_label(declared)
     constraints = _constraint_checks(spec)
-    to_float = declared == "float"
+    members = declared if isinstance(declared, tuple) else (declared,)
+    # A number given for a float is stored as a float, unless a union takes integers too.
+    to_float = "float" in members and "integer" not in members
+    finite = "float" in members
     element = spec.items._check if spec.items is not None else None
     nested = spec.parameters
     free_form = element is None and nested is None and declared in ("list", "dictionary")
 
     def check(value: Any, path: str, errors: list[Problem]) -> Any:
-        if not type_test(value):
-            errors.append(_problem(path, f"expected type '{declared}', got '{type_name(value)}'"))
+        if not passes(value):
+            errors.append(_problem(path, f"expected type {expected}, got '{type_name(value)}'"))
             return value
-        if to_float and type(value) is not float:
+        if to_float and is_number(value) and type(value) is not float:
             try:
                 value = float(value)
             except OverflowError:
                 errors.append(_problem(path, "expected type 'float', got an integer too large"))
                 return value
-        if to_float and not math.isfinite(value):
+        if finite and isinstance(value, float) and not math.isfinite(value):
             errors.append(_problem(path, f"expected a finite number, got {value}"))
             return value
         for constraint in constraints:
@@ -197,7 +211,7 @@ def generate_validator(
     fast_checks = []
     for index, param in enumerate(params):
         namespace[f"N{index}"] = param.name
-        if param.is_trivial:
+        if param.is_trivial and isinstance(param.type, str):  # trivial: one type, never a union
             namespace[f"T{index}"] = EXACT_TYPES[param.type]
             lookup = f"values[N{index}]" if param.required else f"values.get(N{index})"
             conditions.append(f"type({lookup}) is T{index}")

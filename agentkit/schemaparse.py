@@ -19,10 +19,13 @@ from typing import Any, Final, final
 from agentkit.schematypes import (
     ABSENT,
     PARAMETER_TYPES,
+    SCALAR_TYPES,
     TYPE_ALIASES,
     TYPE_TESTS,
+    TypeSpec,
     is_number,
     show,
+    type_label,
     type_name,
 )
 from agentkit.toolerrors import SchemaProblem, did_you_mean, format_location
@@ -229,33 +232,11 @@ def _build_parameter(
 
     if declared is None:
         return None
-
-    enum = _parse_enum(raw, declared, problem)
-    minimum = _parse_bound(raw, "minimum", declared, problem)
-    maximum = _parse_bound(raw, "maximum", declared, problem)
-    if minimum is not None and maximum is not None and minimum > maximum:
-        problem("maximum", f"maximum {maximum} is below minimum {minimum}")
-    pattern = _parse_pattern(raw, declared, problem)
-
-    items = None
-    if "items" in raw:
-        if declared != "list":
-            problem("items", f"'items' applies only to type 'list', not '{declared}'")
-        else:
-            items = _parse_parameter(
-                raw["items"], (*location, "items"), problems, build, named=False
-            )
-
-    nested = None
-    if "parameters" in raw:
-        if declared != "dictionary":
-            problem(
-                "parameters", f"'parameters' applies only to type 'dictionary', not '{declared}'"
-            )
-        else:
-            nested = parse_parameter_list(
-                raw["parameters"], (*location, "parameters"), problems, build
-            )
+    if isinstance(declared, tuple):
+        _refuse_constraints(raw, declared, problem)
+        constraints: dict[str, Any] = {}
+    else:
+        constraints = _parse_constraints(raw, declared, location, problems, build, problem)
 
     if len(problems) > start:
         return None
@@ -264,12 +245,13 @@ def _build_parameter(
         "type": declared,
         "required": required,
         "description": description,
-        "enum": enum,
-        "items": items,
-        "parameters": nested,
-        "minimum": minimum,
-        "maximum": maximum,
-        "pattern": pattern,
+        "enum": None,
+        "items": None,
+        "parameters": None,
+        "minimum": None,
+        "maximum": None,
+        "pattern": None,
+        **constraints,
     }
     param = build.parameter(**fields)
     if "default" not in raw:
@@ -292,8 +274,10 @@ def _build_parameter(
     return build.parameter(**fields, default=checked)
 
 
-def _parse_type(raw: Any, location: Location, problems: list[SchemaProblem]) -> str | None:
+def _parse_type(raw: Any, location: Location, problems: list[SchemaProblem]) -> TypeSpec | None:
     choices = ", ".join(PARAMETER_TYPES)
+    if isinstance(raw, list):
+        return _parse_union(raw, location, problems)
     if raw is None:
         problems.append(
             SchemaProblem(location=location, message=f"missing 'type'; expected one of: {choices}")
@@ -311,6 +295,104 @@ def _parse_type(raw: Any, location: Location, problems: list[SchemaProblem]) -> 
         )
         return None
     return raw
+
+
+def _refuse_constraints(
+    raw: Mapping[str, Any], declared: tuple[str, ...], problem: Callable[[str, str], None]
+) -> None:
+    # A union checks only the type: a constraint of one member (a pattern, a bound)
+    # would have to say which of the values it applies to.
+    for key in ("enum", "minimum", "maximum", "pattern", "items", "parameters"):
+        if key in raw:
+            problem(
+                key,
+                f"'{key}' does not apply to a union of types ({type_label(declared)}); "
+                "declare one type to constrain it",
+            )
+
+
+def _parse_constraints(
+    raw: Mapping[str, Any],
+    declared: str,
+    location: Location,
+    problems: list[SchemaProblem],
+    build: Builders,
+    problem: Callable[[str, str], None],
+) -> dict[str, Any]:
+    """The constraints of a parameter of one type: enum, bounds, pattern, items, parameters."""
+    minimum = _parse_bound(raw, "minimum", declared, problem)
+    maximum = _parse_bound(raw, "maximum", declared, problem)
+    if minimum is not None and maximum is not None and minimum > maximum:
+        problem("maximum", f"maximum {maximum} is below minimum {minimum}")
+    constraints: dict[str, Any] = {
+        "enum": _parse_enum(raw, declared, problem),
+        "minimum": minimum,
+        "maximum": maximum,
+        "pattern": _parse_pattern(raw, declared, problem),
+    }
+    if "items" in raw:
+        if declared != "list":
+            problem("items", f"'items' applies only to type 'list', not '{declared}'")
+        else:
+            constraints["items"] = _parse_parameter(
+                raw["items"], (*location, "items"), problems, build, named=False
+            )
+    if "parameters" in raw:
+        if declared != "dictionary":
+            problem(
+                "parameters", f"'parameters' applies only to type 'dictionary', not '{declared}'"
+            )
+        else:
+            constraints["parameters"] = parse_parameter_list(
+                raw["parameters"], (*location, "parameters"), problems, build
+            )
+    return constraints
+
+
+def _parse_union(
+    raw: list[Any], location: Location, problems: list[SchemaProblem]
+) -> tuple[str, ...] | None:
+    """``type: [string, integer]``: two or more of the scalar types, each once."""
+    scalars = ", ".join(SCALAR_TYPES)
+    start = len(problems)
+    names: list[str] = []
+    for index, item in enumerate(raw):
+        where = (*location, "type", index)
+        if not isinstance(item, str) or item not in SCALAR_TYPES:
+            shown = item if isinstance(item, str) else type_name(item)
+            alias = TYPE_ALIASES.get(item.lower()) if isinstance(item, str) else None
+            hint = (
+                f" (did you mean '{alias}'?)"
+                if alias in SCALAR_TYPES
+                else did_you_mean(str(shown), SCALAR_TYPES)
+            )
+            why = (
+                "a list or dictionary cannot be one of a union"
+                if item in ("list", "dictionary")
+                else "unsupported type"
+            )
+            problems.append(
+                SchemaProblem(
+                    location=where,
+                    message=f"{why}: {show(shown)}{hint}; a union joins: {scalars}",
+                )
+            )
+        elif item in names:
+            problems.append(SchemaProblem(location=where, message=f"'{item}' is listed twice"))
+        else:
+            names.append(item)
+    if len(problems) > start:
+        return None
+    if len(names) < 2:
+        only = f"type: {names[0]}" if names else "one of: " + ", ".join(PARAMETER_TYPES)
+        problems.append(
+            SchemaProblem(
+                location=(*location, "type"),
+                message=f"a union lists two or more types; for one type write {only}",
+            )
+        )
+        return None
+    return tuple(names)
 
 
 def _parse_enum(

@@ -8,7 +8,7 @@ how an error message quotes a value. ``toolschema`` builds the values on this,
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from agentkit.redaction import excerpt
@@ -17,19 +17,32 @@ from agentkit.toolerrors import Problem
 __all__ = [
     "ABSENT",
     "EXACT_TYPES",
+    "FALSE_WORDS",
     "JSON_TYPES",
     "PARAMETER_TYPES",
+    "SCALAR_TYPES",
+    "TRUE_WORDS",
     "TYPE_ALIASES",
     "TYPE_TESTS",
     "Check",
+    "TypeSpec",
+    "from_text",
     "is_integer",
     "is_number",
     "show",
+    "type_label",
     "type_name",
+    "type_test",
 ]
 
 #: The six parameter types, in the order error messages list them.
 PARAMETER_TYPES: Final = ("string", "integer", "float", "boolean", "list", "dictionary")
+
+#: The types a union may join (``type: [string, integer]``): a value of any one passes.
+SCALAR_TYPES: Final = ("string", "integer", "float", "boolean")
+
+#: A parameter's declared type: one name, or a union of two or more ``SCALAR_TYPES``.
+TypeSpec = str | tuple[str, ...]
 
 JSON_TYPES: Final = {
     "string": "string",
@@ -118,6 +131,48 @@ EXACT_TYPES: Final[dict[str, type]] = {
     "list": list,
     "dictionary": dict,
 }
+
+
+def type_label(declared: TypeSpec) -> str:
+    """A declared type as messages quote it: ``'string'``, ``'string' or 'integer'``."""
+    if isinstance(declared, str):
+        return f"'{declared}'"
+    return " or ".join(f"'{name}'" for name in declared)
+
+
+def type_test(declared: TypeSpec) -> Callable[[Any], bool]:
+    """The test a value of ``declared`` passes: its type's, or for a union any member's."""
+    if isinstance(declared, str):
+        return TYPE_TESTS[declared]
+    tests = tuple(TYPE_TESTS[name] for name in declared)
+    return lambda value: any(test(value) for test in tests)
+
+
+#: The words ``from_text`` reads as a boolean.
+TRUE_WORDS: Final = ("true", "yes", "1", "on")
+FALSE_WORDS: Final = ("false", "no", "0", "off")
+
+
+def from_text(text: str, types: Sequence[str]) -> Any:
+    """``text`` (an argument, a ``${VAR}``) as the first of ``types`` it reads as.
+
+    Integer, float and boolean are tried in that order, whatever the order of
+    ``types``: ``5`` for ``[string, integer]`` is the integer 5. Text that reads
+    as none of them comes back as it is, for the schema check to judge.
+    """
+    if "integer" in types:
+        try:
+            return int(text)
+        except ValueError:
+            pass
+    if "float" in types:
+        try:
+            return float(text)
+        except ValueError:
+            pass
+    if "boolean" in types and text.lower() in (*TRUE_WORDS, *FALSE_WORDS):
+        return text.lower() in TRUE_WORDS
+    return text
 
 
 def show(value: Any) -> str:

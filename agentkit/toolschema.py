@@ -26,6 +26,7 @@ from agentkit.schematypes import (
     JSON_TYPES,
     PARAMETER_TYPES,
     Check,
+    TypeSpec,
     is_integer,
     is_number,
     type_name,
@@ -89,7 +90,9 @@ class Parameter:
     )
 
     name: str
-    type: str
+    #: One of ``PARAMETER_TYPES``, or a union of two or more scalar types
+    #: (``("string", "integer")``): a value of any one of them passes.
+    type: TypeSpec
     required: bool
     default: Any
     description: str
@@ -105,7 +108,7 @@ class Parameter:
         self,
         *,
         name: str,
-        type: str,
+        type: TypeSpec | list[str],
         required: bool = True,
         default: Any = ABSENT,
         description: str = "",
@@ -118,7 +121,7 @@ class Parameter:
     ) -> None:
         fields = {
             "name": name,
-            "type": type,
+            "type": tuple(type) if isinstance(type, list) else type,
             "required": required,
             "default": default,
             "description": description,
@@ -147,10 +150,12 @@ class Parameter:
     def is_trivial(self) -> bool:
         """True when a value of exactly the declared type needs no further check.
 
-        A float never is: it must also be finite (``NaN`` passes every bound).
+        A float never is: it must also be finite (``NaN`` passes every bound); nor
+        is a union, which has no one exact type.
         """
         return (
-            self.enum is None
+            isinstance(self.type, str)
+            and self.enum is None
             and self.items is None
             and self.parameters is None
             and self.minimum is None
@@ -170,7 +175,7 @@ class Parameter:
         out: dict[str, Any] = {}
         if self.name:
             out["name"] = self.name
-        out["type"] = self.type
+        out["type"] = list(self.type) if isinstance(self.type, tuple) else self.type
         if self.name and not self.required:
             out["required"] = False
         if self.has_default:
@@ -191,7 +196,13 @@ class Parameter:
 
     def to_json_schema(self) -> dict[str, Any]:
         """The JSON Schema (draft 2020-12) of a value of this parameter."""
-        out: dict[str, Any] = {"type": JSON_TYPES[self.type]}
+        out: dict[str, Any]
+        if isinstance(self.type, tuple):
+            # anyOf, not a list of types: every provider's schema dialect takes anyOf
+            # (OpenAI's strict mode documents a type list only with "null").
+            out = {"anyOf": [{"type": JSON_TYPES[name]} for name in self.type]}
+        else:
+            out = {"type": JSON_TYPES[self.type]}
         if self.description:
             out["description"] = self.description
         if self.enum is not None:

@@ -306,3 +306,26 @@ def test_over_http_neither_the_transport_token_nor_the_users_own_is_shown(
     assert "X-Requested-By: ***\n" in asked
     for secret in (TRANSPORT_TOKEN, USER_TOKEN, USER_TOKEN[:12], TRANSPORT_TOKEN[:12]):
         assert secret not in asked
+
+
+def test_a_hand_written_tool_is_not_asked_about_arguments_it_would_refuse() -> None:
+    from mcp import Client
+
+    from agentkit.mcp_server import build_server
+
+    user = User("accept")
+    tool = Purge()
+    padding = {f"x{number}": "pad" for number in range(2000)}
+
+    async def run() -> Any:
+        with anyio.fail_after(WAIT_SECONDS):
+            async with Client(
+                build_server(ToolRegistry([tool])), mode="legacy", elicitation_callback=user
+            ) as client:
+                return await client.call_tool("purge", {**padding, "bucket": "logs"})
+
+    result = anyio.run(run)
+    assert result.is_error is True
+    assert "Unknown parameter: 'x0'" in result.content[0].text
+    assert user.asked == []
+    assert tool.ran == []

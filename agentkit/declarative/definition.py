@@ -12,6 +12,7 @@ from agentkit.declarative.environment import Environment, Substituter, Substitut
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.sources import Source, SourceTable
 from agentkit.declarative.yamlsource import clip, read_documents
+from agentkit.schematypes import from_text
 from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
 from agentkit.toolerrors import PluginError, SchemaDefinitionError
 from agentkit.toolschema import ToolSchema
@@ -274,14 +275,12 @@ def _parse_schema(
         return ToolSchema()
 
 
-_TYPED_DEFAULTS: Final = {"integer": int, "float": float}
-
-
 def _substitute_defaults(raw: Any, location: Location, substituter: Substituter) -> Any:
     """``raw`` (a schema) with ``${VAR}`` substituted in every parameter's string default.
 
     A copy: the document itself stays as written. An ``integer``, ``float`` or
-    ``boolean`` parameter's substituted default is read as that type.
+    ``boolean`` parameter's substituted default is read as that type, a union's as
+    the first of its types it reads as (``from_text``).
     """
     if not isinstance(raw, dict) or not isinstance(raw.get("parameters"), list):
         return raw
@@ -308,15 +307,8 @@ def _substitute_parameter(param: dict[str, Any], location: Location, sub: Substi
         param.pop("default")  # the problem is reported; no second one about the default
         return param
     kind = param.get("type")
-    try:
-        if kind in _TYPED_DEFAULTS:
-            param["default"] = _TYPED_DEFAULTS[kind](text)
-        elif kind == "boolean" and text.lower() in ("true", "false"):
-            param["default"] = text.lower() == "true"
-        else:
-            param["default"] = str(text)
-    except ValueError:
-        param["default"] = str(text)  # the schema check says what the type wanted
+    kinds = kind if isinstance(kind, list) else [str(kind)]
+    param["default"] = from_text(str(text), kinds)  # a plain str, not the substituted kind
     return param
 
 

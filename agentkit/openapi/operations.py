@@ -232,7 +232,12 @@ class OperationConverter:
         request.inputs.append(named(input_name, spec, required=required and not nullable))
         if location == "cookie":
             given = f"inputs.{input_name}"
-            value = f"('true' if {given} else 'false')" if spec["type"] == "boolean" else given
+            if spec["type"] == "boolean":
+                value = f"('true' if {given} else 'false')"
+            elif isinstance(spec["type"], list) and "boolean" in spec["type"]:  # a union
+                value = f"(('true' if {given} else 'false') if {given} is boolean else {given})"
+            else:
+                value = given
             request.cookies.append(
                 Cookie(name, value, None if required and not nullable else f"{given} is not none")
             )
@@ -389,7 +394,7 @@ class OperationConverter:
         spec, _ = self.schemas.convert(schema_node, here, where="output", direction="output")
         if spec is None:
             return [_text_output()], {"output": {"body": "{{ response.text }}"}}
-        name = {"list": "items", "dictionary": "body"}.get(spec["type"], "result")
+        name = {"list": "items", "dictionary": "body"}.get(str(spec["type"]), "result")
         return [named(name, spec, required=False)], {"output": {name: "{{ response.json }}"}}
 
     # -- auth -------------------------------------------------------------------------------

@@ -81,6 +81,13 @@ class _Recursive(UnexpressibleOperation):
         self.ref = ref
 
 
+class _Untypable(UnexpressibleOperation):
+    """A required input property the definition format has no type for.
+
+    It skips the operation only when every enclosing property is required too: an
+    optional one that holds it (a list of such objects) is left out instead."""
+
+
 @dataclass
 class SchemaConverter:
     """Turns schemas into parameter specs, following ``$ref`` and merging ``allOf``."""
@@ -152,6 +159,11 @@ class SchemaConverter:
             return self._variants(schema, variants, pointer, where, direction, stack, depth)
         kind = _kind(schema)
         nullable = _nullable(schema)
+        declared = schema.get("type")
+        if kind is None and isinstance(declared, list):
+            union = _union([_TYPES.get(name) for name in declared if name != "null"])
+            if union is not None:
+                return self._union(schema, union, [schema], pointer, where), nullable
         if kind is None:
             return None, nullable
         spec: dict[str, Any] = {"type": kind}
@@ -207,6 +219,9 @@ class SchemaConverter:
             )
             return spec, nullable or inner_nullable
         kinds = {_kind(sub) for sub, _ in typed}
+        union = _union([_kind(sub) for sub, _ in typed])
+        if union is not None:
+            return self._union(schema, union, [sub for sub, _ in typed], pointer, where), nullable
         if len(kinds) != 1 or None in kinds:
             self.notes.add(where, pointer, f"{keyword} of different types cannot be typed")
             return None, nullable
@@ -216,6 +231,30 @@ class SchemaConverter:
             spec["description"] = description
         self.notes.add(where, pointer, f"{keyword} kept as a free-form {spec['type']}")
         return spec, nullable
+
+    def _union(
+        self,
+        schema: dict[str, Any],
+        union: list[str],
+        variants: list[dict[str, Any]],
+        pointer: str,
+        where: str,
+    ) -> dict[str, Any]:
+        """A union of scalar types (``type: [string, integer]``), which checks the type only."""
+        spec: dict[str, Any] = {"type": union}
+        description = trim(schema.get("description") or schema.get("title"))
+        if description:
+            spec["description"] = description
+        if any(key in variant for variant in variants for key in _CONSTRAINTS):
+            kept = " or ".join(union)
+            self.notes.add(where, pointer, f"{kept}: the constraints of each type are not kept")
+        if "default" in schema:
+            default = _default(schema["default"], spec)
+            if default is _INVALID:
+                self.notes.add(where, pointer, "default left out: it does not fit the type")
+            else:
+                spec["default"] = default
+        return spec
 
     def _items(
         self,
@@ -242,7 +281,9 @@ class SchemaConverter:
             return
         items.pop("default", None)
         items.pop("description", None)
-        spec["items"] = items["type"] if len(items) == 1 else items
+        # A type name alone is short for {type: NAME}; a union stays a mapping.
+        plain = len(items) == 1 and isinstance(items["type"], str)
+        spec["items"] = items["type"] if plain else items
 
     def _properties(
         self,
@@ -290,12 +331,26 @@ class SchemaConverter:
             resolved, _, _ = self.resolver.resolve(node, here)
             if isinstance(resolved, dict) and _skipped(resolved, direction):
                 continue
-            spec, nullable = self.convert(
-                node, here, where=f"{where}.{name}", direction=direction, stack=stack, depth=depth
-            )
+            try:
+                spec, nullable = self.convert(
+                    node,
+                    here,
+                    where=f"{where}.{name}",
+                    direction=direction,
+                    stack=stack,
+                    depth=depth,
+                )
+            except _Untypable as exc:
+                if name in required:
+                    raise
+                inner = exc.problem
+                self.notes.add(f"{where}.{name}", inner.pointer, f"left out: {inner.message}")
+                continue
             if spec is None:
                 if name in required and direction == "input":
-                    raise unexpressible(here, f"required property {name!r} has no single type")
+                    raise _Untypable(
+                        problem(here, f"required property {name!r} has no single type")
+                    )
                 continue
             parameters.append(named(name, spec, required=name in required and not nullable))
         return parameters
@@ -413,6 +468,31 @@ def _kind(schema: dict[str, Any]) -> str | None:
     return None
 
 
+#: What a type of a union would need to check and a union cannot: its values, bounds, pattern.
+_CONSTRAINTS: Final = (
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "pattern",
+    "minLength",
+    "maxLength",
+    "format",
+)
+_SCALARS: Final = ("string", "integer", "float", "boolean")
+
+
+def _union(kinds: list[str | None]) -> list[str] | None:
+    """Two or more scalar kinds as a union, each once in the description's order; else None."""
+    if None in kinds or not all(kind in _SCALARS for kind in kinds):
+        return None
+    union = list(dict.fromkeys(kind for kind in kinds if kind is not None))
+    return union if len(union) > 1 else None
+
+
 def _only_null(schema: dict[str, Any]) -> bool:
     declared = schema.get("type")
     return declared == "null" or declared == ["null"] or schema.get("enum") == [None]
@@ -440,7 +520,9 @@ def _value_kind(value: Any) -> str | None:
     return None
 
 
-def _fits(value: Any, kind: str) -> bool:
+def _fits(value: Any, kind: str | list[str]) -> bool:
+    if isinstance(kind, list):  # a union
+        return any(_fits(value, member) for member in kind)
     actual = _value_kind(value)
     if kind == "float":
         return actual in ("integer", "float")

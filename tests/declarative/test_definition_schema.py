@@ -15,6 +15,7 @@ from agentkit.declarative.http_spec import HTTP_KEYS, METHODS, OAUTH2_KEYS
 from agentkit.declarative.multipart import MULTIPART_KEYS, PART_KEYS
 from agentkit.declarative.pagination import KIND_KEYS, PAGINATE_KEYS
 from agentkit.declarative.sources import SOURCE_KEYS
+from agentkit.schematypes import SCALAR_TYPES
 from agentkit.toolschema import PARAMETER_TYPES
 
 TOOLS_D = Path(__file__).resolve().parents[2] / "tools.d"
@@ -47,7 +48,9 @@ def test_the_schema_lists_exactly_the_keys_the_loader_reads() -> None:
         if "oauth2" in kind["properties"]
     ]
     assert set(oauth2["properties"]) == set(OAUTH2_KEYS)
-    assert defs["type"]["enum"] == list(PARAMETER_TYPES)
+    one, union = defs["type"]["oneOf"]
+    assert one["enum"] == list(PARAMETER_TYPES)
+    assert union["items"]["enum"] == list(SCALAR_TYPES)
 
 
 @pytest.mark.parametrize("path", sorted(TOOLS_D.glob("*.yaml")), ids=lambda p: p.name)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 import yaml
 
 from agentkit import ToolExecutor, ToolRegistry, load_tools
@@ -93,3 +94,104 @@ def test_every_imported_get_operation_is_a_valid_request_with_a_valid_reply(
         elif error_keys(definition) & set(result.output or {}):
             failed[tool.name] = f"an error reply: {result.output}"
     assert failed == {}
+
+
+def unions_description(version: str) -> dict[str, Any]:
+    """A POST whose body takes unions of scalar types, each way OpenAPI can say one."""
+    if version.startswith("3.1"):
+        count: dict[str, Any] = {"type": ["integer", "boolean", "null"]}
+    else:
+        count = {"anyOf": [{"type": "integer"}, {"type": "boolean"}]}
+    body = {
+        "type": "object",
+        "required": ["title"],
+        "properties": {
+            "title": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+            "count": count,
+        },
+    }
+    created = {
+        "type": "object",
+        "properties": {"id": {"oneOf": [{"type": "string"}, {"type": "integer"}]}},
+    }
+    return {
+        "openapi": version,
+        "info": {"title": "unions", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:9"}],
+        "paths": {
+            "/issues": {
+                "post": {
+                    "operationId": "create_issue",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": body}},
+                    },
+                    "responses": {
+                        "201": {
+                            "description": "made",
+                            "content": {"application/json": {"schema": created}},
+                        },
+                        "422": {"description": "invalid"},
+                    },
+                }
+            }
+        },
+    }
+
+
+@pytest.mark.parametrize("version", ["3.0.3", "3.1.0"])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        pytest.param({"title": "Found a bug"}, id="string"),
+        pytest.param({"title": 42, "count": 3}, id="integer"),
+        pytest.param({"title": "Found a bug", "count": False}, id="boolean"),
+    ],
+)
+def test_a_post_whose_body_takes_a_union_is_a_valid_request(
+    prism: Callable[[Path], str], tmp_path: Path, version: str, arguments: dict[str, Any]
+) -> None:
+    description = tmp_path / f"unions-{version}.json"
+    description.write_text(json.dumps(unions_description(version)), encoding="utf-8")
+    out = tmp_path / "api"
+    assert import_openapi(description, source="api", out=out).skipped == []
+    base_url = prism(description)
+    # Prism checks this body: one without the required title, or a title of neither type, is refused.
+    for invalid in ({"count": 1}, {"title": True}, {"title": "a", "count": "x"}):
+        refused = requests.post(f"{base_url}/issues", json=invalid, timeout=10)
+        assert refused.status_code == 422, invalid
+    registry = ToolRegistry()
+    load_tools(out, registry=registry, environ={"API_BASE_URL": base_url})
+    result = ToolExecutor().execute(registry["create_issue"], arguments, raise_on_failure=False)
+    assert result.succeeded, result.error
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        pytest.param({"title": "Found a bug"}, id="title-string"),
+        pytest.param({"title": 42, "milestone": 7}, id="title-integer"),
+        pytest.param(
+            {"title": "Found a bug", "milestone": "v1", "labels": ["bug"], "assignees": ["a"]},
+            id="every-kind",
+        ),
+    ],
+)
+def test_githubs_issues_create_is_imported_and_answered(
+    prism: Callable[[Path], str], tmp_path: Path, arguments: dict[str, Any]
+) -> None:
+    """GitHub's issues_create: ``title`` is a oneOf of string and integer (a union).
+
+    Prism does not check this body (its nullable ``oneOf`` of ``milestone`` makes it
+    skip the body's validation); the test above holds a body of unions to it."""
+    description = FIXTURES / "github" / "api.github.com.json"
+    out = tmp_path / "api"
+    selection = Selection(operations=["issues_create"])
+    assert import_openapi(description, source="api", out=out, selection=selection).skipped == []
+    registry = ToolRegistry()
+    load_tools(out, registry=registry, environ={"API_BASE_URL": prism(description)})
+    result = ToolExecutor().execute(
+        registry["issues_create"], {"owner": "octocat", "repo": "hello", **arguments}
+    )
+    assert result.succeeded, result.error
+    assert not {"error", "error_status"} & set(result.output or {}), result.output

@@ -1,0 +1,346 @@
+"""A union of scalar types (``type: [string, integer]``): parsed, checked, exported, diffed."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema
+import pytest
+
+from agentkit import Tool, ToolSchema
+from agentkit.cli import main
+from agentkit.diff import BREAKING, COMPATIBLE, diff_tools
+from agentkit.export import FORMATS, export_tools
+from tests.test_toolschema_definitions import problems_of as all_problems_of
+
+UNIONS: dict[str, Any] = {
+    "parameters": [
+        {"name": "title", "type": ["string", "integer"], "description": "Text or a number"},
+        {"name": "amount", "type": ["integer", "float"], "required": False, "default": 3},
+        {"name": "flag", "type": ["float", "boolean"], "required": False},
+    ]
+}
+
+
+def problems_of(parameter: dict[str, Any]) -> list[str]:
+    """The problems of one parameter, located below it: ``type.1: ...``."""
+    return [problem.removeprefix("parameters.0.") for problem in all_problems_of(parameter)]
+
+
+# -- checking values ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        pytest.param({"title": "a"}, {"title": "a", "amount": 3}, id="string"),
+        pytest.param({"title": 7}, {"title": 7, "amount": 3}, id="integer"),
+        pytest.param({"title": 7, "amount": 2}, {"title": 7, "amount": 2}, id="int-stays-int"),
+        pytest.param({"title": 7, "amount": 2.5}, {"title": 7, "amount": 2.5}, id="float"),
+        pytest.param(
+            {"title": 7, "flag": 3}, {"title": 7, "flag": 3.0, "amount": 3}, id="to-float"
+        ),
+        pytest.param(
+            {"title": 7, "flag": True}, {"title": 7, "flag": True, "amount": 3}, id="bool"
+        ),
+        pytest.param({"title": 7, "amount": None}, {"title": 7, "amount": 3}, id="null-default"),
+    ],
+)
+def test_a_value_of_any_member_passes(values: dict[str, Any], expected: dict[str, Any]) -> None:
+    checked = ToolSchema.from_dict(UNIONS).check(values)
+    assert checked.problems == ()
+    assert checked.values == expected
+    assert [type(value) for value in checked.values.values()] == [
+        type(value) for value in expected.values()
+    ]
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        pytest.param(
+            {"title": True}, "Parameter 'title': expected type 'string' or 'integer', got 'bool'"
+        ),
+        pytest.param(
+            {"title": 1.5}, "Parameter 'title': expected type 'string' or 'integer', got 'float'"
+        ),
+        pytest.param(
+            {"title": ["a"]}, "Parameter 'title': expected type 'string' or 'integer', got 'list'"
+        ),
+        pytest.param(
+            {"title": "a", "amount": "3"},
+            "Parameter 'amount': expected type 'integer' or 'float', got 'str'",
+        ),
+        pytest.param(
+            {"title": "a", "amount": math.inf}, "Parameter 'amount': expected a finite number"
+        ),
+        pytest.param(
+            {"title": "a", "flag": math.nan}, "Parameter 'flag': expected a finite number"
+        ),
+        pytest.param({}, "Missing required parameter: 'title'"),
+    ],
+)
+def test_a_value_of_no_member_is_refused(values: dict[str, Any], message: str) -> None:
+    (problem,) = ToolSchema.from_dict(UNIONS).check(values).problems
+    assert problem.message.startswith(message)
+
+
+def test_a_union_in_list_items_and_nested_parameters() -> None:
+    schema = ToolSchema.from_dict(
+        {
+            "parameters": [
+                {"name": "ids", "type": "list", "items": {"type": ["string", "integer"]}},
+                {
+                    "name": "filter",
+                    "type": "dictionary",
+                    "parameters": [{"name": "key", "type": ["integer", "boolean"]}],
+                },
+            ]
+        }
+    )
+    assert schema.check({"ids": ["a", 1], "filter": {"key": False}}).problems == ()
+    messages = [p.message for p in schema.check({"ids": [None], "filter": {"key": "x"}}).problems]
+    assert messages == [
+        "Parameter 'ids[0]': expected type 'string' or 'integer', got 'NoneType'",
+        "Parameter 'filter.key': expected type 'integer' or 'boolean', got 'str'",
+    ]
+
+
+def test_a_union_reads_back_as_it_was_written() -> None:
+    schema = ToolSchema.from_dict(UNIONS)
+    assert schema.to_dict() == UNIONS
+    assert ToolSchema.from_dict(schema.to_dict()) == schema
+
+
+# -- defining one ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("declared", "message"),
+    [
+        pytest.param(
+            ["string"],
+            "type: a union lists two or more types; for one type write type: string",
+            id="one",
+        ),
+        pytest.param([], "type: a union lists two or more types", id="empty"),
+        pytest.param(["string", "string"], "type.1: 'string' is listed twice", id="twice"),
+        pytest.param(
+            ["string", "list"], "type.1: a list or dictionary cannot be one of a union", id="list"
+        ),
+        pytest.param(
+            ["dictionary", "integer"], "type.0: a list or dictionary cannot be one", id="dict"
+        ),
+        pytest.param(
+            ["str", "integer"],
+            "type.0: unsupported type: 'str' (did you mean 'string'?)",
+            id="alias",
+        ),
+        pytest.param(["string", None], "type.1: unsupported type: 'NoneType'", id="null"),
+        pytest.param(["string", ["integer"]], "type.1: unsupported type: 'list'", id="nested"),
+    ],
+)
+def test_a_union_that_is_not_one_is_located(declared: list[Any], message: str) -> None:
+    problems = problems_of({"name": "x", "type": declared})
+    assert any(problem.startswith(message) for problem in problems), problems
+
+
+@pytest.mark.parametrize("key", ["enum", "minimum", "maximum", "pattern", "items", "parameters"])
+def test_a_union_takes_no_constraint(key: str) -> None:
+    values = {"enum": ["a"], "minimum": 1, "maximum": 2, "pattern": "a", "items": "string"}
+    values["parameters"] = [{"name": "a", "type": "string"}]
+    (problem,) = problems_of({"name": "x", "type": ["string", "integer"], key: values[key]})
+    assert problem == (
+        f"{key}: '{key}' does not apply to a union of types ('string' or 'integer'); "
+        "declare one type to constrain it"
+    )
+
+
+@pytest.mark.parametrize(
+    ("default", "problem"),
+    [
+        pytest.param(5, None, id="integer"),
+        pytest.param("five", None, id="string"),
+        pytest.param(
+            5.5, "invalid default: Parameter 'x': expected type 'string' or 'integer'", id="float"
+        ),
+        pytest.param(
+            True, "invalid default: Parameter 'x': expected type 'string' or 'integer'", id="bool"
+        ),
+    ],
+)
+def test_a_default_must_be_of_a_member(default: Any, problem: str | None) -> None:
+    parameter = {"name": "x", "type": ["string", "integer"], "required": False, "default": default}
+    if problem is None:
+        assert ToolSchema.from_dict({"parameters": [parameter]}).check({}).values == {"x": default}
+    else:
+        assert problems_of(parameter) == [f"default: {problem}, got '{type(default).__name__}'"]
+
+
+# -- exporting ------------------------------------------------------------------------------
+
+
+class Unions(Tool):
+    TOOL_NAME = "unions"
+    TOOL_DESCRIPTION = "Takes unions"
+    INPUT_SCHEMA = UNIONS
+    OUTPUT_SCHEMA = {"parameters": [{"name": "id", "type": ["string", "integer"]}]}
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        return {"id": inputs["title"]}
+
+
+def input_schemas(document: Any) -> list[dict[str, Any]]:
+    """Every input schema in an exported document, whatever the format's envelope."""
+    found: list[dict[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                envelope = key in (
+                    "parameters",
+                    "input_schema",
+                    "inputSchema",
+                    "parametersJsonSchema",
+                )
+                if envelope and isinstance(value, dict) and value.get("type") == "object":
+                    found.append(value)
+                    continue
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(document)
+    return found
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["loose", "strict"])
+@pytest.mark.parametrize("format_name", FORMATS)
+def test_every_format_exports_a_union_as_any_of(format_name: str, strict: bool) -> None:
+    document = export_tools([Unions()], format_name, strict=strict).document
+    (schema,) = input_schemas(document)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    title = schema["properties"]["title"]
+    assert title["anyOf"][:2] == [{"type": "string"}, {"type": "integer"}]
+    assert "type" not in title  # a type list is not every provider's dialect; anyOf is
+    validator = jsonschema.Draft202012Validator(schema)
+    accepted: list[dict[str, Any]] = [
+        {"title": "a"},
+        {"title": 5, "amount": 2.5},
+        {"title": 5, "flag": False},
+    ]
+    for values in accepted:
+        if "amount" in schema["required"]:  # strict: every property required, optional nullable
+            values = {"amount": None, "flag": None, **values}
+        assert validator.is_valid(values), (format_name, values)
+    for refused in ({"title": True}, {"title": 1.5}, {"title": None}, {"title": "a", "flag": "x"}):
+        assert not validator.is_valid(refused), (format_name, refused)
+
+
+def test_strict_makes_an_optional_union_nullable() -> None:
+    (entry,) = export_tools([Unions()], "openai", strict=True).document
+    properties = entry["function"]["parameters"]["properties"]
+    assert properties["flag"] == {
+        "anyOf": [{"type": "number"}, {"type": "boolean"}, {"type": "null"}]
+    }
+    assert properties["amount"]["description"] == "Default: 3."
+    assert entry["function"]["strict"] is True
+
+
+# -- diff and the command line --------------------------------------------------------------
+
+
+def tool_with(declared: Any, version: str = "1.0.0", *, side: str = "input") -> Tool:
+    schema = {"parameters": [{"name": "x", "type": declared}]}
+    attributes = {
+        "TOOL_NAME": "t",
+        "TOOL_VERSION": version,
+        "TOOL_DESCRIPTION": "d",
+        "INPUT_SCHEMA": schema if side == "input" else {"parameters": []},
+        "OUTPUT_SCHEMA": schema if side == "output" else {"parameters": []},
+        "execute": lambda self, inputs, credentials: {},
+    }
+    return type("T", (Tool,), attributes)()  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("side", "old", "new", "kind"),
+    [
+        pytest.param("input", "string", ["string", "integer"], COMPATIBLE, id="input-widened"),
+        pytest.param("input", ["string", "integer"], "string", BREAKING, id="input-narrowed"),
+        pytest.param(
+            "input", ["string", "integer"], ["string", "float"], BREAKING, id="input-swapped"
+        ),
+        pytest.param("output", "string", ["string", "integer"], BREAKING, id="output-widened"),
+        pytest.param("output", ["string", "integer"], "integer", COMPATIBLE, id="output-narrowed"),
+    ],
+)
+def test_diff_classifies_a_change_of_union(side: str, old: Any, new: Any, kind: str) -> None:
+    (diff,) = diff_tools([tool_with(old, side=side)], [tool_with(new, side=side)])
+    (change,) = diff.changes
+    assert change.kind == kind
+    shown = [value if isinstance(value, str) else "|".join(value) for value in (old, new)]
+    assert change.message == f"{side} 'x' changed type from {shown[0]} to {shown[1]}"
+
+
+#: Text (an argument, a ``${VAR}`` default) and the value a union reads it as.
+FROM_TEXT = [
+    pytest.param(["string", "integer"], "5", 5, id="integer-first"),
+    pytest.param(["string", "integer"], "five", "five", id="else-text"),
+    pytest.param(["integer", "float"], "2.5", 2.5, id="float"),
+    pytest.param(["string", "boolean"], "yes", True, id="boolean"),
+]
+
+
+@pytest.mark.parametrize(("declared", "argument", "expected"), FROM_TEXT)
+def test_call_reads_an_argument_as_the_first_member_it_fits(
+    declared: list[str], argument: str, expected: Any
+) -> None:
+    from agentkit.cli import _parse_value
+
+    parameter = ToolSchema.from_dict({"parameters": [{"name": "x", "type": declared}]})["x"]
+    value = _parse_value(argument, parameter, "x")
+    assert value == expected
+    assert type(value) is type(expected)
+
+
+def test_call_refuses_an_argument_of_no_member() -> None:
+    from agentkit.cli import _parse_value
+    from agentkit.toolerrors import UsageError
+
+    parameter = ToolSchema.from_dict(
+        {"parameters": [{"name": "x", "type": ["integer", "boolean"]}]}
+    )
+    with pytest.raises(UsageError, match=r"argument x='five': expected integer or boolean"):
+        _parse_value("five", parameter["x"], "x")
+
+
+def test_show_names_the_union(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    (tmp_path / "t.yaml").write_text(
+        "name: t\nversion: 1.0.0\ndescription: d\n"
+        "input_schema:\n  parameters:\n  - {name: x, type: [string, integer]}\n"
+        "backend: {http: {url: 'https://api.example.com/x'}}\n"
+    )
+    assert main(["show", "t", "--tools", str(tmp_path)]) == 0
+    assert "x: string|integer" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("declared", "variable", "expected"), FROM_TEXT)
+def test_a_default_from_the_environment_reads_as_a_member(
+    tmp_path: Any, declared: list[str], variable: str, expected: Any
+) -> None:
+    from agentkit import ToolRegistry, load_tools
+
+    (tmp_path / "t.yaml").write_text(
+        "name: t\nversion: 1.0.0\ndescription: d\ninput_schema:\n  parameters:\n"
+        f"  - {{name: x, type: [{', '.join(declared)}], required: false, default: '${{X}}'}}\n"
+        "backend: {http: {url: 'https://api.example.com/x'}}\n"
+    )
+    registry = ToolRegistry()
+    load_tools(tmp_path, registry=registry, environ={"X": variable})
+    default = registry["t"].input_schema["x"].default
+    assert default == expected
+    assert type(default) is type(expected)
