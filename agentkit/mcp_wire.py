@@ -33,6 +33,7 @@ from typing import Any, Final, final
 from agentkit import __version__
 from agentkit.export import mcp_tool
 from agentkit.tool import Tool
+from agentkit.toolerrors import AgentKitError
 
 __all__ = [
     "HANDSHAKE_VERSIONS",
@@ -64,8 +65,9 @@ _HINTS: Final = ("destructiveHint", "idempotentHint", "openWorldHint", "readOnly
 _SCHEMA_FIELDS: Final = ("$schema", "properties", "required", "type")
 
 
-class _Unwritable(Exception):
-    """A value the front cannot write exactly as the SDK would."""
+class _Unwritable(AgentKitError):
+    """A value the front cannot write exactly as the SDK would (never leaves this
+    module: ``Front.for_tools`` gives ``None`` instead)."""
 
 
 # -- JSON as the SDK writes it ----------------------------------------------------------------
