@@ -53,6 +53,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agentkit.credentials import CredentialsManager
+from agentkit.mcp_fast import FastPath
 from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, CallLimits
 from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.mcp_rounds import Rounds
@@ -380,10 +381,13 @@ class _State:
     """What /readyz reports (ready once the tools are loaded and the endpoint runs, not
     while draining) and the calls' admission, which draining closes."""
 
-    def __init__(self, tools: ServedTools, limits: CallLimits, rounds: Rounds) -> None:
+    def __init__(
+        self, tools: ServedTools, limits: CallLimits, rounds: Rounds, fast: FastPath
+    ) -> None:
         self.tools = tools
         self.limits = limits
         self.rounds = rounds
+        self.fast = fast
         self.ready = False
 
 
@@ -425,14 +429,16 @@ def build_app(
         allow_unconfirmed=options.allow_unconfirmed,
         rounds=rounds,
     )
+    security = _security(options)
     manager = StreamableHTTPSessionManager(
         app=server,
         stateless=options.stateless,
-        security_settings=_security(options),
+        security_settings=security,
         max_request_body_size=options.max_request_bytes,
     )
-    state = _State(served, limits, rounds)
-    endpoint: ASGIApp = _Endpoint(manager, state)
+    fast = FastPath(server, manager, security=security, max_request_bytes=options.max_request_bytes)
+    state = _State(served, limits, rounds, fast)
+    endpoint: ASGIApp = _Endpoint(manager, state, fast)
     middleware: list[Middleware] = []
     if options.tokens:
         endpoint = RequireAuthMiddleware(endpoint, required_scopes=[])
@@ -487,19 +493,27 @@ class _Endpoint:
     session (DELETE).
     """
 
-    def __init__(self, manager: StreamableHTTPSessionManager, state: _State) -> None:
+    def __init__(
+        self, manager: StreamableHTTPSessionManager, state: _State, fast: FastPath
+    ) -> None:
         self._manager = manager
         self._state = state
+        self._fast = fast
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self._state.limits.closed and scope.get("method") == "POST":
-            refusal = JSONResponse(
-                {"error": "shutting down, retry on another instance"},
-                status_code=503,
-                headers={"Retry-After": "1"},
-            )
-            await refusal(scope, receive, send)
-            return
+        if scope.get("method") == "POST":
+            if self._state.limits.closed:
+                refusal = JSONResponse(
+                    {"error": "shutting down, retry on another instance"},
+                    status_code=503,
+                    headers={"Retry-After": "1"},
+                )
+                await refusal(scope, receive, send)
+                return
+            rest = await self._fast.handle(scope, receive, send)
+            if rest is None:
+                return
+            receive = rest
         await self._manager.handle_request(scope, receive, send)
 
 
@@ -517,7 +531,10 @@ def _is_loopback(host: str) -> bool:
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not the default 0: asyncio sets TCP_NODELAY only on sockets that
+    # say they are TCP, and without it every answer written in two parts (headers,
+    # body) waits out the client's delayed ACK, some 40 ms a call.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))

@@ -186,8 +186,8 @@ class Rounds:
             if len(self._waiting) >= self._max_waiting:
                 question.answer.set_exception(
                     ElicitationError(
-                        f"{len(self._waiting):,} calls wait for their users' answers "
-                        "already; try again later"
+                        f"too many calls wait for their users' answers already (at most "
+                        f"{self._max_waiting:,}); try again later"
                     )
                 )
                 continue

@@ -65,6 +65,16 @@ async def ask_async(question: str) -> dict[str, Any]:
     return {"action": answer.action, "name": str(answer.content.get("name", ""))}
 
 
+def ask_twice(question: str) -> dict[str, Any]:
+    """Ask two questions in one call, the second quoting the first answer."""
+    first = elicit(question, NAME_FORM)
+    second = elicit(f"And {first.content.get('name', '')}'s surname?", NAME_FORM)
+    return {
+        "action": second.action,
+        "name": f"{first.content.get('name')} {second.content.get('name')}",
+    }
+
+
 async def ask_wrongly(question: str) -> dict[str, Any]:
     """The sync form on the event loop: refused, it would block the loop it waits on."""
     answer = elicit(question, NAME_FORM)
@@ -88,3 +98,26 @@ def unencodable(kind: str) -> Any:
         answer = elicit(f"Delete {name}?", {"type": "object", "properties": {}})
         return {"file": answer.action}
     return {"file": name}
+
+
+def steps(count: int) -> dict[str, Any]:
+    """Report ``count`` steps of progress, then say how many there were."""
+    from agentkit.progress import report_progress
+
+    for done in range(1, count + 1):
+        report_progress(done=done, total=count, message=f"step {done}")
+    return {"steps": count}
+
+
+def token_size(credentials: Mapping[str, str]) -> dict[str, Any]:
+    """How long the caller's token is (never the token): tells two callers apart."""
+    return {"size": len(credentials["api-token"])}
+
+
+async def wait_for(path: str) -> dict[str, Any]:
+    """Wait (at most 60 s) until the test creates ``path``: a call as long as the test needs."""
+    for _ in range(6000):
+        if Path(path).exists():
+            return {"waited": True}
+        await asyncio.sleep(0.01)
+    return {"waited": False}

@@ -37,6 +37,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory, upstream: tuple[str, Upstre
     (tools / "wipe.yaml").write_text(WIPE)
     (tools / "ask.yaml").write_text(_asking("ask", "ask", "credentials: [api-token]"))
     (tools / "ask_async.yaml").write_text(_asking("ask_async", "ask_async"))
+    (tools / "ask_twice.yaml").write_text(_asking("ask_twice", "ask_twice"))
     return tools
 
 
@@ -307,3 +308,55 @@ def test_sigterm_ends_a_waiting_call_without_acting(
     assert status == 0
     assert "still running after" not in served.stderr
     assert len(recorder.bodies) == before
+
+
+class Answers:
+    """Answers each question with the next name; keeps the questions."""
+
+    def __init__(self, *names: str) -> None:
+        self.names = list(names)
+        self.asked: list[str] = []
+
+    async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"name": self.names.pop(0)})
+
+
+def test_a_call_asks_twice_in_two_rounds(server: Served) -> None:
+    user = Answers("Ada", "Lovelace")
+    result = _run(_call, server.url, user, "ask_twice", {"question": "Name?"})
+    assert result.structured_content == {"action": "accept", "name": "Ada Lovelace"}
+    assert user.asked == ["Name?", "And Ada's surname?"]
+
+
+def test_past_max_waiting_a_call_is_refused_not_kept() -> None:
+    from agentkit.mcp_rounds import Rounds
+    from agentkit.mcp_server import build_server
+    from agentkit.toolregistry import ToolRegistry
+    from tests.test_mcp_confirm import Purge
+
+    tool = Purge()
+    rounds = Rounds(max_waiting=1)
+
+    async def scenario() -> list[Any]:
+        server = build_server(ToolRegistry([tool]), rounds=rounds)
+        async with Client(server, elicitation_callback=User("accept")) as client:
+            first = await client.session.call_tool(
+                "purge", {"bucket": "a"}, allow_input_required=True
+            )
+            second = await client.session.call_tool(
+                "purge", {"bucket": "b"}, allow_input_required=True
+            )
+            waiting = len(rounds)
+            rounds.close()
+            return [first, second, waiting]
+
+    first, second, waiting = _run(scenario)
+    assert isinstance(first, types.InputRequiredResult)
+    assert waiting == 1
+    assert second.is_error is True
+    assert second.content[0].text == (
+        "Error: Tool 'purge' was not run: too many calls wait for their users' answers "
+        "already (at most 1); try again later"
+    )
+    assert tool.ran == []
