@@ -569,13 +569,23 @@ def _reloader(args: argparse.Namespace) -> Reloader:
     definition files change."""
     from agentkit.mcp_reload import Reloader
 
-    return Reloader(lambda: _load(args), _tool_paths(args), **_reloading(args))
+    return Reloader(lambda: _load(args), **_reloading(args))
 
 
 def _reloading(args: argparse.Namespace) -> dict[str, Any]:
-    """How a server reloads: ``--reload`` and ``--reload-interval``."""
+    """How a server reloads: the files it watches, ``--reload`` and ``--reload-interval``
+    (``Reloader``'s arguments after ``load``)."""
+    from agentkit.declarative import definition_files
+
     _positive(args.reload_interval, "--reload-interval")
-    return {"watch": args.reload, "interval": args.reload_interval or 1.0}
+    paths = _tool_paths(args)
+    env_file = [Path(args.env_file)] if args.env_file else []
+
+    def watched() -> list[Path]:
+        # What loading reads, found the way loading finds it (hidden entries skipped).
+        return [*definition_files(*paths)[0], *env_file]
+
+    return {"files": watched, "watch": args.reload, "interval": args.reload_interval or 1.0}
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -592,7 +602,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         limits = _limits(args)
         mcp_front.serve(
             lambda: _load(args),
-            _tool_paths(args),
             credentials_file=args.credentials_file,
             **_reloading(args),
             **limits,

@@ -20,14 +20,15 @@ import math
 import signal
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 import anyio
 
 from agentkit.credentials import CredentialsManager
 from agentkit.mcp_stdio import loop_stdio
-from agentkit.mcp_wire import REPLAY_ID, Front, watched_files
+from agentkit.mcp_wire import REPLAY_ID, Front, file_state
 from agentkit.toolexecutor import ToolExecutor
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ class _Writer(Protocol):
 
 def serve(
     load: Callable[[], ToolRegistry],
-    paths: Sequence[str],
+    files: Callable[[], Iterable[Path]],
     *,
     watch: bool = False,
     interval: float = 1.0,
@@ -58,12 +59,12 @@ def serve(
 ) -> None:
     """Serve the tools ``load()`` gives on stdin/stdout until the client disconnects.
 
-    ``paths`` are the definition files and folders a reload watches (with ``watch``,
-    every ``interval`` seconds; see ``agentkit.mcp_reload.Reloader``); ``options`` are
+    ``files()`` lists the files a reload watches (with ``watch``, every ``interval``
+    seconds; see ``agentkit.mcp_reload.Reloader``); ``options`` are
     ``agentkit.mcp_server.serve``'s. The tools are loaded and validated, and the
     credentials read, before the first answer: a problem is an error at start.
     """
-    files = watched_files(paths) if watch else ()
+    state = file_state(files()) if watch else ()
     registry = load()
     executor = ToolExecutor(credentials=CredentialsManager.from_env(credentials_file))
     front = Front.for_tools(registry)
@@ -83,7 +84,7 @@ def serve(
             from agentkit.mcp_server import serve_stdio
 
             reloader = Reloader(
-                load, paths, watch=watch, interval=interval, loaded=(registry, files)
+                load, files, watch=watch, interval=interval, loaded=(registry, state)
             )
             await serve_stdio(
                 reloader.served,

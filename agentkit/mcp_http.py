@@ -45,10 +45,11 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from sse_starlette.sse import AppStatus
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -69,6 +70,7 @@ __all__ = [
     "build_app",
     "parse_address",
     "read_tokens",
+    "rebinding_refusal",
     "serve_http",
 ]
 
@@ -82,6 +84,8 @@ DEFAULT_DRAIN_SECONDS: Final = 30.0
 #: A bearer token shorter than this is a password, not a secret worth the name.
 MIN_TOKEN_LENGTH: Final = 16
 _LOOPBACK_NAMES: Final = ("127.0.0.1", "localhost", "[::1]")
+_LOOPBACK_HOSTS: Final = tuple(f"{name}:*" for name in _LOOPBACK_NAMES)
+_LOOPBACK_ORIGINS: Final = tuple(f"http://{name}:*" for name in _LOOPBACK_NAMES)
 
 
 # -- options -------------------------------------------------------------------------------------
@@ -281,6 +285,84 @@ def parse_allowed_origin(text: str) -> str:
     return text
 
 
+# -- DNS rebinding -------------------------------------------------------------------------------
+
+# A parsed Host or Origin: (scheme, host, port). The scheme is "" for a Host header; the
+# host is lowercase, without brackets; the port is None for the scheme's default (80 or
+# 443, also for a Host header, whose scheme a proxy may have changed), "*" for any.
+_Place = tuple[str, str, "int | str | None"]
+_DEFAULT_PORTS: Final = {"": (80, 443), "http": (80,), "https": (443,)}
+
+
+def _place(text: str, scheme: str = "") -> _Place | None:
+    """``HOST[:PORT]`` (``[IPv6]``, ``:*``) as compared; ``None`` when it is no such thing."""
+    try:
+        host, port = _split_address(text)
+    except ValueError:
+        return None
+    allowed = ".-:" if text.startswith("[") else ".-"  # a colon only inside brackets
+    if not host or not all(char.isascii() and (char.isalnum() or char in allowed) for char in host):
+        return None
+    if port is None or port == "*":
+        return scheme, host.lower(), port
+    if not _is_port(port):  # digits only: '127.0.0.1:evil.com' is no port
+        return None
+    number = int(port)
+    return scheme, host.lower(), None if number in _DEFAULT_PORTS[scheme] else number
+
+
+def _origin_place(text: str) -> _Place | None:
+    scheme, sep, rest = text.partition("://")
+    scheme = scheme.lower()
+    if not sep or scheme not in ("http", "https"):
+        return None
+    return _place(rest, scheme)
+
+
+def _matches(given: _Place, allowed: _Place) -> bool:
+    return given[:2] == allowed[:2] and allowed[2] in ("*", given[2])
+
+
+def rebinding_refusal(
+    host: str | None,
+    origin: str | None,
+    *,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
+) -> tuple[int, str] | None:
+    """DNS-rebinding protection for one request: ``None`` when its ``Host`` and
+    ``Origin`` header values (``None`` when absent) may reach the tools, otherwise the
+    status (421 for the Host, 403 for the Origin) and a one-line reason to answer with.
+
+    The loopback names (any port) and ``allowed_hosts``/``allowed_origins`` (as
+    ``--allowed-host``/``--allowed-origin`` take them) are allowed. Names compare
+    case-insensitively, a default port (80, 443) is the same as none, ``:*`` allows
+    any port, and a port must be digits. A request without ``Origin`` (not a browser's,
+    or same-origin) passes that check.
+    """
+    given_host = _place(host) if host else None
+    hosts = [_place(name) for name in (*_LOOPBACK_HOSTS, *allowed_hosts)]
+    if given_host is None or not any(
+        allowed is not None and _matches(given_host, allowed) for allowed in hosts
+    ):
+        return 421, (
+            "Invalid Host header: only loopback names and the server's --allowed-host "
+            "names are accepted; a server reached by another name needs --allowed-host NAME"
+        )
+    if not origin:
+        return None
+    given_origin = _origin_place(origin)
+    origins = [_origin_place(text) for text in (*_LOOPBACK_ORIGINS, *allowed_origins)]
+    if given_origin is None or not any(
+        allowed is not None and _matches(given_origin, allowed) for allowed in origins
+    ):
+        return 403, (
+            "Invalid Origin header: only loopback origins and the server's "
+            "--allowed-origin origins are accepted"
+        )
+    return None
+
+
 # -- auth ------------------------------------------------------------------------------------------
 
 
@@ -366,14 +448,10 @@ class HeaderCredentials:
 # -- the app -------------------------------------------------------------------------------------
 
 
-def _security(options: HttpOptions) -> TransportSecuritySettings:
-    hosts = [f"{name}:*" for name in _LOOPBACK_NAMES]
-    origins = [f"http://{name}:*" for name in _LOOPBACK_NAMES]
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[*hosts, *options.allowed_hosts],
-        allowed_origins=[*origins, *options.allowed_origins],
-    )
+def _security() -> TransportSecuritySettings:
+    # The SDK's Host/Origin check compares strings exactly or by prefix: ours
+    # (``rebinding_refusal``, in ``_Endpoint``) replaces it.
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 @final
@@ -429,7 +507,7 @@ def build_app(
         allow_unconfirmed=options.allow_unconfirmed,
         rounds=rounds,
     )
-    security = _security(options)
+    security = _security()
     manager = StreamableHTTPSessionManager(
         app=server,
         stateless=options.stateless,
@@ -438,7 +516,7 @@ def build_app(
     )
     fast = FastPath(server, manager, security=security, max_request_bytes=options.max_request_bytes)
     state = _State(served, limits, rounds, fast)
-    endpoint: ASGIApp = _Endpoint(manager, state, fast)
+    endpoint: ASGIApp = _Endpoint(manager, state, fast, options)
     middleware: list[Middleware] = []
     if options.tokens:
         endpoint = RequireAuthMiddleware(endpoint, required_scopes=[])
@@ -494,13 +572,32 @@ class _Endpoint:
     """
 
     def __init__(
-        self, manager: StreamableHTTPSessionManager, state: _State, fast: FastPath
+        self,
+        manager: StreamableHTTPSessionManager,
+        state: _State,
+        fast: FastPath,
+        options: HttpOptions,
     ) -> None:
         self._manager = manager
         self._state = state
         self._fast = fast
+        self._options = options
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = Headers(scope=scope)
+        refused = rebinding_refusal(
+            headers.get("host"),
+            headers.get("origin"),
+            allowed_hosts=self._options.allowed_hosts,
+            allowed_origins=self._options.allowed_origins,
+        )
+        if refused is not None:
+            status, reason = refused
+            # The header's value is the client's: shown clipped and escaped, once per request.
+            sent = headers.get("host" if status == 421 else "origin", "")
+            logger.warning("%s (got %s)", reason, ascii(sent[:200]))
+            await PlainTextResponse(reason, status_code=status)(scope, receive, send)
+            return
         if scope.get("method") == "POST":
             if self._state.limits.closed:
                 refusal = JSONResponse(

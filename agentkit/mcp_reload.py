@@ -15,11 +15,13 @@
 from __future__ import annotations
 
 import json
+import math
 import signal
 import sys
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final, final
 
 import anyio
@@ -35,7 +37,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentkit.context import LogLevel, at_least
 from agentkit.export import mcp_tool
-from agentkit.mcp_wire import watched_files
+from agentkit.mcp_wire import file_state
 from agentkit.tool import Tool
 from agentkit.toolerrors import AgentKitError
 from agentkit.toolregistry import ToolRegistry
@@ -43,6 +45,13 @@ from agentkit.toolregistry import ToolRegistry
 __all__ = ["Changes", "Reloader", "ServedTools"]
 
 DEFAULT_INTERVAL: Final = 1.0
+# A change is loaded once the files have looked the same for this long (and on two polls
+# in a row at least): a writer's pause (a slow copy, a truncate-then-write save) is not
+# taken for the end of the write, and a half-written file is not swapped in.
+SETTLE_SECONDS: Final = 2.0
+# A change that never settles (a file rewritten without pause) is loaded after this many
+# times the settling time.
+PATIENCE: Final = 10
 #: The most client connections a reload is announced to (the SDK's own session cap).
 MAX_SESSIONS: Final = 10_000
 #: How long one client may take to accept the announcement.
@@ -253,27 +262,34 @@ class Reloader:
     """Loads the tools with ``load()`` (which raises ``AgentKitError`` on a problem), and
     loads them again while a server runs.
 
-    ``paths`` are the definition files and folders ``watch`` polls; ``run`` reloads on
-    SIGHUP, and on changes to them when made with ``watch=True``. The files are looked
-    at before the first load, so a change made while it loads is not missed.
-    ``loaded`` is that first load made already: the registry, and ``watched_files``
-    of ``paths`` taken before it (``()`` when not watching).
+    ``files()`` lists the files ``load`` reads (definition files, an env file), which
+    ``watch`` polls; ``run`` reloads on SIGHUP at once, and on changes to those files
+    when made with ``watch=True`` -- once they have settled: the same files, sizes and
+    modification times for ``settle`` seconds, and on two polls in a row at least. The
+    files are looked at before the first load, so a change made while it loads is not
+    missed.
+    ``loaded`` is that first load made already: the registry, and ``file_state`` of
+    ``files()`` taken before it (``()`` when not watching).
     """
 
     def __init__(
         self,
         load: Callable[[], ToolRegistry],
-        paths: Sequence[str],
+        files: Callable[[], Iterable[Path]],
         *,
         watch: bool = False,
         interval: float = DEFAULT_INTERVAL,
+        settle: float = SETTLE_SECONDS,
         say: Callable[[str], None] = _say,
         loaded: tuple[ToolRegistry, tuple[tuple[str, int, int], ...]] | None = None,
     ) -> None:
         self._load = load
-        self._paths = tuple(paths)
+        self._list_files = files
         self._watching = watch
         self._interval = interval
+        # Counted in polls, not read from a clock: a poll that comes late (a busy
+        # machine, a slow listing) still counts as one.
+        self._quiet_polls = max(1, math.ceil(settle / interval))
         self._say = say
         self._lock = anyio.Lock()
         if loaded is None:
@@ -308,18 +324,29 @@ class Reloader:
             return found
 
     def _state(self) -> tuple[tuple[str, int, int], ...]:
-        """Every file under the watched paths, with its size and modification time."""
-        return watched_files(self._paths)
+        """Every watched file with its size and modification time."""
+        return file_state(self._list_files())
 
     async def watch(self) -> None:
-        """Poll the watched paths every ``interval`` seconds; reload on a change. Runs
-        until cancelled."""
+        """Poll the watched files every ``interval`` seconds; reload once a change has
+        settled (or after ``PATIENCE`` times the settling time). Runs until cancelled."""
+        pending: tuple[tuple[str, int, int], ...] | None = None
+        quiet = unsettled = 0
         while True:
             await anyio.sleep(self._interval)
             now = await anyio.to_thread.run_sync(self._state)
-            if now != self._files:
-                self._files = now
-                await self.reload("files changed")
+            if now == self._files:
+                pending, unsettled = None, 0
+                continue
+            unsettled += 1
+            if now == pending:
+                quiet += 1
+            else:
+                pending, quiet = now, 0  # still being written, perhaps
+            if quiet < self._quiet_polls and unsettled < PATIENCE * self._quiet_polls:
+                continue
+            self._files, pending, unsettled = now, None, 0
+            await self.reload("files changed")
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Reload on SIGHUP (and, watching, on file changes) until cancelled; started

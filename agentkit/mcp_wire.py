@@ -17,7 +17,7 @@ era has no handshake; the SDK serves it). ``Front.for_tools`` gives ``None`` for
 listing it cannot write exactly (a schema holding what JSON does not, a hint that is
 not a boolean): then the SDK serves from the start.
 
-``watched_files`` is the state ``--reload`` compares against, taken before the first
+``file_state`` is the state ``--reload`` compares against, taken before the first
 load so that a change made while the server starts is not missed.
 """
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final, final
 
@@ -40,8 +40,8 @@ __all__ = [
     "REPLAY_ID",
     "SERVER_NAME",
     "Front",
+    "file_state",
     "listed_tool",
-    "watched_files",
     "wire_json",
 ]
 
@@ -366,17 +366,14 @@ class Front:
         return None
 
 
-def watched_files(paths: Sequence[str]) -> tuple[tuple[str, int, int], ...]:
-    """Every file under ``paths`` (files and folders), with its size and modification time."""
+def file_state(files: Iterable[Path]) -> tuple[tuple[str, int, int], ...]:
+    """Each of ``files`` with its size and modification time, sorted; a file gone
+    meanwhile is left out (its absence is the change)."""
     seen: list[tuple[str, int, int]] = []
-    for given in paths:
-        root = Path(given)
-        candidates = sorted(root.rglob("*")) if root.is_dir() else [root]
-        for path in candidates:
-            try:
-                status = path.stat()
-            except OSError:  # gone meanwhile: its absence is the change
-                continue
-            if path.is_file():
-                seen.append((str(path), status.st_size, status.st_mtime_ns))
-    return tuple(seen)
+    for path in files:
+        try:
+            status = path.stat()
+        except OSError:
+            continue
+        seen.append((str(path), status.st_size, status.st_mtime_ns))
+    return tuple(sorted(seen))

@@ -15,7 +15,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -28,7 +28,7 @@ import uvicorn
 
 from agentkit.credentials import CredentialsManager
 from agentkit.declarative.loader import load_tools
-from agentkit.mcp_fast import FastPath
+from agentkit.mcp_fast import FastPath, _Session
 from agentkit.mcp_http import HeaderCredentials, HttpOptions, _bind, build_app
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
@@ -542,3 +542,132 @@ def test_initialize_itself_stays_with_the_sdk(served: tuple[str, FastPath]) -> N
     assert status == 200
     assert answer["content-type"] == "text/event-stream"
     assert calls(fast) == before
+
+
+# -- the SDK's insides it relies on --------------------------------------------------------------
+
+
+class _IdleClock:
+    """A transport's idle bookkeeping, as the SDK's transport keeps it."""
+
+    def __init__(self) -> None:
+        self.idle_scope = anyio.CancelScope()
+        self._idle_timeout = 1800.0
+        self._requests_in_flight = 0
+
+
+def test_a_fast_call_holds_its_session_open_as_the_sdk_does() -> None:
+    """The SDK closes a session after 30 idle minutes, counting the requests its own
+    transport serves; a fast-path call counts too, with the same counter and clock."""
+
+    async def hold() -> tuple[tuple[float, int], _IdleClock]:
+        clock = _IdleClock()
+        session = _Session(cast(Any, None), cast(Any, None), None, clock)
+        with session.held():
+            during = clock.idle_scope.deadline, clock._requests_in_flight
+        return during, clock
+
+    during, clock = anyio.run(hold)
+    assert during == (float("inf"), 1)
+    assert clock._requests_in_flight == 0
+    assert clock.idle_scope.deadline != float("inf")
+
+
+def test_the_sdk_transport_keeps_the_idle_clock_the_fast_path_counts_on(
+    served: tuple[str, FastPath],
+) -> None:
+    url, fast = served
+    transport = fast._sessions[open_session(url)["Mcp-Session-Id"]].transport
+    assert isinstance(transport.idle_scope, anyio.CancelScope)
+    assert isinstance(transport._idle_timeout, (int, float))
+    assert isinstance(transport._requests_in_flight, int)
+
+
+# -- the same answers as the SDK's ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sdk_only(registry: ToolRegistry) -> Iterator[str]:
+    """A server whose fast path lets everything through: the SDK answers all."""
+    with running(registry) as (url, fast):
+
+        async def through(scope: Any, receive: Any, send: Any) -> Any:
+            return receive
+
+        fast.handle = through  # type: ignore[method-assign]
+        yield url
+
+
+def _answer(status: int, headers: dict[str, str], body: str) -> tuple[int, Any]:
+    """The status and the JSON-RPC answer, whether sent as JSON or as an SSE stream."""
+    if headers.get("content-type") == "text/event-stream":
+        data = [line[len("data: ") :] for line in body.splitlines() if line.startswith("data: ")]
+        return status, json.loads(data[-1]) if data else None
+    try:
+        return status, json.loads(body)
+    except ValueError:
+        return status, body
+
+
+def _tool_call(params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        pytest.param(_tool_call({"name": "echo", "arguments": ECHO}), id="a-call"),
+        pytest.param({**_tool_call({"name": "echo", "arguments": ECHO}), "x": 1}, id="extra-field"),
+        pytest.param(
+            {**_tool_call({"name": "echo", "arguments": ECHO}), "id": "s-1"}, id="string-id"
+        ),
+        pytest.param({**_tool_call({"name": "echo", "arguments": ECHO}), "id": 0}, id="id-0"),
+        pytest.param({**_tool_call({"name": "echo", "arguments": ECHO}), "id": 1.5}, id="float-id"),
+        pytest.param({**_tool_call({"name": "echo", "arguments": ECHO}), "id": None}, id="null-id"),
+        pytest.param({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}, id="no-params"),
+        pytest.param(_tool_call({"name": 123}), id="name-not-a-string"),
+        pytest.param(_tool_call({"name": "echo", "arguments": [1]}), id="arguments-not-an-object"),
+        pytest.param(
+            _tool_call({"name": "echo", "arguments": {"text": 5}}), id="argument-of-wrong-type"
+        ),
+        pytest.param(_tool_call({"name": "echo"}), id="arguments-missing"),
+        pytest.param(_tool_call({"name": "missing"}), id="unknown-tool"),
+        pytest.param(
+            _tool_call({"name": "echo", "arguments": ECHO, "_meta": {"progressToken": True}}),
+            id="boolean-progress-token",
+        ),
+        pytest.param({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, id="list"),
+        pytest.param(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"cursor": "abc"}},
+            id="list-with-a-cursor",
+        ),
+        pytest.param({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {}}, id="ping"),
+        pytest.param({"id": 1, "method": "ping"}, id="no-jsonrpc-member"),
+        pytest.param(
+            {"jsonrpc": "2.0", "id": 1, "method": "ping", "result": {}}, id="request-and-result"
+        ),
+        pytest.param({"jsonrpc": "2.0", "method": "ping"}, id="ping-as-a-notification"),
+        pytest.param(b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "id": 2}', id="duplicate-id"),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"\\ud800"}}}',
+            id="lone-surrogate-escape",
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":NaN}}}',
+            id="nan",
+        ),
+        pytest.param(
+            b"\xef\xbb\xbf" + json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode(),
+            id="bom",
+        ),
+        pytest.param(
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode("utf-16"), id="utf-16"
+        ),
+    ],
+)
+def test_the_fast_path_answers_what_the_sdk_answers(
+    served: tuple[str, FastPath], sdk_only: str, message: Any
+) -> None:
+    fast_url, _ = served
+    answers = [_answer(*post(url, message, open_session(url))) for url in (fast_url, sdk_only)]
+    assert answers[0] == answers[1]

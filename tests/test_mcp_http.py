@@ -18,7 +18,12 @@ pytest.importorskip("uvicorn")
 from mcp.shared.exceptions import MCPError
 
 from agentkit.cli import main
-from agentkit.mcp_http import parse_address, parse_credential_header, read_tokens
+from agentkit.mcp_http import (
+    parse_address,
+    parse_credential_header,
+    read_tokens,
+    rebinding_refusal,
+)
 from agentkit.toolerrors import SemanticError
 from tests.declarative import loopback
 from tests.mcp_serving import INITIALIZE, Served, post, serving, session
@@ -77,6 +82,7 @@ def server(
         "--credential-header", "X-GitHub-Token=github-token",
         "--max-request-bytes", "65536",
         "--allowed-host", "tools.example.com:*",
+        "--allowed-host", "API.example.com",
         "--allowed-origin", "https://app.example.com",
     ]  # fmt: skip
     with serving(args) as served:
@@ -196,26 +202,74 @@ def test_health_and_readiness_need_no_token(server: Served) -> None:
     ("headers", "status"),
     [
         pytest.param({"Host": "attacker.example"}, 421, id="foreign-host"),
+        pytest.param({"Host": "127.0.0.1:evil.com"}, 421, id="port-not-digits"),
+        pytest.param({"Host": "api.example.com:8443"}, 421, id="allowed-host-other-port"),
         pytest.param({"Origin": "http://attacker.example"}, 403, id="foreign-origin"),
+        pytest.param({"Origin": "http://127.0.0.1:1.evil.com"}, 403, id="origin-port-not-digits"),
+        pytest.param({"Origin": "https://app.example.com:8443"}, 403, id="origin-other-port"),
+        pytest.param({"Origin": "http://app.example.com"}, 403, id="origin-other-scheme"),
     ],
 )
 def test_dns_rebinding_protection_refuses_foreign_hosts_and_origins(
     server: Served, headers: dict[str, str], status: int
 ) -> None:
-    answer, _, _ = post(server.url, INITIALIZE, {**AUTH, **headers})
+    answer, _, body = post(server.url, INITIALIZE, {**AUTH, **headers})
     assert answer == status
+    assert ("--allowed-host NAME" in body) == (status == 421)
 
 
 @pytest.mark.parametrize(
     "headers",
     [
         pytest.param({"Host": "tools.example.com:8443"}, id="allowed-host-any-port"),
+        pytest.param({"Host": "TOOLS.Example.COM"}, id="allowed-host-any-case"),
+        pytest.param({"Host": "api.example.com:443"}, id="allowed-host-default-port"),
+        pytest.param({"Host": "Api.Example.com"}, id="allowed-host-given-in-capitals"),
+        pytest.param({"Host": "localhost"}, id="loopback-without-port"),
         pytest.param({"Origin": "https://app.example.com"}, id="allowed-origin"),
+        pytest.param({"Origin": "HTTPS://APP.example.com:443"}, id="allowed-origin-normalised"),
     ],
 )
 def test_allowed_hosts_and_origins_are_let_through(server: Served, headers: dict[str, str]) -> None:
     answer, _, _ = post(server.url, INITIALIZE, {**AUTH, **headers})
     assert answer == 200
+
+
+@pytest.mark.parametrize(
+    ("host", "origin", "status"),
+    [
+        pytest.param("127.0.0.1:8000", None, None, id="loopback"),
+        pytest.param("[::1]:80", "http://[::1]:3000", None, id="ipv6-loopback"),
+        pytest.param("LOCALHOST:8000", "http://LocalHost:3000", None, id="loopback-any-case"),
+        pytest.param("localhost", "http://localhost", None, id="loopback-default-port"),
+        pytest.param("tools.example.com", "", None, id="empty-origin-is-none"),
+        pytest.param("tools.example.com:80", "https://app.example.com:443", None, id="defaults"),
+        pytest.param(None, None, 421, id="no-host"),
+        pytest.param("", None, 421, id="empty-host"),
+        pytest.param("localhost.", None, 421, id="trailing-dot"),
+        pytest.param("127.0.0.1:evil.com", None, 421, id="host-port-not-digits"),
+        pytest.param("127.0.0.1:99999", None, 421, id="host-port-out-of-range"),
+        pytest.param("127.0.0.1:\u0661", None, 421, id="host-port-arabic-digit"),
+        pytest.param("tools.example.com:8443", None, 421, id="host-other-port"),
+        pytest.param("evil.com", None, 421, id="foreign-host"),
+        pytest.param("::1:8000", None, 421, id="ipv6-without-brackets"),
+        pytest.param("127.0.0.1", "null", 403, id="origin-null"),
+        pytest.param("127.0.0.1", "https://localhost", 403, id="origin-loopback-https"),
+        pytest.param("127.0.0.1", "http://127.0.0.1:80.evil.com", 403, id="origin-port-suffix"),
+        pytest.param("127.0.0.1", "https://app.example.com/", 403, id="origin-with-path"),
+        pytest.param("127.0.0.1", "http://app.example.com", 403, id="origin-other-scheme"),
+    ],
+)
+def test_host_and_origin_compare_as_names_and_ports(
+    host: str | None, origin: str | None, status: int | None
+) -> None:
+    refused = rebinding_refusal(
+        host,
+        origin,
+        allowed_hosts=["tools.example.com"],
+        allowed_origins=["https://app.example.com"],
+    )
+    assert (refused[0] if refused else None) == status
 
 
 def test_a_request_body_over_the_cap_is_refused_with_413(server: Served) -> None:

@@ -236,3 +236,77 @@ def test_a_reload_report_never_shows_a_credential(folder: Path) -> None:
     assert "invalid version '***'" in reported
     assert "invalid version '***'" in stderr
     assert secret not in reported + stderr
+
+
+def test_only_the_files_loading_reads_cause_a_reload(server: Served, folder: Path) -> None:
+    # An editor's swap file, notes, a hidden folder: none is read, so none reloads.
+    (folder / ".nap.yaml.swp").write_text("swap")
+    (folder / "notes.txt").write_text("notes")
+    (folder / ".git").mkdir()
+    (folder / ".git" / "config.yaml").write_text("a: 1\n")
+    (folder / ".hidden.yaml").write_text(STATS)
+    (folder / "stats.yaml").write_text(STATS)
+    server.wait_for_output("added stats")
+    (folder / "notes.txt").write_text("notes, longer")
+    (folder / "nap.yaml").write_text(_nap(description="Sleep, renewed."))
+    server.wait_for_output("changed nap")
+    assert server.stderr.count("reloaded (") == 2
+
+
+class _Writer:
+    """The files a ``Reloader`` watches, written to on the polls ``writes`` names: a
+    poll lists the files (``files()``), and this writes first, as a writer would have
+    meanwhile. ``loads`` holds the poll and the file's text at each load."""
+
+    def __init__(self, file: Path, writes: Any) -> None:
+        self.file = file
+        self.writes = writes
+        self.polls = -1  # the first listing is the Reloader's own, before its first load
+        self.loads: list[tuple[int, str]] = []
+
+    def files(self) -> list[Path]:
+        self.polls += 1
+        text = self.writes(self.polls)
+        if text is not None:
+            self.file.write_text(text)
+        return [self.file]
+
+    def load(self) -> Any:
+        from agentkit.toolregistry import ToolRegistry
+
+        self.loads.append((self.polls, self.file.read_text()))
+        return ToolRegistry()
+
+    def watch(self, until: Any) -> None:
+        from agentkit.mcp_reload import Reloader
+
+        reloader = Reloader(
+            self.load, self.files, watch=True, interval=0.01, settle=0.01, say=lambda _: None
+        )
+
+        async def scenario() -> None:
+            async with anyio.create_task_group() as group:
+                group.start_soon(reloader.watch)
+                while not until():
+                    await anyio.sleep(0.01)
+                group.cancel_scope.cancel()
+
+        _run(scenario)
+
+
+def test_a_file_being_written_is_loaded_once_it_has_settled(tmp_path: Path) -> None:
+    # Written in three parts, one each poll: each part alone would load.
+    parts = {1: "one\n", 2: "one\ntwo\n", 3: "one\ntwo\nthree\n"}
+    writer = _Writer(tmp_path / "tools.yaml", parts.get)
+    writer.file.write_text("")
+    writer.watch(until=lambda: writer.polls >= 8)
+    assert writer.loads == [(0, ""), (4, "one\ntwo\nthree\n")]
+
+
+def test_a_file_that_never_settles_is_loaded_after_a_bound(tmp_path: Path) -> None:
+    from agentkit.mcp_reload import PATIENCE
+
+    writer = _Writer(tmp_path / "tools.yaml", lambda poll: "x\n" * poll)
+    writer.file.write_text("")
+    writer.watch(until=lambda: len(writer.loads) >= 2)
+    assert writer.loads[1][0] == PATIENCE

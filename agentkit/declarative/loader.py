@@ -31,7 +31,8 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 def definition_files(*paths: str | os.PathLike[str]) -> tuple[list[Path], list[DefinitionProblem]]:
     """The files ``paths`` name: files as given, folders searched recursively, sorted.
 
-    In a folder, symbolic links to directories are not followed, and a link to a
+    In a folder, entries whose names start with ``.`` are skipped (``is_hidden``),
+    symbolic links to directories are not followed, and a link to a
     file outside the folder is a problem, not a file: a definition folder cannot
     pull in what its owner did not put there.
     """
@@ -80,8 +81,20 @@ def _links_out(file: Path, folder: Path) -> bool:
     return not target.is_relative_to(folder)
 
 
+def is_hidden(name: str) -> bool:
+    """True for a folder entry that loading skips, and ``--reload`` does not watch: a name
+    starting with ``.``.
+
+    A Kubernetes ConfigMap mount keeps each file twice (``..2026_12_03_.../x.yaml``
+    behind the ``x.yaml`` link), and a repository root holds ``.github/workflows/*.yml``
+    and ``.pre-commit-config.yaml``; neither is a tool definition.
+    """
+    return name.startswith(".")
+
+
 def _folder_files(folder: Path) -> list[Path]:
-    """Every ``.yaml``/``.yml`` entry under ``folder``, sorted; linked folders are not entered."""
+    """Every ``.yaml``/``.yml`` entry under ``folder``, sorted; linked folders and hidden
+    entries (``is_hidden``) are not entered."""
     found: list[Path] = []
     pending = [folder]
     while pending:  # a stack, not recursion: depth is the file system's business
@@ -90,6 +103,8 @@ def _folder_files(folder: Path) -> list[Path]:
         except OSError:
             continue  # an unreadable subfolder; its files cannot be listed
         for entry in entries:
+            if is_hidden(entry.name):
+                continue
             if entry.is_dir(follow_symlinks=False):
                 pending.append(Path(entry.path))
             elif entry.name.endswith(_SUFFIXES):

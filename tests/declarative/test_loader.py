@@ -372,6 +372,33 @@ def test_linked_folders_are_not_followed(tmp_path: Path) -> None:
     assert [cls.TOOL_NAME for cls in load_tools(folder)] == ["own"]
 
 
+def test_a_kubernetes_configmap_mount_loads_each_tool_once(tmp_path: Path) -> None:
+    # The layout kubelet writes: a timestamped folder, ..data linking to it, and a
+    # link per file through ..data.
+    folder = tmp_path / "tools.d"
+    stamped = folder / "..2026_12_03_13_00_00.000000001"
+    stamped.mkdir(parents=True)
+    (stamped / "lookup.yaml").write_text(HTTP_TOOL)
+    (folder / "..data").symlink_to(stamped.name)
+    (folder / "lookup.yaml").symlink_to("..data/lookup.yaml")
+    assert [cls.TOOL_NAME for cls in load_tools(folder)] == ["lookup"]
+
+
+def test_hidden_entries_in_a_folder_are_skipped(write: WriteFile, tmp_path: Path) -> None:
+    write(HTTP_TOOL, "tools/lookup.yaml")
+    write("on: push\njobs: {}\n", ".github/workflows/ci.yml")
+    write("repos: []\n", ".pre-commit-config.yaml")
+    write("broken: [\n", "tools/.lookup.yaml.swp.yaml")
+    write(HTTP_TOOL.replace("name: lookup", "name: hidden"), ".hidden/sub/tool.yaml")
+    assert [cls.TOOL_NAME for cls in load_tools(tmp_path)] == ["lookup"]
+
+
+def test_a_hidden_file_given_by_name_is_read(write: WriteFile, tmp_path: Path) -> None:
+    path = write(HTTP_TOOL, ".hidden/.lookup.yaml")
+    assert [cls.TOOL_NAME for cls in load_tools(path)] == ["lookup"]
+    assert [cls.TOOL_NAME for cls in load_tools(tmp_path / ".hidden")] == []
+
+
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
