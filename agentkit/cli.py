@@ -30,6 +30,7 @@ from agentkit import __version__, jsonvalues
 from agentkit.toolerrors import AgentKitError, UsageError, did_you_mean
 
 if TYPE_CHECKING:
+    from agentkit.diff import ToolDiff
     from agentkit.mcp_reload import Reloader
     from agentkit.openapi import ImportReport
     from agentkit.tool import Tool
@@ -401,6 +402,15 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _print_diff(diff: ToolDiff, *, severity: bool = False) -> None:
+    """``NAME OLD -> NEW: STATUS[, SEVERITY]``, then a line per change (``KIND: MESSAGE``)."""
+    versions = f"{diff.old_version or '-'} -> {diff.new_version or '-'}"
+    head = f"{diff.name} {versions}: {diff.status}" + (f", {diff.severity}" if severity else "")
+    _echo(terminal_text(head, one_line=True))
+    for change in diff.changes:
+        _echo(f"  {terminal_text(str(change), one_line=True)}")
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     from agentkit.declarative import load_tools
     from agentkit.diff import diff_tools, summary
@@ -414,10 +424,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         _print_json({"tools": [d.to_dict() for d in diffs], "summary": dict(summary(diffs))})
     else:
         for diff in diffs:
-            versions = f"{diff.old_version or '-'} -> {diff.new_version or '-'}"
-            _echo(terminal_text(f"{diff.name} {versions}: {diff.status}", one_line=True))
-            for change in diff.changes:
-                _echo(f"  {terminal_text(f'{change.kind}: {change.message}', one_line=True)}")
+            _print_diff(diff)
             if diff.version_problem:
                 _echo(f"  version: {terminal_text(diff.version_problem, one_line=True)}")
         if not diffs:
@@ -513,12 +520,7 @@ def _update_openapi(args: argparse.Namespace) -> int:
     report = update_openapi(args.spec, source=args.source, out=args.out)
     _print_import(args.spec, report.generation)
     for tool in report.classified:
-        versions = f"{tool.old_version or '-'} -> {tool.new_version or '-'}"
-        _echo(
-            terminal_text(f"{tool.name} {versions}: {tool.status}, {tool.severity}", one_line=True)
-        )
-        for change in tool.changes:
-            _echo(f"  {terminal_text(change, one_line=True)}")
+        _print_diff(tool, severity=True)
     for operation in report.kept_gone:
         _echo(
             terminal_text(

@@ -54,6 +54,9 @@ class Change:
     def to_dict(self) -> dict[str, str]:
         return {"kind": self.kind, "message": self.message}
 
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}"
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,6 +68,22 @@ class ToolDiff:
     old_version: str | None
     new_version: str | None
     changes: tuple[Change, ...] = field(default=())
+
+    @classmethod
+    def added(cls, name: str, version: str | None) -> ToolDiff:
+        """A new tool: a compatible change, whatever it holds."""
+        change = Change(kind=COMPATIBLE, message="tool added")
+        return cls(
+            name=name, status="added", old_version=None, new_version=version, changes=(change,)
+        )
+
+    @classmethod
+    def removed(cls, name: str, version: str | None) -> ToolDiff:
+        """A tool gone: breaking for every caller."""
+        change = Change(kind=BREAKING, message="tool removed")
+        return cls(
+            name=name, status="removed", old_version=version, new_version=None, changes=(change,)
+        )
 
     @property
     def severity(self) -> str | None:
@@ -117,28 +136,9 @@ def diff_tools(old: Iterable[Tool], new: Iterable[Tool]) -> list[ToolDiff]:
     diffs = []
     for name in sorted(before.keys() | after.keys()):
         if name not in after:
-            old_tool = before[name]
-            change = Change(kind=BREAKING, message="tool removed")
-            diffs.append(
-                ToolDiff(
-                    name=name,
-                    status="removed",
-                    old_version=old_tool.version,
-                    new_version=None,
-                    changes=(change,),
-                )
-            )
+            diffs.append(ToolDiff.removed(name, before[name].version))
         elif name not in before:
-            change = Change(kind=COMPATIBLE, message="tool added")
-            diffs.append(
-                ToolDiff(
-                    name=name,
-                    status="added",
-                    old_version=None,
-                    new_version=after[name].version,
-                    changes=(change,),
-                )
-            )
+            diffs.append(ToolDiff.added(name, after[name].version))
         else:
             changes = tuple(_tool_changes(before[name], after[name]))
             if changes:

@@ -75,6 +75,13 @@ def ask_twice(question: str) -> dict[str, Any]:
     }
 
 
+def ask_then_log(question: str) -> dict[str, Any]:
+    """Ask, then log the answer: the message goes with the round that answered."""
+    answer = elicit(question, NAME_FORM)
+    log("info", f"heard {answer.content.get('name', '')}")
+    return {"action": answer.action, "name": str(answer.content.get("name", ""))}
+
+
 async def ask_wrongly(question: str) -> dict[str, Any]:
     """The sync form on the event loop: refused, it would block the loop it waits on."""
     answer = elicit(question, NAME_FORM)

@@ -38,6 +38,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory, upstream: tuple[str, Upstre
     (tools / "ask.yaml").write_text(_asking("ask", "ask", "credentials: [api-token]"))
     (tools / "ask_async.yaml").write_text(_asking("ask_async", "ask_async"))
     (tools / "ask_twice.yaml").write_text(_asking("ask_twice", "ask_twice"))
+    (tools / "ask_then_log.yaml").write_text(_asking("ask_then_log", "ask_then_log"))
     return tools
 
 
@@ -360,3 +361,35 @@ def test_past_max_waiting_a_call_is_refused_not_kept() -> None:
         "already (at most 1); try again later"
     )
     assert tool.ran == []
+
+
+def test_what_a_call_says_after_its_question_goes_with_the_answering_round(
+    server: Served,
+) -> None:
+    heard: list[Any] = []
+
+    async def logged(params: types.LoggingMessageNotificationParams) -> None:
+        heard.append(params.data)
+
+    async def scenario(url: str) -> Any:
+        async with Client(
+            url, elicitation_callback=Naming(), log_level="info", logging_callback=logged
+        ) as client:
+            return await client.call_tool("ask_then_log", {"question": "Name?"})
+
+    result = _run(scenario, server.url)
+    assert result.structured_content == {"action": "accept", "name": "Ada"}
+    assert heard == ["heard Ada"]
+
+
+def test_a_tools_own_question_over_stdio(folder: Path) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "agentkit", "serve", "--tools", str(folder)],
+        cwd=str(ROOT),
+        env={**ENV, "PATH": ""},
+    )
+    user = Naming()
+    result = _run(_call, params, user, "ask", {"question": "Name?"})
+    assert result.structured_content == {"action": "accept", "name": "Ada"}
+    assert SECRET not in repr(user.asked)

@@ -56,6 +56,20 @@ class BackendContext:
     sources: SourceTable
     report: BackendReport = field(default_factory=BackendReport)
 
+    def at(self, location: Location) -> BackendContext:
+        """This context at ``location``, sharing its report (``dataclasses.replace``,
+        which reads the fields of the class each time, was a tenth of parsing a backend)."""
+        return BackendContext(
+            location=location,
+            inputs=self.inputs,
+            outputs=self.outputs,
+            credentials=self.credentials,
+            problems=self.problems,
+            substituter=self.substituter,
+            sources=self.sources,
+            report=self.report,
+        )
+
     def problem(self, message: str, *keys: str | int) -> None:
         """Report ``message`` at the backend's mapping, or at ``keys`` inside it."""
         self.problems.add((*self.location, *keys), message)

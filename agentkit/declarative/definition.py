@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final, final
 
 from agentkit.declarative.backends import Backend, BackendContext, backend_kinds, find_backend
@@ -278,30 +278,38 @@ def _parse_schema(
 def _substitute_defaults(raw: Any, location: Location, substituter: Substituter) -> Any:
     """``raw`` (a schema) with ``${VAR}`` substituted in every parameter's string default.
 
-    A copy: the document itself stays as written. An ``integer``, ``float`` or
+    ``raw`` itself when there is nothing to substitute (most schemas), else a copy:
+    the document itself stays as written. An ``integer``, ``float`` or
     ``boolean`` parameter's substituted default is read as that type, a union's as
     the first of its types it reads as (``from_text``).
     """
     if not isinstance(raw, dict) or not isinstance(raw.get("parameters"), list):
         return raw
-    parameters = []
-    for index, param in enumerate(raw["parameters"]):
-        here = (*location, "parameters", index)
-        if isinstance(param, dict):
-            param = _substitute_parameter(param, here, substituter)
-        parameters.append(param)
+    given = raw["parameters"]
+    parameters = [
+        _substitute_parameter(param, (*location, "parameters", index), substituter)
+        if isinstance(param, dict)
+        else param
+        for index, param in enumerate(given)
+    ]
+    if all(new is old for new, old in zip(parameters, given, strict=True)):
+        return raw
     return {**raw, "parameters": parameters}
 
 
 def _substitute_parameter(param: dict[str, Any], location: Location, sub: Substituter) -> Any:
-    param = dict(param)
-    if isinstance(param.get("items"), dict):
-        param["items"] = _substitute_parameter(param["items"], (*location, "items"), sub)
-    if isinstance(param.get("parameters"), list):
-        param = _substitute_defaults(param, location, sub)
+    """``param`` with ``${VAR}`` substituted in its default, nested ones' too; a copy
+    when anything was, else ``param`` itself."""
+    items = param.get("items")
+    if isinstance(items, dict):
+        substituted = _substitute_parameter(items, (*location, "items"), sub)
+        if substituted is not items:
+            param = {**param, "items": substituted}
+    param = _substitute_defaults(param, location, sub)
     default = param.get("default")
     if not isinstance(default, str) or "${" not in default:
         return param
+    param = dict(param)
     text = sub.text(default, (*location, "default"))
     if text is None:
         param.pop("default")  # the problem is reported; no second one about the default
@@ -324,7 +332,7 @@ def _parse_backend(raw: Any, context: BackendContext) -> Backend | None:
             return None
         if backend_class is not None:
             # A context at the kind's own mapping; the report is shared with the caller's.
-            return backend_class.parse(value, replace(context, location=("backend", kind)))
+            return backend_class.parse(value, context.at(("backend", kind)))
     # Something is wrong: only now are every kind's names needed, for the message.
     kinds = backend_kinds()
     choices = " or ".join(f"{{{kind}: ...}}" for kind in kinds)

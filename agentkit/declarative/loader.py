@@ -42,8 +42,8 @@ def definition_files(*paths: str | os.PathLike[str]) -> tuple[list[Path], list[D
         path = Path(given)
         if path.is_dir():
             folder = path.resolve()
-            for file in _folder_files(path):
-                if _links_out(file, folder):
+            for file, is_link in _folder_files(path):
+                if is_link and _links_out(file, folder):
                     problems.append(
                         DefinitionProblem(
                             path=str(file),
@@ -71,9 +71,7 @@ def definition_files(*paths: str | os.PathLike[str]) -> tuple[list[Path], list[D
 
 
 def _links_out(file: Path, folder: Path) -> bool:
-    """True when ``file`` is a symbolic link that resolves outside ``folder``."""
-    if not file.is_symlink():
-        return False
+    """True when ``file``, a symbolic link, resolves outside ``folder``."""
     try:
         target = file.resolve()
     except (OSError, RuntimeError):  # a loop (RuntimeError before Python 3.13): reading says so
@@ -92,11 +90,11 @@ def is_hidden(name: str) -> bool:
     return name.startswith(".")
 
 
-def _folder_files(folder: Path) -> list[Path]:
-    """Every ``.yaml``/``.yml`` entry under ``folder``, sorted; linked folders and hidden
-    entries (``is_hidden``) are not entered."""
-    found: list[Path] = []
-    pending = [folder]
+def _folder_files(folder: Path) -> list[tuple[Path, bool]]:
+    """Every ``.yaml``/``.yml`` entry under ``folder``, sorted, and whether it is a
+    symbolic link; linked folders and hidden entries (``is_hidden``) are not entered."""
+    found: list[tuple[str, bool]] = []
+    pending = [str(folder)]
     while pending:  # a stack, not recursion: depth is the file system's business
         try:
             entries = list(os.scandir(pending.pop()))
@@ -105,11 +103,19 @@ def _folder_files(folder: Path) -> list[Path]:
         for entry in entries:
             if is_hidden(entry.name):
                 continue
+            # The entry's type as the listing gave it: no system call per file.
             if entry.is_dir(follow_symlinks=False):
-                pending.append(Path(entry.path))
+                pending.append(entry.path)
             elif entry.name.endswith(_SUFFIXES):
-                found.append(Path(entry.path))
-    return sorted(found)
+                found.append((entry.path, entry.is_symlink()))
+    # In the order of paths (component by component), without building Path objects
+    # to compare: sorting a thousand of those was a tenth of listing them.
+    found.sort(key=_path_order)
+    return [(Path(path), is_link) for path, is_link in found]
+
+
+def _path_order(entry: tuple[str, bool]) -> list[str]:
+    return os.path.normcase(entry[0]).split(os.sep)
 
 
 def load_tools(

@@ -239,9 +239,24 @@ def compile_template(source: str, field: str, roots: Iterable[str]) -> Template:
     definition that has the same text in the same field (most tools of a set
     do): a large set loads faster and keeps less.
     """
-    if not any(delimiter in source for delimiter in DELIMITERS):
+    if "{" not in source or not any(delimiter in source for delimiter in DELIMITERS):
         return Template(source, field, "literal", frozenset())
-    return _compile(source, field, frozenset(roots))
+    return _compile(source, field, _allowed(roots))
+
+
+_ALLOWED: Final[dict[tuple[str, ...], frozenset[str]]] = {}
+
+
+def _allowed(roots: Iterable[str]) -> frozenset[str]:
+    """``roots`` as a set; one set per tuple of roots (the callers pass a few constants)."""
+    if type(roots) is not tuple:
+        return frozenset(roots)
+    allowed = _ALLOWED.get(roots)
+    if allowed is None:
+        allowed = frozenset(roots)
+        if len(_ALLOWED) < 64:
+            _ALLOWED[roots] = allowed
+    return allowed
 
 
 @functools.lru_cache(maxsize=16_384)

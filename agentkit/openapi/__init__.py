@@ -4,15 +4,15 @@
 as the base URL, ``securitySchemes`` as auth) and one definition file per
 operation, each an ordinary definition that ``agentkit validate`` accepts.
 ``update_openapi(spec, source=..., out=...)`` imports a newer description over
-such a folder, keeping the reviewer's edits.
+such a folder, keeping the reviewer's edits; its report classifies each tool's
+change with ``agentkit.diff.ToolDiff``, as ``agentkit diff`` does.
 """
 
 from agentkit.openapi.importer import ImportReport, Renamed, Selection, Skipped, import_openapi
-from agentkit.openapi.update import Classified, Conflict, UpdateReport, update_openapi
+from agentkit.openapi.update import Conflict, UpdateReport, update_openapi
 from agentkit.toolerrors import DescriptionProblem, OpenAPIError, UnexpressibleOperation
 
 __all__ = [
-    "Classified",
     "Conflict",
     "DescriptionProblem",
     "ImportReport",

@@ -71,18 +71,6 @@ class Conflict:
         return f"{self.file}:{self.line}: {self.tool}: {self.field}: {_resolution(self)}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Classified:
-    """One tool's change, as ``agentkit diff`` classifies it, and the version it got."""
-
-    name: str
-    status: str  # "changed", "added" or "removed"
-    old_version: str | None
-    new_version: str | None
-    severity: str | None
-    changes: tuple[str, ...]
-
-
 @dataclass(frozen=True, slots=True)
 class Operation:
     """A tracked operation the update reports on: its tool name and ``METHOD /path``."""
@@ -99,7 +87,8 @@ class UpdateReport:
     """What an update changed, kept and could not reconcile."""
 
     generation: ImportReport
-    classified: list[Classified] = field(default_factory=list)
+    #: Each tool's change as ``agentkit diff`` classifies it, with the version it got.
+    classified: list[ToolDiff] = field(default_factory=list)
     added: list[Operation] = field(default_factory=list)
     removed: list[Operation] = field(default_factory=list)
     #: Gone from the description but edited by the reviewer: kept, no longer tracked.
@@ -349,16 +338,7 @@ def _classify(folder: Folder, pending: list[_Merged], report: UpdateReport) -> N
         if not isinstance(name, str):
             continue  # the source: its change shows in each tool that uses it
         if merged.before_name is None:
-            report.classified.append(
-                Classified(
-                    name=name,
-                    status="added",
-                    old_version=None,
-                    new_version=str(merged.document.get("version")),
-                    severity="compatible",
-                    changes=("tool added",),
-                )
-            )
+            report.classified.append(ToolDiff.added(name, str(merged.document.get("version"))))
             continue
         old = before.get(merged.before_name)
         diff = diffs.get(name)
@@ -382,28 +362,10 @@ def _classify(folder: Folder, pending: list[_Merged], report: UpdateReport) -> N
             _render(merged)
         elif diff.new_version:
             version = diff.new_version
-        report.classified.append(
-            Classified(
-                name=name,
-                status="changed",
-                old_version=old.version,
-                new_version=version,
-                severity=diff.severity,
-                changes=tuple(f"{change.kind}: {change.message}" for change in diff.changes),
-            )
-        )
+        report.classified.append(replace(diff, new_version=version))
     for removed in report.removed:
         old = before.get(removed.name)
-        report.classified.append(
-            Classified(
-                name=removed.name,
-                status="removed",
-                old_version=old.version if old else None,
-                new_version=None,
-                severity=BREAKING,
-                changes=("tool removed",),
-            )
-        )
+        report.classified.append(ToolDiff.removed(removed.name, old.version if old else None))
 
 
 def _tracked(file: DefinitionFile, pending: list[_Merged]) -> bool:

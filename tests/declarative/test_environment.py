@@ -140,6 +140,36 @@ def test_a_substituted_default_is_checked_as_its_type(write: WriteFile) -> None:
     assert any("parameters[1].default" in p and "invalid default" in p for p in found), found
 
 
+NESTED = """\
+    - name: filters
+      type: dictionary
+      required: false
+      parameters:
+        - {name: limit, type: integer, required: false, default: "${PAGE_SIZE:-10}"}
+        - name: tags
+          type: list
+          required: false
+          items: {type: string}
+          default: ["${MODE}"]
+"""
+
+
+def test_defaults_nested_in_a_dictionary_are_substituted_and_the_document_kept(
+    write: WriteFile,
+) -> None:
+    write(SOURCE, "source.yaml")
+    write(TOOL.replace("output_schema:", NESTED + "output_schema:"))
+    tool = load(write.folder, environ={"TEAM": "x", "PAGE_SIZE": "25"})
+    filters = tool.input_schema["filters"].parameters
+    assert filters is not None
+    assert filters["limit"].default == 25
+    assert filters["tags"].default == ["${MODE}"]  # only a string default is substituted
+    (written,) = [
+        p for p in tool.definition.raw["input_schema"]["parameters"] if p["name"] == "filters"
+    ]
+    assert written["parameters"][0]["default"] == "${PAGE_SIZE:-10}"
+
+
 def test_variables_reach_only_the_documented_places(write: WriteFile) -> None:
     write(SOURCE, "source.yaml")
     text = TOOL.replace("name: lookup\n", "name: lookup\ndescription: ${TEAM}\n")

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from agentkit import DeclarativeTool, DefinitionError, Tool, ToolRegistry, load_tools
 from agentkit.declarative import definition
 from agentkit.declarative.http_backend import HttpBackend
+from agentkit.declarative.loader import definition_files
 from agentkit.declarative.tool import class_name_for
 from agentkit.toolregistry import name_key
 from tests.declarative.conftest import HTTP_TOOL, WriteFile
@@ -496,3 +497,14 @@ def test_loading_leaves_objects_the_process_froze_frozen(write: WriteFile) -> No
         assert gc.isenabled()
     finally:
         gc.unfreeze()
+
+
+def test_a_folder_lists_its_files_in_path_order_component_by_component(tmp_path: Path) -> None:
+    for name in ("a.yaml", "a-c.yaml", "a/b.yaml", "a/z/x.yml", "b.yaml", "a/_y.yaml", "c.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    files, problems = definition_files(tmp_path)
+    assert problems == []
+    relative = [file.relative_to(tmp_path).as_posix() for file in files]
+    assert relative == ["a/_y.yaml", "a/b.yaml", "a/z/x.yml", "a-c.yaml", "a.yaml", "b.yaml"]
+    assert relative == [p.relative_to(tmp_path).as_posix() for p in sorted(files)]

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from agentkit.cli import main
+from agentkit.diff import ToolDiff
 from agentkit.openapi import UpdateReport, import_openapi, update_openapi
 from agentkit.toolerrors import AgentKitError, UsageError
 
@@ -133,6 +134,9 @@ def test_an_update_keeps_every_edit_and_takes_every_other_change(
         "close_issue": ("compatible", "1.0.0"),
         "get_health": ("breaking", None),
     }
+    # The records agentkit diff makes: each bump is what its changes need.
+    assert all(isinstance(tool, ToolDiff) for tool in report.classified)
+    assert [tool.name for tool in report.classified if tool.version_problem] == []
     assert read(out, "list_issues.yaml")["version"] == "2.0.0"
     assert [str(op) for op in report.added] == ["close_issue (POST /issues/{id}/close)"]
     assert [str(op) for op in report.removed] == ["get_health (GET /health)"]
@@ -450,7 +454,7 @@ def test_operations_are_matched_by_operation_id_or_by_method_and_path(tmp_path: 
     classified = {tool.name: tool for tool in report.classified}
     assert classified["fetch_issue"].severity == "breaking"
     assert classified["fetch_issue"].new_version == "2.0.0"
-    assert "breaking: renamed from 'get_issue'" in classified["fetch_issue"].changes
+    assert "breaking: renamed from 'get_issue'" in map(str, classified["fetch_issue"].changes)
     assert report.added == report.removed == []
     assert main(["validate", "--strict", str(out)]) == 0
 
