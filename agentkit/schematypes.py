@@ -8,6 +8,8 @@ how an error message quotes a value. ``toolschema`` builds the values on this,
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -159,20 +161,36 @@ def from_text(text: str, types: Sequence[str]) -> Any:
     Integer, float and boolean are tried in that order, whatever the order of
     ``types``: ``5`` for ``[string, integer]`` is the integer 5. Text that reads
     as none of them comes back as it is, for the schema check to judge.
+
+    When ``string`` is one of ``types``, only JSON's own spelling makes a number or
+    a boolean (``-12``, ``0.5``, ``1e3`` finite; ``true``, ``false``): ``007``,
+    ``1_000``, `` 7``, ``+5``, ``NO``, ``nan`` stay text, as written.
     """
-    if "integer" in types:
+    strict = "string" in types
+    if "integer" in types and (not strict or _JSON_INTEGER.fullmatch(text)):
         try:
             return int(text)
         except ValueError:
             pass
-    if "float" in types:
+    if "float" in types and (not strict or _JSON_NUMBER.fullmatch(text)):
         try:
-            return float(text)
+            number = float(text)
         except ValueError:
             pass
-    if "boolean" in types and text.lower() in (*TRUE_WORDS, *FALSE_WORDS):
-        return text.lower() in TRUE_WORDS
+        else:
+            if not strict or math.isfinite(number):
+                return number
+    if "boolean" in types:
+        if strict and text in ("true", "false"):
+            return text == "true"
+        if not strict and text.lower() in (*TRUE_WORDS, *FALSE_WORDS):
+            return text.lower() in TRUE_WORDS
     return text
+
+
+#: JSON's spelling of an integer and of a number (ASCII digits only).
+_JSON_INTEGER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)", re.ASCII)
+_JSON_NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
 def show(value: Any) -> str:

@@ -286,12 +286,28 @@ def test_diff_classifies_a_change_of_union(side: str, old: Any, new: Any, kind: 
     assert change.message == f"{side} 'x' changed type from {shown[0]} to {shown[1]}"
 
 
+@pytest.mark.parametrize("side", ["input", "output"])
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (["string", "integer"], ["integer", "string"]),
+        (["boolean", "integer", "float"], ["float", "boolean", "integer"]),
+    ],
+)
+def test_diff_takes_a_reordered_union_as_unchanged(side: str, old: Any, new: Any) -> None:
+    diffs = diff_tools([tool_with(old, side=side)], [tool_with(new, side=side)])
+    assert [change for diff in diffs for change in diff.changes] == []
+
+
 #: Text (an argument, a ``${VAR}`` default) and the value a union reads it as.
 FROM_TEXT = [
     pytest.param(["string", "integer"], "5", 5, id="integer-first"),
     pytest.param(["string", "integer"], "five", "five", id="else-text"),
     pytest.param(["integer", "float"], "2.5", 2.5, id="float"),
-    pytest.param(["string", "boolean"], "yes", True, id="boolean"),
+    pytest.param(["string", "boolean"], "true", True, id="boolean"),
+    pytest.param(["string", "boolean"], "yes", "yes", id="yes-is-text-next-to-string"),
+    pytest.param(["boolean", "integer"], "yes", True, id="yes-is-true-without-string"),
+    pytest.param(["string", "integer"], "00501", "00501", id="leading-zero-is-text"),
 ]
 
 
@@ -344,3 +360,51 @@ def test_a_default_from_the_environment_reads_as_a_member(
     default = registry["t"].input_schema["x"].default
     assert default == expected
     assert type(default) is type(expected)
+
+
+# -- text read into a union (``agentkit call key=value``, ``${VAR}`` defaults) ------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["007", "1_000", " 7", "7 ", "+5", "\u0663", "NO", "on", "yes", "True", "nan", "inf",
+     "1e999", "1_5", "0x10", ".5", "5.", "-", "", "١٢"],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    "types",
+    [["string", "integer"], ["string", "float"], ["string", "boolean"], ["float", "string"]],
+)
+def test_text_that_json_would_not_read_stays_a_string(text: str, types: list[str]) -> None:
+    from agentkit.schematypes import from_text
+
+    assert from_text(text, types) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "types", "expected"),
+    [
+        ("7", ["string", "integer"], 7),
+        ("-12", ["integer", "string"], -12),
+        ("0", ["string", "integer"], 0),
+        ("0.5", ["string", "float"], 0.5),
+        ("1e3", ["string", "float"], 1000.0),
+        ("-2.5E-1", ["string", "float"], -0.25),
+        ("true", ["string", "boolean"], True),
+        ("false", ["boolean", "string"], False),
+    ],
+)
+def test_json_spelled_text_reads_as_the_other_member(
+    text: str, types: list[str], expected: Any
+) -> None:
+    from agentkit.schematypes import from_text
+
+    read = from_text(text, types)
+    assert read == expected
+    assert type(read) is type(expected)
+
+
+def test_without_string_the_reading_stays_lenient() -> None:
+    from agentkit.schematypes import from_text
+
+    assert from_text("007", ["integer", "float"]) == 7
+    assert from_text("NO", ["boolean", "integer"]) is False
