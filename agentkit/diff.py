@@ -32,6 +32,7 @@ __all__ = [
     "COSMETIC",
     "Change",
     "ToolDiff",
+    "diff_renamed",
     "diff_tools",
     "next_version",
 ]
@@ -152,6 +153,19 @@ def diff_tools(old: Iterable[Tool], new: Iterable[Tool]) -> list[ToolDiff]:
                     )
                 )
     return diffs
+
+
+def diff_renamed(old: Tool, new: Tool) -> ToolDiff:
+    """``old`` renamed to ``new``: breaking (callers ask for it by name), with every
+    other change between the two, as ``diff_tools`` finds them for one name."""
+    renamed = Change(kind=BREAKING, message=f"renamed from '{old.name}'")
+    return ToolDiff(
+        name=new.name,
+        status="changed",
+        old_version=old.version,
+        new_version=new.version,
+        changes=(renamed, *_tool_changes(old, new)),
+    )
 
 
 def _tool_changes(old: Tool, new: Tool) -> Iterable[Change]:

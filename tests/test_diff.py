@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agentkit import Tool
-from agentkit.diff import BREAKING, COMPATIBLE, COSMETIC, diff_tools
+from agentkit.diff import BREAKING, COMPATIBLE, COSMETIC, diff_renamed, diff_tools
 
 
 def make(
@@ -17,6 +17,7 @@ def make(
     outputs: tuple[dict[str, Any], ...] = (),
     description: str = "d",
     credentials: tuple[str, ...] = (),
+    name: str = "t",
 ) -> Tool:
     def execute(self: Tool, inputs: dict[str, Any], creds: Mapping[str, str]) -> dict[str, Any]:
         return {}
@@ -25,7 +26,7 @@ def make(
         "T",
         (Tool,),
         {
-            "TOOL_NAME": "t",
+            "TOOL_NAME": name,
             "TOOL_VERSION": version,
             "TOOL_DESCRIPTION": description,
             "INPUT_SCHEMA": {"parameters": list(params)},
@@ -184,3 +185,19 @@ def test_added_and_removed_tools() -> None:
 
 def test_unchanged_tools_are_not_listed() -> None:
     assert diff_tools([make("1.0.0", CITY)], [make("1.0.0", CITY)]) == []
+
+
+def test_a_renamed_tool_is_compared_with_itself_under_its_old_name() -> None:
+    old = make("1.0.0", CITY)
+    new = make("2.0.0", CITY, description="other", name="t_renamed")
+    diff = diff_renamed(old, new)
+    assert [str(change) for change in diff.changes] == [
+        "breaking: renamed from 't'",
+        "cosmetic: description changed",
+    ]
+    assert (diff.name, diff.status, diff.severity, diff.version_problem) == (
+        "t_renamed",
+        "changed",
+        BREAKING,
+        None,
+    )

@@ -594,7 +594,7 @@ def sdk_only(registry: ToolRegistry) -> Iterator[str]:
         async def through(scope: Any, receive: Any, send: Any) -> Any:
             return receive
 
-        fast.handle = through  # type: ignore[method-assign]
+        fast.handle = through  # type: ignore[method-assign]  # switched off on purpose
         yield url
 
 
@@ -671,3 +671,47 @@ def test_the_fast_path_answers_what_the_sdk_answers(
     fast_url, _ = served
     answers = [_answer(*post(url, message, open_session(url))) for url in (fast_url, sdk_only)]
     assert answers[0] == answers[1]
+
+
+# -- answers and cancellations belong to a session -----------------------------------------------
+
+
+def _asking_session(url: str) -> dict[str, str]:
+    """A session opened with raw HTTP by a client that can be asked (elicitation)."""
+    initialize = json.loads(json.dumps(INITIALIZE))
+    initialize["params"]["capabilities"] = {"elicitation": {}}
+    answer = post(url, initialize, {})[1]
+    return {"Mcp-Session-Id": answer["mcp-session-id"], "MCP-Protocol-Version": PROTOCOL_VERSION}
+
+
+def test_only_the_session_asked_can_answer_or_cancel(served: tuple[str, FastPath]) -> None:
+    url, _ = served
+    asked, other = _asking_session(url), _asking_session(url)
+    call = _tool_call({"name": "ask", "arguments": {"question": "Who?"}})
+    request = urllib.request.Request(url, data=json.dumps(call).encode(), method="POST")
+    for name, value in {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        **asked,
+    }.items():
+        request.add_header(name, value)
+    with urllib.request.urlopen(request, timeout=WAIT_SECONDS) as stream:
+        assert stream.headers["Content-Type"] == "text/event-stream"
+        line = b""
+        while not line.startswith(b"data: "):
+            line = stream.readline()
+            assert line, "the stream ended before the question"
+        question = json.loads(line[len(b"data: ") :])
+        assert question["method"] == "elicitation/create"
+        # Another session's answer and cancellation do not reach this call.
+        forged = {"action": "accept", "content": {"name": "Mallory"}}
+        post(url, {"jsonrpc": "2.0", "id": question["id"], "result": forged}, other)
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+        post(url, cancel, other)
+        # The session asked answers: its answer is the one the call hears.
+        answer = {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "decline"}}
+        assert post(url, answer, asked)[0] == 202
+        rest = stream.read().decode()
+    data = [line[len("data: ") :] for line in rest.splitlines() if line.startswith("data: ")]
+    result = json.loads(data[-1])["result"]
+    assert result["structuredContent"] == {"action": "decline", "name": ""}

@@ -96,14 +96,13 @@ def _secret_headers(spec: HttpSpec) -> set[str]:
 
 
 def _header_shown(value: str, *, secret: bool) -> str:
-    """A header's value as shown: a secret one as ``***`` after its scheme (``Bearer
-    ***``), whatever the redactor would have found in it; any other shortened."""
+    """A header's value as shown: a secret one as ``***``, after its scheme when that is
+    ``Bearer`` or ``Basic`` (only those: any other first word may be the secret itself),
+    whatever the redactor would have found in it; any other shortened."""
     if not secret:
         return str(shortened(value))
-    scheme, _, rest = value.partition(" ")
-    if rest and scheme.isalpha() and len(scheme) <= 20:
-        return f"{scheme} ***"
-    return "***"
+    scheme = value.partition(" ")[0]
+    return f"{scheme} ***" if scheme in ("Bearer", "Basic") and " " in value else "***"
 
 
 def _pages_shown(spec: HttpSpec) -> str:

@@ -31,7 +31,7 @@ from typing import Any, Final
 from agentkit.declarative import load_tools
 from agentkit.declarative.sources import is_source_document
 from agentkit.declarative.yamlsource import locate, read_documents
-from agentkit.diff import BREAKING, Change, ToolDiff, diff_tools, next_version
+from agentkit.diff import ToolDiff, diff_renamed, diff_tools, next_version
 from agentkit.openapi.base import Entry, Lock
 from agentkit.openapi.folder import DOCUMENT_START, Comments, DefinitionFile, Folder, Segment
 from agentkit.openapi.importer import (
@@ -342,15 +342,8 @@ def _classify(folder: Folder, pending: list[_Merged], report: UpdateReport) -> N
             continue
         old = before.get(merged.before_name)
         diff = diffs.get(name)
-        if merged.before_name != name and old is not None:
-            changes = (Change(kind=BREAKING, message=f"renamed from '{merged.before_name}'"),)
-            diff = ToolDiff(
-                name=name,
-                status="changed",
-                old_version=old.version,
-                new_version=str(merged.document.get("version")),
-                changes=changes + (diff.changes if diff else ()),
-            )
+        if merged.before_name != name and old is not None and name in after:
+            diff = diff_renamed(old, after[name])
         if diff is None or diff.status != "changed" or old is None:
             report.unchanged += 1
             continue
