@@ -57,6 +57,7 @@ if _typing.TYPE_CHECKING:
         AsyncTool,
         Definition,
         Tool,
+        ToolSpec,
     )
     from agentkit.toolerrors import (
         AgentKitError,
@@ -154,6 +155,7 @@ _LAZY: dict[str, str] = {
     "ToolRegistry": "agentkit.toolregistry",
     "ToolResult": "agentkit.toolresult",
     "ToolSchema": "agentkit.toolschema",
+    "ToolSpec": "agentkit.tool",
     "ToolTimeoutError": "agentkit.toolerrors",
     "ToolValidationError": "agentkit.toolerrors",
     "UnknownToolError": "agentkit.toolerrors",
@@ -231,6 +233,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolSchema",
+    "ToolSpec",
     "ToolTimeoutError",
     "ToolValidationError",
     "UnknownToolError",

@@ -17,6 +17,7 @@ cell, a name -- it is escaped too, so a value cannot forge a line of output.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -568,8 +569,15 @@ def _limits(args: argparse.Namespace) -> dict[str, Any]:
 def _reloader(args: argparse.Namespace) -> Reloader:
     """The tools to serve (``.served``), reloaded on SIGHUP and, with --reload, when the
     definition files change."""
-    from agentkit.declarative import definition_files
     from agentkit.mcp_reload import Reloader
+
+    return Reloader(lambda: _load(args), **_reloading(args))
+
+
+def _reloading(args: argparse.Namespace) -> dict[str, Any]:
+    """How a server reloads: the files it watches, ``--reload`` and ``--reload-interval``
+    (``Reloader``'s arguments after ``load``)."""
+    from agentkit.declarative import definition_files
 
     _positive(args.reload_interval, "--reload-interval")
     paths = _tool_paths(args)
@@ -579,12 +587,7 @@ def _reloader(args: argparse.Namespace) -> Reloader:
         # What loading reads, found the way loading finds it (hidden entries skipped).
         return [*definition_files(*paths)[0], *env_file]
 
-    return Reloader(
-        lambda: _load(args),
-        watched,
-        watch=args.reload,
-        interval=args.reload_interval or 1.0,
-    )
+    return {"files": watched, "watch": args.reload, "interval": args.reload_interval or 1.0}
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -593,15 +596,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if given:
             verb = "applies" if len(given) == 1 else "apply"
             raise UsageError(f"{', '.join(given)} only {verb} with --http HOST:PORT")
-        try:
-            from agentkit.mcp_server import serve
-        except ImportError as exc:  # the mcp extra is not installed
-            raise UsageError(
-                "agentkit serve needs the MCP SDK: pip install 'agentkit[mcp]'"
-            ) from exc
+        # Found, not imported: the first answers come before the SDK is (agentkit.mcp_front).
+        if importlib.util.find_spec("mcp") is None:
+            raise UsageError("agentkit serve needs the MCP SDK: pip install 'agentkit[mcp]'")
+        from agentkit import mcp_front
+
         limits = _limits(args)
-        reloader = _reloader(args)
-        serve(reloader.served, credentials_file=args.credentials_file, reloader=reloader, **limits)
+        mcp_front.serve(
+            lambda: _load(args),
+            credentials_file=args.credentials_file,
+            **_reloading(args),
+            **limits,
+        )
         return EXIT_OK
     try:
         from agentkit import mcp_http

@@ -49,7 +49,7 @@ from mcp.server.auth.middleware.bearer_auth import (
 from mcp.server.connection import Connection
 from mcp.server.lowlevel import Server
 from mcp.server.runner import ServerRunner
-from mcp.server.streamable_http import check_accept_headers
+from mcp.server.streamable_http import REQUEST_CANCELLED, check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.dispatcher import CallOptions, as_request_id, coerce_request_id
@@ -73,8 +73,6 @@ logger = logging.getLogger("agentkit.serve")
 FAST_METHODS: Final = frozenset({"tools/call", "tools/list", "ping"})
 #: How long a reply may stay silent before it becomes a stream with keep-alive comments.
 KEEPALIVE_SECONDS: Final = 15.0
-#: The SDK's answer to a request cancelled on the 2025 wire (its ``REQUEST_CANCELLED``).
-REQUEST_CANCELLED: Final = -32800
 _SESSION_HEADER: Final = b"mcp-session-id"
 _VERSION_HEADER: Final = b"mcp-protocol-version"
 _JSON: Final = "application/json"
@@ -559,7 +557,7 @@ class FastPath:
                 del session.calls[key]
         self.answered[method] += 1
         if exchange.cancel_requested.is_set() or answer is None:
-            # The 2025 wire ends a request's stream only with an answer: the SDK's.
+            # The 2025 wire ends a request's stream only with an answer: the SDK's own.
             cancelled = ErrorData(code=REQUEST_CANCELLED, message="Request cancelled")
             answer = _error(request_id, cancelled)
         await reply.answer(answer)

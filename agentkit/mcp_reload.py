@@ -37,6 +37,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentkit.context import LogLevel, at_least
 from agentkit.export import mcp_tool
+from agentkit.mcp_wire import file_state
 from agentkit.tool import Tool
 from agentkit.toolerrors import AgentKitError
 from agentkit.toolregistry import ToolRegistry
@@ -267,6 +268,8 @@ class Reloader:
     modification times for ``settle`` seconds, and on two polls in a row at least. The
     files are looked at before the first load, so a change made while it loads is not
     missed.
+    ``loaded`` is that first load made already: the registry, and ``file_state`` of
+    ``files()`` taken before it (``()`` when not watching).
     """
 
     def __init__(
@@ -278,6 +281,7 @@ class Reloader:
         interval: float = DEFAULT_INTERVAL,
         settle: float = SETTLE_SECONDS,
         say: Callable[[str], None] = _say,
+        loaded: tuple[ToolRegistry, tuple[tuple[str, int, int], ...]] | None = None,
     ) -> None:
         self._load = load
         self._list_files = files
@@ -288,8 +292,12 @@ class Reloader:
         self._quiet_polls = max(1, math.ceil(settle / interval))
         self._say = say
         self._lock = anyio.Lock()
-        self._files = self._state() if watch else ()
-        self.served = ServedTools(load())
+        if loaded is None:
+            self._files = self._state() if watch else ()
+            registry = load()
+        else:
+            registry, self._files = loaded
+        self.served = ServedTools(registry)
 
     async def reload(self, reason: str) -> Changes | None:
         """Load everything; swap it in if it loaded without a problem. The changes, or
@@ -317,14 +325,7 @@ class Reloader:
 
     def _state(self) -> tuple[tuple[str, int, int], ...]:
         """Every watched file with its size and modification time."""
-        seen: list[tuple[str, int, int]] = []
-        for path in self._list_files():
-            try:
-                status = path.stat()
-            except OSError:  # gone meanwhile: its absence is the change
-                continue
-            seen.append((str(path), status.st_size, status.st_mtime_ns))
-        return tuple(sorted(seen))
+        return file_state(self._list_files())
 
     async def watch(self) -> None:
         """Poll the watched files every ``interval`` seconds; reload once a change has

@@ -34,7 +34,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Final, cast, final
+from typing import Any, Final, final
 
 import anyio
 import mcp_types as types
@@ -63,6 +63,7 @@ from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, Busy,
 from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.mcp_rounds import Asking, Question, Rounds
 from agentkit.mcp_stdio import loop_stdio
+from agentkit.mcp_wire import SERVER_NAME
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.redaction import Redactor
 from agentkit.tool import Tool
@@ -413,7 +414,7 @@ def build_server(
         return call_result(tool, result, call_timeout=call_timeout)
 
     server = _Server(
-        "agentkit",
+        SERVER_NAME,
         version=__version__,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -467,6 +468,43 @@ def serve(
     ``allow_unconfirmed``: see ``build_server``.
     """
     executor = ToolExecutor(credentials=CredentialsManager.from_env(credentials_file))
+
+    async def run() -> None:
+        async with loop_stdio() as (wire_in, wire_out):
+            await serve_stdio(
+                tools,
+                executor,
+                wire_in,
+                wire_out,
+                call_timeout=call_timeout,
+                max_calls=max_calls,
+                max_queued=max_queued,
+                drain_seconds=drain_seconds,
+                reloader=reloader,
+                allow_unconfirmed=allow_unconfirmed,
+            )
+
+    with executor:  # the thread pool goes when the client does
+        anyio.run(run)
+
+
+async def serve_stdio(
+    tools: ToolRegistry | ServedTools,
+    executor: ToolExecutor,
+    wire_in: Any,
+    wire_out: Any,
+    *,
+    call_timeout: float | None = None,
+    max_calls: int | None = DEFAULT_MAX_IN_FLIGHT,
+    max_queued: int = DEFAULT_MAX_QUEUED,
+    drain_seconds: float = 30.0,
+    reloader: Reloader | None = None,
+    reload_now: bool = False,
+    allow_unconfirmed: bool = False,
+) -> None:
+    """``serve``'s work on the running loop, reading lines from ``wire_in`` and writing
+    to ``wire_out`` (``loop_stdio``'s, or ``None`` for the SDK's own stdin and stdout).
+    ``reload_now``: a SIGHUP came before the reloader was listening (``mcp_front``)."""
     gate = CallLimits(max_in_flight=max_calls, max_queued=max_queued, queue_timeout=call_timeout)
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     rounds = Rounds()
@@ -483,21 +521,18 @@ def serve(
         served.listen.close()
         rounds.close()
 
-    async def run() -> None:
-        # The SDK types its streams as anyio files; it only iterates lines and awaits
-        # write and flush, which loop_stdio's do on the loop, without a thread each.
-        async with (
-            loop_stdio() as (wire_in, wire_out),
-            stdio_server(cast(Any, wire_in), cast(Any, wire_out)) as (stdin, stdout),
-            anyio.create_task_group() as group,
-        ):
-            if reloader is not None:
-                await group.start(reloader.run)
-            await _serve_answering_to_the_end(server, stdin, stdout, drain_seconds, ended=ended)
-            group.cancel_scope.cancel()
-
-    with executor:  # the thread pool goes when the client does
-        anyio.run(run)
+    # The SDK types its streams as anyio files; it only iterates lines and awaits
+    # write and flush, which loop_stdio's do on the loop, without a thread each.
+    async with (
+        stdio_server(wire_in, wire_out) as (stdin, stdout),
+        anyio.create_task_group() as group,
+    ):
+        if reloader is not None:
+            await group.start(reloader.run)
+            if reload_now:
+                group.start_soon(reloader.reload, "SIGHUP")
+        await _serve_answering_to_the_end(server, stdin, stdout, drain_seconds, ended=ended)
+        group.cancel_scope.cancel()
 
 
 @final
@@ -549,7 +584,7 @@ async def _serve_answering_to_the_end(
     server_out, from_server = anyio.create_memory_object_stream[Any](0)
 
     async def read() -> None:
-        async with to_server:
+        async with to_server, stdin:  # closing stdin's stream too: nothing is left unclosed
             async for message in stdin:
                 if isinstance(message, SessionMessage):
                     unanswered.asked(message.message)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 import functools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from typing import Any, Final, final
@@ -445,19 +445,14 @@ def redacting(redactor: Redactor) -> Iterator[Redactor]:
         _ACTIVE.reset(token)
 
 
-def activate(redactor: Redactor) -> Token[Redactor | None]:
-    """Make ``redactor`` the active one until ``deactivate(token)``.
-
-    ``redacting`` without the ``with`` block, for the executor's hot path: a
-    context manager's protocol costs several times the variable's own set and
-    reset. Always pair it with ``deactivate`` in a ``finally``.
-    """
-    return _ACTIVE.set(redactor)
-
-
-def deactivate(token: Token[Redactor | None]) -> None:
-    """Restore the redactor that was active before ``activate`` returned ``token``."""
-    _ACTIVE.reset(token)
+#: ``activate(redactor)`` makes ``redactor`` the active one until
+#: ``deactivate(token)`` with the token it returns: ``redacting`` without the
+#: ``with`` block, for the executor's hot path. The context variable's own
+#: ``set`` and ``reset``, not functions around them: a context manager's protocol
+#: costs several times as much, a Python function around each about 40 ns more.
+#: Always pair them in a ``finally``.
+activate: Final[Callable[[Redactor], Token[Redactor | None]]] = _ACTIVE.set
+deactivate: Final[Callable[[Token[Redactor | None]], None]] = _ACTIVE.reset
 
 
 def redact_also(*forms: str) -> None:

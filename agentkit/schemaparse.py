@@ -106,6 +106,21 @@ def parse_parameter_list(
             )
         )
         return build.schema(())
+    key = _flat_list_key(raw, build)
+    if key is None:
+        return _build_parameter_list(raw, location, problems, build)
+    schema = _remembered.get(key)
+    if schema is None:
+        start = len(problems)
+        schema = _build_parameter_list(raw, location, problems, build)
+        if len(problems) == start:
+            _remember(key, schema)
+    return schema
+
+
+def _build_parameter_list(
+    raw: Sequence[Any], location: Location, problems: list[SchemaProblem], build: Builders
+) -> Any:
     params: list[Any] = []
     first_seen: dict[str, int] = {}
     for index, item in enumerate(raw):
@@ -130,10 +145,17 @@ def parse_parameter_list(
     return build.schema(tuple(params))
 
 
-# Flat definitions parsed without a problem, by what they say: the tools of a
-# set repeat the same few ({name: id, type: string}), and a built parameter is
-# an immutable value that does not depend on where it was written.
+# Flat definitions, and lists of them, parsed without a problem, by what they
+# say: the tools of a set repeat the same few ({name: id, type: string}), and
+# a built parameter or schema is an immutable value that does not depend on
+# where it was written.
 _remembered: dict[tuple[Any, ...], Any] = {}
+
+
+def _remember(key: tuple[Any, ...], value: Any) -> None:
+    if len(_remembered) >= MAX_REMEMBERED:
+        _remembered.clear()
+    _remembered[key] = value
 
 
 def _parse_parameter(
@@ -147,9 +169,7 @@ def _parse_parameter(
     if param is None:
         param = _build_parameter(raw, location, problems, build, named=named)
         if param is not None:  # built, so without a problem
-            if len(_remembered) >= MAX_REMEMBERED:
-                _remembered.clear()
-            _remembered[key] = param
+            _remember(key, param)
     return param
 
 
@@ -169,6 +189,17 @@ def _flat_key(raw: Any, build: Builders, named: bool) -> tuple[Any, ...] | None:
         elif kind not in _KEYED_AS_IS or type(name) is not str:
             return None
         key.append((name, kind, value))
+    return tuple(key)
+
+
+def _flat_list_key(raw: Sequence[Any], build: Builders) -> tuple[Any, ...] | None:
+    """The keys of a list of flat parameter definitions (``_flat_key``); else None."""
+    key: list[Any] = [build.schema]
+    for item in raw:
+        item_key = _flat_key(item, build, True)
+        if item_key is None:
+            return None
+        key.append(item_key)
     return tuple(key)
 
 

@@ -6,7 +6,7 @@ import inspect
 import re
 from collections.abc import Awaitable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar, Final, Protocol
+from typing import Any, ClassVar, Final, Protocol, final
 
 from agentkit.content import Output
 from agentkit.toolerrors import (
@@ -17,7 +17,15 @@ from agentkit.toolerrors import (
 )
 from agentkit.toolschema import FREE_FORM, ToolSchema
 
-__all__ = ["ANNOTATION_KEYS", "TOOL_NAME_PATTERN", "AsyncTool", "Definition", "Tool"]
+__all__ = [
+    "ANNOTATION_KEYS",
+    "TOOL_NAME_PATTERN",
+    "AsyncTool",
+    "Definition",
+    "Tool",
+    "ToolSpec",
+    "spec_of",
+]
 
 #: Tool names every provider accepts (OpenAI, Anthropic, MCP, Gemini).
 TOOL_NAME_PATTERN: Final = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
@@ -53,12 +61,20 @@ class Definition(Protocol):
 _NO_PARAMETERS: Final[Mapping[str, Any]] = MappingProxyType({"parameters": ()})
 
 
-class _Spec:
-    """What a tool class declares, checked and compiled once per class.
+@final
+class ToolSpec:
+    """What a tool declares, checked and compiled once per class: ``tool.spec``.
 
-    A tool constructed with its own ``tags`` or ``credential_names`` gets a copy
-    with those added, made once in ``Tool.__init__``, so the executor reads one
-    object either way and a call costs the same.
+    Everything an executor needs for a call, in one attribute read: the name,
+    version, description, the two compiled schemas (``input_schema.check``,
+    ``output_schema.check``), the credential names, whether ``execute`` is a
+    coroutine function (``is_async``), and the tags, annotations, source and
+    backend kind. Immutable. A tool constructed with its own ``tags`` or
+    ``credential_names`` holds a copy with those added, made once in
+    ``Tool.__init__``, so reading it costs the same either way.
+
+    Made by ``Tool`` when a class with a ``TOOL_NAME`` is defined; not meant to
+    be constructed by hand.
     """
 
     __slots__ = (
@@ -74,41 +90,67 @@ class _Spec:
         "tags",
         "version",
     )
+    name: str
+    description: str
+    version: str
+    tags: Mapping[str, str]
+    credential_names: tuple[str, ...]
+    annotations: Mapping[str, Any]
+    backend_kind: str
+    #: Decided once per class: an executor awaits the tool on the event loop when
+    #: ``execute`` is a coroutine function, and runs it in a worker thread otherwise.
+    is_async: bool
+    input_schema: ToolSchema
+    output_schema: ToolSchema
+    source: str
 
     def __init__(self, cls: type[Tool]) -> None:
-        self.name = cls.TOOL_NAME
-        self.source = _source_of(cls)
-        owner = f"Tool '{self.name}' ({self.source})"
+        name, description, version = cls.TOOL_NAME, cls.TOOL_DESCRIPTION, cls.TOOL_VERSION
+        source = _source_of(cls)
+        owner = f"Tool '{name}' ({source})"
         problems: list[str] = []
-        if not isinstance(self.name, str) or not TOOL_NAME_PATTERN.fullmatch(self.name):
+        if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
             problems.append(
-                f"TOOL_NAME {self.name!r} is invalid: use letters, digits, '_' and '-', "
+                f"TOOL_NAME {name!r} is invalid: use letters, digits, '_' and '-', "
                 "starting with a letter, at most 64 characters"
             )
-        self.description = cls.TOOL_DESCRIPTION
-        if not isinstance(self.description, str):
+        if not isinstance(description, str):
             problems.append("TOOL_DESCRIPTION must be a string")
-        self.version = cls.TOOL_VERSION
-        if not isinstance(self.version, str) or not self.version.strip():
-            problems.append(f"TOOL_VERSION must be a non-empty string, got {self.version!r}")
-        self.tags = _check_tags(cls.TOOL_TAGS, problems, "TOOL_TAGS")
-        self.credential_names = _check_credential_names(
+        if not isinstance(version, str) or not version.strip():
+            problems.append(f"TOOL_VERSION must be a non-empty string, got {version!r}")
+        tags = _check_tags(cls.TOOL_TAGS, problems, "TOOL_TAGS")
+        credential_names = _check_credential_names(
             cls.CREDENTIAL_NAMES, problems, "CREDENTIAL_NAMES"
         )
-        self.annotations = _check_annotations(cls.TOOL_ANNOTATIONS, problems)
-        self.backend_kind = cls.BACKEND_KIND
-        if not isinstance(self.backend_kind, str) or not self.backend_kind:
-            problems.append(f"BACKEND_KIND must be a non-empty string, got {self.backend_kind!r}")
+        annotations = _check_annotations(cls.TOOL_ANNOTATIONS, problems)
+        backend_kind = cls.BACKEND_KIND
+        if not isinstance(backend_kind, str) or not backend_kind:
+            problems.append(f"BACKEND_KIND must be a non-empty string, got {backend_kind!r}")
         _refuse(f"{owner} is invalid", problems)
-        # Decided once per class: the executor awaits the tool on the event loop when
-        # it is a coroutine function, and runs it in a worker thread otherwise.
-        self.is_async = inspect.iscoroutinefunction(cls.execute)
-        self.input_schema = _compile_schema(cls.INPUT_SCHEMA, f"{owner} INPUT_SCHEMA")
-        self.output_schema = _compile_schema(cls.OUTPUT_SCHEMA, f"{owner} OUTPUT_SCHEMA")
+        _set_fields(
+            self,
+            name=name,
+            description=description,
+            version=version,
+            tags=tags,
+            credential_names=credential_names,
+            annotations=annotations,
+            backend_kind=backend_kind,
+            is_async=inspect.iscoroutinefunction(cls.execute),
+            input_schema=_compile_schema(cls.INPUT_SCHEMA, f"{owner} INPUT_SCHEMA"),
+            output_schema=_compile_schema(cls.OUTPUT_SCHEMA, f"{owner} OUTPUT_SCHEMA"),
+            source=source,
+        )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"ToolSpec is immutable; cannot set '{name}'")
+
+    def __repr__(self) -> str:
+        return f"<ToolSpec {self.name} {self.version}>"
 
     def with_instance_values(
         self, tags: Mapping[str, str] | None, credential_names: Sequence[str] | None
-    ) -> _Spec:
+    ) -> ToolSpec:
         """This declaration plus one instance's ``tags`` and ``credential_names``.
 
         Instance tags override class tags of the same key; instance credential
@@ -122,12 +164,19 @@ class _Spec:
             else ()
         )
         _refuse(f"Tool '{self.name}' ({self.source}): invalid Tool.__init__() arguments", problems)
-        spec: _Spec = object.__new__(_Spec)
-        for slot in _Spec.__slots__:
-            object.__setattr__(spec, slot, getattr(self, slot))
-        spec.tags = MappingProxyType({**self.tags, **extra_tags})
-        spec.credential_names = tuple(dict.fromkeys((*self.credential_names, *extra_names)))
+        spec: ToolSpec = object.__new__(ToolSpec)
+        _set_fields(spec, **{slot: getattr(self, slot) for slot in ToolSpec.__slots__})
+        _set_fields(
+            spec,
+            tags=MappingProxyType({**self.tags, **extra_tags}),
+            credential_names=tuple(dict.fromkeys((*self.credential_names, *extra_names))),
+        )
         return spec
+
+
+def _set_fields(spec: ToolSpec, **fields: Any) -> None:
+    for name, value in fields.items():
+        object.__setattr__(spec, name, value)
 
 
 def _source_of(cls: type[Tool]) -> str:
@@ -252,12 +301,23 @@ def _adopt_lowercase_declarations(cls: type[Tool]) -> None:
         delattr(cls, attribute)
 
 
-def spec_of(tool: Tool) -> _Spec:
-    """The checked declaration of ``tool`` (``SemanticError`` when its class has no name)."""
-    spec = tool._spec
+def spec_of(tool: Tool) -> ToolSpec:
+    """``tool.spec``, the checked declaration, for code that cannot assume it is there.
+
+    Raises ``SemanticError`` when the tool's class has no ``TOOL_NAME`` (an abstract
+    base) or when the tool replaced ``spec`` with a value of its own.
+    """
+    spec = tool.spec
+    if type(spec) is ToolSpec:
+        return spec
     if spec is None:
         raise SemanticError("A Tool name is required.  Set TOOL_NAME on the class.")
-    return spec
+    cls = type(tool)
+    raise SemanticError(
+        f"Tool class {cls.__module__}.{cls.__qualname__} replaced 'spec' with a "
+        f"{type(spec).__name__}; 'spec' is the tool's checked declaration (a ToolSpec) "
+        "that the executor reads: give the tool's own attribute another name"
+    )
 
 
 class Tool:
@@ -311,16 +371,24 @@ class Tool:
     #: definition's ``deprecated:``.
     DEPRECATED: ClassVar[str | None] = None
 
-    # The class's declaration; an instance with its own tags or credential names
-    # holds its own copy (see Tool.__init__).
-    _spec: _Spec | None = None
+    #: The checked declaration (see ``ToolSpec``): what the executor reads, once a
+    #: call. Set by Tool for each class with a ``TOOL_NAME`` (None for an abstract
+    #: base); an instance with its own tags or credential names holds its own copy
+    #: (see ``Tool.__init__``). A subclass may not define or assign ``spec``.
+    spec: ToolSpec | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "spec" in cls.__dict__:
+            raise SemanticError(
+                f"Tool class {cls.__module__}.{cls.__qualname__} defines 'spec', the name "
+                "Tool keeps for the checked declaration (a ToolSpec) that the executor "
+                "reads; give the class's own attribute another name"
+            )
         _adopt_lowercase_declarations(cls)
         # A class without a name is an abstract base (or a mistake reported at
         # instantiation); a named one is checked now, so errors surface at import.
-        cls._spec = _Spec(cls) if cls.TOOL_NAME else None
+        cls.spec = ToolSpec(cls) if cls.TOOL_NAME else None
 
     def __init__(
         self,
@@ -331,7 +399,7 @@ class Tool:
 
         Both are resolved here, once, so they cost nothing per call.
         """
-        spec = type(self)._spec
+        spec = type(self).spec
         if spec is None:
             raise SemanticError("A Tool name is required.  Set TOOL_NAME on the class.")
         # Checked here rather than with abc: ABCMeta makes every isinstance(x, Tool)
@@ -342,7 +410,7 @@ class Tool:
                 "execute(inputs, credentials)."
             )
         if tags is not None or credential_names is not None:
-            self._spec = spec.with_instance_values(tags, credential_names)
+            self.spec = spec.with_instance_values(tags, credential_names)
 
     # Typed as either kind so both kinds of subclass check: a sync one narrows the
     # return to the dict, an async one (AsyncTool) to a coroutine of it.
@@ -415,9 +483,10 @@ class Tool:
         return type(self).DEFINITION
 
     def __repr__(self) -> str:
-        spec = self._spec
-        if spec is None:
-            return f"<{type(self).__name__} (no TOOL_NAME)>"
+        spec = self.spec
+        if type(spec) is not ToolSpec:
+            why = "no TOOL_NAME" if spec is None else "'spec' replaced"
+            return f"<{type(self).__name__} ({why})>"
         return f"<{type(self).__name__} {spec.name} {spec.version}>"
 
 

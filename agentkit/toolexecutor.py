@@ -31,7 +31,7 @@ from agentkit.observability import (
 )
 from agentkit.recording import ReplaySource
 from agentkit.redaction import Redactor, activate, deactivate
-from agentkit.tool import Tool
+from agentkit.tool import Tool, ToolSpec, spec_of
 from agentkit.toolerrors import (
     AgentKitError,
     CredentialError,
@@ -63,11 +63,9 @@ if TYPE_CHECKING:
     # loaded already, pay for it (the CLI's start-up does not).
     import asyncio
 
-    from agentkit.tool import _Spec
-
     # What _open hands to step 3 and _finish (see there).
     _Opened = tuple[
-        _Spec,
+        ToolSpec,
         tuple[Listener, ...],
         str | None,
         Span | None,
@@ -380,13 +378,11 @@ class ToolExecutor:
         change its own dict). A tuple, not an object: this is the hot path.
         """
         try:
-            spec = tool._spec
+            spec = tool.spec  # one read: everything this call needs of the tool
         except AttributeError:
-            raise SemanticError(
-                f"execute() takes a Tool instance, got {type(tool).__name__}"
-            ) from None
-        if spec is None:
-            raise SemanticError("A Tool name is required.  Set TOOL_NAME on the class.")
+            spec = None
+        if type(spec) is not ToolSpec:
+            spec = _refused(tool)
         name = spec.name
         # One snapshot of the listeners for the whole call: a listener subscribed
         # meanwhile never sees a call end that it did not see start.
@@ -457,7 +453,7 @@ class ToolExecutor:
     def _finish(
         self,
         tool: Tool,
-        spec: _Spec,
+        spec: ToolSpec,
         listeners: tuple[Listener, ...],
         call_id: str | None,
         span: Span | None,
@@ -512,7 +508,7 @@ class ToolExecutor:
     async def _run_on_loop(
         self,
         tool: Tool,
-        spec: _Spec,
+        spec: ToolSpec,
         values: dict[str, Any],
         credentials: Mapping[str, str],
         timeout: float | None,
@@ -569,7 +565,7 @@ class ToolExecutor:
     def _finish_event(
         self,
         listeners: tuple[Listener, ...],
-        spec: _Spec,
+        spec: ToolSpec,
         call_id: str,
         duration: float,
         seen: dict[str, Any],
@@ -618,8 +614,17 @@ def _pending(calls: Iterable[_Call]) -> list[tuple[Tool, Mapping[str, Any], str 
 
 def _raised_result(tool: object, exc: BaseException) -> ToolResult:
     """A call of a batch that raised (a misuse, a failing listener) as a failed result."""
-    name = tool.name if isinstance(tool, Tool) and tool._spec is not None else type(tool).__name__
+    name = (
+        tool.name if isinstance(tool, Tool) and type(tool.spec) is ToolSpec else type(tool).__name__
+    )
     return make_result(name, STATUS_FAILURE, None, 0.0, ToolExecutionError(name, exc))
+
+
+def _refused(tool: object) -> ToolSpec:
+    """Why ``tool`` cannot be called: not a tool, no ``TOOL_NAME``, ``spec`` replaced."""
+    if not isinstance(tool, Tool):
+        raise SemanticError(f"execute() takes a Tool instance, got {type(tool).__name__}")
+    return spec_of(tool)  # raises, saying which
 
 
 def _execution_error(name: str, exc: Exception, redactor: Redactor | None) -> ToolExecutionError:
@@ -656,17 +661,18 @@ def _checked(name: str, schema: ToolSchema, raw: Any, redactor: Redactor | None)
         raise ToolValidationError(
             name, "output", [f"Expected the tool to return a dictionary, got {got}"]
         )
-    output, problems = schema.check(raw)
+    if redactor is None:
+        output, problems = schema.check(raw)
+    else:
+        # Checked with the redactor active, so that a message quotes the value
+        # redacted before it is cut short (see excerpt): one check, whatever comes.
+        active = activate(redactor)
+        try:
+            output, problems = schema.check(raw)
+        finally:
+            deactivate(active)
     if problems:
         if redactor:
-            # Checked again with the redactor active, so that each message quotes
-            # the value redacted before it is cut short (see excerpt); only a
-            # failing output pays for that, not every call.
-            active = activate(redactor)
-            try:
-                problems = schema.check(raw).problems
-            finally:
-                deactivate(active)
             problems = tuple(
                 Problem(
                     path=redactor.redact(problem.path), message=redactor.redact(problem.message)

@@ -150,7 +150,7 @@ def test_a_name_the_target_forbids_is_refused() -> None:
         TOOL_NAME = "ok"
 
     tool = Dotted()
-    object.__setattr__(type(tool)._spec, "name", "has.dot")  # a name only MCP accepts
+    object.__setattr__(type(tool).spec, "name", "has.dot")  # a name only MCP accepts
     with pytest.raises(ExportError, match=r"'has\.dot' cannot be exported as openai"):
         export_tools([tool], "openai")
     assert export_tools([tool], "mcp").document[0]["name"] == "has.dot"

@@ -3,7 +3,7 @@
 A name with one leading underscore is its module's implementation detail: the
 module may change it at will, so no other module imports it
 (``from agentkit.x import _y``), reads it off the module (``x._y``) or reaches
-for it on an object the other module made (``tool._spec``). The import layering
+for it on an object the other module made (``schema._check``). The import layering
 itself (what may import what, no cycles) is checked by ``lint-imports`` in
 ``make lint``, from the contracts in ``pyproject.toml``.
 
@@ -25,15 +25,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "agentkit"
 
 # Known debt: (module, private name) pairs still read across modules, each to be
-# removed by the change that gives the name a public spelling (issue 8: a
-# public, non-mutating ``ToolSchema.check()`` and the tool's spec for the
-# executor). Only ever shrinks: ``test_known_debt_is_still_debt``.
-KNOWN_DEBT: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("agentkit.toolexecutor", "_Spec"),
-        ("agentkit.toolexecutor", "_spec"),
-    }
-)
+# removed by the change that gives the name a public spelling. Only ever shrinks
+# (``test_known_debt_is_still_debt``); empty since the executor reads ``tool.spec``.
+KNOWN_DEBT: frozenset[tuple[str, str]] = frozenset()
 
 
 def _is_private(name: str) -> bool:
@@ -124,10 +118,16 @@ def test_known_debt_is_still_debt() -> None:
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        pytest.param("from agentkit.tool import _Spec\n", {("probe", "_Spec")}, id="from-import"),
-        pytest.param("def f(tool):\n    return tool._spec\n", {("probe", "_spec")}, id="attribute"),
         pytest.param(
-            "class A:\n    def f(self):\n        return self._spec\n", set(), id="own-self"
+            "from agentkit.tool import _source_of\n", {("probe", "_source_of")}, id="from-import"
+        ),
+        pytest.param(
+            "def f(schema):\n    return schema._generate\n",
+            {("probe", "_generate")},
+            id="attribute",
+        ),
+        pytest.param(
+            "class A:\n    def f(self):\n        return self._generate\n", set(), id="own-self"
         ),
         pytest.param("import sys\nsys._getframe()\n", set(), id="foreign-library"),
     ],

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentkit import SemanticError, Tool, ToolSchema
+from agentkit import SemanticError, Tool, ToolSchema, ToolSpec
 
 
 class Echo(Tool):
@@ -187,3 +187,39 @@ def test_annotations_and_backend_kind_are_declared_on_the_class() -> None:
 def test_overriding_an_adapter_property_is_refused(attribute: str, constant: str) -> None:
     with pytest.raises(SemanticError, match=f"overrides '{attribute}'.*declare it as {constant}"):
         type("Sly", (Echo,), {"TOOL_NAME": "sly", attribute: property(lambda self: {})})
+
+
+# -- the checked declaration: tool.spec ----------------------------------------------------------
+
+
+def test_the_spec_is_the_checked_declaration_the_executor_reads() -> None:
+    tool = Echo(tags={"team": "a"}, credential_names=["extra"])
+    spec = tool.spec
+    assert type(spec) is ToolSpec
+    assert (spec.name, spec.version, spec.description) == ("echo", "2.1.0", "Repeat the text.")
+    assert (spec.is_async, spec.backend_kind, spec.source) == (False, "class", tool.source)
+    assert (spec.input_schema, spec.output_schema) == (tool.input_schema, tool.output_schema)
+    assert dict(spec.tags) == {"kind": "test", "team": "a"}
+    assert spec.credential_names == ("echo-key", "extra")
+    # The instance's values went to a copy: the class's declaration is as written.
+    assert Echo.spec is not None
+    assert Echo.spec.credential_names == ("echo-key",)
+    assert Echo().spec is Echo.spec
+
+
+@pytest.mark.parametrize("field", ToolSpec.__slots__)
+def test_the_spec_is_immutable(field: str) -> None:
+    with pytest.raises(AttributeError, match=f"ToolSpec is immutable; cannot set '{field}'"):
+        setattr(Echo().spec, field, "x")
+
+
+def test_an_abstract_base_has_no_spec() -> None:
+    class Base(Tool):
+        pass
+
+    assert Base.spec is None
+
+
+def test_a_class_that_defines_spec_is_refused() -> None:
+    with pytest.raises(SemanticError, match=r"defines 'spec', the name Tool keeps .* another name"):
+        type("Sly", (Echo,), {"TOOL_NAME": "sly", "spec": {"openapi": "3.1.0"}})

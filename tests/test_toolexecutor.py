@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -12,6 +12,7 @@ import pytest
 from agentkit import (
     STATUS_FAILURE,
     STATUS_SUCCESS,
+    Checked,
     CredentialError,
     SemanticError,
     Tool,
@@ -210,6 +211,59 @@ def test_a_tool_whose_init_skipped_super_still_needs_a_name(executor: ToolExecut
 
     with pytest.raises(SemanticError, match="A Tool name is required"):
         executor.execute(Sneaky(), {})
+
+
+def test_a_tool_that_replaced_its_spec_is_refused_with_the_reason(executor: ToolExecutor) -> None:
+    tool = Adder()
+    tool.spec = {"openapi": "3.1.0"}  # type: ignore[assignment]
+    with pytest.raises(SemanticError, match=r"tests\.helpers\.Adder replaced 'spec' with a dict"):
+        executor.execute(tool, {"a": 1}, raise_on_failure=False)
+    assert repr(tool) == "<Adder ('spec' replaced)>"
+
+
+def test_an_object_with_a_spec_of_its_own_is_not_a_tool(executor: ToolExecutor) -> None:
+    class Lookalike:
+        spec = "openapi.yaml"
+
+    with pytest.raises(SemanticError, match=r"execute\(\) takes a Tool instance, got Lookalike"):
+        executor.execute(Lookalike(), {})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("answer", "credentials"),
+    [
+        pytest.param("fine", {}, id="valid"),
+        pytest.param(7, {}, id="invalid"),
+        pytest.param("fine", {"api-key": SECRET}, id="valid-with-a-credential"),
+        pytest.param(7, {"api-key": SECRET}, id="invalid-with-a-credential"),
+    ],
+)
+def test_each_schema_checks_once_a_call(answer: object, credentials: dict[str, str]) -> None:
+    class Counted(Tool):
+        TOOL_NAME = "counted"
+        CREDENTIAL_NAMES = tuple(credentials)
+        INPUT_SCHEMA = {"parameters": [{"name": "q", "type": "string"}]}
+        OUTPUT_SCHEMA = {"parameters": [{"name": "answer", "type": "string"}]}
+
+        def execute(self, inputs: dict[str, Any], creds: Mapping[str, str]) -> dict[str, Any]:
+            return {"answer": answer}
+
+    checks: list[str] = []
+
+    def watched(label: str, check: Callable[[Any], Checked]) -> Callable[[Any], Checked]:
+        def counted(values: Any) -> Checked:
+            checks.append(label)
+            return check(values)
+
+        return counted
+
+    tool = Counted()
+    # Schemas are immutable; a test may still watch the compiled check of one.
+    object.__setattr__(tool.input_schema, "check", watched("input", tool.input_schema.check))
+    object.__setattr__(tool.output_schema, "check", watched("output", tool.output_schema.check))
+    result = ToolExecutor(credentials=credentials).execute(tool, {"q": "x"}, raise_on_failure=False)
+    assert result.succeeded == (answer == "fine")
+    assert checks == ["input", "output"]
 
 
 # -- secrets -----------------------------------------------------------------------------------

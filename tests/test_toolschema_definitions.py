@@ -119,3 +119,21 @@ def test_remembered_parameters_are_bounded(monkeypatch: pytest.MonkeyPatch) -> N
     for index in range(schemaparse.MAX_REMEMBERED + 10):
         ToolSchema.from_dict({"parameters": [{"name": f"p{index}", "type": "string"}]})
     assert 0 < len(schemaparse._remembered) <= schemaparse.MAX_REMEMBERED
+
+
+def test_a_list_of_flat_parameters_parsed_before_is_the_same_schema() -> None:
+    written: list[dict[str, Any]] = [
+        {"name": "id", "type": "string"},
+        {"name": "n", "type": "integer", "required": False},
+    ]
+    first = ToolSchema.from_dict({"parameters": [dict(p) for p in written]})
+    again = ToolSchema.from_dict({"parameters": [dict(p) for p in written]})
+    assert first is again
+    nested = [*written, {"name": "f", "type": "dictionary", "parameters": [written[0]]}]
+    assert ToolSchema.from_dict({"parameters": nested}) is not ToolSchema.from_dict(
+        {"parameters": nested}
+    )  # not flat: parsed each time
+    duplicated = [*written, written[0]]
+    for _ in range(2):
+        with pytest.raises(SchemaDefinitionError, match="duplicate parameter name 'id'"):
+            ToolSchema.from_dict({"parameters": [dict(p) for p in duplicated]})

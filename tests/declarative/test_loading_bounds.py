@@ -23,7 +23,7 @@ from agentkit.declarative.problems import MAX_PROBLEMS, MAX_PROBLEMS_PER_FILE
 from agentkit.declarative.yamlsource import MAX_DEPTH
 
 MEMORY_LIMIT = 1024 * 1024 * 1024  # bytes of address space for the child
-TIMEOUT = 60  # seconds; a load takes one or two
+TIMEOUT = 120  # seconds; a load takes one or two, more on a loaded machine
 
 _CHILD = (
     "import resource, sys\n"

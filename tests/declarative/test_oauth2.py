@@ -23,6 +23,7 @@ from agentkit.declarative.oauth2 import (
 )
 from agentkit.redaction import Redactor, redacting
 from tests.declarative.token_endpoint import Reply, TokenEndpoint, serving
+from tests.helpers import WAIT_SECONDS, wait_until
 from tests.leaks import SECRETS, chain_text, leaked, logged_exception
 
 CLIENT_ID = "agent-7"
@@ -404,19 +405,23 @@ def test_a_slow_endpoint_fails_at_the_deadline(
 def test_a_caller_waiting_on_another_callers_request_gives_up_at_its_own_deadline(
     endpoint: TokenEndpoint, session: requests.Session
 ) -> None:
-    endpoint.script = lambda n: Reply(body=b'{"access_token": "slow"}', delay=1.0)
+    # The leader's request is held at the endpoint until the other caller gave up.
+    release = threading.Event()
+    endpoint.script = lambda n: Reply(body=b'{"access_token": "slow"}', hold=release)
     client = grant(endpoint)
     leader = threading.Thread(
         target=client.token,
         args=(CLIENT_ID, SECRET),
-        kwargs={"deadline": soon(), "session": session},
+        kwargs={"deadline": soon(WAIT_SECONDS), "session": session},
     )
     leader.start()
-    while endpoint.count == 0 and leader.is_alive():
-        time.sleep(0.01)
-    with pytest.raises(OAuth2Error, match="the deadline passed before a token was had"):
-        client.token(CLIENT_ID, SECRET, deadline=soon(0.1), session=session)
-    leader.join(timeout=10)
+    try:
+        wait_until(lambda: endpoint.count > 0 or not leader.is_alive(), "the leader's request")
+        with pytest.raises(OAuth2Error, match="the deadline passed before a token was had"):
+            client.token(CLIENT_ID, SECRET, deadline=soon(0.1), session=session)
+    finally:
+        release.set()
+        leader.join(timeout=WAIT_SECONDS)
     assert client.token(CLIENT_ID, SECRET, deadline=soon(), session=session) == "slow"
     assert endpoint.count == 1
 

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from tests.declarative import loopback
+from tests.helpers import WAIT_SECONDS
 
 
 @dataclass
@@ -22,6 +23,9 @@ class Reply:
     body: bytes = b""
     content_type: str = "application/json"
     delay: float = 0.0
+    #: When given, the reply waits until the test sets it (at most WAIT_SECONDS):
+    #: a request held in flight for as long as the test needs, not for a guess.
+    hold: threading.Event | None = None
 
 
 def token_reply(token: str, **fields: Any) -> Reply:
@@ -75,6 +79,8 @@ def serving() -> Iterator[TokenEndpoint]:
                 number = len(state.seen)
             reply = state.script(number)
             time.sleep(reply.delay)
+            if reply.hold is not None:
+                reply.hold.wait(WAIT_SECONDS)
             self.send_response(reply.status)
             self.send_header("Content-Type", reply.content_type)
             self.send_header("Content-Length", str(len(reply.body)))
