@@ -8,9 +8,10 @@ how an error message quotes a value. ``toolschema`` builds the values on this,
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from agentkit.redaction import excerpt
@@ -35,6 +36,7 @@ __all__ = [
     "type_label",
     "type_name",
     "type_test",
+    "written",
 ]
 
 #: The six parameter types, in the order error messages list them.
@@ -202,4 +204,26 @@ def show(value: Any) -> str:
 
 
 def type_name(value: Any) -> str:
-    return type(value).__name__
+    """The Python type of ``value`` as the chapter's messages name it (``'str'``); a
+    loaded definition's located list or mapping is named for what it is (``list``,
+    ``dict``), never for the loader's class."""
+    kind = type(value)
+    if kind.__module__ != "builtins":
+        for base in (bool, int, float, str, list, tuple, dict):
+            if isinstance(value, base):
+                return base.__name__
+    return kind.__name__
+
+
+def written(value: Any) -> str:
+    """``value`` as a definition wrote it, for a message: a scalar as YAML/JSON spells
+    it (``null``, ``true``, ``5``, ``'integr'``), a list or a mapping by its kind."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return json.dumps(value) if value is None or isinstance(value, bool) else repr(value)
+    if isinstance(value, str):
+        return show(value)
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return type_name(value)

@@ -138,8 +138,8 @@ def test_a_union_reads_back_as_it_was_written() -> None:
             "type.0: unsupported type: 'str' (did you mean 'string'?)",
             id="alias",
         ),
-        pytest.param(["string", None], "type.1: unsupported type: 'NoneType'", id="null"),
-        pytest.param(["string", ["integer"]], "type.1: unsupported type: 'list'", id="nested"),
+        pytest.param(["string", None], "type.1: unsupported type: null", id="null"),
+        pytest.param(["string", ["integer"]], "type.1: unsupported type: a list", id="nested"),
     ],
 )
 def test_a_union_that_is_not_one_is_located(declared: list[Any], message: str) -> None:
@@ -408,3 +408,33 @@ def test_without_string_the_reading_stays_lenient() -> None:
 
     assert from_text("007", ["integer", "float"]) == 7
     assert from_text("NO", ["boolean", "integer"]) is False
+
+
+@pytest.mark.parametrize(
+    ("declared", "written"),
+    [
+        pytest.param(["string", 5], "unsupported type: 5;", id="number"),
+        pytest.param(["string", True], "unsupported type: true;", id="boolean"),
+        pytest.param(["string", {"x": 1}], "unsupported type: a mapping;", id="mapping"),
+        pytest.param({"x": "y"}, "unsupported type a mapping;", id="mapping-as-type"),
+        pytest.param(5, "unsupported type 5;", id="number-as-type"),
+    ],
+)
+def test_a_wrong_type_is_named_as_written_not_by_python_class(declared: Any, written: str) -> None:
+    problems = problems_of({"name": "x", "type": declared})
+    assert any(written in problem for problem in problems), problems
+    for python in ("NoneType", "'int'", "'bool'", "'dict'", "Located", "did you mean"):
+        assert not any(python in problem for problem in problems), problems
+
+
+def test_a_located_default_is_named_list_not_by_the_loaders_class(tmp_path: Any) -> None:
+    from agentkit import ToolRegistry, load_tools
+
+    (tmp_path / "t.yaml").write_text(
+        "name: t\nversion: 1.0.0\ndescription: d\ninput_schema:\n  parameters:\n"
+        "  - {name: x, type: [integer, float], required: false, default: [1]}\n"
+        "backend: {http: {url: 'https://api.example.com/x'}}\n"
+    )
+    with pytest.raises(Exception, match=r"got 'list'") as raised:
+        load_tools(tmp_path, registry=ToolRegistry())
+    assert "Located" not in str(raised.value)
