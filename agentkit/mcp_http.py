@@ -580,7 +580,7 @@ def build_app(
         queue_timeout=options.call_timeout,
     )
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
-    rounds = Rounds()
+    rounds = Rounds(identity_headers=options.credential_headers)
     server = build_server(
         served,
         executor,
