@@ -56,6 +56,8 @@ from agentkit.toolerrors import DeclinedError, ElicitationError
 __all__ = [
     "ELICIT_SECONDS",
     "LOG_LEVELS",
+    "MAX_ENTRIES",
+    "MAX_LINES",
     "MAX_VALUE_CHARS",
     "CallContext",
     "Elicited",
@@ -87,6 +89,12 @@ ELICIT_SECONDS: Final = 600.0
 #: The most characters of one value (a string, a line) a confirmation shows: a longer one
 #: is shortened, saying how much was cut, so that every field is shown however long one is.
 MAX_VALUE_CHARS: Final = 300
+#: The most entries of one list or nested mapping a confirmation shows (the rest are
+#: counted); the top-level fields of the arguments or a body are all shown.
+MAX_ENTRIES: Final = 20
+#: The most lines of a text body a confirmation shows (its first and last ones; the
+#: lines between are counted).
+MAX_LINES: Final = 40
 #: The form of a confirmation: nothing to fill in, only accept, decline or cancel.
 CONFIRM_FORM: Final[Mapping[str, Any]] = {"type": "object", "properties": {}}
 
@@ -377,51 +385,100 @@ def shortened(
 ) -> Any:
     """``value`` as a confirmation shows it: every string in it (dict keys too) longer
     than ``limit`` characters keeps its start and says how many characters were cut
-    (``"Routine refund. Rou… [1,780 more characters]"``); everything else is kept, so no
-    field can be pushed out of sight by padding another. Each string is redacted
-    (``redact``, by default the call's active redactor) before it is cut, so that a
-    secret straddling the cut is still whole when it is matched."""
+    (``"Routine refund. Rou… [1,780 more characters]"``); a list or a nested mapping of
+    more than ``MAX_ENTRIES`` entries keeps its first ones and says how many more there
+    are (``"… [2,990 more items]"``, a ``"…"`` key); every field of a top-level mapping
+    is kept. So no field can be pushed out of sight by padding another. Each string is
+    redacted (``redact``, by default the call's active redactor) before it is cut, so
+    that a secret straddling the cut is still whole when it is matched."""
     if redact is None:
         redact = _redacted_text
 
-    def short(item: Any) -> Any:
+    def short(item: Any, top: bool = False) -> Any:
         if isinstance(item, str):
             text = redact(item) if len(item) > limit else item
             if len(text) <= limit:
                 return text
             return f"{text[:limit]}\u2026 [{len(text) - limit:,} more characters]"
         if isinstance(item, Mapping):
-            return {short(str(key)): short(entry) for key, entry in item.items()}
+            entries = list(item.items())
+            kept = entries if top else entries[:MAX_ENTRIES]
+            shown = {short(str(key)): short(entry) for key, entry in kept}
+            if len(kept) < len(entries):
+                shown["\u2026"] = f"[{len(entries) - len(kept):,} more entries]"
+            return shown
         if isinstance(item, (list, tuple)):
-            return [short(entry) for entry in item]
+            listed = [short(entry) for entry in item[:MAX_ENTRIES]]
+            if len(item) > MAX_ENTRIES:
+                listed.append(f"\u2026 [{len(item) - MAX_ENTRIES:,} more items]")
+            return listed
         if item is None or isinstance(item, (bool, int, float)):
             return item
         return short(str(item))  # shown as text, as json.dumps(default=str) would
 
-    return short(value)
+    return short(value, top=True)
 
 
 #: The kinds of character a confirmation spells out instead of showing (Unicode general
 #: categories): controls, format characters (bidi overrides and isolates, zero-width
 #: ones), line and paragraph separators, surrogates, private use and unassigned ones.
 _HIDDEN: Final = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+#: Unicode's Default_Ignorable_Code_Point ranges that are not format characters (Hangul
+#: fillers, the combining grapheme joiner, variation selectors, ...): drawn as nothing.
+_IGNORABLE: Final = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160),
+    (0x17B4, 0x17B5), (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E),
+    (0x2060, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)  # fmt: skip
+#: Characters drawn blank that are none of the above (U+2800 BRAILLE PATTERN BLANK).
+_BLANK: Final = frozenset({"\u2800"})
+
+
+def invisible(char: str, *, after: str = "") -> bool:
+    """Whether a confirmation spells ``char`` out (it could hide, reorder or restyle
+    what follows it, or is drawn as nothing): a control, format, separator, surrogate,
+    private-use or unassigned character, a space other than U+0020, a Unicode default
+    ignorable one (Hangul fillers, variation selectors), U+2800, and a combining mark
+    with nothing to combine with (``after``, the last character before it that is no
+    combining mark, is missing, blank or spelled out)."""
+    if char == "\n":
+        return False
+    category = unicodedata.category(char)
+    if category in _HIDDEN or (category == "Zs" and char != " ") or char in _BLANK:
+        return True
+    code = ord(char)
+    if any(low <= code <= high for low, high in _IGNORABLE):
+        return True
+    if category in ("Mn", "Me"):
+        return not after or after.isspace() or invisible(after)
+    return False
+
+
+def blank(line: str) -> bool:
+    """Whether ``line`` shows nothing: only spaces and characters drawn as nothing."""
+    return all(char.isspace() or invisible(char) for char in line)
 
 
 def visible(text: str) -> str:
     """``text`` as a confirmation shows it: every character that could hide, reorder or
-    restyle what follows it on the user's screen (a control character, a bidi override,
-    a zero-width one, a line separator) spelled out as ``\\u202e``; only the line breaks
-    (``\\n``) the text is laid out with are kept."""
+    restyle what follows it on the user's screen, or that is drawn as nothing
+    (``invisible``), spelled out as ``\\u202e``; only the line breaks (``\\n``) the
+    text is laid out with are kept."""
     if text.isascii() and text.isprintable():
         return text
-    return "".join(
-        char
-        if char == "\n" or unicodedata.category(char) not in _HIDDEN
-        else f"\\u{ord(char):04x}"
-        if ord(char) <= 0xFFFF
-        else f"\\U{ord(char):08x}"
-        for char in text
-    )
+    shown: list[str] = []
+    before = ""
+    for char in text:
+        if invisible(char, after=before):
+            code = ord(char)
+            shown.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+        else:
+            shown.append(char)
+        if unicodedata.category(char) not in ("Mn", "Me"):
+            before = char
+    return "".join(shown)
 
 
 def _redacted(message: str, schema: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:

@@ -225,7 +225,8 @@ def _schema_changes(old: ToolSchema, new: ToolSchema, side: str, prefix: str) ->
 
 def _parameter_changes(old: Parameter, new: Parameter, side: str, path: str) -> Iterable[Change]:
     what = f"{side} '{path}'"
-    if old.type != new.type:
+    # A union's order is not significant: callers can send and get the same values.
+    if set(_members(old.type)) != set(_members(new.type)):
         yield _type_change(old.type, new.type, side, what)
         return
     if old.description != new.description:

@@ -106,6 +106,8 @@ class HttpOptions:
     port: int = DEFAULT_PORT
     path: str = "/mcp"
     stateless: bool = False
+    #: Answer plain requests on the fast path (``--no-fast-path``: every one via the SDK).
+    fast_path: bool = True
     tokens: tuple[str, ...] = ()
     credential_headers: Mapping[str, str] = field(default_factory=dict)
     allowed_hosts: tuple[str, ...] = ()
@@ -495,7 +497,7 @@ def build_app(
         queue_timeout=options.call_timeout,
     )
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
-    rounds = Rounds()
+    rounds = Rounds(identity_headers=options.credential_headers)
     server = build_server(
         served,
         executor,
@@ -607,10 +609,11 @@ class _Endpoint:
                 )
                 await refusal(scope, receive, send)
                 return
-            rest = await self._fast.handle(scope, receive, send)
-            if rest is None:
-                return
-            receive = rest
+            if self._options.fast_path:
+                rest = await self._fast.handle(scope, receive, send)
+                if rest is None:
+                    return
+                receive = rest
         await self._manager.handle_request(scope, receive, send)
 
 

@@ -14,8 +14,8 @@ client sends back is untrusted, so:
 - a token is 256 random bits, good for one answer: it is forgotten when used, and when
   the call ends, so a round sent again finds nothing to resume and runs nothing;
 - the round must name the same tool with the same arguments, and come from the same
-  caller (the same ``Authorization`` header and HTTP session, if any), else the call
-  ends without acting;
+  caller (the same ``Authorization`` header, HTTP session and ``--credential-header``
+  header values, if any), else the call ends without acting;
 - the call waits no longer than a question does (its ``--call-timeout``, else
   ``agentkit.context.ELICIT_SECONDS``); a round after that finds nothing to resume;
 - at most ``MAX_WAITING`` calls wait at once; one more is refused with an error.
@@ -31,7 +31,7 @@ import functools
 import hashlib
 import json
 import secrets
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, final
 
@@ -84,13 +84,16 @@ class _Waiting:
     question: Question
 
 
-def caller(ctx: Any) -> str:
-    """Who sends this request, as far as a round must match it: a digest of its HTTP
-    ``Authorization`` header and session id (none on stdio)."""
-    headers = getattr(ctx.request, "headers", None)
+def caller(ctx: Any, identity_headers: Iterable[str] = ()) -> str:
+    """Who sends this request, as far as a round must match it: a digest (never the
+    values) of its HTTP ``Authorization`` header, its session id and each of
+    ``identity_headers`` (the ``--credential-header`` headers: the credential a call
+    runs with is its caller's identity); "stdio" on stdio."""
+    headers = getattr(getattr(ctx, "request", None), "headers", None)
     if headers is None:
         return "stdio"
-    seen = f"{headers.get('authorization', '')}\0{headers.get('mcp-session-id', '')}"
+    names = ["authorization", "mcp-session-id", *sorted({h.lower() for h in identity_headers})]
+    seen = json.dumps([[name, headers.get(name, "").strip()] for name in names])
     return hashlib.sha256(seen.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -102,9 +105,12 @@ def _arguments(arguments: Mapping[str, Any] | None) -> str:
 class Rounds:
     """The calls that wait for their 2026-07-28 clients' answers, by token."""
 
-    def __init__(self, *, max_waiting: int = MAX_WAITING) -> None:
+    def __init__(
+        self, *, max_waiting: int = MAX_WAITING, identity_headers: Iterable[str] = ()
+    ) -> None:
         self._waiting: dict[str, _Waiting] = {}
         self._max_waiting = max_waiting
+        self._identity_headers = tuple(identity_headers)
 
     def __len__(self) -> int:
         return len(self._waiting)
@@ -144,7 +150,7 @@ class Rounds:
         if (
             waiting.tool != params.name
             or waiting.arguments != _arguments(params.arguments)
-            or waiting.caller != caller(ctx)
+            or waiting.caller != caller(ctx, self._identity_headers)
         ):
             await self._ended(waiting.task)
             return error_result(
@@ -195,7 +201,7 @@ class Rounds:
             self._waiting[token] = _Waiting(
                 tool=params.name,
                 arguments=_arguments(params.arguments),
-                caller=caller(ctx),
+                caller=caller(ctx, self._identity_headers),
                 call=call,
                 task=task,
                 question=question,

@@ -26,7 +26,7 @@ from agentkit.schematypes import (
     is_number,
     show,
     type_label,
-    type_name,
+    written,
 )
 from agentkit.toolerrors import SchemaProblem, did_you_mean, format_location
 
@@ -74,9 +74,7 @@ def parse_schema(
         problems.append(
             SchemaProblem(
                 location=location,
-                message=(
-                    f"expected a mapping with a 'parameters' list, got '{type_name(definition)}'"
-                ),
+                message=(f"expected a mapping with a 'parameters' list, got {written(definition)}"),
             )
         )
         return build.schema(())
@@ -102,7 +100,7 @@ def parse_parameter_list(
     if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
         problems.append(
             SchemaProblem(
-                location=location, message=f"expected a list of parameters, got '{type_name(raw)}'"
+                location=location, message=f"expected a list of parameters, got {written(raw)}"
             )
         )
         return build.schema(())
@@ -212,7 +210,7 @@ def _build_parameter(
     if not isinstance(raw, Mapping):
         expected = "a mapping with 'name' and 'type'" if named else "a type name or a mapping"
         problems.append(
-            SchemaProblem(location=location, message=f"expected {expected}, got '{type_name(raw)}'")
+            SchemaProblem(location=location, message=f"expected {expected}, got {written(raw)}")
         )
         return None
     start = len(problems)
@@ -235,7 +233,7 @@ def _build_parameter(
         if raw_name is None:
             problems.append(SchemaProblem(location=location, message="missing 'name'"))
         elif not isinstance(raw_name, str):
-            problem("name", f"expected a string, got '{type_name(raw_name)}'")
+            problem("name", f"expected a string, got {written(raw_name)}")
         elif not _NAME_RE.fullmatch(raw_name):
             problem(
                 "name",
@@ -252,13 +250,13 @@ def _build_parameter(
         if isinstance(raw["required"], bool):
             required = raw["required"]
         else:
-            problem("required", f"expected true or false, got '{type_name(raw['required'])}'")
+            problem("required", f"expected true or false, got {written(raw['required'])}")
 
     description = raw.get("description", "")
     if description is None:
         description = ""
     if not isinstance(description, str):
-        problem("description", f"expected a string, got '{type_name(description)}'")
+        problem("description", f"expected a string, got {written(description)}")
         description = ""
 
     if declared is None:
@@ -315,13 +313,18 @@ def _parse_type(raw: Any, location: Location, problems: list[SchemaProblem]) -> 
         )
         return None
     if not isinstance(raw, str) or raw not in TYPE_TESTS:
-        shown = raw if isinstance(raw, str) else type_name(raw)
-        alias = TYPE_ALIASES.get(str(raw).lower()) if isinstance(raw, str) else None
-        hint = f" (did you mean '{alias}'?)" if alias else did_you_mean(str(shown), PARAMETER_TYPES)
+        alias = TYPE_ALIASES.get(raw.lower()) if isinstance(raw, str) else None
+        hint = (
+            f" (did you mean '{alias}'?)"
+            if alias
+            else did_you_mean(raw, PARAMETER_TYPES)
+            if isinstance(raw, str)
+            else ""
+        )
         problems.append(
             SchemaProblem(
                 location=(*location, "type"),
-                message=f"unsupported type {show(shown)}{hint}; expected one of: {choices}",
+                message=f"unsupported type {written(raw)}{hint}; expected one of: {choices}",
             )
         )
         return None
@@ -390,12 +393,13 @@ def _parse_union(
     for index, item in enumerate(raw):
         where = (*location, "type", index)
         if not isinstance(item, str) or item not in SCALAR_TYPES:
-            shown = item if isinstance(item, str) else type_name(item)
             alias = TYPE_ALIASES.get(item.lower()) if isinstance(item, str) else None
             hint = (
                 f" (did you mean '{alias}'?)"
                 if alias in SCALAR_TYPES
-                else did_you_mean(str(shown), SCALAR_TYPES)
+                else did_you_mean(item, SCALAR_TYPES)
+                if isinstance(item, str)
+                else ""
             )
             why = (
                 "a list or dictionary cannot be one of a union"
@@ -405,7 +409,7 @@ def _parse_union(
             problems.append(
                 SchemaProblem(
                     location=where,
-                    message=f"{why}: {show(shown)}{hint}; a union joins: {scalars}",
+                    message=f"{why}: {written(item)}{hint}; a union joins: {scalars}",
                 )
             )
         elif item in names:
@@ -490,7 +494,7 @@ def _parse_bound(
         problem(key, f"'{key}' applies to integer and float parameters, not '{declared}'")
         return None
     if not is_number(value):
-        problem(key, f"expected a number, got '{type_name(value)}'")
+        problem(key, f"expected a number, got {written(value)}")
         return None
     if not math.isfinite(value):
         # A NaN bound compares false with everything: it would check nothing.
@@ -509,7 +513,7 @@ def _parse_pattern(
         problem("pattern", f"'pattern' applies to string parameters, not '{declared}'")
         return None
     if not isinstance(value, str):
-        problem("pattern", f"expected a regular expression string, got '{type_name(value)}'")
+        problem("pattern", f"expected a regular expression string, got {written(value)}")
         return None
     try:
         re.compile(value)

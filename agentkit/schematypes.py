@@ -8,7 +8,10 @@ how an error message quotes a value. ``toolschema`` builds the values on this,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from agentkit.redaction import excerpt
@@ -33,6 +36,7 @@ __all__ = [
     "type_label",
     "type_name",
     "type_test",
+    "written",
 ]
 
 #: The six parameter types, in the order error messages list them.
@@ -159,20 +163,36 @@ def from_text(text: str, types: Sequence[str]) -> Any:
     Integer, float and boolean are tried in that order, whatever the order of
     ``types``: ``5`` for ``[string, integer]`` is the integer 5. Text that reads
     as none of them comes back as it is, for the schema check to judge.
+
+    When ``string`` is one of ``types``, only JSON's own spelling makes a number or
+    a boolean (``-12``, ``0.5``, ``1e3`` finite; ``true``, ``false``): ``007``,
+    ``1_000``, `` 7``, ``+5``, ``NO``, ``nan`` stay text, as written.
     """
-    if "integer" in types:
+    strict = "string" in types
+    if "integer" in types and (not strict or _JSON_INTEGER.fullmatch(text)):
         try:
             return int(text)
         except ValueError:
             pass
-    if "float" in types:
+    if "float" in types and (not strict or _JSON_NUMBER.fullmatch(text)):
         try:
-            return float(text)
+            number = float(text)
         except ValueError:
             pass
-    if "boolean" in types and text.lower() in (*TRUE_WORDS, *FALSE_WORDS):
-        return text.lower() in TRUE_WORDS
+        else:
+            if not strict or math.isfinite(number):
+                return number
+    if "boolean" in types:
+        if strict and text in ("true", "false"):
+            return text == "true"
+        if not strict and text.lower() in (*TRUE_WORDS, *FALSE_WORDS):
+            return text.lower() in TRUE_WORDS
     return text
+
+
+#: JSON's spelling of an integer and of a number (ASCII digits only).
+_JSON_INTEGER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)", re.ASCII)
+_JSON_NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
 def show(value: Any) -> str:
@@ -184,4 +204,26 @@ def show(value: Any) -> str:
 
 
 def type_name(value: Any) -> str:
-    return type(value).__name__
+    """The Python type of ``value`` as the chapter's messages name it (``'str'``); a
+    loaded definition's located list or mapping is named for what it is (``list``,
+    ``dict``), never for the loader's class."""
+    kind = type(value)
+    if kind.__module__ != "builtins":
+        for base in (bool, int, float, str, list, tuple, dict):
+            if isinstance(value, base):
+                return base.__name__
+    return kind.__name__
+
+
+def written(value: Any) -> str:
+    """``value`` as a definition wrote it, for a message: a scalar as YAML/JSON spells
+    it (``null``, ``true``, ``5``, ``'integr'``), a list or a mapping by its kind."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return json.dumps(value) if value is None or isinstance(value, bool) else repr(value)
+    if isinstance(value, str):
+        return show(value)
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return type_name(value)

@@ -693,9 +693,9 @@ def test_toolschema_of_none_has_no_parameters() -> None:
             id="duplicate",
         ),
         pytest.param(["city"], r"parameters\[0\]: expected a mapping", id="bare-name"),
-        pytest.param("city", r"parameters: expected a list of parameters, got 'str'", id="str"),
+        pytest.param("city", r"parameters: expected a list of parameters, got 'city'", id="str"),
         pytest.param(
-            {"parameters": []}, r"expected a list of parameters, got 'dict'", id="whole-schema"
+            {"parameters": []}, r"expected a list of parameters, got a mapping", id="whole-schema"
         ),
         pytest.param(
             [{"name": "n", "type": "integer", "default": 1}],

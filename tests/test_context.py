@@ -375,3 +375,19 @@ def test_shortened_redacts_a_value_before_it_cuts_it() -> None:
 )
 def test_visible_spells_out_what_could_hide_the_rest(text: str, shown: str) -> None:
     assert visible(text) == shown
+
+
+def test_shortened_bounds_lists_and_nested_mappings_but_keeps_every_field() -> None:
+    from agentkit.context import MAX_ENTRIES, arguments_shown
+
+    value: dict[str, Any] = {f"f{n}": n for n in range(30)}
+    value["items"] = [""] * 3000
+    value["nested"] = {f"k{n}": n for n in range(100)}
+    shown = shortened(value)
+    assert list(shown) == list(value)  # every field of the top level
+    assert shown["items"] == [""] * MAX_ENTRIES + [f"\u2026 [{3000 - MAX_ENTRIES:,} more items]"]
+    assert len(shown["nested"]) == MAX_ENTRIES + 1
+    assert shown["nested"]["\u2026"] == f"[{100 - MAX_ENTRIES:,} more entries]"
+    asked = arguments_shown({"items": [""] * 3000, "to": "attacker@example.com"})
+    assert asked.count("\n") < 40
+    assert '"to": "attacker@example.com"' in asked

@@ -329,3 +329,41 @@ def test_a_hand_written_tool_is_not_asked_about_arguments_it_would_refuse() -> N
     assert "Unknown parameter: 'x0'" in result.content[0].text
     assert user.asked == []
     assert tool.ran == []
+
+
+#: Characters drawn as nothing that are no format character (review s16b R4).
+FILLERS = ["\u3164", "\u2800", "\u115f", "\u1160", "\uffa0", "\u034f", "\ufe0f", "\u3000",
+           "\u00a0", "\u2007", "\U000e0041", "\u180e", " \u0301"]  # fmt: skip
+
+
+@pytest.mark.parametrize("filler", FILLERS, ids=[f"U+{ord(f[-1]):04X}" for f in FILLERS])
+def test_lines_of_invisible_fillers_are_blank_lines(tmp_path: Path, filler: str) -> None:
+    memo = "weekly summary" + f"\n{filler}" * 3000
+    asked = _asked(tmp_path, HEAD + TEXT_BODY, {"memo": memo, "to_account": "ATTACKER-IBAN"})
+    assert "\u2026 [3,000 blank lines]\nto_account=ATTACKER-IBAN" in asked
+    assert len(asked) < 1000
+
+
+def test_a_text_body_shows_a_bounded_number_of_lines_and_every_argument(tmp_path: Path) -> None:
+    body = (
+        '    body: "{{ inputs.memo }}\\nto_account={{ inputs.to_account }}\\n{{ inputs.trace }}"\n'
+    )
+    padding = "\n." * 3000
+    arguments = {"memo": "refund" + padding, "to_account": "ATTACKER-IBAN", "trace": padding}
+    asked = _asked(tmp_path, HEAD + body, arguments)
+    assert asked.count("\n") < 100
+    assert "\u2026 [5,963 more lines]" in asked
+    assert "(The body was made from these arguments:" in asked
+    assert '"to_account": "ATTACKER-IBAN"' in asked
+
+
+def test_the_invisible_are_spelled_out_and_marks_on_letters_are_not() -> None:
+    from agentkit.context import visible
+
+    for filler in FILLERS:
+        assert visible(f"a{filler}b") != f"a{filler}b"
+    assert (
+        visible("caf\u0065\u0301 \u1ec7 \u0065\u0323\u0302")
+        == "caf\u0065\u0301 \u1ec7 \u0065\u0323\u0302"
+    )
+    assert visible("\u0301x") == "\\u0301x"

@@ -393,3 +393,59 @@ def test_a_tools_own_question_over_stdio(folder: Path) -> None:
     result = _run(_call, params, user, "ask", {"question": "Name?"})
     assert result.structured_content == {"action": "accept", "name": "Ada"}
     assert SECRET not in repr(user.asked)
+
+
+@pytest.mark.parametrize("stateless", [True, False], ids=["stateless", "stateful"])
+def test_another_users_credential_header_cannot_answer(
+    folder: Path, upstream: tuple[str, Upstream], stateless: bool
+) -> None:
+    """With ``--credential-header``, the header's value is part of the caller: bob's
+    round carrying alice's token ends her call without acting (R2)."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    recorder = upstream[1]
+    args = [
+        "--tools", str(folder),
+        "--credential-header", "X-User-Token=api-token",
+        *(["--stateless"] if stateless else []),
+    ]  # fmt: skip
+
+    async def scenario(url: str, answerer: str) -> Any:
+        async with (
+            create_mcp_http_client(headers={"X-User-Token": "alice-token"}) as alice_http,
+            create_mcp_http_client(headers={"X-User-Token": answerer}) as other_http,
+            Client(
+                streamable_http_client(url, http_client=alice_http),
+                elicitation_callback=User("accept"),
+            ) as alice,
+            Client(
+                streamable_http_client(url, http_client=other_http),
+                elicitation_callback=User("accept"),
+            ) as other,
+        ):
+            first = await alice.session.call_tool(
+                "close_issue", CLOSE_ARGS, allow_input_required=True
+            )
+            assert isinstance(first, types.InputRequiredResult)
+            # Stateful, the round must come on alice's session: only the header differs.
+            session = alice.session if not stateless else other.session
+            if not stateless:
+                alice_http.headers["X-User-Token"] = answerer
+            answer: dict[str, Any] = {"input_responses": ACCEPT}
+            return await session.call_tool(
+                "close_issue", CLOSE_ARGS, request_state=first.request_state, **answer
+            )
+
+    with serving(args, env=ENV) as served:
+        before = len(recorder.bodies)
+        refused = _run(scenario, served.url, "bob-token")
+        assert refused.is_error is True
+        assert "another caller" in refused.content[0].text
+        assert "bob-token" not in refused.content[0].text
+        assert len(recorder.bodies) == before
+        done = _run(scenario, served.url, "alice-token")
+        assert done.structured_content == {"closed": True}
+        assert recorder.bodies[before:] == [
+            {"number": 7, "reason": "spam", "signed": "by alice-token"}
+        ]

@@ -295,7 +295,7 @@ def problems_of(definition: Any) -> list[str]:
         ),
         pytest.param(
             {"name": "x", "type": "string", "required": "no"},
-            "parameters[0].required: expected true or false, got 'str'",
+            "parameters[0].required: expected true or false, got 'no'",
             id="required-not-bool",
         ),
         pytest.param(
@@ -348,7 +348,7 @@ def problems_of(definition: Any) -> list[str]:
         ),
         pytest.param(
             "city",
-            "parameters[0]: expected a mapping with 'name' and 'type', got 'str'",
+            "parameters[0]: expected a mapping with 'name' and 'type', got 'city'",
             id="not-a-mapping",
         ),
     ],

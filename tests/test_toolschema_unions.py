@@ -138,8 +138,8 @@ def test_a_union_reads_back_as_it_was_written() -> None:
             "type.0: unsupported type: 'str' (did you mean 'string'?)",
             id="alias",
         ),
-        pytest.param(["string", None], "type.1: unsupported type: 'NoneType'", id="null"),
-        pytest.param(["string", ["integer"]], "type.1: unsupported type: 'list'", id="nested"),
+        pytest.param(["string", None], "type.1: unsupported type: null", id="null"),
+        pytest.param(["string", ["integer"]], "type.1: unsupported type: a list", id="nested"),
     ],
 )
 def test_a_union_that_is_not_one_is_located(declared: list[Any], message: str) -> None:
@@ -286,12 +286,28 @@ def test_diff_classifies_a_change_of_union(side: str, old: Any, new: Any, kind: 
     assert change.message == f"{side} 'x' changed type from {shown[0]} to {shown[1]}"
 
 
+@pytest.mark.parametrize("side", ["input", "output"])
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (["string", "integer"], ["integer", "string"]),
+        (["boolean", "integer", "float"], ["float", "boolean", "integer"]),
+    ],
+)
+def test_diff_takes_a_reordered_union_as_unchanged(side: str, old: Any, new: Any) -> None:
+    diffs = diff_tools([tool_with(old, side=side)], [tool_with(new, side=side)])
+    assert [change for diff in diffs for change in diff.changes] == []
+
+
 #: Text (an argument, a ``${VAR}`` default) and the value a union reads it as.
 FROM_TEXT = [
     pytest.param(["string", "integer"], "5", 5, id="integer-first"),
     pytest.param(["string", "integer"], "five", "five", id="else-text"),
     pytest.param(["integer", "float"], "2.5", 2.5, id="float"),
-    pytest.param(["string", "boolean"], "yes", True, id="boolean"),
+    pytest.param(["string", "boolean"], "true", True, id="boolean"),
+    pytest.param(["string", "boolean"], "yes", "yes", id="yes-is-text-next-to-string"),
+    pytest.param(["boolean", "integer"], "yes", True, id="yes-is-true-without-string"),
+    pytest.param(["string", "integer"], "00501", "00501", id="leading-zero-is-text"),
 ]
 
 
@@ -344,3 +360,81 @@ def test_a_default_from_the_environment_reads_as_a_member(
     default = registry["t"].input_schema["x"].default
     assert default == expected
     assert type(default) is type(expected)
+
+
+# -- text read into a union (``agentkit call key=value``, ``${VAR}`` defaults) ------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["007", "1_000", " 7", "7 ", "+5", "\u0663", "NO", "on", "yes", "True", "nan", "inf",
+     "1e999", "1_5", "0x10", ".5", "5.", "-", "", "١٢"],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    "types",
+    [["string", "integer"], ["string", "float"], ["string", "boolean"], ["float", "string"]],
+)
+def test_text_that_json_would_not_read_stays_a_string(text: str, types: list[str]) -> None:
+    from agentkit.schematypes import from_text
+
+    assert from_text(text, types) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "types", "expected"),
+    [
+        ("7", ["string", "integer"], 7),
+        ("-12", ["integer", "string"], -12),
+        ("0", ["string", "integer"], 0),
+        ("0.5", ["string", "float"], 0.5),
+        ("1e3", ["string", "float"], 1000.0),
+        ("-2.5E-1", ["string", "float"], -0.25),
+        ("true", ["string", "boolean"], True),
+        ("false", ["boolean", "string"], False),
+    ],
+)
+def test_json_spelled_text_reads_as_the_other_member(
+    text: str, types: list[str], expected: Any
+) -> None:
+    from agentkit.schematypes import from_text
+
+    read = from_text(text, types)
+    assert read == expected
+    assert type(read) is type(expected)
+
+
+def test_without_string_the_reading_stays_lenient() -> None:
+    from agentkit.schematypes import from_text
+
+    assert from_text("007", ["integer", "float"]) == 7
+    assert from_text("NO", ["boolean", "integer"]) is False
+
+
+@pytest.mark.parametrize(
+    ("declared", "written"),
+    [
+        pytest.param(["string", 5], "unsupported type: 5;", id="number"),
+        pytest.param(["string", True], "unsupported type: true;", id="boolean"),
+        pytest.param(["string", {"x": 1}], "unsupported type: a mapping;", id="mapping"),
+        pytest.param({"x": "y"}, "unsupported type a mapping;", id="mapping-as-type"),
+        pytest.param(5, "unsupported type 5;", id="number-as-type"),
+    ],
+)
+def test_a_wrong_type_is_named_as_written_not_by_python_class(declared: Any, written: str) -> None:
+    problems = problems_of({"name": "x", "type": declared})
+    assert any(written in problem for problem in problems), problems
+    for python in ("NoneType", "'int'", "'bool'", "'dict'", "Located", "did you mean"):
+        assert not any(python in problem for problem in problems), problems
+
+
+def test_a_located_default_is_named_list_not_by_the_loaders_class(tmp_path: Any) -> None:
+    from agentkit import ToolRegistry, load_tools
+
+    (tmp_path / "t.yaml").write_text(
+        "name: t\nversion: 1.0.0\ndescription: d\ninput_schema:\n  parameters:\n"
+        "  - {name: x, type: [integer, float], required: false, default: [1]}\n"
+        "backend: {http: {url: 'https://api.example.com/x'}}\n"
+    )
+    with pytest.raises(Exception, match=r"got 'list'") as raised:
+        load_tools(tmp_path, registry=ToolRegistry())
+    assert "Located" not in str(raised.value)

@@ -248,7 +248,7 @@ class HttpBackend:
         with redacting(redactor):
             try:
                 request = build_request(self.spec, view_inputs, credentials, deadline)
-                if confirm(lambda: preview(self.spec, request)):
+                if confirm(lambda: preview(self.spec, request, view_inputs)):
                     # The user's time to answer is not the call's: the deadline starts again.
                     deadline = time.monotonic() + self.spec.total_timeout
                 if self.spec.paginate is not None:

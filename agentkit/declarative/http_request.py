@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, TypeAlias
 from urllib.parse import quote
 
-from agentkit.context import shortened
+from agentkit.context import MAX_LINES, arguments_shown, blank, shortened
 from agentkit.declarative.http_spec import HttpSpec
 from agentkit.declarative.http_url import Segments
 from agentkit.declarative.http_values import (
@@ -41,7 +41,7 @@ __all__ = ["Request", "build_request", "preview"]
 Request: TypeAlias = tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]]
 
 
-def preview(spec: HttpSpec, request: Request) -> str:
+def preview(spec: HttpSpec, request: Request, inputs: Mapping[str, Any] | None = None) -> str:
     """What a confirmation shows of ``request``: its method, URL, headers and body, as
     sent, and, for a paginated tool, the further pages it may fetch.
 
@@ -49,8 +49,10 @@ def preview(spec: HttpSpec, request: Request) -> str:
     ``credentials``) shows ``***`` for its secret part; the call's redactor, active
     while ``confirm`` asks, masks every other secret. Every header and every field of
     the body is shown, each long value shortened (``agentkit.context.shortened``): a
-    JSON body's strings, a form's fields, any other text body's lines (a run of blank
-    ones said in one line). Padding one field never pushes another out of sight;
+    JSON body's strings (its lists and nested mappings bounded), a form's fields, any
+    other text body's lines (a run of blank ones said in one line; past ``MAX_LINES``
+    its first and last ones, and then every one of ``inputs``, the arguments it was
+    made of). Padding one field never pushes another out of sight;
     ``agentkit.context.confirm`` makes invisible and control characters visible."""
     import requests
 
@@ -77,7 +79,7 @@ def preview(spec: HttpSpec, request: Request) -> str:
         except UnicodeDecodeError:
             kind = prepared.headers.get("Content-Type", "a binary body")
             return f"{shown}\n\n({len(payload)} bytes of {kind}){_pages_shown(spec)}"
-    return f"{shown}\n\n{_body_shown(body, str(payload))}{_pages_shown(spec)}"
+    return f"{shown}\n\n{_body_shown(body, str(payload), inputs)}{_pages_shown(spec)}"
 
 
 def _secret_headers(spec: HttpSpec) -> set[str]:
@@ -124,22 +126,34 @@ def _pages_shown(spec: HttpSpec) -> str:
     )
 
 
-def _body_shown(body: Mapping[str, Any], payload: str) -> str:
+def _body_shown(body: Mapping[str, Any], payload: str, inputs: Mapping[str, Any] | None) -> str:
     """``payload`` (the body as sent) with each long value shortened."""
     if body.get("json") is not None:  # as requests encodes it, one value at a time
         return json.dumps(shortened(body["json"]), ensure_ascii=False, allow_nan=False)
     if body.get("data") is not None and not body.get("files") and "\n" not in payload:
-        return "&".join(shortened(payload.split("&")))  # a form: field=value&...
-    return "\n".join(_blank_runs_said(shortened(payload.split("\n"))))  # multipart, text
+        return "&".join(shortened(field) for field in payload.split("&"))  # a form: field=value&...
+    lines = _blank_runs_said([shortened(line) for line in payload.split("\n")])  # multipart, text
+    if len(lines) <= MAX_LINES:
+        return "\n".join(lines)
+    # Too long to show whole: its first and last lines, and what it was made of, so
+    # that lines of padding in one argument cannot hide another.
+    head, tail = MAX_LINES * 3 // 4, MAX_LINES // 4
+    cut = len(lines) - head - tail
+    shown = [*lines[:head], f"\u2026 [{cut:,} more lines]", *lines[-tail:]]
+    if inputs:
+        made = arguments_shown(inputs).partition("\n")[2]
+        shown.append(f"\n(The body was made from these arguments:\n{made})")
+    return "\n".join(shown)
 
 
 def _blank_runs_said(lines: list[str]) -> list[str]:
-    """``lines`` with each run of more than two blank ones said in one line, so that
-    blank lines cannot push the rest of a body out of sight."""
+    """``lines`` with each run of more than two blank ones (nothing on them but spaces
+    and characters drawn as nothing) said in one line, so that blank lines cannot push
+    the rest of a body out of sight."""
     kept: list[str] = []
     run = 0
     for line in [*lines, "end"]:
-        if not line.strip():
+        if blank(line):
             run += 1
             continue
         if run > 2:

@@ -115,7 +115,7 @@ ATTACKS: dict[str, Callable[[], Attack]] = {
     "explicit-base-60": lambda: (f"{HEAD}a: !!int 1:30\n", "base-60 number", "3:4"),
     "plain-base-60-is-text": lambda: (
         f"{HEAD}input_schema:\n  parameters:\n    - {{name: n, type: integer, minimum: 1:30}}\n",
-        "minimum: expected a number, got 'str'",
+        "minimum: expected a number, got '1:30'",
         "5:41",
     ),
     "date-is-text": lambda: (
