@@ -442,6 +442,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 _HTTP_ONLY = (
     ("stateless", "--stateless"),
+    ("no_fast_path", "--no-fast-path"),
     ("auth_token_file", "--auth-token-file"),
     ("auth_token_env", "--auth-token-env"),
     ("credential_header", "--credential-header"),
@@ -621,6 +622,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port=port,
         path=mcp_http.parse_endpoint_path(args.path),
         stateless=args.stateless,
+        fast_path=not args.no_fast_path,
         tokens=mcp_http.read_tokens(file=args.auth_token_file, env=args.auth_token_env),
         credential_headers=mcp_http.parse_credential_headers(args.credential_header or ()),
         require_credential_headers=args.require_credential_headers,
@@ -774,6 +776,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--stateless",
         action="store_true",
         help="no per-session state: any instance behind a load balancer answers any request",
+    )
+    serve.add_argument(
+        "--no-fast-path",
+        action="store_true",
+        help="answer every request through the MCP SDK, not the fast path (for triage)",
     )
     serve.add_argument(
         "--auth-token-file", metavar="FILE", help="require a bearer token, one of those in FILE"

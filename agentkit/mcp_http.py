@@ -108,6 +108,8 @@ class HttpOptions:
     port: int = DEFAULT_PORT
     path: str = "/mcp"
     stateless: bool = False
+    #: Answer plain requests on the fast path (``--no-fast-path``: every one via the SDK).
+    fast_path: bool = True
     tokens: tuple[str, ...] = ()
     credential_headers: Mapping[str, str] = field(default_factory=dict)
     #: A call whose request lacks a mapped header fails (no fallback to the server's value).
@@ -692,10 +694,11 @@ class _Endpoint:
                 )
                 await refusal(scope, receive, send)
                 return
-            rest = await self._fast.handle(scope, receive, send)
-            if rest is None:
-                return
-            receive = rest
+            if self._options.fast_path:
+                rest = await self._fast.handle(scope, receive, send)
+                if rest is None:
+                    return
+                receive = rest
         await self._manager.handle_request(scope, receive, send)
 
 

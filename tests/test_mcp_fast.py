@@ -715,3 +715,15 @@ def test_only_the_session_asked_can_answer_or_cancel(served: tuple[str, FastPath
     data = [line[len("data: ") :] for line in rest.splitlines() if line.startswith("data: ")]
     result = json.loads(data[-1])["result"]
     assert result["structuredContent"] == {"action": "decline", "name": ""}
+
+
+def test_without_the_fast_path_the_sdk_answers(registry: ToolRegistry) -> None:
+    with running(registry, stateless=True, fast_path=False) as (url, fast):
+
+        async def use() -> Any:
+            async with session(url) as client:
+                return await client.call_tool("echo", ECHO)
+
+        echoed = _run(use)
+    assert echoed.structured_content == ECHO
+    assert tool_calls(fast) == 0
