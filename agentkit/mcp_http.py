@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -341,6 +342,18 @@ def _matches(given: _Place, allowed: _Place) -> bool:
     return given[:2] == allowed[:2] and allowed[2] in ("*", given[2])
 
 
+@functools.lru_cache(maxsize=32)
+def _allowed_places(
+    texts: tuple[str, ...], parse: Callable[[str], _Place | None]
+) -> tuple[_Place, ...]:
+    """``texts`` parsed once per server, not once per request."""
+    return tuple(place for text in texts if (place := parse(text)) is not None)
+
+
+def _admitted(given: _Place | None, allowed: tuple[_Place, ...]) -> bool:
+    return given is not None and any(_matches(given, place) for place in allowed)
+
+
 def rebinding_refusal(
     host: str | None,
     origin: str | None,
@@ -358,22 +371,16 @@ def rebinding_refusal(
     any port, and a port must be digits. A request without ``Origin`` (not a browser's,
     or same-origin) passes that check.
     """
-    given_host = _place(host) if host else None
-    hosts = [_place(name) for name in (*_LOOPBACK_HOSTS, *allowed_hosts)]
-    if given_host is None or not any(
-        allowed is not None and _matches(given_host, allowed) for allowed in hosts
-    ):
+    hosts = _allowed_places((*_LOOPBACK_HOSTS, *allowed_hosts), _place)
+    if not _admitted(_place(host) if host else None, hosts):
         return 421, (
             "Invalid Host header: only loopback names and the server's --allowed-host "
             "names are accepted; a server reached by another name needs --allowed-host NAME"
         )
     if not origin:
         return None
-    given_origin = _origin_place(origin)
-    origins = [_origin_place(text) for text in (*_LOOPBACK_ORIGINS, *allowed_origins)]
-    if given_origin is None or not any(
-        allowed is not None and _matches(given_origin, allowed) for allowed in origins
-    ):
+    origins = _allowed_places((*_LOOPBACK_ORIGINS, *allowed_origins), _origin_place)
+    if not _admitted(_origin_place(origin), origins):
         return 403, (
             "Invalid Origin header: only loopback origins and the server's "
             "--allowed-origin origins are accepted"
