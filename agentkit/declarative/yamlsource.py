@@ -212,7 +212,9 @@ class _Composer:
         # quoted or plain and seen before, so it cannot be a problem; a mapping
         # or list opened and closed): a method call and the attribute lookups
         # for each value were most of reading a file. The rest goes to methods.
-        # Without ``located``, a value's position is not even worked out.
+        # The open container and the counts are locals too (the counts are
+        # handed to and taken back from the methods that use them); without
+        # ``located``, a value's position is not even worked out.
         get_event, scalar, attach = self.loader.get_event, self._scalar, self._attach
         stack, shared, known = self.stack, self.strings.setdefault, self.plain.get
         max_nodes, max_chars, max_shared = MAX_EXPANDED_NODES, MAX_EXPANDED_CHARS, MAX_SHARED_CHARS
@@ -224,25 +226,33 @@ class _Composer:
         new_list: Any = LocatedList if located else list
         position: Position = (0, 0)
         value: Any
-        target: Any
+        top: Any = None  # stack[-1] (an _Open), and its value
+        target: Any = None
+        in_list = False
+        nodes, chars = self.nodes, self.chars
         while True:
             event = get_event()
             kind = type(event)
             if kind is scalar_event:
-                if event.anchor is not None or event.tag is not None or not stack:
+                if event.anchor is not None or event.tag is not None or top is None:
+                    self.nodes, self.chars = nodes, chars
                     scalar(event)
+                    nodes, chars = self.nodes, self.chars
                     continue
                 text = event.value
                 if event.implicit[0]:
                     value = known(text, no_key)
                     if value is no_key:
+                        self.nodes, self.chars = nodes, chars
                         scalar(event)
+                        nodes, chars = self.nodes, self.chars
                         continue
                 else:
                     value = shared(text, text) if len(text) <= max_shared else text
-                self.nodes += 1
-                self.chars += len(text)
-                if self.nodes > max_nodes or self.chars > max_chars:
+                nodes += 1
+                chars += len(text)
+                if nodes > max_nodes or chars > max_chars:
+                    self.nodes, self.chars = nodes, chars
                     self._count(_position(event), 0, 0)  # says so, and refuses the document
                 if located:
                     mark = event.start_mark
@@ -253,54 +263,65 @@ class _Composer:
                 value = done.value
                 position = done.position
                 if done.anchor is not None:
+                    self.nodes, self.chars = nodes, chars
                     self._close_anchor(done)
                 if not stack:
+                    top = None
                     attach(value, position, container=True)
                     continue
+                top = stack[-1]
+                target = top.value
+                in_list = type(target) is new_list
                 container = True
             elif kind is mapping_start or kind is sequence_start:
                 mark = event.start_mark
                 position = (mark.line + 1, mark.column + 1)
                 if event.anchor is not None or event.tag is not None or len(stack) >= MAX_DEPTH:
+                    self.nodes, self.chars = nodes, chars
                     self._check_open(event, position)
+                    nodes, chars = self.nodes, self.chars
                 else:
-                    self.nodes += 1
-                    if self.nodes > max_nodes:
+                    nodes += 1
+                    if nodes > max_nodes:
+                        self.nodes = nodes
                         self._count(position, 0, 0)
-                if kind is mapping_start:
-                    value = new_dict()
+                in_list = kind is sequence_start
+                if in_list:
+                    target = new_list()
                     if located:
-                        value.positions = {}
-                        value.position = position
+                        target.positions = []
+                        target.position = position
                 else:
-                    value = new_list()
+                    target = new_dict()
                     if located:
-                        value.positions = []
-                        value.position = position
-                stack.append(_Open(value, position, event.anchor, self.nodes, self.chars))
+                        target.positions = {}
+                        target.position = position
+                top = _Open(target, position, event.anchor, nodes, chars)
+                stack.append(top)
                 continue
             elif kind is alias_event:
+                self.nodes, self.chars = nodes, chars
                 self._alias(event)
+                nodes, chars = self.nodes, self.chars
                 continue
             else:  # DocumentEndEvent: the parser allows nothing else here
+                self.nodes, self.chars = nodes, chars
                 return
             # _attach, inline for a value whose parent is open and fine so far.
-            parent = stack[-1]
-            target = parent.value
-            if type(target) is new_list:
+            if in_list:
                 target.append(value)
                 if located:
                     target.positions.append(position)
                 continue
-            key = parent.key
+            key = top.key
             if key is no_key:
                 if container or value in target:  # _attach says what is wrong
                     where = position if located or container else _position(event)
                     attach(value, where, container=container)
                 else:
-                    parent.key = value
+                    top.key = value
                 continue
-            parent.key = no_key
+            top.key = no_key
             if key is not bad_key:
                 target[key] = value
                 if located:
