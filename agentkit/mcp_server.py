@@ -76,7 +76,7 @@ from agentkit.mcp_limits import (
 )
 from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.mcp_rounds import Asking, Question, Rounds
-from agentkit.mcp_stdio import loop_stdio
+from agentkit.mcp_stdio import ReadLines, loop_stdio, refusal
 from agentkit.mcp_wire import SERVER_NAME
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.redaction import Redactor
@@ -630,17 +630,22 @@ async def serve_stdio(
         rounds.close()
         stdin_closed.set()
 
+    # A line the SDK cannot read is answered here (``refusal``): the SDK would drop it.
+    # Where the SDK reads stdin itself (wire_in None) its lines cannot be seen.
+    lines = ReadLines(wire_in) if wire_in is not None else None
     # The SDK types its streams as anyio files; it only iterates lines and awaits
     # write and flush, which loop_stdio's do on the loop, without a thread each.
     async with (
-        stdio_server(wire_in, wire_out) as (stdin, stdout),
+        stdio_server(lines, wire_out) as (stdin, stdout),  # type: ignore[arg-type]
         anyio.create_task_group() as group,
     ):
         if reloader is not None:
             await group.start(reloader.run)
             if reload_now:
                 group.start_soon(reloader.reload, "SIGHUP")
-        await _serve_answering_to_the_end(server, stdin, stdout, drain_seconds, ended=ended)
+        await _serve_answering_to_the_end(
+            server, stdin, stdout, drain_seconds, ended=ended, lines=lines
+        )
         group.cancel_scope.cancel()
 
 
@@ -683,20 +688,28 @@ async def _serve_answering_to_the_end(
     drain_seconds: float,
     *,
     ended: Callable[[], None] = lambda: None,
+    lines: ReadLines | None = None,
 ) -> None:
     """``server.run`` on stdin/stdout, except that stdin closing does not cut short the
     requests already read: the server sees the end of its input only once each has its
     answer (or ``drain_seconds`` have passed). ``ended`` is called when stdin closes, to
-    end the requests that would never end by themselves (``subscriptions/listen``)."""
+    end the requests that would never end by themselves (``subscriptions/listen``).
+    ``lines`` (the lines stdin's stream is read from): a line the SDK could not read is
+    answered with its ``refusal``."""
     unanswered = _Unanswered()
     to_server, server_in = anyio.create_memory_object_stream[Any](0)
     server_out, from_server = anyio.create_memory_object_stream[Any](0)
+    refusals = server_out.clone()  # written in order with the server's answers
 
     async def read() -> None:
-        async with to_server, stdin:  # closing stdin's stream too: nothing is left unclosed
+        # Closing stdin's stream too: nothing is left unclosed.
+        async with to_server, stdin, refusals:
             async for message in stdin:
+                line = lines.taken() if lines is not None else None
                 if isinstance(message, SessionMessage):
                     unanswered.asked(message.message)
+                elif line is not None and (error := refusal(line)) is not None:
+                    await refusals.send(SessionMessage(types.JSONRPCError.model_validate(error)))
                 await to_server.send(message)
             ended()
             await unanswered.all_answered(drain_seconds)
