@@ -268,7 +268,9 @@ class Admission:
         ``max_waiting`` places instead (``ElicitationError`` when all are taken). After
         it the call is admitted again, as a new call would be: at once if there is room,
         else in the queue (``Busy`` when that is full or its time runs out). A cancelled
-        call is not admitted again: it ends."""
+        question takes the slots back at once, room or not: the call may go on (a tool's
+        own ``timeout=`` on its question ran out) and holds them until it ends, which a
+        cancelled call does soon; waiting for room is no option while being cancelled."""
         limits = self._limits
         if limits._asking >= limits.max_waiting:
             raise ElicitationError(
@@ -285,8 +287,9 @@ class Admission:
             limits._asking -= 1
             await self._back()
             raise
-        except BaseException:  # cancelled: the call ends without running again
+        except BaseException:
             limits._asking -= 1
+            self._take()
             raise
         limits._asking -= 1
         await self._back()
