@@ -568,9 +568,11 @@ def test_watching_notes_the_clients_leaving_in_the_scope() -> None:
         left = client_left(scope)
         assert left is not None
         await watched()
-        before = left.is_set()
-        await watched()
-        return before, left.is_set()
+        before = left.left
+        async with anyio.create_task_group() as group:
+            group.start_soon(left.wait)  # ends once the client has left
+            await watched()
+        return before, left.left
 
     assert _bounded(scenario) == (False, True)
     assert client_left({"type": "http"}) is None
