@@ -341,7 +341,7 @@ _TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 def _parse_value(raw: str, param: Parameter, key: str) -> Any:
     """``raw`` as the parameter's declared type: days=3 is an integer, tags=a,b a list."""
     if isinstance(param.type, tuple):
-        return _parse_union(raw, param.type, key)
+        return _parse_union(raw, param, param.type, key)
     kind = param.type
     try:
         if kind == "integer":
@@ -379,14 +379,26 @@ def _parse_value(raw: str, param: Parameter, key: str) -> Any:
     return raw
 
 
-def _parse_union(raw: str, members: tuple[str, ...], key: str) -> Any:
-    """``raw`` as the first of a union's types it reads as: integer, float, boolean, string."""
+def _parse_union(raw: str, param: Parameter, members: tuple[str, ...], key: str) -> Any:
+    """``raw`` as the first of a union's types it reads as: integer, float, boolean, string;
+    a JSON list (``[...]``) for a union with ``list``, or ``a,b`` when no scalar takes it."""
     from agentkit.schematypes import from_text
 
+    if "list" in members and raw.lstrip().startswith("["):
+        return _parse_value(raw, _as_list(param), key)
     value = from_text(raw, members)
     if isinstance(value, str) and "string" not in members:
+        if "list" in members:
+            return _parse_value(raw, _as_list(param), key)
         raise UsageError(f"argument {key}={raw!r}: expected {' or '.join(members)}")
     return value
+
+
+def _as_list(param: Parameter) -> Parameter:
+    """A union's list member as a parameter of its own, to read text into."""
+    from agentkit.toolschema import Parameter
+
+    return Parameter(name=param.name, type="list", items=param.items)
 
 
 def cmd_export(args: argparse.Namespace) -> int:

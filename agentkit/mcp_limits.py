@@ -39,6 +39,7 @@ __all__ = [
     "Busy",
     "CallCut",
     "CallLimits",
+    "Departure",
     "client_left",
     "watching",
     "worker_threads",
@@ -268,7 +269,9 @@ class Admission:
         ``max_waiting`` places instead (``ElicitationError`` when all are taken). After
         it the call is admitted again, as a new call would be: at once if there is room,
         else in the queue (``Busy`` when that is full or its time runs out). A cancelled
-        call is not admitted again: it ends."""
+        question takes the slots back at once, room or not: the call may go on (a tool's
+        own ``timeout=`` on its question ran out) and holds them until it ends, which a
+        cancelled call does soon; waiting for room is no option while being cancelled."""
         limits = self._limits
         if limits._asking >= limits.max_waiting:
             raise ElicitationError(
@@ -285,8 +288,9 @@ class Admission:
             limits._asking -= 1
             await self._back()
             raise
-        except BaseException:  # cancelled: the call ends without running again
+        except BaseException:
             limits._asking -= 1
+            self._take()
             raise
         limits._asking -= 1
         await self._back()
@@ -308,27 +312,51 @@ def worker_threads(max_calls: int | None, max_waiting: int) -> int | None:
     return None if max_calls is None else max_calls + max_waiting
 
 
+@final
+class Departure:
+    """Whether a client has left (``left``), and ``wait`` for it to: one HTTP request's
+    (``watching``), or a stdio server's one client (stdin ended). Cheap to make: the
+    event to wait on is made only when someone waits (every POST gets one)."""
+
+    __slots__ = ("_event", "left")
+
+    def __init__(self) -> None:
+        self.left = False
+        self._event: anyio.Event | None = None
+
+    def set(self) -> None:
+        self.left = True
+        if self._event is not None:
+            self._event.set()
+
+    async def wait(self) -> None:
+        if self.left:
+            return
+        if self._event is None:
+            self._event = anyio.Event()
+        await self._event.wait()
+
+
 def watching(scope: MutableMapping[str, Any], receive: Receive) -> Receive:
     """``receive`` for the HTTP request of ``scope``, noting there when its client leaves
     (the ASGI server's ``http.disconnect``), for ``client_left``. It notes it only when
     someone reads: the SDK's streams do, the fast path does once a call asks."""
-    left = anyio.Event()
-    scope[_LEFT] = left
+    departure = scope[_LEFT] = Departure()
 
     async def watched() -> MutableMapping[str, Any]:
         message = await receive()
         if message["type"] == "http.disconnect":
-            left.set()
+            departure.set()
         return message
 
     return watched
 
 
-def client_left(scope: Any) -> anyio.Event | None:
-    """The event set when the client of the HTTP request of ``scope`` leaves (see
+def client_left(scope: Any) -> Departure | None:
+    """The ``Departure`` of the client of the HTTP request of ``scope`` (see
     ``watching``); ``None`` when nobody watches (not an HTTP request)."""
-    left = scope.get(_LEFT) if isinstance(scope, MutableMapping) else None
-    return left if isinstance(left, anyio.Event) else None
+    departure = scope.get(_LEFT) if isinstance(scope, MutableMapping) else None
+    return departure if isinstance(departure, Departure) else None
 
 
 def _seconds(timeout: float | None) -> float:

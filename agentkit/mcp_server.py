@@ -73,6 +73,7 @@ from agentkit.mcp_limits import (
     Busy,
     CallCut,
     CallLimits,
+    Departure,
     client_left,
     worker_threads,
 )
@@ -186,7 +187,7 @@ class _ServedCall(CallContext):
     """
 
     def __init__(
-        self, ctx: Any, log_level: LogLevel, tool: str, left: anyio.Event | None = None
+        self, ctx: Any, log_level: LogLevel, tool: str, left: Departure | None = None
     ) -> None:
         self._loop = self.loop = asyncio.get_running_loop()
         self._log_level = log_level
@@ -440,7 +441,7 @@ def build_server(
     announce: bool = True,
     allow_unconfirmed: bool = False,
     rounds: Rounds | None = None,
-    stdin_closed: anyio.Event | None = None,
+    stdin_closed: Departure | None = None,
 ) -> Server[Any]:
     """An MCP server answering ``tools/list`` and ``tools/call`` from ``tools``.
 
@@ -664,7 +665,7 @@ async def serve_stdio(
     )
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     rounds = Rounds()
-    stdin_closed = anyio.Event()
+    stdin_closed = Departure()
     server = build_server(
         served,
         executor,

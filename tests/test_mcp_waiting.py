@@ -465,7 +465,7 @@ def test_an_answer_with_no_room_and_no_queue_is_busy() -> None:
     _bounded(scenario)
 
 
-def test_a_call_cancelled_while_asking_is_not_admitted_again() -> None:
+def test_a_call_cancelled_while_asking_ends_and_gives_everything_back() -> None:
     async def scenario() -> None:
         limits = CallLimits(max_in_flight=1)
         with anyio.CancelScope() as scope:
@@ -475,6 +475,32 @@ def test_a_call_cancelled_while_asking_is_not_admitted_again() -> None:
         assert (limits.running, limits.asking, limits.in_flight) == (0, 0, 0)
 
     _bounded(scenario)
+
+
+def test_a_question_cancelled_alone_takes_the_slot_back_at_once_even_when_full() -> None:
+    """A tool's own ``timeout=`` on its question cancels the question, not the call: the
+    call goes on, so it runs holding a slot again (one over the cap, briefly)."""
+
+    async def scenario() -> tuple[int, tuple[int, int, int]]:
+        limits = CallLimits(max_in_flight=1)
+        release = anyio.Event()
+
+        async def other() -> None:
+            async with limits.admitted("b"):
+                await release.wait()
+
+        async with anyio.create_task_group() as group, limits.admitted("a") as admission:
+            with anyio.CancelScope() as question:
+                async with admission.asking():
+                    group.start_soon(other)
+                    await _until(lambda: limits.running == 1)
+                    question.cancel()
+                    await anyio.sleep_forever()
+            running = limits.running
+            release.set()
+        return running, (limits.running, limits.asking, limits.in_flight)
+
+    assert _bounded(scenario) == (2, (0, 0, 0))
 
 
 def test_draining_waits_for_asking_calls_and_cut_ends_them() -> None:
@@ -542,9 +568,11 @@ def test_watching_notes_the_clients_leaving_in_the_scope() -> None:
         left = client_left(scope)
         assert left is not None
         await watched()
-        before = left.is_set()
-        await watched()
-        return before, left.is_set()
+        before = left.left
+        async with anyio.create_task_group() as group:
+            group.start_soon(left.wait)  # ends once the client has left
+            await watched()
+        return before, left.left
 
     assert _bounded(scenario) == (False, True)
     assert client_left({"type": "http"}) is None
