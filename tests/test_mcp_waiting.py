@@ -33,7 +33,7 @@ from agentkit.mcp_limits import (
     watching,
 )
 from agentkit.toolerrors import ElicitationError, SemanticError
-from tests.mcp_serving import ROOT, Served, serving, session, tools_folder
+from tests.mcp_serving import ROOT, Served, serving, session, stdio_session, tools_folder
 
 WAIT_SECONDS = 60
 KEY = "agentkit/question"
@@ -374,6 +374,22 @@ def test_stdio_a_question_waiting_when_stdin_ends_is_withdrawn_and_the_server_ex
     assert answers[2]["result"]["isError"] is True
     assert "the client left before the user answered" in answers[2]["result"]["content"][0]["text"]
     assert "a call of tool 'wipe' ended: its client left while it waited" in err
+
+
+def test_stdio_takes_the_waiting_options_too(folder: Path) -> None:
+    async def never(context: Any, params: Any) -> types.ElicitResult:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async def scenario() -> Any:
+        args = ["--tools", str(folder), "--answer-timeout", "1", "--max-waiting", "1"]
+        env = {"PATH": "", "PYTHONPATH": str(ROOT)}
+        async with stdio_session(args, env, elicitation=never) as client:
+            return await client.call_tool("wipe", {"seconds": 0})
+
+    result = _bounded(scenario)
+    assert result.is_error is True
+    assert "the user did not answer within 1 s (the server's --answer-timeout)" in _text(result)
 
 
 # -- CallLimits alone ----------------------------------------------------------------------------
