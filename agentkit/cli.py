@@ -548,21 +548,23 @@ def _positive(value: float | None, flag: str, *, integer: bool = False) -> None:
 
 
 def _limits(args: argparse.Namespace) -> dict[str, Any]:
-    """The options both transports share: deadlines, admission, draining, confirmation."""
-    from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED
+    """The options both transports share: deadlines, admission, draining, confirmation.
 
+    Those not given are left out: each server has its defaults (and the stdio server
+    need not import its admission, nor anyio, before its first answers)."""
     _positive(args.call_timeout, "--call-timeout")
     _positive(args.max_calls, "--max-calls", integer=True)
     _positive(args.drain_seconds, "--drain-seconds")
     if args.max_queued is not None and args.max_queued < 0:
         raise UsageError(f"--max-queued takes 0 or a positive whole number, got {args.max_queued}")
-    return {
+    given = {
         "call_timeout": args.call_timeout,
-        "max_calls": args.max_calls or DEFAULT_MAX_IN_FLIGHT,
-        "max_queued": DEFAULT_MAX_QUEUED if args.max_queued is None else args.max_queued,
-        "drain_seconds": args.drain_seconds or 30.0,
-        "allow_unconfirmed": args.allow_unconfirmed,
+        "max_calls": args.max_calls,
+        "max_queued": args.max_queued,
+        "drain_seconds": args.drain_seconds,
     }
+    limits = {option: value for option, value in given.items() if value is not None}
+    return {**limits, "allow_unconfirmed": args.allow_unconfirmed}
 
 
 def _reloader(args: argparse.Namespace) -> Reloader:
