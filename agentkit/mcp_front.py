@@ -5,14 +5,14 @@
 ``agentkit.mcp_wire.Front``, before ``mcp``, ``mcp_types`` or pydantic is imported,
 and before any event loop: it reads and writes the pipes with blocking calls
 (``agentkit.mcp_pipes``), so neither asyncio nor anyio is imported until the first
-listing is out. It hands over to the SDK (``agentkit.mcp_server.serve_stdio``) right after that first
-listing, at the first line the front does not answer, when stdin ends, on SIGHUP, or
-when the client has said nothing for ``IDLE_SECONDS`` after ``initialize``: the SDK reads
-the client's ``initialize`` again (``Front.replay``; its answer, the client's second, is
-not sent), then every line the front did not answer (the event loop's reader reads
-first the bytes the front read past its last line), and serves on as it always has.
-Where the front cannot serve (stdin or stdout not a pipe, a listing it cannot write
-as the SDK would) the SDK serves from the start.
+listing is out. It hands over to the SDK (``agentkit.mcp_server.serve_stdio``) right
+after that first listing, at the first line the front does not answer, when stdin
+ends, on SIGHUP, or when the client has said nothing for ``IDLE_SECONDS`` after
+``initialize``: the SDK reads the client's ``initialize`` again (``Front.replay``; its
+answer, the client's second, is not sent), then every line the front did not answer
+(the event loop's reader reads first the bytes the front read past its last line),
+and serves on as it always has. Where the front cannot serve (stdin or stdout not a
+pipe, a listing it cannot write as the SDK would) the SDK serves from the start.
 """
 
 from __future__ import annotations
@@ -91,12 +91,20 @@ def serve(
     # The SDK, and the event loop, only now.
     import anyio
 
+    from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_WAITING, worker_threads
     from agentkit.mcp_reload import Reloader
     from agentkit.mcp_server import serve_stdio
     from agentkit.mcp_stdio import loop_stdio
     from agentkit.toolexecutor import ToolExecutor
 
-    executor = ToolExecutor(credentials=credentials)
+    executor = ToolExecutor(
+        credentials=credentials,
+        # A sync call waiting for its user keeps its thread (agentkit.mcp_limits).
+        max_workers=worker_threads(
+            options.get("max_calls", DEFAULT_MAX_IN_FLIGHT),
+            options.get("max_waiting", DEFAULT_MAX_WAITING),
+        ),
+    )
 
     async def run() -> None:
         async with loop_stdio(unread) as (wire_in, wire_out):

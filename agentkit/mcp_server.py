@@ -21,7 +21,9 @@
 - a tool's ``agentkit.context.elicit`` (and a ``confirm: true`` tool's question) is an
   ``elicitation/create`` to its client, on the call's own stream; to a 2026-07-28
   client, which has no such stream, an ``input_required`` result it answers by calling
-  again (``agentkit.mcp_rounds``).
+  again (``agentkit.mcp_rounds``). While it waits for the answer the call holds no
+  ``--max-calls`` slot (``agentkit.mcp_limits.Admission.asking``), and it ends when its
+  client leaves (its HTTP stream closes, stdin ends) or the answer does not come in time.
 
 Needs ``pip install 'agentkit[mcp]'``.
 """
@@ -31,10 +33,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Final, final
+from typing import Any, Final, TypeVar, final
 
 import anyio
 import mcp_types as types
@@ -60,15 +63,21 @@ from agentkit.context import (
 from agentkit.credentials import CredentialsManager
 from agentkit.mcp_content import call_result, encodable, error_result
 from agentkit.mcp_limits import (
+    DEFAULT_ANSWER_SECONDS,
     DEFAULT_MAX_IN_FLIGHT,
     DEFAULT_MAX_QUEUED,
+    DEFAULT_MAX_WAITING,
+    Admission,
     Busy,
     CallCut,
     CallLimits,
+    Departure,
+    client_left,
+    worker_threads,
 )
 from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.mcp_rounds import Asking, Question, Rounds
-from agentkit.mcp_stdio import loop_stdio
+from agentkit.mcp_stdio import ReadLines, loop_stdio, refusal
 from agentkit.mcp_wire import SERVER_NAME
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.redaction import Redactor
@@ -84,6 +93,8 @@ from agentkit.toolregistry import ToolRegistry
 
 __all__ = ["CallScope", "build_server", "serve"]
 
+logger = logging.getLogger("agentkit.serve")
+_T = TypeVar("_T")
 
 #: How long a call's last messages to its client may take to go out before its answer does.
 FLUSH_SECONDS: Final = 5.0
@@ -171,16 +182,24 @@ class _ServedCall(CallContext):
     never holds the tool up. ``flush`` waits (bounded) for what is still being sent.
     """
 
-    def __init__(self, ctx: Any, log_level: LogLevel) -> None:
+    def __init__(
+        self, ctx: Any, log_level: LogLevel, tool: str, left: Departure | None = None
+    ) -> None:
         self._loop = self.loop = asyncio.get_running_loop()
         self._log_level = log_level
         self._modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        self._tool = tool
         self.attach(ctx)
         self._sending: list[concurrent.futures.Future[None]] = []
         #: Where a 2026-07-28 client's questions go (``Rounds``); None: asked directly.
         self.questions: asyncio.Queue[Question] | None = (
             asyncio.Queue() if self._modern and _declared_elicitation(ctx) else None
         )
+        #: Set when the client that would answer a question has gone: its HTTP request's
+        #: connection closed (``mcp_limits.watching``), or stdin ended.
+        self._left = client_left(getattr(ctx.request, "scope", None)) or left
+        #: The call's hold on its slots (``run`` sets it once the call is admitted).
+        self.admission: Admission | None = None
 
     @property
     def ctx(self) -> Any:
@@ -223,19 +242,45 @@ class _ServedCall(CallContext):
 
     async def aelicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
         """``elicitation/create`` (form mode) on this call's own stream, or in an
-        ``input_required`` result to a 2026-07-28 client."""
-        if self.questions is not None:
-            question = Question(message=message, schema=schema, answer=self._loop.create_future())
-            self.questions.put_nowait(question)
-            return await question.answer
-        if not can_elicit(self._ctx):
+        ``input_required`` result to a 2026-07-28 client. While the call waits for the
+        answer it holds no slot (``Admission.asking``); it waits at most the server's
+        answer timeout, and not once its client has left."""
+        if self.questions is None and not can_elicit(self._ctx):
             raise ElicitationError(
                 "the client cannot be asked: it did not declare the elicitation capability, "
                 "or the connection has no way back to it (a stateless server's session)"
             )
+        if self.admission is None:  # not a call ``run`` admitted: nothing to give back
+            return await self._asked(message, schema)
+        timeout = self.admission.answer_timeout
+        async with self.admission.asking():
+            try:
+                return await asyncio.wait_for(self._asked(message, schema), timeout)
+            except asyncio.TimeoutError:
+                logger.warning(
+                    "agentkit: a call of tool '%s' ended: its user did not answer within "
+                    "%g s (--answer-timeout)",
+                    self._tool,
+                    timeout,
+                )
+                raise ElicitationError(
+                    f"the user did not answer within {timeout:g} s (the server's "
+                    "--answer-timeout): the question was withdrawn and nothing was done "
+                    "past it"
+                ) from None
+
+    async def _asked(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+        if self.questions is not None:
+            question = Question(message=message, schema=schema, answer=self._loop.create_future())
+            self.questions.put_nowait(question)
+            return await question.answer
         try:
-            answer = await self._ctx.session.elicit_form(
-                encodable(message), encodable(dict(schema)), related_request_id=self._ctx.request_id
+            answer = await self._unless_left(
+                self._ctx.session.elicit_form(
+                    encodable(message),
+                    encodable(dict(schema)),
+                    related_request_id=self._ctx.request_id,
+                )
             )
         except NoBackChannelError as exc:
             raise ElicitationError(
@@ -245,6 +290,32 @@ class _ServedCall(CallContext):
         except MCPError as exc:
             raise ElicitationError(f"the client did not ask the user: {exc}") from exc
         return Elicited(action=answer.action, content=dict(answer.content or {}))
+
+    async def _unless_left(self, asking: Awaitable[_T]) -> _T:
+        """``asking``'s answer; ``ElicitationError`` (the question withdrawn) if the
+        client leaves first: nobody is there to answer it any more."""
+        if self._left is None:
+            return await asking
+        task = asyncio.ensure_future(asking)
+        gone = asyncio.ensure_future(self._left.wait())
+        try:
+            await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+            if not task.done():
+                task.cancel()
+                await _withdrawn([task])
+        if task.cancelled():
+            logger.warning(
+                "agentkit: a call of tool '%s' ended: its client left while it waited for "
+                "its user's answer",
+                self._tool,
+            )
+            raise ElicitationError(
+                "the client left before the user answered: the question was withdrawn and "
+                "nothing was done past it"
+            )
+        return task.result()
 
     async def flush(self) -> None:
         """Wait until what the call sent has gone out (at most ``FLUSH_SECONDS``)."""
@@ -322,6 +393,7 @@ def build_server(
     announce: bool = True,
     allow_unconfirmed: bool = False,
     rounds: Rounds | None = None,
+    stdin_closed: Departure | None = None,
 ) -> Server[Any]:
     """An MCP server answering ``tools/list`` and ``tools/call`` from ``tools``.
 
@@ -338,6 +410,8 @@ def build_server(
     ``allow_unconfirmed``: then the tool runs without asking. A 2026-07-28 client is
     asked in ``input_required`` results; ``rounds`` keeps the calls waiting for its
     answers (the caller's, to ``close`` when the server stops; default: a new one).
+    ``stdin_closed`` is set when a stdio server's client has gone: a question waiting
+    for its answer is withdrawn then (an HTTP request's own connection says so itself).
     """
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     runner = executor or ToolExecutor()
@@ -369,7 +443,7 @@ def build_server(
                 f"{unknown} The tools may have changed since you listed them: call tools/list.",
             )
         arguments = dict(params.arguments or {})
-        call = _ServedCall(ctx, served.log_level(_connection(ctx)))
+        call = _ServedCall(ctx, served.log_level(_connection(ctx)), tool.name, stdin_closed)
         if isinstance(tool.DEPRECATED, str):
             call.log("warning", f"Tool '{tool.name}' is deprecated: {tool.DEPRECATED}", "agentkit")
         if tool.CONFIRM:
@@ -387,7 +461,7 @@ def build_server(
         # Async tools run on the server's loop; sync ones (HTTP, files) in the
         # executor's bounded thread pool, so a slow tool never blocks the loop.
         try:
-            async with gate.admitted(tool.name, concurrency(tool)):
+            async with gate.admitted(tool.name, concurrency(tool)) as call.admission:
                 with scope(ctx), reporting_progress(_progress_to(call)), serving(call):
                     if call.confirming and tool.definition is None:
                         # A hand-written tool does not say what it sends: its arguments, as
@@ -419,9 +493,16 @@ def build_server(
             # comes later (a confirmation accepted too late) lets nothing happen.
             await _withdrawn(call.end())
         await call.flush()  # what the tool logged reaches the client before its answer
-        declined = result.error.cause if isinstance(result.error, ToolExecutionError) else None
-        if isinstance(declined, DeclinedError):
-            return error_result(f"Tool '{tool.name}' was not run: {declined}")
+        cause = result.error.cause if isinstance(result.error, ToolExecutionError) else None
+        if isinstance(cause, DeclinedError) or (
+            isinstance(cause, ElicitationError) and call.confirming
+        ):  # not allowed, or the question about it never answered: nothing was done
+            return error_result(f"Tool '{tool.name}' was not run: {cause}")
+        if isinstance(cause, Busy):  # answered, but no room to go on (Admission.asking)
+            return error_result(
+                f"Tool '{tool.name}' stopped after its question was answered: {cause}; "
+                "nothing was done past the question"
+            )
         return call_result(tool, result, call_timeout=call_timeout)
 
     server = _Server(
@@ -468,6 +549,8 @@ def serve(
     call_timeout: float | None = None,
     max_calls: int | None = DEFAULT_MAX_IN_FLIGHT,
     max_queued: int = DEFAULT_MAX_QUEUED,
+    max_waiting: int = DEFAULT_MAX_WAITING,
+    answer_timeout: float = DEFAULT_ANSWER_SECONDS,
     drain_seconds: float = 30.0,
     reloader: Reloader | None = None,
     allow_unconfirmed: bool = False,
@@ -478,7 +561,10 @@ def serve(
     ``reloader`` (made on the same ``ServedTools``) reloads them while serving.
     ``allow_unconfirmed``: see ``build_server``.
     """
-    executor = ToolExecutor(credentials=CredentialsManager.from_env(credentials_file))
+    executor = ToolExecutor(
+        credentials=CredentialsManager.from_env(credentials_file),
+        max_workers=worker_threads(max_calls, max_waiting),
+    )
 
     async def run() -> None:
         async with loop_stdio() as (wire_in, wire_out):
@@ -490,6 +576,8 @@ def serve(
                 call_timeout=call_timeout,
                 max_calls=max_calls,
                 max_queued=max_queued,
+                max_waiting=max_waiting,
+                answer_timeout=answer_timeout,
                 drain_seconds=drain_seconds,
                 reloader=reloader,
                 allow_unconfirmed=allow_unconfirmed,
@@ -508,6 +596,8 @@ async def serve_stdio(
     call_timeout: float | None = None,
     max_calls: int | None = DEFAULT_MAX_IN_FLIGHT,
     max_queued: int = DEFAULT_MAX_QUEUED,
+    max_waiting: int = DEFAULT_MAX_WAITING,
+    answer_timeout: float = DEFAULT_ANSWER_SECONDS,
     drain_seconds: float = 30.0,
     reloader: Reloader | None = None,
     reload_now: bool = False,
@@ -516,9 +606,16 @@ async def serve_stdio(
     """``serve``'s work on the running loop, reading lines from ``wire_in`` and writing
     to ``wire_out`` (``loop_stdio``'s, or ``None`` for the SDK's own stdin and stdout).
     ``reload_now``: a SIGHUP came before the reloader was listening (``mcp_front``)."""
-    gate = CallLimits(max_in_flight=max_calls, max_queued=max_queued, queue_timeout=call_timeout)
+    gate = CallLimits(
+        max_in_flight=max_calls,
+        max_queued=max_queued,
+        queue_timeout=call_timeout,
+        max_waiting=max_waiting,
+        answer_timeout=answer_timeout,
+    )
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     rounds = Rounds()
+    stdin_closed = Departure()
     server = build_server(
         served,
         executor,
@@ -526,23 +623,30 @@ async def serve_stdio(
         limits=gate,
         allow_unconfirmed=allow_unconfirmed,
         rounds=rounds,
+        stdin_closed=stdin_closed,
     )
 
-    def ended() -> None:  # stdin closed: no round can answer a question any more
+    def ended() -> None:  # stdin closed: no answer to a question can come any more
         served.listen.close()
         rounds.close()
+        stdin_closed.set()
 
+    # A line the SDK cannot read is answered here (``refusal``): the SDK would drop it.
+    # Where the SDK reads stdin itself (wire_in None) its lines cannot be seen.
+    lines = ReadLines(wire_in) if wire_in is not None else None
     # The SDK types its streams as anyio files; it only iterates lines and awaits
     # write and flush, which loop_stdio's do on the loop, without a thread each.
     async with (
-        stdio_server(wire_in, wire_out) as (stdin, stdout),
+        stdio_server(lines, wire_out) as (stdin, stdout),  # type: ignore[arg-type]
         anyio.create_task_group() as group,
     ):
         if reloader is not None:
             await group.start(reloader.run)
             if reload_now:
                 group.start_soon(reloader.reload, "SIGHUP")
-        await _serve_answering_to_the_end(server, stdin, stdout, drain_seconds, ended=ended)
+        await _serve_answering_to_the_end(
+            server, stdin, stdout, drain_seconds, ended=ended, lines=lines
+        )
         group.cancel_scope.cancel()
 
 
@@ -585,20 +689,28 @@ async def _serve_answering_to_the_end(
     drain_seconds: float,
     *,
     ended: Callable[[], None] = lambda: None,
+    lines: ReadLines | None = None,
 ) -> None:
     """``server.run`` on stdin/stdout, except that stdin closing does not cut short the
     requests already read: the server sees the end of its input only once each has its
     answer (or ``drain_seconds`` have passed). ``ended`` is called when stdin closes, to
-    end the requests that would never end by themselves (``subscriptions/listen``)."""
+    end the requests that would never end by themselves (``subscriptions/listen``).
+    ``lines`` (the lines stdin's stream is read from): a line the SDK could not read is
+    answered with its ``refusal``."""
     unanswered = _Unanswered()
     to_server, server_in = anyio.create_memory_object_stream[Any](0)
     server_out, from_server = anyio.create_memory_object_stream[Any](0)
+    refusals = server_out.clone()  # written in order with the server's answers
 
     async def read() -> None:
-        async with to_server, stdin:  # closing stdin's stream too: nothing is left unclosed
+        # Closing stdin's stream too: nothing is left unclosed.
+        async with to_server, stdin, refusals:
             async for message in stdin:
+                line = lines.taken() if lines is not None else None
                 if isinstance(message, SessionMessage):
                     unanswered.asked(message.message)
+                elif line is not None and (error := refusal(line)) is not None:
+                    await refusals.send(SessionMessage(types.JSONRPCError.model_validate(error)))
                 await to_server.send(message)
             ended()
             await unanswered.all_answered(drain_seconds)

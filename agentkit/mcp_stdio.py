@@ -13,28 +13,39 @@ Windows, another event loop than asyncio) it yields ``None`` for both, and the S
 does as it always has. Lines are split with ``agentkit.mcp_pipes.take_lines``, as
 the stdio front split the lines it read first (``loop_stdio``'s ``unread`` are the
 bytes it read past them).
+
+The SDK drops a line it cannot read (no JSON, a ``\\ud800`` escape its parser refuses,
+no JSON-RPC message) without an answer, and a client would wait for its id forever.
+``ReadLines`` keeps each line the SDK reads until its message is taken, and
+``refusal`` is the error that answers one it could not read: with the request's id
+when it can be read, as JSON-RPC has it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import sys
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import Final, final
+from typing import Any, Final, final
 
 import anyio
 
 from agentkit.mcp_pipes import stdio_pipes, take_lines
 
-__all__ = ["LineReader", "LineWriter", "loop_stdio"]
+__all__ = ["LineReader", "LineWriter", "ReadLines", "loop_stdio", "refusal"]
 
 #: Past this many bytes read and not yet taken, reading pauses until the server catches up.
 HIGH_WATER: Final = 4 * 1024 * 1024
 #: How long the end of serving waits for the client to take the last answers.
 CLOSE_SECONDS: Final = 5.0
+#: JSON-RPC's error codes, as the SDK answers a body it cannot read over HTTP: -32700
+#: for one its JSON parser refuses, -32602 for JSON that is no message it reads.
+PARSE_ERROR: Final = -32700
+INVALID_PARAMS: Final = -32602
 
 
 @final
@@ -211,3 +222,144 @@ async def loop_stdio(
                 os.dup2(wire, fd)
             with contextlib.suppress(OSError):
                 os.close(wire)
+
+
+@final
+class ReadLines:
+    """``lines`` as the SDK's ``stdio_server`` reads them, each kept until ``taken``.
+
+    The SDK makes every line it reads one message, or the exception that says it could
+    not read it, in order, and reads the next line only once that one is taken: so
+    ``taken()``, called for each, gives the line it came from.
+    """
+
+    def __init__(self, lines: AsyncIterator[str]) -> None:
+        self._lines = lines
+        self._read: deque[str] = deque()
+
+    def __aiter__(self) -> ReadLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._lines.__anext__()
+        self._read.append(line)
+        return line
+
+    def taken(self) -> str | None:
+        """The line the message just taken came from (None if none is kept)."""
+        return self._read.popleft() if self._read else None
+
+
+def refusal(line: str) -> dict[str, Any] | None:
+    """The JSON-RPC error (a ``JSONRPCError`` as a dictionary) answering ``line``, which the
+    SDK could not read; None where no answer is due: a blank line, a notification, or a
+    response (JSON-RPC answers neither).
+
+    The error carries the request's ``id`` when it can be read (an integer, or a string
+    UTF-8 can carry), so that the client stops waiting for it; ``null`` otherwise. Its
+    code is the one the SDK answers over HTTP: -32700 for what its parser refuses (no
+    JSON, or JSON holding a lone surrogate escape such as ``\\ud800``, which is no
+    Unicode character), -32602 for JSON that is no JSON-RPC 2.0 message. The message
+    names the member at fault and never shows a value of the line.
+    """
+    if not line.strip():
+        return None
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return _error(None, PARSE_ERROR, "Parse error: the line is not JSON")
+    except RecursionError:
+        return _error(None, PARSE_ERROR, "Parse error: the JSON is nested too deeply to read")
+    if not isinstance(message, dict):
+        return _error(
+            None,
+            INVALID_PARAMS,
+            "Invalid request: a message must be one JSON-RPC 2.0 object "
+            f"(got {_json_kind(message)}; a batch is not read)",
+        )
+    if "method" not in message and ("result" in message or "error" in message):
+        return None  # a response from the client: never answered
+    if "id" not in message and "method" in message:
+        return None  # a notification: never answered, even a bad one
+    request_id = message.get("id")
+    readable = request_id if _is_request_id(request_id) else None
+    at = _lone_surrogate(message)
+    if at is not None:
+        return _error(
+            readable,
+            PARSE_ERROR,
+            f"Parse error: {at} holds a lone surrogate escape (\\ud800-\\udfff without "
+            "its pair), which is no Unicode character; send the text as UTF-8, or a "
+            "character outside the BMP as a surrogate pair",
+        )
+    return _error(readable, INVALID_PARAMS, f"Invalid request: {_not_a_request(message)}")
+
+
+def _error(request_id: int | str | None, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _is_request_id(value: Any) -> bool:
+    """An id MCP reads (an integer or a string) that UTF-8 can carry back."""
+    if isinstance(value, str):
+        return _writable(value)
+    return type(value) is int
+
+
+def _writable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _lone_surrogate(message: dict[str, Any]) -> str | None:
+    """Where in ``message`` a key or a string holds a lone surrogate (``params.arguments``,
+    ``the id``), or None. Searched without recursion: a deep message is no crash."""
+    stack: list[tuple[Any, str]] = [(message, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if not _writable(value):
+                return f"the value of '{path}'" if path else "the message"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if not _writable(key):
+                    return f"a key in '{path}'" if path else "a key of the message"
+                stack.append((item, f"{path}.{key}" if path else key))
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{index}]") for index, item in enumerate(value))
+    return None
+
+
+def _not_a_request(message: dict[str, Any]) -> str:
+    """What keeps ``message`` (a JSON object with an id or no method) from being a
+    JSON-RPC 2.0 request, as a clause naming the member and what it must be."""
+    if message.get("jsonrpc") != "2.0":
+        return "'jsonrpc' must be \"2.0\""
+    if "method" not in message:
+        return "a request needs a 'method' (a message with an 'id' and no 'method' is no request)"
+    if not isinstance(message["method"], str):
+        return f"'method' must be a string, got {_json_kind(message['method'])}"
+    if not _is_request_id(message.get("id")):
+        return f"'id' must be a string or an integer, got {_json_kind(message.get('id'))}"
+    params = message.get("params")
+    if params is not None and not isinstance(params, dict):
+        return f"'params' must be an object, got {_json_kind(params)}"
+    return "the server could not read it as a JSON-RPC 2.0 request of MCP"
+
+
+def _json_kind(value: Any) -> str:
+    """The JSON type of ``value`` (``an array``, ``a number``), never the value itself."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"

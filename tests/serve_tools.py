@@ -128,3 +128,14 @@ async def wait_for(path: str) -> dict[str, Any]:
             return {"waited": True}
         await asyncio.sleep(0.01)
     return {"waited": False}
+
+
+async def hold(marker: str) -> dict[str, Any]:
+    """Mark ``<marker>.started``, then run (at most 60 s) until the test creates
+    ``<marker>.release``: a call that holds its slot as long as the test needs."""
+    _mark(marker, "started")
+    for _ in range(6000):
+        if Path(f"{marker}.release").exists():
+            return {"held": True}
+        await asyncio.sleep(0.01)
+    return {"held": False}

@@ -25,6 +25,7 @@ pytest.importorskip("uvicorn")
 
 import mcp_types as types
 import uvicorn
+from mcp_types.jsonrpc import PARSE_ERROR
 
 from agentkit.credentials import CredentialsManager
 from agentkit.declarative.loader import load_tools
@@ -727,3 +728,18 @@ def test_without_the_fast_path_the_sdk_answers(registry: ToolRegistry) -> None:
         echoed = _run(use)
     assert echoed.structured_content == ECHO
     assert tool_calls(fast) == 0
+
+
+def test_a_lone_surrogate_escape_is_answered_on_either_path(
+    served: tuple[str, FastPath], sdk_only: str
+) -> None:
+    # The stdio server's gap (tests/test_mcp_stdio.py): over HTTP the POST itself is answered.
+    line = (
+        b'{"jsonrpc":"2.0","id":7,"method":"tools/call",'
+        b'"params":{"name":"echo","arguments":{"text":"\\ud800"}}}'
+    )
+    fast_url, _ = served
+    for url in (fast_url, sdk_only):
+        status, answer = _answer(*post(url, line, open_session(url)))
+        assert status == 400
+        assert answer["error"]["code"] == PARSE_ERROR

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from agentkit.mcp_stdio import HIGH_WATER, LineReader, LineWriter
+from agentkit.mcp_stdio import HIGH_WATER, LineReader, LineWriter, refusal
 from tests.mcp_serving import INITIALIZE, ROOT
 
 WAIT_SECONDS = 60
@@ -222,3 +222,130 @@ def test_a_line_far_over_64_kib_is_read_whole(loud: Path) -> None:
 def test_stdin_from_a_file_is_served_the_sdks_way(loud: Path, tmp_path: Path) -> None:
     answers, _ = _serve(loud, _messages("from a file"), from_file=tmp_path / "requests.jsonl")
     assert answers[2]["result"]["structuredContent"] == {"text": "from a file"}
+
+
+# -- a line the SDK cannot read --------------------------------------------------------------
+
+LIST = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+CALL = json.dumps(_messages("still serving")[2])  # id 2
+_SURROGATE_ANSWER = "holds a lone surrogate escape"
+
+
+def _request(params: str, *, request_id: str = "7", method: str = "tools/call") -> str:
+    """A request line written by hand: ``params`` is raw JSON, escapes kept as written."""
+    return f'{{"jsonrpc":"2.0","id":{request_id},"method":"{method}","params":{params}}}'
+
+
+def _serve_lines(folder: Path, lines: list[str]) -> list[dict[str, Any]]:
+    """``agentkit serve`` on ``folder`` through a pipe, fed ``lines`` after initialize;
+    every message it wrote, in order (each line of stdout must be one)."""
+    text = "".join(f"{line}\n" for line in [json.dumps(message) for message in _messages()] + lines)
+    command = [sys.executable, "-m", "agentkit", "serve", "--tools", str(folder)]
+    command += ["--python-path", str(folder)]
+    process = subprocess.run(
+        command, input=text, capture_output=True, text=True, cwd=ROOT, timeout=WAIT_SECONDS
+    )
+    assert process.returncode == 0, process.stderr
+    return [json.loads(line) for line in process.stdout.splitlines()]
+
+
+UNREADABLE = [
+    pytest.param(
+        _request('{"name":"echo","arguments":{"text":"\\ud800"}}'),
+        7,
+        -32700,
+        f"the value of 'params.arguments.text' {_SURROGATE_ANSWER}",
+        id="a-lone-high-surrogate-in-an-argument",
+    ),
+    pytest.param(
+        _request('{"name":"echo","arguments":{"text":"a\\uDFFFb"}}'),
+        7,
+        -32700,
+        _SURROGATE_ANSWER,
+        id="a-lone-low-surrogate-upper-case",
+    ),
+    pytest.param(
+        _request('{"name":"echo","arguments":{"text":"\\ude00\\ud83d"}}'),
+        7,
+        -32700,
+        _SURROGATE_ANSWER,
+        id="a-pair-the-wrong-way-round",
+    ),
+    pytest.param(
+        _request('{"name":"echo","arguments":{"te\\udbffxt":"x"}}', request_id='"call-7"'),
+        "call-7",
+        -32700,
+        f"a key in 'params.arguments' {_SURROGATE_ANSWER}",
+        id="in-a-key-with-a-string-id",
+    ),
+    pytest.param(
+        _request('{"name":"echo"}', method="tools/\\ud800"),
+        7,
+        -32700,
+        f"the value of 'method' {_SURROGATE_ANSWER}",
+        id="in-the-method",
+    ),
+    pytest.param(
+        _request('{"name":"echo"}', request_id='"\\ud800"'),
+        None,
+        -32700,
+        f"the value of 'id' {_SURROGATE_ANSWER}",
+        id="in-the-id-which-cannot-be-read",
+    ),
+    pytest.param("{not json", None, -32700, "the line is not JSON", id="not-json"),
+    pytest.param(
+        '{"id":7,"method":"ping"}', 7, -32602, "'jsonrpc' must be \"2.0\"", id="no-jsonrpc"
+    ),
+    pytest.param(
+        _request("[1]", method="ping"), 7, -32602, "'params' must be an object", id="params-a-list"
+    ),
+    pytest.param('{"jsonrpc":"2.0","id":7}', 7, -32602, "needs a 'method'", id="no-method"),
+    pytest.param(f"[{LIST}]", None, -32602, "a batch is not read", id="a-batch"),
+]
+
+
+@pytest.mark.parametrize(("line", "request_id", "code", "message"), UNREADABLE)
+@pytest.mark.parametrize("when", ["before-the-first-listing", "after-the-handover"])
+def test_a_request_the_sdk_cannot_read_is_answered_and_serving_goes_on(
+    loud: Path, line: str, request_id: Any, code: int, message: str, when: str
+) -> None:
+    # Before the first tools/list the front declines the line and hands it to the SDK;
+    # after it, the SDK reads every line itself.
+    lines = [line, LIST, CALL] if when == "before-the-first-listing" else [LIST, line, CALL]
+    answers = _serve_lines(loud, lines)
+    [refused] = [answer for answer in answers if "error" in answer]
+    assert refused["id"] == request_id
+    assert refused["error"]["code"] == code
+    assert message in refused["error"]["message"]
+    assert [answer["id"] for answer in answers if "result" in answer] == [1, 3, 2]
+    assert answers[-1]["result"]["structuredContent"] == {"text": "still serving"}
+
+
+def test_no_answer_is_due_to_a_notification_a_response_or_a_blank_line(loud: Path) -> None:
+    notification = '{"jsonrpc":"2.0","method":"notifications/progress","params":{"x":"\\ud800"}}'
+    response = '{"jsonrpc":"2.0","id":99,"result":{"content":{"name":"\\ud800"}}}'
+    answers = _serve_lines(loud, [notification, response, "", "   ", CALL])
+    assert [answer.get("id") for answer in answers] == [1, 2]
+    assert "error" not in answers[-1]
+
+
+def test_the_refusal_never_shows_a_value_of_the_line() -> None:
+    secret = "tok-refusal-0123456789"
+    for line in (
+        _request(f'{{"name":"echo","arguments":{{"text":"{secret}\\ud800"}}}}'),
+        _request(f'"{secret}"', method="ping"),
+        f'{{"id":7,"method":"{secret}"}}',
+    ):
+        answer = refusal(line)
+        assert answer is not None
+        assert answer["id"] == 7
+        assert secret not in json.dumps(answer)
+
+
+def test_a_line_nested_too_deeply_is_refused_not_a_crash() -> None:
+    answer = refusal("[" * 100_000 + "]" * 100_000)
+    assert answer == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": "Parse error: the JSON is nested too deeply to read"},
+    }

@@ -188,7 +188,7 @@ def _load_tools(
             continue
         definition = parse_definition(
             document,
-            Problems(path, document, start, log),
+            Problems(path, document, start, log, text=text, number=number),
             text=text,
             document=number,
             environment=environment,
@@ -259,7 +259,7 @@ def _read_file(file: Path, log: ProblemLog, shared: SharedValues) -> list[_Docum
         log.add(text)
         return []
     path = str(file)
-    documents, yaml_problems = read_documents(text, shared)
+    documents, yaml_problems = read_documents(text, shared, located=False)
     for problem in yaml_problems:
         log.add(
             DefinitionProblem(
@@ -282,10 +282,10 @@ def _load_sources(
 ) -> SourceTable:
     """Every source among ``documents``; a name defined twice is a problem at the second."""
     table = SourceTable()
-    for path, document, start, _, _ in documents:
+    for path, document, start, text, number in documents:
         if not is_source_document(document):
             continue
-        problems = Problems(path, document, start, log)
+        problems = Problems(path, document, start, log, text=text, number=number)
         source = parse_source(document, problems, Substituter(environment, problems))
         name = document.get("source")
         if not isinstance(name, str):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from agentkit.declarative.yamlsource import Position, clip, locate
+from agentkit.declarative.yamlsource import Position, clip, locate, read_documents
 from agentkit.toolerrors import DefinitionError, DefinitionProblem, did_you_mean, format_location
 
 __all__ = [
@@ -102,13 +102,29 @@ class ProblemLog:
 
 
 class Problems:
-    """The problems of one document: each located at the line its key or value is on."""
+    """The problems of one document: each located at the line its key or value is on.
 
-    def __init__(self, path: str, root: Any, start: Position, log: ProblemLog) -> None:
+    ``root`` is the document as ``read_documents`` gave it. Read without
+    positions (``located=False``, faster), ``text`` and ``number`` say where
+    it came from: the first problem reads that document again, located.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        root: Any,
+        start: Position,
+        log: ProblemLog,
+        *,
+        text: str | None = None,
+        number: int = 0,
+    ) -> None:
         self.path = path
         self.root = root
         self.start = start
         self.log = log
+        self._unread = text  # the text of an unlocated root, until it is read located
+        self._number = number
         # Every problem reported, kept or not: callers compare counts to see whether
         # a part had problems, so a capped or repeated one must still count.
         self.count = 0
@@ -119,6 +135,10 @@ class Problems:
 
     def add(self, location: Location, message: str) -> None:
         self.count += 1
+        if self._unread is not None:
+            documents, _ = read_documents(self._unread)
+            self.root = documents[self._number][0]
+            self._unread = None
         line, column = locate(self.root, location, self.start)
         self.log.add(
             DefinitionProblem(

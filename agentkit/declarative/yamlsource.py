@@ -143,12 +143,12 @@ _BAD_KEY: Final[Any] = object()  # the key was refused: drop the value that foll
 class _Open:
     """A mapping or sequence being built, and what its anchor needs once it is closed."""
 
-    value: LocatedDict | LocatedList
+    value: dict[Any, Any] | list[Any]  # LocatedDict or LocatedList when positions are kept
+    position: Position
     anchor: str | None
     nodes_before: int
     chars_before: int
     key: Any = _NO_KEY
-    key_position: Position = (0, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +168,8 @@ class _Composer:
     document's, so what later checks walk is bounded too. Nesting depth, the
     expanded size, recursive, undefined and duplicate anchors, and tags other
     than the JSON-compatible core ones are refused with the position they occur at.
+    With ``located``, mappings and sequences are ``LocatedDict`` and
+    ``LocatedList``; without, plain ``dict`` and ``list`` (the same problems found).
     """
 
     def __init__(
@@ -175,11 +177,14 @@ class _Composer:
         loader: _Loader,
         problems: list[YamlProblem],
         shared: SharedValues,
+        *,
+        located: bool,
     ) -> None:
         self.loader = loader
         self.problems = problems
         self.strings = shared.strings
         self.plain = shared.plain
+        self.located = located
         self.anchors: dict[str, _Anchor | None] = {}  # None: still open
         self.stack: list[_Open] = []
         self.nodes = 0
@@ -207,86 +212,120 @@ class _Composer:
         # quoted or plain and seen before, so it cannot be a problem; a mapping
         # or list opened and closed): a method call and the attribute lookups
         # for each value were most of reading a file. The rest goes to methods.
+        # The open container and the counts are locals too (the counts are
+        # handed to and taken back from the methods that use them); without
+        # ``located``, a value's position is not even worked out.
         get_event, scalar, attach = self.loader.get_event, self._scalar, self._attach
         stack, shared, known = self.stack, self.strings.setdefault, self.plain.get
         max_nodes, max_chars, max_shared = MAX_EXPANDED_NODES, MAX_EXPANDED_CHARS, MAX_SHARED_CHARS
         scalar_event, alias_event = yaml.ScalarEvent, yaml.AliasEvent
         mapping_start, sequence_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
         ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
-        located_dict, located_list, no_key, bad_key = LocatedDict, LocatedList, _NO_KEY, _BAD_KEY
+        located, no_key, bad_key = self.located, _NO_KEY, _BAD_KEY
+        new_dict: Any = LocatedDict if located else dict
+        new_list: Any = LocatedList if located else list
+        position: Position = (0, 0)
+        value: Any
+        top: Any = None  # stack[-1] (an _Open), and its value
+        target: Any = None
+        in_list = False
+        nodes, chars = self.nodes, self.chars
         while True:
             event = get_event()
             kind = type(event)
             if kind is scalar_event:
-                if event.anchor is not None or event.tag is not None or not stack:
+                if event.anchor is not None or event.tag is not None or top is None:
+                    self.nodes, self.chars = nodes, chars
                     scalar(event)
+                    nodes, chars = self.nodes, self.chars
                     continue
                 text = event.value
                 if event.implicit[0]:
                     value = known(text, no_key)
                     if value is no_key:
+                        self.nodes, self.chars = nodes, chars
                         scalar(event)
+                        nodes, chars = self.nodes, self.chars
                         continue
                 else:
                     value = shared(text, text) if len(text) <= max_shared else text
-                self.nodes += 1
-                self.chars += len(text)
-                mark = event.start_mark
-                position = (mark.line + 1, mark.column + 1)
-                if self.nodes > max_nodes or self.chars > max_chars:
-                    self._count(position, 0, 0)  # says so, and refuses the document
+                nodes += 1
+                chars += len(text)
+                if nodes > max_nodes or chars > max_chars:
+                    self.nodes, self.chars = nodes, chars
+                    self._count(_position(event), 0, 0)  # says so, and refuses the document
+                if located:
+                    mark = event.start_mark
+                    position = (mark.line + 1, mark.column + 1)
                 container = False
             elif kind in ends:
                 done = stack.pop()
                 value = done.value
-                position = value.position
+                position = done.position
                 if done.anchor is not None:
+                    self.nodes, self.chars = nodes, chars
                     self._close_anchor(done)
                 if not stack:
+                    top = None
                     attach(value, position, container=True)
                     continue
+                top = stack[-1]
+                target = top.value
+                in_list = type(target) is new_list
                 container = True
             elif kind is mapping_start or kind is sequence_start:
                 mark = event.start_mark
                 position = (mark.line + 1, mark.column + 1)
                 if event.anchor is not None or event.tag is not None or len(stack) >= MAX_DEPTH:
+                    self.nodes, self.chars = nodes, chars
                     self._check_open(event, position)
+                    nodes, chars = self.nodes, self.chars
                 else:
-                    self.nodes += 1
-                    if self.nodes > max_nodes:
+                    nodes += 1
+                    if nodes > max_nodes:
+                        self.nodes = nodes
                         self._count(position, 0, 0)
-                if kind is mapping_start:
-                    value = located_dict()
-                    value.positions = {}
+                in_list = kind is sequence_start
+                if in_list:
+                    target = new_list()
+                    if located:
+                        target.positions = []
+                        target.position = position
                 else:
-                    value = located_list()
-                    value.positions = []
-                value.position = position
-                stack.append(_Open(value, event.anchor, self.nodes, self.chars))
+                    target = new_dict()
+                    if located:
+                        target.positions = {}
+                        target.position = position
+                top = _Open(target, position, event.anchor, nodes, chars)
+                stack.append(top)
                 continue
             elif kind is alias_event:
+                self.nodes, self.chars = nodes, chars
                 self._alias(event)
+                nodes, chars = self.nodes, self.chars
                 continue
             else:  # DocumentEndEvent: the parser allows nothing else here
+                self.nodes, self.chars = nodes, chars
                 return
             # _attach, inline for a value whose parent is open and fine so far.
-            parent = stack[-1]
-            target = parent.value
-            if type(target) is located_list:
+            if in_list:
                 target.append(value)
-                target.positions.append(position)
+                if located:
+                    target.positions.append(position)
                 continue
-            key = parent.key
+            key = top.key
             if key is no_key:
-                if container or value in target.positions:  # _attach says what is wrong
-                    attach(value, position, container=container)
+                if container or value in target:  # _attach says what is wrong
+                    where = position if located or container else _position(event)
+                    attach(value, where, container=container)
                 else:
-                    parent.key = value
+                    top.key = value
                 continue
-            parent.key = no_key
+            top.key = no_key
             if key is not bad_key:
                 target[key] = value
-                target.positions[key] = position
+                if located:
+                    target.positions[key] = position
 
     def _count(self, position: Position, nodes: int, chars: int) -> None:
         self.nodes += nodes
@@ -396,7 +435,7 @@ class _Composer:
         assert done.anchor is not None
         self.anchors[done.anchor] = _Anchor(
             done.value,
-            done.value.position,
+            done.position,
             self.nodes - done.nodes_before + 1,
             self.chars - done.chars_before,
             container=True,
@@ -409,17 +448,19 @@ class _Composer:
             return
         parent = self.stack[-1]
         target = parent.value
-        if isinstance(target, LocatedList):
+        if isinstance(target, list):
             target.append(value)
-            target.positions.append(position)
+            if self.located:
+                target.positions.append(position)  # type: ignore[attr-defined]
             return
         key = parent.key
         if key is _NO_KEY:
             if container:
                 self.note(position, "a mapping key must be a plain value, not a list or mapping")
                 parent.key = _BAD_KEY
-            elif value in target.positions:
-                first = target.positions[value][0]
+            elif value in target:
+                # Unlocated, the line is unknown; read_documents reads located again.
+                first = target.positions[value][0] if self.located else 0  # type: ignore[attr-defined]
                 self.note(position, f"duplicate key '{clip(value)}' (first given on line {first})")
                 parent.key = _BAD_KEY
             else:
@@ -428,7 +469,8 @@ class _Composer:
         parent.key = _NO_KEY
         if key is not _BAD_KEY:
             target[key] = value
-            target.positions[key] = position
+            if self.located:
+                target.positions[key] = position  # type: ignore[attr-defined]
 
 
 def clip(value: Any, limit: int = 60) -> str:
@@ -512,12 +554,19 @@ _IMPLICIT: Final = {
 
 
 def read_documents(
-    text: str, shared: SharedValues | None = None
+    text: str, shared: SharedValues | None = None, *, located: bool = True
 ) -> tuple[list[tuple[Any, Position]], list[YamlProblem]]:
     """Every document in ``text`` with the position it starts at, and the problems found.
 
     A loader passes one ``SharedValues`` for all its files: equal short
     strings come back as one object, and the files read faster.
+
+    With ``located`` (the default), mappings and sequences are ``LocatedDict``
+    and ``LocatedList``. Without, they are plain ``dict`` and ``list``, read
+    faster, and a later check that finds a problem reads ``text`` again,
+    located, to say where (``Problems``); the documents and problems are
+    the same either way, and when there are problems, so is everything else:
+    the text is read again, located.
 
     Syntax errors stop reading (the parser cannot go on); other problems are
     collected and reading goes on with the next document. A document with a
@@ -535,7 +584,7 @@ def read_documents(
         while not loader.check_event(yaml.StreamEndEvent):
             loader.get_event()  # DocumentStartEvent
             before = len(problems)
-            document = _Composer(loader, problems, shared).compose()
+            document = _Composer(loader, problems, shared, located=located).compose()
             if document is not None and len(problems) == before:
                 documents.append(document)
     except yaml.MarkedYAMLError as exc:
@@ -559,6 +608,8 @@ def read_documents(
     finally:
         if loader is not None:
             loader.dispose()
+    if problems and not located:
+        return read_documents(text, shared, located=True)  # with the lines messages name
     return documents, problems
 
 

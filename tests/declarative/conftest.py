@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
+import responses
+
+from agentkit import ToolExecutionError, ToolExecutor
 
 
 class WriteFile:
@@ -46,3 +51,23 @@ backend:
     output:
       title: "{{ response.json.title }}"
 """
+
+
+def sent_path(tool: Any, arguments: dict[str, Any], executor: ToolExecutor | None = None) -> str:
+    """Call ``tool`` (a ``responses`` mock answering) and return the path it sent, encoded."""
+    assert (executor or ToolExecutor()).execute(tool, arguments).succeeded
+    url = responses.calls[-1].request.url
+    assert url is not None
+    return urlsplit(url).path
+
+
+def refused_before_sending(
+    tool: Any, arguments: dict[str, Any], expected: str, executor: ToolExecutor | None = None
+) -> str:
+    """Call ``tool``: it must fail with ``expected`` in its error, nothing sent; the error."""
+    result = (executor or ToolExecutor()).execute(tool, arguments, raise_on_failure=False)
+    assert isinstance(result.error, ToolExecutionError)
+    message = str(result.error)
+    assert expected in message, message
+    assert len(responses.calls) == 0
+    return message

@@ -11,9 +11,9 @@ import pytest
 import responses
 from responses import matchers
 
-from agentkit import ToolExecutionError, ToolExecutor, ToolRegistry, load_tools
+from agentkit import ToolExecutor, ToolRegistry, load_tools
 from agentkit.declarative.http_request import header_value_problem
-from tests.declarative.conftest import HTTP_TOOL, WriteFile
+from tests.declarative.conftest import HTTP_TOOL, WriteFile, refused_before_sending
 
 SECRET = "k3y/with+odd=chars"
 
@@ -51,39 +51,6 @@ def test_an_absent_optional_leaves_the_query_entry_out(
         json={"title": "t"},
     )
     assert executor.execute(tool_from(write), {"id": "7"}).succeeded
-
-
-@pytest.mark.parametrize(
-    ("argument", "path"),
-    [
-        pytest.param("a/b", "/items/a%2Fb", id="slash"),
-        pytest.param("x?admin=1", "/items/x%3Fadmin%3D1", id="query"),
-        pytest.param("x#frag", "/items/x%23frag", id="fragment"),
-        pytest.param("%2e%2e", "/items/%252e%252e", id="percent"),
-        pytest.param("{{ 7*7 }}", "/items/%7B%7B%207%2A7%20%7D%7D", id="template-looking"),
-        pytest.param("../../admin", "/items/..%2F..%2Fadmin", id="traversal"),
-    ],
-)
-@responses.activate
-def test_a_path_argument_is_one_encoded_segment(
-    write: WriteFile, executor: ToolExecutor, argument: str, path: str
-) -> None:
-    responses.get(f"https://api.example.com{path}", json={"title": "ok"})
-    assert executor.execute(tool_from(write), {"id": argument}).succeeded
-    sent = responses.calls[0].request.url
-    assert sent is not None
-    assert sent.split("?")[0] == f"https://api.example.com{path}"
-
-
-@pytest.mark.parametrize("argument", ["", ".", ".."], ids=["empty", "dot", "dotdot"])
-@responses.activate
-def test_a_path_segment_of_nothing_or_dots_fails(
-    write: WriteFile, executor: ToolExecutor, argument: str
-) -> None:
-    result = executor.execute(tool_from(write), {"id": argument}, raise_on_failure=False)
-    assert isinstance(result.error, ToolExecutionError)
-    assert f"URL path segment 2 rendered to {argument!r}" in str(result.error)
-    assert len(responses.calls) == 0
 
 
 @pytest.mark.parametrize(
@@ -130,13 +97,12 @@ HEADER_TOOL = HTTP_TOOL.replace(
 def test_a_header_value_http_cannot_carry_fails_before_sending_naming_the_header(
     write: WriteFile, executor: ToolExecutor, argument: str, problem: str
 ) -> None:
-    result = executor.execute(
-        tool_from(write, HEADER_TOOL), {"id": argument}, raise_on_failure=False
+    tool = tool_from(write, HEADER_TOOL)
+    message = refused_before_sending(
+        tool, {"id": argument}, f"header 'X-Trace' {problem}", executor
     )
-    assert f"header 'X-Trace' {problem}" in str(result.error)
-    assert "refusing to send (the value is not shown)" in str(result.error)
-    assert "Evil" not in str(result.error)
-    assert len(responses.calls) == 0
+    assert "refusing to send (the value is not shown)" in message
+    assert "Evil" not in message
 
 
 @pytest.mark.parametrize("value", ["a\tb", "café", "a b", "\xa0x\xa0"], ids=str)
@@ -155,12 +121,11 @@ def test_a_header_value_with_leading_whitespace_is_refused() -> None:
 def test_header_injection_fails_before_sending_and_is_not_echoed(
     write: WriteFile, executor: ToolExecutor, argument: str
 ) -> None:
-    result = executor.execute(
-        tool_from(write, HEADER_TOOL), {"id": argument}, raise_on_failure=False
+    expected = "header 'X-Trace' would contain a line break or NUL"
+    message = refused_before_sending(
+        tool_from(write, HEADER_TOOL), {"id": argument}, expected, executor
     )
-    assert "header 'X-Trace' would contain a line break or NUL" in str(result.error)
-    assert "Evil" not in str(result.error)
-    assert len(responses.calls) == 0
+    assert "Evil" not in message
 
 
 @responses.activate

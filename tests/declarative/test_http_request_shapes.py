@@ -10,8 +10,8 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 import responses
 
-from agentkit import DefinitionError, ToolExecutionError, ToolExecutor, ToolRegistry, load_tools
-from tests.declarative.conftest import WriteFile
+from agentkit import DefinitionError, ToolExecutor, ToolRegistry, load_tools
+from tests.declarative.conftest import WriteFile, refused_before_sending, sent_path
 
 TOOL = """\
 name: shapes
@@ -50,12 +50,6 @@ def sent_query() -> list[tuple[str, str]]:
     return parse_qsl(urlsplit(url).query, keep_blank_values=True)
 
 
-def sent_path() -> str:
-    url = responses.calls[0].request.url
-    assert url is not None
-    return urlsplit(url).path
-
-
 # -- a literal query string in the URL ----------------------------------------------------------
 
 
@@ -90,38 +84,6 @@ def test_the_url_query_string_is_sent_with_query(
     tool = tool_from(write, f"    url: {url}\n    query: {query}")
     assert ToolExecutor().execute(tool, {"q": "x y"}).output == {"ok": True}
     assert sent_query() == expected
-
-
-@pytest.mark.parametrize(
-    ("http", "expected"),
-    [
-        pytest.param(
-            '    url: https://api.example.com/items?q=1\n    query: {q: "{{ inputs.q }}"}',
-            "14:16: backend.http.query.q: 'q' is also in the URL's query string; "
-            "give it in one place",
-            id="name-in-both",
-        ),
-        pytest.param(
-            "    url: https://api.example.com/items?q={{ inputs.q }}",
-            "13:10: backend.http.url: templates may not reach the URL's query string; "
-            "put templated parameters under 'query:'",
-            id="template-in-query-string",
-        ),
-        pytest.param(
-            "    url: https://api.example.com?q={% if true %}1{% endif %}",
-            "13:10: backend.http.url: templates may not reach the URL's query string",
-            id="statement-in-query-string",
-        ),
-        pytest.param(
-            "    url: https://api.example.com/items#top",
-            "13:10: backend.http.url: a URL sent to a server has no '#fragment'",
-            id="fragment",
-        ),
-    ],
-)
-def test_query_string_problems_are_located(write: WriteFile, http: str, expected: str) -> None:
-    (found,) = load_problems(write, http)
-    assert expected in found, found
 
 
 @responses.activate
@@ -175,108 +137,64 @@ def test_a_list_item_that_is_not_a_scalar_fails_the_call(write: WriteFile) -> No
         write,
         '    method: POST\n    url: https://api.example.com/f\n    form: {tag: "{{ [[1]] }}"}',
     )
-    result = ToolExecutor().execute(tool, {}, raise_on_failure=False)
-    assert isinstance(result.error, ToolExecutionError)
-    assert "form field 'tag': cannot send a list here" in str(result.error)
-    assert len(responses.calls) == 0
+    refused_before_sending(tool, {}, "form field 'tag': cannot send a list here")
 
 
-@pytest.mark.parametrize(
-    ("http", "expected"),
-    [
-        pytest.param(
-            "    url: https://api.example.com/\n    headers: {X-A: [a, b]}",
-            "backend.http.headers.X-A: expected a string or number, got a list",
-            id="header-list",
-        ),
-        pytest.param(
-            "    url: https://api.example.com/\n    query: {a: [[1]]}",
-            "backend.http.query.a[0]: expected a string or number, got a list",
-            id="nested-list",
-        ),
-        pytest.param(
-            '    url: https://api.example.com/\n    method: POST\n    form: {a: ["{{ inputs.qq }}"]}',
-            "backend.http.form.a[0]: 'inputs.qq' is not a declared input",
-            id="template-in-list-checked",
-        ),
-    ],
-)
-def test_list_value_problems_are_located(write: WriteFile, http: str, expected: str) -> None:
-    (found,) = load_problems(write, http)
-    assert expected in found, found
+# -- a path argument: one segment, or several with '| segments' ----------------------------------
 
-
-# -- a path argument spanning several segments --------------------------------------------------
-
+ONE_SEGMENT = "    url: https://api.example.com/repos/{{ inputs.path }}/raw"
 SEGMENTS = "    url: https://api.example.com/repos/{{ inputs.path | segments }}/raw"
 
 
 @pytest.mark.parametrize(
-    ("argument", "path"),
+    ("url", "argument", "path"),
     [
-        pytest.param("docs/README.md", "/repos/docs/README.md/raw", id="two"),
-        pytest.param("one", "/repos/one/raw", id="one"),
-        pytest.param("a b/c?d#e", "/repos/a%20b/c%3Fd%23e/raw", id="each-encoded"),
-        pytest.param("%2e%2e/x", "/repos/%252e%252e/x/raw", id="percent-dots-stay-data"),
-        pytest.param("a\\b/c", "/repos/a%5Cb/c/raw", id="backslash"),
+        pytest.param(ONE_SEGMENT, "a/b", "/repos/a%2Fb/raw", id="slash"),
+        pytest.param(ONE_SEGMENT, "x?admin=1", "/repos/x%3Fadmin%3D1/raw", id="query"),
+        pytest.param(ONE_SEGMENT, "x#frag", "/repos/x%23frag/raw", id="fragment"),
+        pytest.param(ONE_SEGMENT, "%2e%2e", "/repos/%252e%252e/raw", id="percent"),
+        pytest.param(
+            ONE_SEGMENT, "{{ 7*7 }}", "/repos/%7B%7B%207%2A7%20%7D%7D/raw", id="template-looking"
+        ),
+        pytest.param(ONE_SEGMENT, "../../admin", "/repos/..%2F..%2Fadmin/raw", id="traversal"),
+        pytest.param(SEGMENTS, "docs/README.md", "/repos/docs/README.md/raw", id="two"),
+        pytest.param(SEGMENTS, "one", "/repos/one/raw", id="one"),
+        pytest.param(SEGMENTS, "a b/c?d#e", "/repos/a%20b/c%3Fd%23e/raw", id="each-encoded"),
+        pytest.param(SEGMENTS, "%2e%2e/x", "/repos/%252e%252e/x/raw", id="percent-dots-stay-data"),
+        pytest.param(SEGMENTS, "a\\b/c", "/repos/a%5Cb/c/raw", id="backslash"),
     ],
 )
 @responses.activate
-def test_a_segments_path_argument_is_encoded_part_by_part(
-    write: WriteFile, argument: str, path: str
+def test_a_path_argument_is_encoded_segment_by_segment(
+    write: WriteFile, url: str, argument: str, path: str
 ) -> None:
+    """One segment: a '/' in it is data (%2F); with '| segments' each part is one."""
     responses.get(f"https://api.example.com{path}", json={"ok": True})
-    assert ToolExecutor().execute(tool_from(write, SEGMENTS), {"path": argument}).succeeded
-    assert sent_path() == path
+    assert sent_path(tool_from(write, url), {"path": argument}) == path
 
 
 @pytest.mark.parametrize(
-    ("argument", "part"),
+    ("url", "argument", "problem"),
     [
-        pytest.param("", "part 1 of 1 is ''", id="empty"),
-        pytest.param("../etc/passwd", "part 1 of 3 is '..'", id="dotdot-first"),
-        pytest.param("a/./b", "part 2 of 3 is '.'", id="dot"),
-        pytest.param("a/../../b", "part 2 of 4 is '..'", id="dotdot"),
-        pytest.param("/abs", "part 1 of 2 is ''", id="leading-slash"),
-        pytest.param("a/", "part 2 of 2 is ''", id="trailing-slash"),
-        pytest.param("a//b", "part 2 of 3 is ''", id="double-slash"),
+        pytest.param(ONE_SEGMENT, "", "rendered to ''", id="one-empty"),
+        pytest.param(ONE_SEGMENT, ".", "rendered to '.'", id="one-dot"),
+        pytest.param(ONE_SEGMENT, "..", "rendered to '..'", id="one-dotdot"),
+        pytest.param(SEGMENTS, "", "part 1 of 1 is ''", id="empty"),
+        pytest.param(SEGMENTS, "../etc/passwd", "part 1 of 3 is '..'", id="dotdot-first"),
+        pytest.param(SEGMENTS, "a/./b", "part 2 of 3 is '.'", id="dot"),
+        pytest.param(SEGMENTS, "a/../../b", "part 2 of 4 is '..'", id="dotdot"),
+        pytest.param(SEGMENTS, "/abs", "part 1 of 2 is ''", id="leading-slash"),
+        pytest.param(SEGMENTS, "a/", "part 2 of 2 is ''", id="trailing-slash"),
+        pytest.param(SEGMENTS, "a//b", "part 2 of 3 is ''", id="double-slash"),
     ],
 )
 @responses.activate
-def test_a_segments_argument_with_empty_or_dot_parts_fails_before_sending(
-    write: WriteFile, argument: str, part: str
+def test_a_path_argument_with_empty_or_dot_parts_fails_before_sending(
+    write: WriteFile, url: str, argument: str, problem: str
 ) -> None:
-    result = ToolExecutor().execute(
-        tool_from(write, SEGMENTS), {"path": argument}, raise_on_failure=False
-    )
-    assert isinstance(result.error, ToolExecutionError)
-    assert f"URL path segment 2 ({{{{ inputs.path | segments }}}}): {part}" in str(result.error)
-    assert len(responses.calls) == 0
-
-
-@pytest.mark.parametrize(
-    ("http", "expected"),
-    [
-        pytest.param(
-            "    url: https://api.example.com/x-{{ inputs.path | segments }}",
-            "backend.http.url: '| segments' must fill a whole path segment",
-            id="part-of-a-segment",
-        ),
-        pytest.param(
-            "    url: https://api.example.com/{{ inputs.pth | segments }}",
-            "backend.http.url: 'inputs.pth' is not a declared input (did you mean 'inputs.path'?)",
-            id="unknown-input",
-        ),
-        pytest.param(
-            '    url: https://api.example.com/\n    query: {a: "{{ inputs.path | segments }}"}',
-            "backend.http.query.a: template syntax error",
-            id="not-in-a-query",
-        ),
-    ],
-)
-def test_segments_problems_are_located(write: WriteFile, http: str, expected: str) -> None:
-    (found,) = load_problems(write, http)
-    assert expected in found, found
+    segments = " ({{ inputs.path | segments }}): " if url == SEGMENTS else " "
+    expected = f"URL path segment 2{segments}{problem}"
+    refused_before_sending(tool_from(write, url), {"path": argument}, expected)
 
 
 @responses.activate
@@ -295,3 +213,71 @@ def test_a_source_tool_path_takes_a_query_string_and_segments(write: WriteFile) 
     responses.get("https://api.example.com/v1/repos/a/b.md", json={"ok": True})
     assert ToolExecutor().execute(registry["shapes"], {"path": "a/b.md", "q": "x"}).succeeded
     assert sorted(sent_query()) == [("per_page", "50"), ("q", "x"), ("state", "open")]
+
+
+# -- located definition problems, of all three shapes -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("http", "expected"),
+    [
+        # a literal query string in the URL
+        pytest.param(
+            '    url: https://api.example.com/items?q=1\n    query: {q: "{{ inputs.q }}"}',
+            "14:16: backend.http.query.q: 'q' is also in the URL's query string; "
+            "give it in one place",
+            id="name-in-both",
+        ),
+        pytest.param(
+            "    url: https://api.example.com/items?q={{ inputs.q }}",
+            "13:10: backend.http.url: templates may not reach the URL's query string; "
+            "put templated parameters under 'query:'",
+            id="template-in-query-string",
+        ),
+        pytest.param(
+            "    url: https://api.example.com?q={% if true %}1{% endif %}",
+            "13:10: backend.http.url: templates may not reach the URL's query string",
+            id="statement-in-query-string",
+        ),
+        pytest.param(
+            "    url: https://api.example.com/items#top",
+            "13:10: backend.http.url: a URL sent to a server has no '#fragment'",
+            id="fragment",
+        ),
+        # list values
+        pytest.param(
+            "    url: https://api.example.com/\n    headers: {X-A: [a, b]}",
+            "backend.http.headers.X-A: expected a string or number, got a list",
+            id="header-list",
+        ),
+        pytest.param(
+            "    url: https://api.example.com/\n    query: {a: [[1]]}",
+            "backend.http.query.a[0]: expected a string or number, got a list",
+            id="nested-list",
+        ),
+        pytest.param(
+            '    url: https://api.example.com/\n    method: POST\n    form: {a: ["{{ inputs.qq }}"]}',
+            "backend.http.form.a[0]: 'inputs.qq' is not a declared input",
+            id="template-in-list-checked",
+        ),
+        # '| segments'
+        pytest.param(
+            "    url: https://api.example.com/x-{{ inputs.path | segments }}",
+            "backend.http.url: '| segments' must fill a whole path segment",
+            id="part-of-a-segment",
+        ),
+        pytest.param(
+            "    url: https://api.example.com/{{ inputs.pth | segments }}",
+            "backend.http.url: 'inputs.pth' is not a declared input (did you mean 'inputs.path'?)",
+            id="unknown-input",
+        ),
+        pytest.param(
+            '    url: https://api.example.com/\n    query: {a: "{{ inputs.path | segments }}"}',
+            "backend.http.query.a: template syntax error",
+            id="not-in-a-query",
+        ),
+    ],
+)
+def test_definition_problems_are_located(write: WriteFile, http: str, expected: str) -> None:
+    (found,) = load_problems(write, http)
+    assert expected in found, found

@@ -92,3 +92,26 @@ def test_hints_stop_once_the_budget_is_spent_or_the_file_is_full() -> None:
         full.add(problem(line=line))
     assert Problems("a.yaml", {}, (1, 1), full).did_you_mean("nme", ("name",)) == ""
     assert Problems("b.yaml", {}, (1, 1), full).did_you_mean("nme", ("name",)) != ""
+
+
+@pytest.mark.parametrize(
+    ("location", "expected"),
+    [
+        pytest.param(("b", "list", 1, "k"), (7, 11), id="nested"),
+        pytest.param(("b", "missing"), (5, 3), id="nearest-ancestor"),
+        pytest.param(("name",), (3, 7), id="top-level"),
+    ],
+)
+def test_a_document_read_unlocated_is_located_when_a_problem_is_added(
+    location: tuple[str | int, ...], expected: tuple[int, int]
+) -> None:
+    text = "name: first\n---\nname: second\nb:\n  list:\n    - 1\n    - {k: v}\n"
+    located_log, unlocated_log = ProblemLog(), ProblemLog()
+    (_, (located, start)), _ = read_documents(text)
+    (_, (unlocated, same_start)), _ = read_documents(text, located=False)
+    assert same_start == start
+    Problems("a.yaml", located, start, located_log).add(location, "wrong")
+    problems = Problems("a.yaml", unlocated, start, unlocated_log, text=text, number=1)
+    problems.add(location, "wrong")
+    assert located_log.shown == unlocated_log.shown
+    assert (located_log.shown[0].line, located_log.shown[0].column) == expected

@@ -278,3 +278,40 @@ def test_a_shared_table_keeps_only_short_texts() -> None:
     assert long_word not in shared.plain
     assert long_word not in shared.strings
     assert shared.plain["short"] == "short"
+
+
+def plain(value: Any) -> bool:
+    """True when every mapping and list in ``value`` is a plain ``dict`` or ``list``."""
+    if isinstance(value, dict):
+        return type(value) is dict and all(plain(item) for item in value.values())
+    if isinstance(value, list):
+        return type(value) is list and all(plain(item) for item in value)
+    return True
+
+
+@given(VALUES)
+def test_documents_read_unlocated_are_the_located_ones_as_plain_values(value: Any) -> None:
+    text = yaml.safe_dump({"root": value, "again": [value, {"k": value}]})
+    unlocated, located = read_documents(text, located=False), read_documents(text)
+    assert unlocated == located
+    assert all(plain(document) for document, _ in unlocated[0])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("a: 1\nb: {k: 1, k: 2}\n", id="duplicate-key"),
+        pytest.param("a: 1\n\nb: [1, {x: 1, x: 2}]\n---\nc: 2\n", id="duplicate-in-list"),
+        pytest.param("a: &x 1\nb: &x 2\n", id="anchor-twice"),
+        pytest.param("a: *nowhere\n---\nname: ok\n", id="undefined-alias"),
+        pytest.param("a: !!binary aGk=\nb: [1, 2]: 3\n", id="tag-and-syntax"),
+        pytest.param("a:\n  ? [1]\n  : 2\n", id="container-key"),
+        pytest.param("a: 1:30\nb: <<\n<<: {c: 1}\n", id="base-60-and-merge"),
+        pytest.param("- " + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1) + "\n", id="deep"),
+    ],
+)
+def test_problems_read_unlocated_are_the_located_ones(text: str) -> None:
+    unlocated, located = read_documents(text, located=False), read_documents(text)
+    assert unlocated[1]
+    assert unlocated == located
+    assert [d.positions for d, _ in unlocated[0]] == [d.positions for d, _ in located[0]]
