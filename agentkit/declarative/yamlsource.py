@@ -127,6 +127,13 @@ class _Loader(_BaseLoader):  # type: ignore[misc]  # a dynamic base: CSafeLoader
         return _SEQ if kind is yaml.SequenceNode else _MAP
 
 
+class _Everything:
+    """Holds everything (``in`` is always true)."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
 class _Refused(AgentKitError):
     """The rest of a document is not read; the problem that says why is noted already."""
 
@@ -216,12 +223,15 @@ class _Composer:
         # handed to and taken back from the methods that use them); without
         # ``located``, a value's position is not even worked out.
         get_event, scalar, attach = self.loader.get_event, self._scalar, self._attach
-        stack, shared, known = self.stack, self.strings.setdefault, self.plain.get
+        stack, shared, plain = self.stack, self.strings.setdefault, self.plain
+        known = plain.get
         max_nodes, max_chars, max_shared = MAX_EXPANDED_NODES, MAX_EXPANDED_CHARS, MAX_SHARED_CHARS
         scalar_event, alias_event = yaml.ScalarEvent, yaml.AliasEvent
         mapping_start, sequence_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
         ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
         located, no_key, bad_key = self.located, _NO_KEY, _BAD_KEY
+        # A plain scalar whose first character starts no resolver's pattern is a string.
+        resolved_by_first = _IMPLICIT if not _WILDCARD else _EVERY_FIRST
         new_dict: Any = LocatedDict if located else dict
         new_list: Any = LocatedList if located else list
         position: Position = (0, 0)
@@ -243,10 +253,16 @@ class _Composer:
                 if event.implicit[0]:
                     value = known(text, no_key)
                     if value is no_key:
-                        self.nodes, self.chars = nodes, chars
-                        scalar(event)
-                        nodes, chars = self.nodes, self.chars
-                        continue
+                        if text[:1] in resolved_by_first:
+                            self.nodes, self.chars = nodes, chars
+                            scalar(event)
+                            nodes, chars = self.nodes, self.chars
+                            continue
+                        # No resolver starts with its first character: text (a name, a sentence).
+                        if len(text) <= max_shared:
+                            value = plain[text] = shared(text, text)
+                        else:
+                            value = text
                 else:
                     value = shared(text, text) if len(text) <= max_shared else text
                 nodes += 1
@@ -544,6 +560,7 @@ _BUILDERS: Final[dict[str, Callable[[str], Any]]] = {
     _CORE + "float": _float,
 }
 _WILDCARD: Final = tuple(_BaseLoader.yaml_implicit_resolvers.get(None, []))
+_EVERY_FIRST: Final = _Everything()  # with resolvers for any first character
 _IMPLICIT: Final = {
     first: tuple(
         (tag, regexp) for tag, regexp in (*resolvers, *_WILDCARD) if tag != _CORE + "timestamp"
