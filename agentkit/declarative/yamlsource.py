@@ -127,13 +127,6 @@ class _Loader(_BaseLoader):  # type: ignore[misc]  # a dynamic base: CSafeLoader
         return _SEQ if kind is yaml.SequenceNode else _MAP
 
 
-class _Everything:
-    """Holds everything (``in`` is always true)."""
-
-    def __contains__(self, item: object) -> bool:
-        return True
-
-
 class _Refused(AgentKitError):
     """The rest of a document is not read; the problem that says why is noted already."""
 
@@ -230,8 +223,7 @@ class _Composer:
         mapping_start, sequence_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
         ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
         located, no_key, bad_key = self.located, _NO_KEY, _BAD_KEY
-        # A plain scalar whose first character starts no resolver's pattern is a string.
-        resolved_by_first = _IMPLICIT if not _WILDCARD else _EVERY_FIRST
+        resolvers, wildcard = _IMPLICIT.get, _WILDCARD
         new_dict: Any = LocatedDict if located else dict
         new_list: Any = LocatedList if located else list
         position: Position = (0, 0)
@@ -253,12 +245,18 @@ class _Composer:
                 if event.implicit[0]:
                     value = known(text, no_key)
                     if value is no_key:
-                        if text[:1] in resolved_by_first:
-                            self.nodes, self.chars = nodes, chars
-                            scalar(event)
-                            nodes, chars = self.nodes, self.chars
+                        # Text when no resolver's pattern matches it (a name, a sentence);
+                        # else the resolved value, from the method.
+                        for _, pattern in resolvers(text[:1], wildcard):
+                            if pattern.match(text):
+                                self.nodes, self.chars = nodes, chars
+                                scalar(event)
+                                nodes, chars = self.nodes, self.chars
+                                break
+                        else:
+                            pattern = None
+                        if pattern is not None:
                             continue
-                        # No resolver starts with its first character: text (a name, a sentence).
                         if len(text) <= max_shared:
                             value = plain[text] = shared(text, text)
                         else:
@@ -560,7 +558,6 @@ _BUILDERS: Final[dict[str, Callable[[str], Any]]] = {
     _CORE + "float": _float,
 }
 _WILDCARD: Final = tuple(_BaseLoader.yaml_implicit_resolvers.get(None, []))
-_EVERY_FIRST: Final = _Everything()  # with resolvers for any first character
 _IMPLICIT: Final = {
     first: tuple(
         (tag, regexp) for tag, regexp in (*resolvers, *_WILDCARD) if tag != _CORE + "timestamp"
