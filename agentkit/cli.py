@@ -341,7 +341,7 @@ _TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 def _parse_value(raw: str, param: Parameter, key: str) -> Any:
     """``raw`` as the parameter's declared type: days=3 is an integer, tags=a,b a list."""
     if isinstance(param.type, tuple):
-        return _parse_union(raw, param.type, key)
+        return _parse_union(raw, param, param.type, key)
     kind = param.type
     try:
         if kind == "integer":
@@ -379,14 +379,26 @@ def _parse_value(raw: str, param: Parameter, key: str) -> Any:
     return raw
 
 
-def _parse_union(raw: str, members: tuple[str, ...], key: str) -> Any:
-    """``raw`` as the first of a union's types it reads as: integer, float, boolean, string."""
+def _parse_union(raw: str, param: Parameter, members: tuple[str, ...], key: str) -> Any:
+    """``raw`` as the first of a union's types it reads as: integer, float, boolean, string;
+    a JSON list (``[...]``) for a union with ``list``, or ``a,b`` when no scalar takes it."""
     from agentkit.schematypes import from_text
 
+    if "list" in members and raw.lstrip().startswith("["):
+        return _parse_value(raw, _as_list(param), key)
     value = from_text(raw, members)
     if isinstance(value, str) and "string" not in members:
+        if "list" in members:
+            return _parse_value(raw, _as_list(param), key)
         raise UsageError(f"argument {key}={raw!r}: expected {' or '.join(members)}")
     return value
+
+
+def _as_list(param: Parameter) -> Parameter:
+    """A union's list member as a parameter of its own, to read text into."""
+    from agentkit.toolschema import Parameter
+
+    return Parameter(name=param.name, type="list", items=param.items)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -549,17 +561,35 @@ def _positive(value: float | None, flag: str, *, integer: bool = False) -> None:
 
 def _limits(args: argparse.Namespace) -> dict[str, Any]:
     """The options both transports share: deadlines, admission, draining, confirmation."""
-    from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED
+    from agentkit.context import ELICIT_SECONDS
+    from agentkit.mcp_limits import (
+        DEFAULT_ANSWER_SECONDS,
+        DEFAULT_MAX_IN_FLIGHT,
+        DEFAULT_MAX_QUEUED,
+        DEFAULT_MAX_WAITING,
+        MAX_WAITING,
+    )
 
     _positive(args.call_timeout, "--call-timeout")
     _positive(args.max_calls, "--max-calls", integer=True)
     _positive(args.drain_seconds, "--drain-seconds")
     if args.max_queued is not None and args.max_queued < 0:
         raise UsageError(f"--max-queued takes 0 or a positive whole number, got {args.max_queued}")
+    if args.max_waiting is not None and not 1 <= args.max_waiting <= MAX_WAITING:
+        raise UsageError(
+            f"--max-waiting takes a whole number from 1 to {MAX_WAITING}, got {args.max_waiting}"
+        )
+    if args.answer_timeout is not None and not 0 < args.answer_timeout <= ELICIT_SECONDS:
+        raise UsageError(
+            f"--answer-timeout takes a number of seconds more than 0 and at most "
+            f"{ELICIT_SECONDS:g}, got {args.answer_timeout:g}"
+        )
     return {
         "call_timeout": args.call_timeout,
         "max_calls": args.max_calls or DEFAULT_MAX_IN_FLIGHT,
         "max_queued": DEFAULT_MAX_QUEUED if args.max_queued is None else args.max_queued,
+        "max_waiting": args.max_waiting or DEFAULT_MAX_WAITING,
+        "answer_timeout": args.answer_timeout or DEFAULT_ANSWER_SECONDS,
         "drain_seconds": args.drain_seconds or 30.0,
         "allow_unconfirmed": args.allow_unconfirmed,
     }
@@ -837,6 +867,19 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="let at most N calls wait (default 64); past that a call is refused as busy",
+    )
+    serve.add_argument(
+        "--max-waiting",
+        type=int,
+        metavar="N",
+        help="let at most N calls wait for their users' answers (default 64, at most 1024); "
+        "a waiting call holds no --max-calls slot",
+    )
+    serve.add_argument(
+        "--answer-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="how long a call waits for its user's answer (default 300, at most 600)",
     )
     serve.add_argument(
         "--drain-seconds",

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, final
 
-from agentkit.schematypes import TypeSpec
+from agentkit.schematypes import TypeSpec, enum_key, type_members
 from agentkit.tool import Tool
 from agentkit.toolschema import Parameter, ToolSchema
 
@@ -226,14 +226,14 @@ def _schema_changes(old: ToolSchema, new: ToolSchema, side: str, prefix: str) ->
 def _parameter_changes(old: Parameter, new: Parameter, side: str, path: str) -> Iterable[Change]:
     what = f"{side} '{path}'"
     # A union's order is not significant: callers can send and get the same values.
-    if set(_members(old.type)) != set(_members(new.type)):
+    if set(type_members(old.type)) != set(type_members(new.type)):
         yield _type_change(old.type, new.type, side, what)
         return
     if old.description != new.description:
         yield Change(kind=COSMETIC, message=f"{what}: description changed")
     if side == "input":
         yield from _input_constraints(old, new, what)
-    elif old.enum != new.enum:
+    elif _enum_keys(old) != _enum_keys(new):
         yield Change(kind=COMPATIBLE, message=f"{what}: enum changed")
     if old.items is not None and new.items is not None:
         yield from _parameter_changes(old.items, new.items, side, f"{path}[]")
@@ -250,9 +250,9 @@ def _input_constraints(old: Parameter, new: Parameter, what: str) -> Iterable[Ch
         yield Change(kind=BREAKING, message=f"{what} became required")
     elif old.name and old.required and not new.required:
         yield Change(kind=COMPATIBLE, message=f"{what} became optional")
-    if old.enum != new.enum:
-        before, after = set(old.enum or ()), set(new.enum or ())
-        if old.enum is None or (new.enum is not None and not before <= after):
+    before, after = _enum_keys(old), _enum_keys(new)
+    if before != after:
+        if before is None or (after is not None and not before <= after):
             yield Change(kind=BREAKING, message=f"{what}: enum narrowed")
         else:
             yield Change(kind=COMPATIBLE, message=f"{what}: enum widened")
@@ -318,7 +318,7 @@ def _type_change(old: TypeSpec, new: TypeSpec, side: str, what: str) -> Change:
     An output's readers break on a type they did not expect, so for outputs only
     narrowing is compatible.
     """
-    before, after = set(_members(old)), set(_members(new))
+    before, after = set(type_members(old)), set(type_members(new))
     wider, narrower = after > before, after < before
     text = f"{what} changed type from {_label(old)} to {_label(new)}"
     if (side == "input" and wider) or (side == "output" and narrower):
@@ -326,8 +326,9 @@ def _type_change(old: TypeSpec, new: TypeSpec, side: str, what: str) -> Change:
     return Change(kind=BREAKING, message=text)
 
 
-def _members(declared: TypeSpec) -> tuple[str, ...]:
-    return declared if isinstance(declared, tuple) else (declared,)
+def _enum_keys(param: Parameter) -> frozenset[tuple[str, Any]] | None:
+    """The enum's values as JSON tells them apart (``1`` is not ``true``), in no order."""
+    return None if param.enum is None else frozenset(enum_key(value) for value in param.enum)
 
 
 def _label(declared: TypeSpec) -> str:

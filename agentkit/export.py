@@ -311,6 +311,10 @@ def _free_form_path(schema: dict[str, Any], path: str = "") -> str | None:
     items = schema.get("items")
     if isinstance(items, dict) and items:
         return _free_form_path(items, f"{path}[]")
+    for member in schema.get("anyOf", ()):  # a union's list member
+        found = _free_form_path(member, path)
+        if found:
+            return found
     return None
 
 
@@ -330,6 +334,8 @@ def _strict(schema: dict[str, Any]) -> dict[str, Any]:
         out["additionalProperties"] = False
     elif out.get("type") == "array" and isinstance(out.get("items"), dict):
         out["items"] = _strict(out["items"])
+    elif isinstance(out.get("anyOf"), list):  # a union: its list member's items
+        out["anyOf"] = [_strict(member) for member in out["anyOf"]]
     if "default" in out:
         default = out.pop("default")
         note = f"Default: {json.dumps(default)}."

@@ -277,6 +277,8 @@ class _Exchange:
         self._session = session
         self._request_id = request_id
         self._reply = reply
+        self._receive = request.receive
+        self._listening: asyncio.Task[None] | None = None
         self._closed = False
         self._progress_token = progress_token_from_params(params)
         # Stateless: no session for the client's answer to come back to.
@@ -299,6 +301,14 @@ class _Exchange:
 
     def close(self) -> None:
         self._closed = True
+        if self._listening is not None:
+            self._listening.cancel()
+
+    def _listen(self) -> None:
+        """Read this POST's connection from now on (once a question waits), so that the
+        client's leaving is seen: ``mcp_limits.watching`` notes it for the call."""
+        if self._listening is None:
+            self._listening = asyncio.ensure_future(_until_disconnect(self._receive))
 
     def cancel(self) -> None:
         """The client sent ``notifications/cancelled`` for this request."""
@@ -341,6 +351,7 @@ class _Exchange:
         if params:
             message["params"] = params
         timeout = (opts or {}).get("timeout")
+        self._listen()
         try:
             await self._reply.message(message)
             with anyio.fail_after(timeout):
@@ -606,6 +617,11 @@ class FastPath:
             headers.append((_SESSION_HEADER, session_id.encode("latin-1")))
         await send({"type": "http.response.start", "status": 202, "headers": headers})
         await send({"type": "http.response.body", "body": b""})
+
+
+async def _until_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 def _error(request_id: Any, error: ErrorData) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, final
 import anyio
 
 from agentkit.credentials import CredentialsManager
+from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_WAITING, worker_threads
 from agentkit.mcp_stdio import loop_stdio
 from agentkit.mcp_wire import REPLAY_ID, Front, file_state
 from agentkit.toolexecutor import ToolExecutor
@@ -66,7 +67,14 @@ def serve(
     """
     state = file_state(files()) if watch else ()
     registry = load()
-    executor = ToolExecutor(credentials=CredentialsManager.from_env(credentials_file))
+    executor = ToolExecutor(
+        credentials=CredentialsManager.from_env(credentials_file),
+        # A sync call waiting for its user keeps its thread (agentkit.mcp_limits).
+        max_workers=worker_threads(
+            options.get("max_calls", DEFAULT_MAX_IN_FLIGHT),
+            options.get("max_waiting", DEFAULT_MAX_WAITING),
+        ),
+    )
     front = Front.for_tools(registry)
 
     async def run() -> None:

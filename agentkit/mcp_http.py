@@ -55,7 +55,15 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agentkit.credentials import CredentialsManager, read_user_file
 from agentkit.mcp_fast import FastPath
-from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, CallLimits
+from agentkit.mcp_limits import (
+    DEFAULT_ANSWER_SECONDS,
+    DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_MAX_QUEUED,
+    DEFAULT_MAX_WAITING,
+    CallLimits,
+    watching,
+    worker_threads,
+)
 from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.mcp_rounds import Rounds
 from agentkit.mcp_server import build_server
@@ -121,6 +129,9 @@ class HttpOptions:
     call_timeout: float | None = None
     max_calls: int | None = DEFAULT_MAX_IN_FLIGHT
     max_queued: int = DEFAULT_MAX_QUEUED
+    #: How many calls may wait for their users' answers at once, and how long each may.
+    max_waiting: int = DEFAULT_MAX_WAITING
+    answer_timeout: float = DEFAULT_ANSWER_SECONDS
     drain_seconds: float = DEFAULT_DRAIN_SECONDS
     #: Run a ``confirm: true`` tool without asking when its client cannot be asked.
     allow_unconfirmed: bool = False
@@ -587,6 +598,8 @@ def build_app(
         max_in_flight=options.max_calls,
         max_queued=options.max_queued,
         queue_timeout=options.call_timeout,
+        max_waiting=options.max_waiting,
+        answer_timeout=options.answer_timeout,
     )
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     rounds = Rounds(identity_headers=options.credential_headers)
@@ -693,6 +706,9 @@ class _Endpoint:
             await PlainTextResponse(reason, status_code=status)(scope, receive, send)
             return
         if scope.get("method") == "POST":
+            # Whoever reads the connection (the SDK's reply stream, the fast path's call
+            # that asks) notes there when the client leaves: its question is withdrawn.
+            receive = watching(scope, receive)
             if self._state.limits.closed:
                 refusal = JSONResponse(
                     {"error": "shutting down, retry on another instance"},
@@ -868,7 +884,10 @@ def serve_http(
     sock = _bind(options.host, options.port)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    executor = ToolExecutor(credentials=credentials)
+    executor = ToolExecutor(
+        credentials=credentials,
+        max_workers=worker_threads(options.max_calls, options.max_waiting),
+    )
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
 
     def ready() -> None:

@@ -16,9 +16,11 @@ client sends back is untrusted, so:
 - the round must name the same tool with the same arguments, and come from the same
   caller (the same ``Authorization`` header, HTTP session and ``--credential-header``
   header values, if any), else the call ends without acting;
-- the call waits no longer than a question does (its ``--call-timeout``, else
-  ``agentkit.context.ELICIT_SECONDS``); a round after that finds nothing to resume;
-- at most ``MAX_WAITING`` calls wait at once; one more is refused with an error.
+- the call waits no longer than a question does (the server's ``--answer-timeout``,
+  or its ``--call-timeout`` if that comes first); a round after that finds nothing to
+  resume. Meanwhile it holds no ``--max-calls`` slot, only one of ``--max-waiting``
+  places (``agentkit.mcp_limits.Admission.asking``); past those it is refused with an
+  error, as it is past ``MAX_WAITING`` here.
 
 Since the call waits in the process that asked, the round that answers must reach the
 same process (one instance, or a load balancer keeping a client on one instance).
@@ -40,12 +42,11 @@ import mcp_types as types
 
 from agentkit.context import Elicited
 from agentkit.mcp_content import encodable, error_result
+from agentkit.mcp_limits import MAX_WAITING
 from agentkit.toolerrors import ElicitationError
 
 __all__ = ["MAX_WAITING", "Asking", "Question", "Rounds"]
 
-#: The most calls that may wait for their users' answers at once.
-MAX_WAITING: Final = 1024
 #: The key of the one question a round asks (``inputRequests``/``inputResponses``).
 KEY: Final = "agentkit/question"
 #: How long a call that is given up on may take to end (withdraw its question).

@@ -21,7 +21,9 @@
 - a tool's ``agentkit.context.elicit`` (and a ``confirm: true`` tool's question) is an
   ``elicitation/create`` to its client, on the call's own stream; to a 2026-07-28
   client, which has no such stream, an ``input_required`` result it answers by calling
-  again (``agentkit.mcp_rounds``).
+  again (``agentkit.mcp_rounds``). While it waits for the answer the call holds no
+  ``--max-calls`` slot (``agentkit.mcp_limits.Admission.asking``), and it ends when its
+  client leaves (its HTTP stream closes, stdin ends) or the answer does not come in time.
 
 Needs ``pip install 'agentkit[mcp]'``.
 """
@@ -31,10 +33,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Final, final
+from typing import Any, Final, TypeVar, final
 
 import anyio
 import mcp_types as types
@@ -46,6 +49,7 @@ from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from agentkit import __version__
 from agentkit.context import (
@@ -58,13 +62,20 @@ from agentkit.context import (
     serving,
 )
 from agentkit.credentials import CredentialsManager
+from agentkit.forms import Form
 from agentkit.mcp_content import call_result, encodable, error_result
 from agentkit.mcp_limits import (
+    DEFAULT_ANSWER_SECONDS,
     DEFAULT_MAX_IN_FLIGHT,
     DEFAULT_MAX_QUEUED,
+    DEFAULT_MAX_WAITING,
+    Admission,
     Busy,
     CallCut,
     CallLimits,
+    Departure,
+    client_left,
+    worker_threads,
 )
 from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.mcp_rounds import Asking, Question, Rounds
@@ -74,8 +85,10 @@ from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.redaction import Redactor
 from agentkit.tool import Tool
 from agentkit.toolerrors import (
+    AnswerError,
     DeclinedError,
     ElicitationError,
+    Problem,
     ToolExecutionError,
     UnknownToolError,
 )
@@ -84,6 +97,8 @@ from agentkit.toolregistry import ToolRegistry
 
 __all__ = ["CallScope", "build_server", "serve"]
 
+logger = logging.getLogger("agentkit.serve")
+_T = TypeVar("_T")
 
 #: How long a call's last messages to its client may take to go out before its answer does.
 FLUSH_SECONDS: Final = 5.0
@@ -171,16 +186,26 @@ class _ServedCall(CallContext):
     never holds the tool up. ``flush`` waits (bounded) for what is still being sent.
     """
 
-    def __init__(self, ctx: Any, log_level: LogLevel) -> None:
+    def __init__(
+        self, ctx: Any, log_level: LogLevel, tool: str, left: Departure | None = None
+    ) -> None:
         self._loop = self.loop = asyncio.get_running_loop()
         self._log_level = log_level
         self._modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        self._tool = tool
         self.attach(ctx)
         self._sending: list[concurrent.futures.Future[None]] = []
         #: Where a 2026-07-28 client's questions go (``Rounds``); None: asked directly.
         self.questions: asyncio.Queue[Question] | None = (
             asyncio.Queue() if self._modern and _declared_elicitation(ctx) else None
         )
+        #: Set when the client that would answer a question has gone: its HTTP request's
+        #: connection closed (``mcp_limits.watching``), or stdin ended.
+        self._left = client_left(getattr(ctx.request, "scope", None)) or left
+        #: The call's hold on its slots (``run`` sets it once the call is admitted).
+        self.admission: Admission | None = None
+        #: The answer that did not fit its form, once one came: the call ends in it.
+        self.refused: AnswerError | None = None
 
     @property
     def ctx(self) -> Any:
@@ -223,19 +248,64 @@ class _ServedCall(CallContext):
 
     async def aelicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
         """``elicitation/create`` (form mode) on this call's own stream, or in an
-        ``input_required`` result to a 2026-07-28 client."""
-        if self.questions is not None:
-            question = Question(message=message, schema=schema, answer=self._loop.create_future())
-            self.questions.put_nowait(question)
-            return await question.answer
-        if not can_elicit(self._ctx):
+        ``input_required`` result to a 2026-07-28 client. The client is trusted no more
+        than the model: an accepted answer reaches the tool only if it fits the form
+        (``agentkit.forms``), else ``AnswerError``, which the call ends in; a form no
+        answer could be checked against is not asked (``ElicitationError``)."""
+        form = Form.read(schema)
+        try:
+            answer = await self._answered(message, schema)
+        except ValidationError as exc:  # the SDK's: no elicitation result at all
+            self.refused = AnswerError(_unreadable(exc))
+            raise self.refused from None  # its message shows the values: not kept
+        if not answer.accepted:
+            return answer
+        content, problems = form.check(answer.content)
+        if problems:
+            self.refused = AnswerError(problems)
+            raise self.refused
+        return Elicited(action="accept", content=content)
+
+    async def _answered(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+        """The client's answer, as it sent it. While the call waits for it it holds no
+        slot (``Admission.asking``); it waits at most the server's answer timeout, and
+        not once its client has left."""
+        if self.questions is None and not can_elicit(self._ctx):
             raise ElicitationError(
                 "the client cannot be asked: it did not declare the elicitation capability, "
                 "or the connection has no way back to it (a stateless server's session)"
             )
+        if self.admission is None:  # not a call ``run`` admitted: nothing to give back
+            return await self._asked(message, schema)
+        timeout = self.admission.answer_timeout
+        async with self.admission.asking():
+            try:
+                return await asyncio.wait_for(self._asked(message, schema), timeout)
+            except asyncio.TimeoutError:
+                logger.warning(
+                    "agentkit: a call of tool '%s' ended: its user did not answer within "
+                    "%g s (--answer-timeout)",
+                    self._tool,
+                    timeout,
+                )
+                raise ElicitationError(
+                    f"the user did not answer within {timeout:g} s (the server's "
+                    "--answer-timeout): the question was withdrawn and nothing was done "
+                    "past it"
+                ) from None
+
+    async def _asked(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+        if self.questions is not None:
+            question = Question(message=message, schema=schema, answer=self._loop.create_future())
+            self.questions.put_nowait(question)
+            return await question.answer
         try:
-            answer = await self._ctx.session.elicit_form(
-                encodable(message), encodable(dict(schema)), related_request_id=self._ctx.request_id
+            answer = await self._unless_left(
+                self._ctx.session.elicit_form(
+                    encodable(message),
+                    encodable(dict(schema)),
+                    related_request_id=self._ctx.request_id,
+                )
             )
         except NoBackChannelError as exc:
             raise ElicitationError(
@@ -246,11 +316,60 @@ class _ServedCall(CallContext):
             raise ElicitationError(f"the client did not ask the user: {exc}") from exc
         return Elicited(action=answer.action, content=dict(answer.content or {}))
 
+    async def _unless_left(self, asking: Awaitable[_T]) -> _T:
+        """``asking``'s answer; ``ElicitationError`` (the question withdrawn) if the
+        client leaves first: nobody is there to answer it any more."""
+        if self._left is None:
+            return await asking
+        task = asyncio.ensure_future(asking)
+        gone = asyncio.ensure_future(self._left.wait())
+        try:
+            await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+            if not task.done():
+                task.cancel()
+                await _withdrawn([task])
+        if task.cancelled():
+            logger.warning(
+                "agentkit: a call of tool '%s' ended: its client left while it waited for "
+                "its user's answer",
+                self._tool,
+            )
+            raise ElicitationError(
+                "the client left before the user answered: the question was withdrawn and "
+                "nothing was done past it"
+            )
+        return task.result()
+
     async def flush(self) -> None:
         """Wait until what the call sent has gone out (at most ``FLUSH_SECONDS``)."""
         if self._sending:
             pending = [asyncio.wrap_future(future) for future in self._sending]
             await asyncio.wait(pending, timeout=FLUSH_SECONDS)
+
+
+def _unreadable(exc: ValidationError) -> list[Problem]:
+    """What the SDK found wrong with an answer that is no elicitation result: each field
+    of its content at fault (``content.age``), or the answer as a whole; never the
+    values the SDK's message quotes."""
+    at = (error["loc"] for error in exc.errors(include_url=False, include_input=False))
+    fields = dict.fromkeys(
+        str(loc[1]) if len(loc) > 1 and loc[0] == "content" else "" for loc in at
+    )
+    return [
+        Problem(
+            path=name,
+            message=f"Field '{name}': expected a string, a number, a boolean or a list of strings",
+        )
+        if name
+        else Problem(
+            path="",
+            message="The answer is no elicitation result (an action of 'accept', 'decline' "
+            "or 'cancel', and a content of fields)",
+        )
+        for name in fields
+    ]
 
 
 def _deadline(call_timeout: float | None) -> float | None:
@@ -322,6 +441,7 @@ def build_server(
     announce: bool = True,
     allow_unconfirmed: bool = False,
     rounds: Rounds | None = None,
+    stdin_closed: Departure | None = None,
 ) -> Server[Any]:
     """An MCP server answering ``tools/list`` and ``tools/call`` from ``tools``.
 
@@ -338,6 +458,8 @@ def build_server(
     ``allow_unconfirmed``: then the tool runs without asking. A 2026-07-28 client is
     asked in ``input_required`` results; ``rounds`` keeps the calls waiting for its
     answers (the caller's, to ``close`` when the server stops; default: a new one).
+    ``stdin_closed`` is set when a stdio server's client has gone: a question waiting
+    for its answer is withdrawn then (an HTTP request's own connection says so itself).
     """
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     runner = executor or ToolExecutor()
@@ -369,7 +491,7 @@ def build_server(
                 f"{unknown} The tools may have changed since you listed them: call tools/list.",
             )
         arguments = dict(params.arguments or {})
-        call = _ServedCall(ctx, served.log_level(_connection(ctx)))
+        call = _ServedCall(ctx, served.log_level(_connection(ctx)), tool.name, stdin_closed)
         if isinstance(tool.DEPRECATED, str):
             call.log("warning", f"Tool '{tool.name}' is deprecated: {tool.DEPRECATED}", "agentkit")
         if tool.CONFIRM:
@@ -387,7 +509,7 @@ def build_server(
         # Async tools run on the server's loop; sync ones (HTTP, files) in the
         # executor's bounded thread pool, so a slow tool never blocks the loop.
         try:
-            async with gate.admitted(tool.name, concurrency(tool)):
+            async with gate.admitted(tool.name, concurrency(tool)) as call.admission:
                 with scope(ctx), reporting_progress(_progress_to(call)), serving(call):
                     if call.confirming and tool.definition is None:
                         # A hand-written tool does not say what it sends: its arguments, as
@@ -419,9 +541,18 @@ def build_server(
             # comes later (a confirmation accepted too late) lets nothing happen.
             await _withdrawn(call.end())
         await call.flush()  # what the tool logged reaches the client before its answer
-        declined = result.error.cause if isinstance(result.error, ToolExecutionError) else None
-        if isinstance(declined, DeclinedError):
-            return error_result(f"Tool '{tool.name}' was not run: {declined}")
+        cause = result.error.cause if isinstance(result.error, ToolExecutionError) else None
+        if isinstance(cause, DeclinedError) or (
+            isinstance(cause, ElicitationError) and call.confirming
+        ):  # not allowed, or the question about it never answered: nothing was done
+            return error_result(f"Tool '{tool.name}' was not run: {cause}")
+        if call.refused is not None:  # whatever the tool did when told, the call ends in it
+            return error_result(served.redact(str(ToolExecutionError(tool.name, call.refused))))
+        if isinstance(cause, Busy):  # answered, but no room to go on (Admission.asking)
+            return error_result(
+                f"Tool '{tool.name}' stopped after its question was answered: {cause}; "
+                "nothing was done past the question"
+            )
         return call_result(tool, result, call_timeout=call_timeout)
 
     server = _Server(
@@ -468,6 +599,8 @@ def serve(
     call_timeout: float | None = None,
     max_calls: int | None = DEFAULT_MAX_IN_FLIGHT,
     max_queued: int = DEFAULT_MAX_QUEUED,
+    max_waiting: int = DEFAULT_MAX_WAITING,
+    answer_timeout: float = DEFAULT_ANSWER_SECONDS,
     drain_seconds: float = 30.0,
     reloader: Reloader | None = None,
     allow_unconfirmed: bool = False,
@@ -478,7 +611,10 @@ def serve(
     ``reloader`` (made on the same ``ServedTools``) reloads them while serving.
     ``allow_unconfirmed``: see ``build_server``.
     """
-    executor = ToolExecutor(credentials=CredentialsManager.from_env(credentials_file))
+    executor = ToolExecutor(
+        credentials=CredentialsManager.from_env(credentials_file),
+        max_workers=worker_threads(max_calls, max_waiting),
+    )
 
     async def run() -> None:
         async with loop_stdio() as (wire_in, wire_out):
@@ -490,6 +626,8 @@ def serve(
                 call_timeout=call_timeout,
                 max_calls=max_calls,
                 max_queued=max_queued,
+                max_waiting=max_waiting,
+                answer_timeout=answer_timeout,
                 drain_seconds=drain_seconds,
                 reloader=reloader,
                 allow_unconfirmed=allow_unconfirmed,
@@ -508,6 +646,8 @@ async def serve_stdio(
     call_timeout: float | None = None,
     max_calls: int | None = DEFAULT_MAX_IN_FLIGHT,
     max_queued: int = DEFAULT_MAX_QUEUED,
+    max_waiting: int = DEFAULT_MAX_WAITING,
+    answer_timeout: float = DEFAULT_ANSWER_SECONDS,
     drain_seconds: float = 30.0,
     reloader: Reloader | None = None,
     reload_now: bool = False,
@@ -516,9 +656,16 @@ async def serve_stdio(
     """``serve``'s work on the running loop, reading lines from ``wire_in`` and writing
     to ``wire_out`` (``loop_stdio``'s, or ``None`` for the SDK's own stdin and stdout).
     ``reload_now``: a SIGHUP came before the reloader was listening (``mcp_front``)."""
-    gate = CallLimits(max_in_flight=max_calls, max_queued=max_queued, queue_timeout=call_timeout)
+    gate = CallLimits(
+        max_in_flight=max_calls,
+        max_queued=max_queued,
+        queue_timeout=call_timeout,
+        max_waiting=max_waiting,
+        answer_timeout=answer_timeout,
+    )
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     rounds = Rounds()
+    stdin_closed = Departure()
     server = build_server(
         served,
         executor,
@@ -526,11 +673,13 @@ async def serve_stdio(
         limits=gate,
         allow_unconfirmed=allow_unconfirmed,
         rounds=rounds,
+        stdin_closed=stdin_closed,
     )
 
-    def ended() -> None:  # stdin closed: no round can answer a question any more
+    def ended() -> None:  # stdin closed: no answer to a question can come any more
         served.listen.close()
         rounds.close()
+        stdin_closed.set()
 
     # A line the SDK cannot read is answered here (``refusal``): the SDK would drop it.
     # Where the SDK reads stdin itself (wire_in None) its lines cannot be seen.

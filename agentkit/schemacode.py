@@ -22,9 +22,11 @@ from agentkit.schematypes import (
     EXACT_TYPES,
     Check,
     TypeSpec,
+    enum_key,
     is_number,
     show,
     type_label,
+    type_members,
     type_name,
     type_test,
 )
@@ -86,13 +88,16 @@ def compile_check(spec: ParameterSpec) -> Check:
     passes = type_test(declared)
     expected = type_label(declared)
     constraints = _constraint_checks(spec)
-    members = declared if isinstance(declared, tuple) else (declared,)
+    members = type_members(declared)
     # A number given for a float is stored as a float, unless a union takes integers too.
     to_float = "float" in members and "integer" not in members
     finite = "float" in members
     element = spec.items._check if spec.items is not None else None
     nested = spec.parameters
-    free_form = element is None and nested is None and declared in ("list", "dictionary")
+    # A free-form list or dictionary, or a union's list member without items.
+    free_form = (
+        element is None and nested is None and ("list" in members or "dictionary" in members)
+    )
 
     def check(value: Any, path: str, errors: list[Problem]) -> Any:
         if not passes(value):
@@ -109,6 +114,9 @@ def compile_check(spec: ParameterSpec) -> Check:
             return value
         for constraint in constraints:
             constraint(value, path, errors)
+        is_container = isinstance(value, (list, dict))
+        if not is_container:
+            return value  # a scalar (of a union with a list, too): checked
         if element is not None:
             value = [element(item, f"{path}[{index}]", errors) for index, item in enumerate(value)]
         elif nested is not None:
@@ -127,11 +135,14 @@ def compile_check(spec: ParameterSpec) -> Check:
 def _constraint_checks(spec: ParameterSpec) -> list[Check]:
     checks: list[Check] = []
     if spec.enum is not None:
-        allowed = spec.enum
-        shown = show(list(allowed)) if len(repr(list(allowed))) <= 200 else "the declared values"
+        # Matched by JSON kind and value: an enum of 1 does not take true. A list (of a
+        # union with a list) is the enum's to judge only through its items.
+        allowed = frozenset(enum_key(value) for value in spec.enum)
+        values = list(spec.enum)
+        shown = show(values) if len(repr(values)) <= 200 else "the declared values"
 
         def check_enum(value: Any, path: str, errors: list[Problem]) -> None:
-            if value not in allowed:
+            if not isinstance(value, list) and enum_key(value) not in allowed:
                 errors.append(_problem(path, f"expected one of {shown}, got {show(value)}"))
 
         checks.append(check_enum)

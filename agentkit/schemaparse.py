@@ -22,7 +22,9 @@ from agentkit.schematypes import (
     SCALAR_TYPES,
     TYPE_ALIASES,
     TYPE_TESTS,
+    UNION_TYPES,
     TypeSpec,
+    enum_key,
     is_number,
     show,
     type_label,
@@ -271,8 +273,7 @@ def _build_parameter(
     if declared is None:
         return None
     if isinstance(declared, tuple):
-        _refuse_constraints(raw, declared, problem)
-        constraints: dict[str, Any] = {}
+        constraints = _parse_union_constraints(raw, declared, location, problems, build, problem)
     else:
         constraints = _parse_constraints(raw, declared, location, problems, build, problem)
 
@@ -340,18 +341,74 @@ def _parse_type(raw: Any, location: Location, problems: list[SchemaProblem]) -> 
     return raw
 
 
-def _refuse_constraints(
-    raw: Mapping[str, Any], declared: tuple[str, ...], problem: Callable[[str, str], None]
-) -> None:
-    # A union checks only the type: a constraint of one member (a pattern, a bound)
-    # would have to say which of the values it applies to.
-    for key in ("enum", "minimum", "maximum", "pattern", "items", "parameters"):
+def _parse_union_constraints(
+    raw: Mapping[str, Any],
+    declared: tuple[str, ...],
+    location: Location,
+    problems: list[SchemaProblem],
+    build: Builders,
+    problem: Callable[[str, str], None],
+) -> dict[str, Any]:
+    """What a union may say beyond its types: the ``enum`` of its scalar values, and
+    the ``items`` of its list member."""
+    # A bound or a pattern belongs to one member and would have to say which; an
+    # enum's values say their own type, so it applies to each scalar member.
+    for key in ("minimum", "maximum", "pattern", "parameters"):
         if key in raw:
             problem(
                 key,
                 f"'{key}' does not apply to a union of types ({type_label(declared)}); "
                 "declare one type to constrain it",
             )
+    constraints: dict[str, Any] = {"enum": _parse_union_enum(raw, declared, problem)}
+    if "items" in raw:
+        if "list" not in declared:
+            problem(
+                "items",
+                f"'items' applies to a union with 'list', not to {type_label(declared)}",
+            )
+        else:
+            constraints["items"] = _parse_parameter(
+                raw["items"], (*location, "items"), problems, build, named=False
+            )
+    return constraints
+
+
+def _parse_union_enum(
+    raw: Mapping[str, Any], declared: tuple[str, ...], problem: Callable[[str, str], None]
+) -> tuple[Any, ...] | None:
+    """``enum: [1, auto]`` of ``type: [integer, string]``: each value of a scalar member,
+    and each scalar member with a value (a list member's elements have ``items``)."""
+    if "enum" not in raw:
+        return None
+    values = raw["enum"]
+    if not isinstance(values, list) or not values:
+        problem("enum", "expected a non-empty list of allowed values")
+        return None
+    # A union has two or more members and one list at most, so one scalar at least.
+    scalars = [name for name in declared if name in SCALAR_TYPES]
+    for value in values:
+        if not any(TYPE_TESTS[name](value) for name in scalars):
+            expected = type_label(tuple(scalars))
+            problem("enum", f"every value must be of type {expected}; {written(value)} is not")
+            return None
+    if any(value != value for value in values):  # NaN: equal to nothing, so never allowed
+        problem("enum", "NaN can never be matched; remove it")
+        return None
+    keys = [enum_key(value) for value in values]
+    repeated = duplicates(keys)
+    if repeated:
+        shown = ", ".join(written(value) for _, value in repeated[:5])
+        problem("enum", f"duplicate values: {shown}; list each value once")
+        return None
+    for name in scalars:
+        if not any(TYPE_TESTS[name](value) for value in values):
+            problem(
+                "enum",
+                f"no value is of type '{name}'; add one, or leave '{name}' out of the type",
+            )
+            return None
+    return tuple(values)
 
 
 def _parse_constraints(
@@ -395,30 +452,30 @@ def _parse_constraints(
 def _parse_union(
     raw: list[Any], location: Location, problems: list[SchemaProblem]
 ) -> tuple[str, ...] | None:
-    """``type: [string, integer]``: two or more of the scalar types, each once."""
-    scalars = ", ".join(SCALAR_TYPES)
+    """``type: [string, integer]``: two or more of the union types, each once."""
+    joined = ", ".join(UNION_TYPES)
     start = len(problems)
     names: list[str] = []
     for index, item in enumerate(raw):
         where = (*location, "type", index)
-        if not isinstance(item, str) or item not in SCALAR_TYPES:
+        if not isinstance(item, str) or item not in UNION_TYPES:
             alias = TYPE_ALIASES.get(item.lower()) if isinstance(item, str) else None
             hint = (
                 f" (did you mean '{alias}'?)"
-                if alias in SCALAR_TYPES
-                else did_you_mean(item, SCALAR_TYPES)
+                if alias in UNION_TYPES
+                else did_you_mean(item, UNION_TYPES)
                 if isinstance(item, str)
                 else ""
             )
             why = (
-                "a list or dictionary cannot be one of a union"
-                if item in ("list", "dictionary")
+                "a dictionary cannot be one of a union"
+                if item == "dictionary"
                 else "unsupported type"
             )
             problems.append(
                 SchemaProblem(
                     location=where,
-                    message=f"{why}: {written(item)}{hint}; a union joins: {scalars}",
+                    message=f"{why}: {written(item)}{hint}; a union joins: {joined}",
                 )
             )
         elif item in names:

@@ -27,13 +27,16 @@ __all__ = [
     "TRUE_WORDS",
     "TYPE_ALIASES",
     "TYPE_TESTS",
+    "UNION_TYPES",
     "Check",
     "TypeSpec",
+    "enum_key",
     "from_text",
     "is_integer",
     "is_number",
     "show",
     "type_label",
+    "type_members",
     "type_name",
     "type_test",
     "written",
@@ -42,10 +45,14 @@ __all__ = [
 #: The six parameter types, in the order error messages list them.
 PARAMETER_TYPES: Final = ("string", "integer", "float", "boolean", "list", "dictionary")
 
-#: The types a union may join (``type: [string, integer]``): a value of any one passes.
+#: The scalar types, which an ``enum`` of a union may hold values of.
 SCALAR_TYPES: Final = ("string", "integer", "float", "boolean")
 
-#: A parameter's declared type: one name, or a union of two or more ``SCALAR_TYPES``.
+#: The types a union may join (``type: [string, integer]``, ``[string, list]``): a
+#: value of any one passes. A dictionary cannot: it would need its own parameters.
+UNION_TYPES: Final = (*SCALAR_TYPES, "list")
+
+#: A parameter's declared type: one name, or a union of two or more ``UNION_TYPES``.
 TypeSpec = str | tuple[str, ...]
 
 JSON_TYPES: Final = {
@@ -142,6 +149,27 @@ def type_label(declared: TypeSpec) -> str:
     if isinstance(declared, str):
         return f"'{declared}'"
     return " or ".join(f"'{name}'" for name in declared)
+
+
+def type_members(declared: TypeSpec) -> tuple[str, ...]:
+    """The types of ``declared``: the union's, or the one type alone."""
+    return declared if isinstance(declared, tuple) else (declared,)
+
+
+def enum_key(value: Any) -> tuple[str, Any]:
+    """How an enum value is matched: by JSON's kind and its value.
+
+    Python finds ``True == 1`` and ``1 == 1.0``; JSON keeps a boolean apart from
+    a number (and ``1`` and ``1.0`` are one number), so a union's enum of ``1``
+    does not take ``true``.
+    """
+    if isinstance(value, bool):
+        return ("boolean", value)
+    if isinstance(value, (int, float)):
+        return ("number", value)
+    if isinstance(value, str):
+        return ("string", value)
+    return ("other", value)
 
 
 def type_test(declared: TypeSpec) -> Callable[[Any], bool]:

@@ -25,6 +25,7 @@ from agentkit.schematypes import (
     EXACT_TYPES,
     JSON_TYPES,
     PARAMETER_TYPES,
+    TYPE_TESTS,
     Check,
     TypeSpec,
     is_integer,
@@ -90,8 +91,10 @@ class Parameter:
     )
 
     name: str
-    #: One of ``PARAMETER_TYPES``, or a union of two or more scalar types
-    #: (``("string", "integer")``): a value of any one of them passes.
+    #: One of ``PARAMETER_TYPES``, or a union of two or more of the scalar types and
+    #: ``list`` (``("string", "integer")``): a value of any one of them passes. A
+    #: union's ``enum`` holds the values its scalars may take, its ``items`` the
+    #: elements of its list.
     type: TypeSpec
     required: bool
     default: Any
@@ -200,12 +203,12 @@ class Parameter:
         if isinstance(self.type, tuple):
             # anyOf, not a list of types: every provider's schema dialect takes anyOf
             # (OpenAI's strict mode documents a type list only with "null").
-            out = {"anyOf": [{"type": JSON_TYPES[name]} for name in self.type]}
+            out = {"anyOf": [self._member_schema(name) for name in self.type]}
         else:
             out = {"type": JSON_TYPES[self.type]}
         if self.description:
             out["description"] = self.description
-        if self.enum is not None:
+        if self.enum is not None and isinstance(self.type, str):
             out["enum"] = list(self.enum)
         if self.minimum is not None:
             out["minimum"] = self.minimum
@@ -221,6 +224,19 @@ class Parameter:
         if self.has_default:
             out["default"] = copy.deepcopy(self.default)
         return out
+
+    def _member_schema(self, name: str) -> dict[str, Any]:
+        """One member of a union: its type, with the enum values of that type or the items.
+
+        Each member carries its own values (``{"type": "integer", "enum": [1]}``), as
+        providers that take an enum take it beside one type.
+        """
+        member: dict[str, Any] = {"type": JSON_TYPES[name]}
+        if name == "list":
+            member["items"] = self.items.to_json_schema() if self.items is not None else {}
+        elif self.enum is not None:
+            member["enum"] = [value for value in self.enum if TYPE_TESTS[name](value)]
+        return member
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Parameter):

@@ -1,4 +1,5 @@
-"""A union of scalar types (``type: [string, integer]``): parsed, checked, exported, diffed."""
+"""A union of types (``type: [string, integer]``, ``[string, list]``, with an ``enum`` of
+mixed types): parsed, checked, exported, diffed."""
 
 from __future__ import annotations
 
@@ -128,11 +129,9 @@ def test_a_union_reads_back_as_it_was_written() -> None:
         pytest.param([], "type: a union lists two or more types", id="empty"),
         pytest.param(["string", "string"], "type.1: 'string' is listed twice", id="twice"),
         pytest.param(
-            ["string", "list"], "type.1: a list or dictionary cannot be one of a union", id="list"
+            ["dictionary", "integer"], "type.0: a dictionary cannot be one of a union", id="dict"
         ),
-        pytest.param(
-            ["dictionary", "integer"], "type.0: a list or dictionary cannot be one", id="dict"
-        ),
+        pytest.param(["string", "list", "list"], "type.2: 'list' is listed twice", id="list-twice"),
         pytest.param(
             ["str", "integer"],
             "type.0: unsupported type: 'str' (did you mean 'string'?)",
@@ -147,9 +146,9 @@ def test_a_union_that_is_not_one_is_located(declared: list[Any], message: str) -
     assert any(problem.startswith(message) for problem in problems), problems
 
 
-@pytest.mark.parametrize("key", ["enum", "minimum", "maximum", "pattern", "items", "parameters"])
-def test_a_union_takes_no_constraint(key: str) -> None:
-    values = {"enum": ["a"], "minimum": 1, "maximum": 2, "pattern": "a", "items": "string"}
+@pytest.mark.parametrize("key", ["minimum", "maximum", "pattern", "parameters"])
+def test_a_union_takes_no_bound_pattern_or_parameters(key: str) -> None:
+    values: dict[str, Any] = {"minimum": 1, "maximum": 2, "pattern": "a"}
     values["parameters"] = [{"name": "a", "type": "string"}]
     (problem,) = problems_of({"name": "x", "type": ["string", "integer"], key: values[key]})
     assert problem == (
@@ -253,8 +252,10 @@ def test_strict_makes_an_optional_union_nullable() -> None:
 # -- diff and the command line --------------------------------------------------------------
 
 
-def tool_with(declared: Any, version: str = "1.0.0", *, side: str = "input") -> Tool:
-    schema = {"parameters": [{"name": "x", "type": declared}]}
+def tool_with_parameter(
+    parameter: dict[str, Any], *, version: str = "1.0.0", side: str = "input"
+) -> Tool:
+    schema = {"parameters": [{"name": "x", **parameter}]}
     attributes = {
         "TOOL_NAME": "t",
         "TOOL_VERSION": version,
@@ -264,6 +265,10 @@ def tool_with(declared: Any, version: str = "1.0.0", *, side: str = "input") -> 
         "execute": lambda self, inputs, credentials: {},
     }
     return type("T", (Tool,), attributes)()  # type: ignore[no-any-return]
+
+
+def tool_with(declared: Any, version: str = "1.0.0", *, side: str = "input") -> Tool:
+    return tool_with_parameter({"type": declared}, version=version, side=side)
 
 
 @pytest.mark.parametrize(
@@ -438,3 +443,333 @@ def test_a_located_default_is_named_list_not_by_the_loaders_class(tmp_path: Any)
     with pytest.raises(Exception, match=r"got 'list'") as raised:
         load_tools(tmp_path, registry=ToolRegistry())
     assert "Located" not in str(raised.value)
+
+
+# -- an enum of mixed types -----------------------------------------------------------------
+
+MIXED = {"name": "x", "type": ["integer", "string"], "enum": [1, "auto"]}
+
+
+@pytest.mark.parametrize(
+    ("parameter", "value", "problem"),
+    [
+        pytest.param(MIXED, 1, None, id="integer"),
+        pytest.param(MIXED, "auto", None, id="string"),
+        pytest.param(MIXED, 2, "expected one of [1, 'auto'], got 2", id="other-integer"),
+        pytest.param(MIXED, "1", "expected one of [1, 'auto'], got '1'", id="number-as-text"),
+        pytest.param(
+            MIXED, True, "expected type 'integer' or 'string', got 'bool'", id="bool-not-1"
+        ),
+        pytest.param(
+            {"name": "x", "type": ["boolean", "integer"], "enum": [1, False]},
+            True,
+            "expected one of [1, False], got True",
+            id="true-is-not-1",
+        ),
+        pytest.param(
+            {"name": "x", "type": ["boolean", "integer"], "enum": [1, False]},
+            0,
+            "expected one of [1, False], got 0",
+            id="0-is-not-false",
+        ),
+        pytest.param(
+            {"name": "x", "type": ["float", "string"], "enum": [1, 2.5, "none"]},
+            1.0,
+            None,
+            id="1.0-is-1",
+        ),
+    ],
+)
+def test_a_mixed_enum_is_matched_by_kind_and_value(
+    parameter: dict[str, Any], value: Any, problem: str | None
+) -> None:
+    problems = ToolSchema.from_dict({"parameters": [parameter]}).check({"x": value}).problems
+    assert [p.message for p in problems] == (
+        [] if problem is None else [f"Parameter 'x': {problem}"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("declared", "enum", "message"),
+    [
+        pytest.param(
+            ["integer", "string"],
+            [1, 2.5],
+            "enum: every value must be of type 'integer' or 'string'; 2.5 is not",
+            id="value-of-no-member",
+        ),
+        pytest.param(
+            ["integer", "string"],
+            [1, None],
+            "enum: every value must be of type 'integer' or 'string'; null is not",
+            id="null",
+        ),
+        pytest.param(
+            ["string", "list"],
+            ["a", ["a"]],
+            "enum: every value must be of type 'string'; a list is not",
+            id="a-list-value",
+        ),
+        pytest.param(
+            ["integer", "string"],
+            ["a", "b"],
+            "enum: no value is of type 'integer'; add one, or leave 'integer' out of the type",
+            id="member-without-value",
+        ),
+        pytest.param(
+            ["float", "string"], [1, 1.0, "a"], "enum: duplicate values: 1.0; list each", id="1-1.0"
+        ),
+        pytest.param(
+            ["float", "string"], [math.nan, "a"], "enum: NaN can never be matched", id="nan"
+        ),
+        pytest.param(["integer", "string"], [], "enum: expected a non-empty list", id="empty"),
+    ],
+)
+def test_a_mixed_enum_that_cannot_hold_is_located(
+    declared: list[str], enum: list[Any], message: str
+) -> None:
+    problems = problems_of({"name": "x", "type": declared, "enum": enum})
+    assert any(problem.startswith(message) for problem in problems), problems
+
+
+def test_true_and_1_are_two_values_of_a_mixed_enum() -> None:
+    parameter = {"name": "x", "type": ["boolean", "integer"], "enum": [True, 1]}
+    schema = ToolSchema.from_dict({"parameters": [parameter]})
+    assert [schema.check({"x": value}).problems for value in (True, 1)] == [(), ()]
+
+
+# -- a union with a list ----------------------------------------------------------------------
+
+SCALAR_OR_LIST = {
+    "name": "labels",
+    "type": ["string", "list"],
+    "items": {"type": "string", "enum": ["bug", "docs"]},
+    "enum": ["bug", "docs"],
+}
+
+
+@pytest.mark.parametrize(
+    ("value", "problems"),
+    [
+        pytest.param("bug", [], id="one"),
+        pytest.param(["bug", "docs"], [], id="a-list"),
+        pytest.param([], [], id="empty-list"),
+        pytest.param("x", ["Parameter 'labels': expected one of ['bug', 'docs'], got 'x'"], id="x"),
+        pytest.param(
+            ["bug", "x", 3],
+            [
+                "Parameter 'labels[1]': expected one of ['bug', 'docs'], got 'x'",
+                "Parameter 'labels[2]': expected type 'string', got 'int'",
+            ],
+            id="items-located",
+        ),
+        pytest.param(
+            {"a": 1},
+            ["Parameter 'labels': expected type 'string' or 'list', got 'dict'"],
+            id="dict",
+        ),
+    ],
+)
+def test_a_scalar_or_a_list_checks_each_by_its_own_rule(value: Any, problems: list[str]) -> None:
+    schema = ToolSchema.from_dict({"parameters": [SCALAR_OR_LIST]})
+    assert [p.message for p in schema.check({"labels": value}).problems] == problems
+
+
+def test_a_list_without_items_is_free_form_and_copied() -> None:
+    schema = ToolSchema.from_dict({"parameters": [{"name": "x", "type": ["integer", "list"]}]})
+    given = [1, "a", [2]]
+    checked = schema.check({"x": given})
+    assert checked.problems == ()
+    assert checked.values["x"] == given
+    assert checked.values["x"] is not given
+    (problem,) = schema.check({"x": [math.inf]}).problems
+    assert "finite" in problem.message
+
+
+def test_items_need_a_list_in_the_union() -> None:
+    (problem,) = problems_of({"name": "x", "type": ["string", "integer"], "items": "string"})
+    assert problem == "items: 'items' applies to a union with 'list', not to 'string' or 'integer'"
+
+
+def test_a_union_with_a_list_and_an_enum_reads_back_as_written() -> None:
+    schema = ToolSchema.from_dict({"parameters": [SCALAR_OR_LIST, MIXED]})
+    assert schema.to_dict() == {"parameters": [SCALAR_OR_LIST, MIXED]}
+    assert ToolSchema.from_dict(schema.to_dict()) == schema
+
+
+class Shapes(Tool):
+    TOOL_NAME = "shapes"
+    TOOL_DESCRIPTION = "Takes a mixed enum and a scalar or a list"
+    INPUT_SCHEMA = {
+        "parameters": [
+            {"name": "size", "type": ["integer", "string", "boolean"], "enum": [0, "auto", True]},
+            {**SCALAR_OR_LIST, "required": False},
+            {
+                "name": "filters",
+                "type": ["string", "list"],
+                "required": False,
+                "items": {"type": "dictionary", "parameters": [{"name": "key", "type": "string"}]},
+            },
+        ]
+    }
+    OUTPUT_SCHEMA = {"parameters": [{"name": "value", "type": ["string", "integer", "list"]}]}
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        return {"value": inputs["size"]}
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["loose", "strict"])
+@pytest.mark.parametrize("format_name", FORMATS)
+def test_every_format_exports_mixed_enums_and_lists_per_member(
+    format_name: str, strict: bool
+) -> None:
+    document = export_tools([Shapes()], format_name, strict=strict).document
+    (schema,) = input_schemas(document)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    size = schema["properties"]["size"]
+    assert size["anyOf"] == [
+        {"type": "integer", "enum": [0]},
+        {"type": "string", "enum": ["auto"]},
+        {"type": "boolean", "enum": [True]},
+    ]
+    labels = schema["properties"]["labels"]["anyOf"]
+    assert labels[:2] == [
+        {"type": "string", "enum": ["bug", "docs"]},
+        {"type": "array", "items": {"type": "string", "enum": ["bug", "docs"]}},
+    ]
+    validator = jsonschema.Draft202012Validator(schema)
+    # strict (OpenAI): every property required, an optional one nullable
+    optional = {"labels": None, "filters": None} if "labels" in schema["required"] else {}
+    accepted: list[dict[str, Any]] = [
+        {"size": 0},
+        {"size": "auto", "labels": "bug"},
+        {"size": True, "labels": ["bug", "docs"], "filters": [{"key": "a"}]},
+        {"size": 0, "filters": "state:open"},
+    ]
+    for values in accepted:
+        assert validator.is_valid({**optional, **values}), (format_name, values)
+    refused: list[dict[str, Any]] = [
+        {"size": 1},
+        {"size": False},
+        {"size": "1"},
+        {"size": 0, "labels": "x"},
+        {"size": 0, "labels": ["x"]},
+        {"size": 0, "labels": {"a": "bug"}},
+    ]
+    for values in refused:
+        assert not validator.is_valid({**optional, **values}), (format_name, values)
+    if strict and format_name.startswith("openai"):
+        filters = schema["properties"]["filters"]["anyOf"][1]["items"]
+        assert filters["additionalProperties"] is False  # strict reaches the list member's items
+        assert not validator.is_valid({**optional, "size": 0, "filters": [{"key": "a", "b": 1}]})
+
+
+def test_strict_keeps_a_free_form_list_member_loose() -> None:
+    class Loose(Tool):
+        TOOL_NAME = "loose"
+        TOOL_DESCRIPTION = "d"
+        INPUT_SCHEMA = {
+            "parameters": [
+                {"name": "x", "type": ["string", "list"], "items": "dictionary"},
+            ]
+        }
+
+        def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+            return {}
+
+    export = export_tools([Loose()], "openai", strict=True)
+    assert export.document[0]["function"]["strict"] is False
+    assert "'x[]' is a dictionary without declared parameters" in export.warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("side", "old", "new", "changes"),
+    [
+        pytest.param(
+            "input",
+            {"type": ["boolean", "integer"], "enum": [1, False]},
+            {"type": ["boolean", "integer"], "enum": [True, 0]},  # equal in Python, not JSON
+            [(BREAKING, "input 'x': enum narrowed")],
+            id="1-to-true-is-a-change",
+        ),
+        pytest.param(
+            "input",
+            {"type": ["integer", "string"], "enum": [1, "a"]},
+            {"type": ["integer", "string"], "enum": ["a", 1, 2]},
+            [(COMPATIBLE, "input 'x': enum widened")],
+            id="widened",
+        ),
+        pytest.param(
+            "input",
+            {"type": ["integer", "string"], "enum": [1, "a"]},
+            {"type": ["string", "integer"], "enum": ["a", 1]},
+            [],
+            id="reordered",
+        ),
+        pytest.param(
+            "input",
+            {"type": "string"},
+            {"type": ["string", "list"], "items": "string"},
+            [(COMPATIBLE, "input 'x' changed type from string to string|list")],
+            id="list-added",
+        ),
+        pytest.param(
+            "input",
+            {"type": ["string", "list"], "items": "string"},
+            {"type": ["string", "list"], "items": "integer"},
+            [(BREAKING, "input 'x[]' changed type from string to integer")],
+            id="items-changed",
+        ),
+        pytest.param(
+            "output",
+            {"type": ["string", "list"], "items": "string"},
+            {"type": ["string", "list"], "items": {"type": "string", "description": "A label"}},
+            [("cosmetic", "output 'x[]': description changed")],
+            id="items-described",
+        ),
+    ],
+)
+def test_diff_reads_mixed_enums_and_list_members(
+    side: str, old: dict[str, Any], new: dict[str, Any], changes: list[tuple[str, str]]
+) -> None:
+    diffs = diff_tools([tool_with_parameter(old, side=side)], [tool_with_parameter(new, side=side)])
+    found = [(change.kind, change.message) for diff in diffs for change in diff.changes]
+    assert found == changes
+
+
+@pytest.mark.parametrize(
+    ("declared", "argument", "expected"),
+    [
+        pytest.param(["string", "list"], "a,b", "a,b", id="text-stays-text"),
+        pytest.param(["string", "list"], '["a", "b"]', ["a", "b"], id="json-list"),
+        pytest.param(["integer", "list"], "5", 5, id="integer"),
+        pytest.param(["integer", "list"], "a,b", ["a", "b"], id="comma-list-when-no-scalar-fits"),
+    ],
+)
+def test_call_reads_a_scalar_or_a_list(declared: list[str], argument: str, expected: Any) -> None:
+    from agentkit.cli import _parse_value
+
+    parameter = ToolSchema.from_dict({"parameters": [{"name": "x", "type": declared}]})["x"]
+    assert _parse_value(argument, parameter, "x") == expected
+
+
+def test_an_output_list_member_of_mappings_is_projected() -> None:
+    from agentkit.declarative.projection import schema_projectors
+
+    schema = ToolSchema.from_dict(
+        {
+            "parameters": [
+                {
+                    "name": "x",
+                    "type": ["string", "list"],
+                    "items": {
+                        "type": "dictionary",
+                        "parameters": [{"name": "a", "type": "string"}],
+                    },
+                }
+            ]
+        }
+    )
+    project = schema_projectors(schema)["x"]
+    assert project([{"a": "1", "extra": 2}]) == [{"a": "1"}]
+    assert project("text") == "text"

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from agentkit.schematypes import type_members
 from agentkit.toolschema import Parameter, ToolSchema
 
 __all__ = ["Projector", "projector", "schema_projectors"]
@@ -41,7 +42,7 @@ def projector(param: Parameter) -> Projector | None:
             }
 
         return project_object
-    if param.type == "list" and param.items is not None:
+    if "list" in type_members(param.type) and param.items is not None:  # a union's too
         project_item = projector(param.items)
         if project_item is None:
             return None

@@ -213,7 +213,11 @@ class OperationConverter:
             self._cannot(name, location, here, f"a {style} parameter of this name", required)
             return
         explode = param.get("explode", style == "form") is True
-        if spec["type"] == "list" and (
+        # A list, or a union that takes one (``[string, list]``): sent as a list is.
+        listed = spec["type"] == "list" or (
+            isinstance(spec["type"], list) and "list" in spec["type"]
+        )
+        if listed and (
             location == "cookie"
             or (style not in _DELIMITERS and not prefixed)
             # a path value is one encoded segment: the ';' of ';id=a;id=b' would be sent %3B
@@ -246,12 +250,13 @@ class OperationConverter:
         if prefixed:
             # label: .a,b (.a.b exploded); matrix: ;id=a,b
             prefix = "." if style == "label" else f";{name}="
-            if spec["type"] == "list":
-                value = f"{value} | join('{'.' if explode else ','}')"
+            if listed:
+                value = _joined(value, "." if explode else ",", spec["type"])
             template = prefix + "{{ " + value + " }}"
         else:
-            if spec["type"] == "list" and (location != "query" or not explode):
-                value = f"none if {value} is none else {value} | join('{_DELIMITERS[style]}')"
+            if listed and (location != "query" or not explode):
+                joined = _joined(value, _DELIMITERS[style], spec["type"])
+                value = f"none if {value} is none else {joined}"
             template = "{{ " + value + " }}"
         if location == "path":
             request.path = request.path.replace("{" + name + "}", template)
@@ -414,6 +419,15 @@ class OperationConverter:
 
 def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def _joined(value: str, separator: str, declared: Any) -> str:
+    """The template expression of a list ``value`` joined by ``separator``; a union's
+    value is joined only when it is a list (a string is sent as it is)."""
+    joined = f"{value} | join('{separator}')"
+    if declared == "list":
+        return joined
+    return f"({joined} if {value} is sequence and {value} is not string else {value})"
 
 
 def _text_output() -> dict[str, Any]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeGuard
 
 from agentkit.openapi.reader import Resolver, pointer_join, problem, unexpressible
+from agentkit.schematypes import enum_key
 from agentkit.toolerrors import UnexpressibleOperation
 
 #: How deep one schema may nest before the rest is kept free-form.
@@ -158,14 +159,26 @@ class SchemaConverter:
         if isinstance(variants, list) and variants:
             return self._variants(schema, variants, pointer, where, direction, stack, depth)
         kind = _kind(schema)
-        nullable = _nullable(schema)
-        declared = schema.get("type")
-        if kind is None and isinstance(declared, list):
-            union = _union([_TYPES.get(name) for name in declared if name != "null"])
-            if union is not None:
-                return self._union(schema, union, [schema], pointer, where), nullable
+        nullable = _nullable(schema) or _null_in_enum(schema)
         if kind is None:
-            return None, nullable
+            # 3.1's type: [string, array], or an enum of mixed types: one member a type.
+            members = self._split(schema, pointer, where)
+            if members is not None and len(members) == 1:  # one type left: [1, {x: 1}]
+                described = description or trim(schema.get("description") or schema.get("title"))
+                only, _ = self.convert(
+                    members[0][1],
+                    pointer,
+                    where=where,
+                    direction=direction,
+                    stack=stack,
+                    depth=depth,
+                    description=described,
+                )
+                return only, nullable
+            union = None
+            if members is not None:
+                union = self._union(schema, members, pointer, where, direction, stack, depth)
+            return union, nullable
         spec: dict[str, Any] = {"type": kind}
         description = description or trim(schema.get("description") or schema.get("title"))
         if description:
@@ -207,7 +220,11 @@ class SchemaConverter:
                 sub, sub_pointer = {"type": "object"}, here
             flat.append((sub, sub_pointer))
         typed = [(sub, at) for sub, at in flat if not _only_null(sub)]
-        nullable = len(typed) < len(flat) or _nullable(schema)
+        nullable = (
+            len(typed) < len(flat)
+            or _nullable(schema)
+            or any(_nullable(sub) or _null_in_enum(sub) for sub, _ in typed)
+        )
         if len(typed) == 1:
             spec, inner_nullable = self.convert(
                 variants[flat.index(typed[0])],
@@ -219,9 +236,15 @@ class SchemaConverter:
             )
             return spec, nullable or inner_nullable
         kinds = {_kind(sub) for sub, _ in typed}
-        union = _union([_kind(sub) for sub, _ in typed])
+        members: list[_Member] | None = []
+        for sub, at in typed:
+            split = self._split(sub, at, where)
+            members = None if split is None or members is None else [*members, *split]
+        union = None
+        if members is not None:
+            union = self._union(schema, members, pointer, where, direction, stack, depth)
         if union is not None:
-            return self._union(schema, union, [sub for sub, _ in typed], pointer, where), nullable
+            return union, nullable
         if len(kinds) != 1 or None in kinds:
             self.notes.add(where, pointer, f"{keyword} of different types cannot be typed")
             return None, nullable
@@ -232,22 +255,86 @@ class SchemaConverter:
         self.notes.add(where, pointer, f"{keyword} kept as a free-form {spec['type']}")
         return spec, nullable
 
+    def _split(self, schema: dict[str, Any], pointer: str, where: str) -> list[_Member] | None:
+        """``schema`` as union members of one type each; None when it has no type.
+
+        A schema of one type is one member; 3.1's ``type: [string, array]`` a member
+        per type (each with the enum values of its type, the array with the items);
+        an enum of mixed types (``[1, auto, null]``) a member per type of its values.
+        """
+        kind = _kind(schema)
+        if kind is not None:
+            return [(kind, schema, pointer)]
+        declared = schema.get("type")
+        enum = schema.get("enum")
+        if isinstance(declared, list):
+            names = [name for name in declared if name != "null"]
+            kinds = [_TYPES.get(name, "") if isinstance(name, str) else "" for name in names]
+            if "" in kinds:
+                return None
+            shared = {key: value for key, value in schema.items() if key in _CONSTRAINTS}
+            members: list[_Member] = []
+            for name, member_kind in zip(names, kinds, strict=True):
+                sub = {**shared, "type": name}
+                if isinstance(enum, list):
+                    sub["enum"] = [value for value in enum if _fits(value, member_kind)]
+                if name == "array" and "items" in schema:
+                    sub["items"] = schema["items"]
+                members.append((member_kind, sub, pointer))
+            self._drop_values(enum, kinds, pointer, where)
+            return members
+        if isinstance(enum, list) and enum:
+            by_kind: dict[str, list[Any]] = {}
+            for value in enum:
+                value_kind = _value_kind(value)
+                if value_kind is not None:
+                    by_kind.setdefault(value_kind, []).append(value)
+            self._drop_values(enum, list(by_kind), pointer, where)
+            return [(name, {"enum": values}, pointer) for name, values in by_kind.items()]
+        return None
+
+    def _drop_values(self, enum: Any, kinds: list[str], pointer: str, where: str) -> None:
+        """Note each enum value no member takes: an object, a list, one of another type."""
+        if not isinstance(enum, list):
+            return
+        for value in enum:
+            if value is not None and not any(_fits(value, kind) for kind in kinds):
+                message = f"enum value {_shown(value)} left out: {_unfit(kinds)}"
+                self.notes.add(where, pointer, message)
+
     def _union(
         self,
         schema: dict[str, Any],
-        union: list[str],
-        variants: list[dict[str, Any]],
+        members: list[_Member],
         pointer: str,
         where: str,
-    ) -> dict[str, Any]:
-        """A union of scalar types (``type: [string, integer]``), which checks the type only."""
+        direction: Direction,
+        stack: tuple[str, ...],
+        depth: int,
+    ) -> dict[str, Any] | None:
+        """A union (``type: [string, integer]``, ``[string, list]``) of ``members``, with
+        the enum of its scalar values when every scalar member lists its values, and
+        the items of its list; None when the members cannot be one union."""
+        union = list(dict.fromkeys(kind for kind, _, _ in members))
+        if len(union) < 2 or not all(kind in _UNION for kind in union):
+            return None
+        lists = [(sub, at) for kind, sub, at in members if kind == "list"]
+        if len({json.dumps(sub.get("items"), sort_keys=True, default=str) for sub, _ in lists}) > 1:
+            return None  # lists of different items: which items would a list have?
         spec: dict[str, Any] = {"type": union}
         description = trim(schema.get("description") or schema.get("title"))
         if description:
             spec["description"] = description
-        if any(key in variant for variant in variants for key in _CONSTRAINTS):
-            kept = " or ".join(union)
-            self.notes.add(where, pointer, f"{kept}: the constraints of each type are not kept")
+        enum = _union_enum(members) if direction == "input" else None
+        if enum is not None:
+            spec["enum"] = enum
+        kept = ("enum", "const") if enum is not None else ()
+        if any(key in sub and key not in kept for _, sub, _ in members for key in _CONSTRAINTS):
+            listed = " or ".join(union)
+            self.notes.add(where, pointer, f"{listed}: the constraints of each type are not kept")
+        if lists:
+            sub, at = lists[0]
+            self._items(spec, sub, at, where, direction, stack, depth)
         if "default" in schema:
             default = _default(schema["default"], spec)
             if default is _INVALID:
@@ -360,10 +447,14 @@ class SchemaConverter:
     ) -> None:
         kind = spec["type"]
         enum = schema.get("enum")
-        if isinstance(enum, list):
-            values = [value for value in enum if value is not None]
-            if values and all(_fits(value, kind) for value in values):
+        if isinstance(enum, list) and kind == "boolean":  # agentkit's booleans take no enum
+            if {value for value in enum if isinstance(value, bool)} != {True, False}:
+                self.notes.add(where, pointer, f"enum {_shown(enum)} left out: a boolean has none")
+        elif isinstance(enum, list):
+            values = [value for value in enum if value is not None and _fits(value, kind)]
+            if values:
                 spec["enum"] = values
+            self._drop_values(enum, [kind], pointer, where)
         if kind in ("integer", "float"):
             _bounds(spec, schema, kind, lambda message: self.notes.add(where, pointer, message))
         if kind != "string":
@@ -454,6 +545,8 @@ def _kind(schema: dict[str, Any]) -> str | None:
     declared = schema.get("type")
     if isinstance(declared, list):
         names = [name for name in declared if name != "null"]
+        if len(names) > 1 and all(_TYPES.get(str(name)) in _UNION for name in names):
+            return None  # a union (type: [string, array]), for _split
         declared = names[0] if len(names) == 1 else None
     if isinstance(declared, str):
         return _TYPES.get(declared)
@@ -461,6 +554,8 @@ def _kind(schema: dict[str, Any]) -> str | None:
         return "dictionary"
     if "items" in schema:
         return "list"
+    if "const" in schema:
+        return _value_kind(schema["const"])
     enum = schema.get("enum")
     if isinstance(enum, list) and enum:
         kinds = {_value_kind(value) for value in enum if value is not None}
@@ -482,15 +577,52 @@ _CONSTRAINTS: Final = (
     "maxLength",
     "format",
 )
-_SCALARS: Final = ("string", "integer", "float", "boolean")
+#: The kinds a union may join: the scalars and a list (agentkit's ``UNION_TYPES``).
+_UNION: Final = ("string", "integer", "float", "boolean", "list")
+#: A union member: its kind, its schema (flat), and where that is.
+_Member = tuple[str, dict[str, Any], str]
 
 
-def _union(kinds: list[str | None]) -> list[str] | None:
-    """Two or more scalar kinds as a union, each once in the description's order; else None."""
-    if None in kinds or not all(kind in _SCALARS for kind in kinds):
+def _shown(value: Any) -> str:
+    """A value of the description as a note quotes it: its JSON, cut at 40 characters."""
+    shown = json.dumps(value, default=str)
+    return shown if len(shown) <= 40 else shown[:39] + "…"
+
+
+def _unfit(kinds: list[str]) -> str:
+    if not kinds:
+        return "an enum value is a string, a number or a boolean"
+    return f"not of the type{'s' if len(kinds) > 1 else ''} {', '.join(kinds)}"
+
+
+def _union_enum(members: list[_Member]) -> list[Any] | None:
+    """The values a union's scalars may take, as written (``[0, auto]``); None when a
+    scalar member takes any value of its type (or none is listed)."""
+    scalars = [(kind, sub) for kind, sub, _ in members if kind != "list"]
+    if not any("enum" in sub or "const" in sub for _, sub in scalars):
         return None
-    union = list(dict.fromkeys(kind for kind in kinds if kind is not None))
-    return union if len(union) > 1 else None
+    values: dict[tuple[str, Any], Any] = {}
+    for kind, sub in scalars:
+        if "const" in sub:
+            listed = [sub["const"]]
+        elif isinstance(sub.get("enum"), list):
+            listed = sub["enum"]
+        elif kind == "boolean":
+            listed = [True, False]
+        else:
+            return None  # the constraints note says the others' values are not kept
+        fitting = [value for value in listed if value is not None and _fits(value, kind)]
+        if not fitting:
+            return None
+        for value in fitting:
+            values.setdefault(enum_key(value), value)
+    return list(values.values())
+
+
+def _null_in_enum(schema: dict[str, Any]) -> bool:
+    """An enum that lists null with no ``type`` to refuse it: the value may be null."""
+    enum = schema.get("enum")
+    return "type" not in schema and isinstance(enum, list) and None in enum
 
 
 def _only_null(schema: dict[str, Any]) -> bool:
@@ -539,7 +671,7 @@ _INVALID: Final = object()
 def _default(value: Any, spec: dict[str, Any]) -> Any:
     if value is None or not _fits(value, spec["type"]):
         return _INVALID
-    if "enum" in spec and value not in spec["enum"]:
+    if "enum" in spec and enum_key(value) not in {enum_key(item) for item in spec["enum"]}:
         return _INVALID
     if isinstance(value, str):
         return value.replace("${", "$${")  # a default is read for ${VAR} at load time

@@ -15,7 +15,7 @@ from agentkit.declarative.http_spec import HTTP_KEYS, METHODS, OAUTH2_KEYS
 from agentkit.declarative.multipart import MULTIPART_KEYS, PART_KEYS
 from agentkit.declarative.pagination import KIND_KEYS, PAGINATE_KEYS
 from agentkit.declarative.sources import SOURCE_KEYS
-from agentkit.schematypes import SCALAR_TYPES
+from agentkit.schematypes import UNION_TYPES
 from agentkit.toolschema import PARAMETER_TYPES
 
 TOOLS_D = Path(__file__).resolve().parents[2] / "tools.d"
@@ -50,7 +50,7 @@ def test_the_schema_lists_exactly_the_keys_the_loader_reads() -> None:
     assert set(oauth2["properties"]) == set(OAUTH2_KEYS)
     one, union = defs["type"]["oneOf"]
     assert one["enum"] == list(PARAMETER_TYPES)
-    assert union["items"]["enum"] == list(SCALAR_TYPES)
+    assert union["items"]["enum"] == list(UNION_TYPES)
 
 
 @pytest.mark.parametrize("path", sorted(TOOLS_D.glob("*.yaml")), ids=lambda p: p.name)

@@ -114,29 +114,56 @@ def unions_description(version: str) -> dict[str, Any]:
         "type": "object",
         "properties": {"id": {"oneOf": [{"type": "string"}, {"type": "integer"}]}},
     }
-    return {
-        "openapi": version,
-        "info": {"title": "unions", "version": "1"},
-        "servers": [{"url": "http://127.0.0.1:9"}],
-        "paths": {
-            "/issues": {
-                "post": {
-                    "operationId": "create_issue",
-                    "requestBody": {
-                        "required": True,
-                        "content": {"application/json": {"schema": body}},
-                    },
-                    "responses": {
-                        "201": {
-                            "description": "made",
-                            "content": {"application/json": {"schema": created}},
-                        },
-                        "422": {"description": "invalid"},
-                    },
-                }
-            }
+    return post_description(version, "/issues", "create_issue", body, created)
+
+
+def post_description(
+    version: str,
+    path: str,
+    operation_id: str,
+    body: dict[str, Any],
+    created: dict[str, Any],
+    parameters: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A description of one POST of a required JSON ``body``, answered 201 with ``created``."""
+    operation: dict[str, Any] = {
+        "operationId": operation_id,
+        "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
+        "responses": {
+            "201": {"description": "made", "content": {"application/json": {"schema": created}}},
+            "422": {"description": "invalid"},
         },
     }
+    if parameters:
+        operation["parameters"] = parameters
+    return {
+        "openapi": version,
+        "info": {"title": operation_id, "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:9"}],
+        "paths": {path: {"post": operation}},
+    }
+
+
+def served(
+    prism: Callable[[Path], str],
+    tmp_path: Path,
+    document: dict[str, Any],
+    path: str,
+    invalid: list[dict[str, Any]],
+) -> ToolRegistry:
+    """``document`` imported, its tools pointed at Prism serving it; Prism must first
+    refuse each body of ``invalid`` POSTed to ``path`` (so it checks those shapes)."""
+    description = tmp_path / "description.json"
+    description.write_text(json.dumps(document), encoding="utf-8")
+    out = tmp_path / "api"
+    assert import_openapi(description, source="api", out=out).skipped == []
+    base_url = prism(description)
+    for body in invalid:
+        refused = requests.post(f"{base_url}{path}", json=body, timeout=10)
+        assert refused.status_code == 422, body
+    registry = ToolRegistry()
+    load_tools(out, registry=registry, environ={"API_BASE_URL": base_url})
+    return registry
 
 
 @pytest.mark.parametrize("version", ["3.0.3", "3.1.0"])
@@ -151,17 +178,9 @@ def unions_description(version: str) -> dict[str, Any]:
 def test_a_post_whose_body_takes_a_union_is_a_valid_request(
     prism: Callable[[Path], str], tmp_path: Path, version: str, arguments: dict[str, Any]
 ) -> None:
-    description = tmp_path / f"unions-{version}.json"
-    description.write_text(json.dumps(unions_description(version)), encoding="utf-8")
-    out = tmp_path / "api"
-    assert import_openapi(description, source="api", out=out).skipped == []
-    base_url = prism(description)
     # Prism checks this body: one without the required title, or a title of neither type, is refused.
-    for invalid in ({"count": 1}, {"title": True}, {"title": "a", "count": "x"}):
-        refused = requests.post(f"{base_url}/issues", json=invalid, timeout=10)
-        assert refused.status_code == 422, invalid
-    registry = ToolRegistry()
-    load_tools(out, registry=registry, environ={"API_BASE_URL": base_url})
+    invalid: list[dict[str, Any]] = [{"count": 1}, {"title": True}, {"title": "a", "count": "x"}]
+    registry = served(prism, tmp_path, unions_description(version), "/issues", invalid)
     result = ToolExecutor().execute(registry["create_issue"], arguments, raise_on_failure=False)
     assert result.succeeded, result.error
 
@@ -174,6 +193,17 @@ def test_a_post_whose_body_takes_a_union_is_a_valid_request(
         pytest.param(
             {"title": "Found a bug", "milestone": "v1", "labels": ["bug"], "assignees": ["a"]},
             id="every-kind",
+        ),
+        pytest.param(
+            {
+                "title": "Found a bug",
+                "issue_field_values": [
+                    {"field_id": 1, "value": ["high", "urgent"]},
+                    {"field_id": 2, "value": "text"},
+                    {"field_id": 3, "value": 2.5},
+                ],
+            },
+            id="field-values-a-string-a-number-or-a-list",
         ),
     ],
 )
@@ -195,3 +225,67 @@ def test_githubs_issues_create_is_imported_and_answered(
     )
     assert result.succeeded, result.error
     assert not {"error", "error_status"} & set(result.output or {}), result.output
+
+
+def shapes_description(version: str) -> dict[str, Any]:
+    """A POST whose body takes a mixed enum, a const beside strings and a scalar or a
+    list, and whose query takes a scalar or a list, exploded and joined."""
+    string_or_list: dict[str, Any] = {
+        "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
+    }
+    if version.startswith("3.1"):
+        size: dict[str, Any] = {"enum": [0, "auto", None]}
+        level: dict[str, Any] = {"oneOf": [{"const": 0}, {"type": "string", "enum": ["low"]}]}
+        labels: dict[str, Any] = {"type": ["string", "array"], "items": {"type": "string"}}
+    else:
+        size = {"enum": [0, "auto"]}
+        level = {"oneOf": [{"enum": [0]}, {"type": "string", "enum": ["low"]}]}
+        labels = string_or_list
+    body = {
+        "type": "object",
+        "required": ["size"],
+        "properties": {"size": size, "level": level, "labels": labels},
+    }
+    query: list[dict[str, Any]] = [
+        {"name": "has", "in": "query", "schema": string_or_list},
+        {"name": "joined", "in": "query", "explode": False, "schema": string_or_list},
+    ]
+    created = {"type": "object", "properties": {"id": {"type": "integer"}}}
+    return post_description(version, "/settings", "set_settings", body, created, query)
+
+
+@pytest.mark.parametrize("version", ["3.0.3", "3.1.0"])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        pytest.param({"size": 0}, id="integer"),
+        pytest.param(
+            {"size": "auto", "level": 0, "labels": "bug", "has": ["a", "b"], "joined": ["x", "y"]},
+            id="string-and-lists",
+        ),
+        pytest.param(
+            {"size": 0, "level": "low", "labels": ["bug", "docs"], "has": "a", "joined": "x"},
+            id="lists-and-strings",
+        ),
+    ],
+)
+def test_mixed_enums_and_scalar_or_list_values_are_valid_requests(
+    prism: Callable[[Path], str], tmp_path: Path, version: str, arguments: dict[str, Any]
+) -> None:
+    # Prism checks these shapes: a value of no member, or not in the enum, is refused.
+    invalid: list[dict[str, Any]] = [
+        {"size": 1},
+        {"size": "big"},
+        {"size": True},
+        {"size": 0, "level": "high"},
+        {"size": 0, "labels": [1]},
+        {"size": 0, "labels": {"a": "b"}},
+    ]
+    registry = served(prism, tmp_path, shapes_description(version), "/settings", invalid)
+    tool = registry["set_settings"]
+    result = ToolExecutor().execute(tool, arguments, raise_on_failure=False)
+    assert result.succeeded, result.error
+    assert isinstance((result.output or {}).get("id"), int), result.output
+    # What Prism refuses, the tool refuses before sending.
+    refused_call = ToolExecutor().execute(tool, {"size": True}, raise_on_failure=False)
+    assert "expected type 'integer' or 'string', got 'bool'" in str(refused_call.error)

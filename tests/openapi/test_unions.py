@@ -188,13 +188,24 @@ def test_a_default_of_neither_type_is_left_out(tmp_path: Path) -> None:
             id="scalar-or-object",
         ),
         pytest.param(
-            {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+            {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "integer"}}]},
+            {"name": "value", "type": ["string", "list"], "items": "integer", "required": False},
+            id="scalar-or-list-is-one",
+        ),
+        pytest.param(
+            {
+                "oneOf": [
+                    {"type": "string"},
+                    {"type": "array", "items": {"type": "string"}},
+                    {"type": "array", "items": {"type": "integer"}},
+                ]
+            },
             None,
-            id="scalar-or-list",
+            id="lists-of-two-kinds",
         ),
     ],
 )
-def test_a_union_with_a_container_is_not_a_union(
+def test_a_union_with_an_object_is_not_a_union(
     tmp_path: Path, schema: dict[str, Any], expected: dict[str, Any] | None
 ) -> None:
     cat = {
@@ -223,7 +234,10 @@ def untypable_inside(required: bool) -> dict[str, Any]:
         "properties": {
             "field_id": {"type": "integer"},
             "value": {
-                "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
+                "oneOf": [
+                    {"type": "string"},
+                    {"type": "object", "properties": {"a": {"type": "string"}}},
+                ]
             },
         },
     }
@@ -319,3 +333,270 @@ def test_a_union_in_the_query_and_a_cookie_is_sent_as_text(
     handler = recorder.seen[-1]
     assert dict(parse_qsl(urlsplit(handler.path).query)) == {"q": sent}
     assert handler.headers["Cookie"] == f"c={sent}"
+
+
+# -- enums and consts of mixed types -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("schema", "version", "expected"),
+    [
+        pytest.param(
+            {"enum": [1, "auto", None]},
+            "3.0.3",
+            {"type": ["integer", "string"], "enum": [1, "auto"], "required": False},
+            id="enum-without-type-null-is-optional",
+        ),
+        pytest.param(
+            {"type": ["integer", "string", "null"], "enum": [1, "auto", None]},
+            "3.1.0",
+            {"type": ["integer", "string"], "enum": [1, "auto"], "required": False},
+            id="type-list-with-enum",
+        ),
+        pytest.param(
+            {"enum": [0, 2.5, "auto", True]},
+            "3.0.3",
+            {"type": ["integer", "float", "string", "boolean"], "enum": [0, 2.5, "auto", True]},
+            id="four-kinds",
+        ),
+        pytest.param(
+            {"oneOf": [{"const": 0}, {"type": "string", "enum": ["low", "high"]}]},
+            "3.1.0",
+            {"type": ["integer", "string"], "enum": [0, "low", "high"]},
+            id="const-beside-strings",
+        ),
+        pytest.param(
+            {"anyOf": [{"const": "auto"}, {"const": 1}, {"const": 1}]},
+            "3.1.0",
+            {"type": ["string", "integer"], "enum": ["auto", 1]},
+            id="consts-each-once",
+        ),
+        pytest.param(
+            {"oneOf": [{"type": "boolean"}, {"type": "string", "enum": ["true", "false"]}]},
+            "3.0.3",
+            {"type": ["boolean", "string"], "enum": [True, False, "true", "false"]},
+            id="boolean-or-its-spelling",  # GitHub's gists_create.public
+        ),
+        pytest.param(
+            {"oneOf": [{"enum": [1, "one"]}, {"type": "boolean"}]},
+            "3.0.3",
+            {"type": ["integer", "string", "boolean"], "enum": [1, "one", True, False]},
+            id="a-mixed-enum-variant",
+        ),
+    ],
+)
+def test_a_mixed_enum_or_const_is_a_union_with_its_values(
+    tmp_path: Path, schema: dict[str, Any], version: str, expected: dict[str, Any]
+) -> None:
+    out = import_required(tmp_path, schema, version)
+    assert inputs(out, "op")["value"] == {"name": "value", **expected}
+
+
+def test_a_member_that_takes_any_value_keeps_no_enum(tmp_path: Path) -> None:
+    value, text = imported_value(
+        tmp_path, {"oneOf": [{"type": "integer"}, {"const": "auto"}]}, "3.1.0"
+    )
+    assert value == {"name": "value", "type": STRING_OR_INTEGER[::-1], "required": False}
+    assert (
+        "# note: body.value: integer or string: the constraints of each type are not kept" in text
+    )
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected", "note"),
+    [
+        pytest.param(
+            {"enum": [1, "auto", {"mode": "x"}, [2]]},
+            {"type": ["integer", "string"], "enum": [1, "auto"]},
+            'enum value {"mode": "x"} left out: not of the types integer, string',
+            id="an-object-and-a-list",
+        ),
+        pytest.param(
+            {"type": "string", "enum": ["a", 1]},
+            {"type": "string", "enum": ["a"]},
+            "enum value 1 left out: not of the type string",
+            id="one-not-of-the-type",
+        ),
+        pytest.param(
+            {"enum": [1, {"x": 1}, 2]},
+            {"type": "integer", "enum": [1, 2]},
+            'enum value {"x": 1} left out: not of the type integer',
+            id="one-type-left",
+        ),
+        pytest.param(
+            {"type": ["integer", "array"], "items": {"type": "string"}, "enum": [1, "x"]},
+            {"type": ["integer", "list"], "items": "string", "enum": [1]},
+            'enum value "x" left out: not of the types integer, list',
+            id="type-list",
+        ),
+    ],
+)
+def test_an_enum_value_agentkit_cannot_hold_is_noted_where_it_was(
+    tmp_path: Path, schema: dict[str, Any], expected: dict[str, Any], note: str
+) -> None:
+    value, text = imported_value(tmp_path, schema, "3.1.0")
+    assert value == {"name": "value", **expected, "required": False}
+    pointer = "#/paths/~1op/post/requestBody/content/application~1json/schema/properties/value"
+    assert f"# note: body.value: {note} ({pointer})" in text
+
+
+def test_an_output_union_keeps_no_enum(tmp_path: Path) -> None:
+    created = {"type": "object", "properties": {"mode": {"enum": [0, "auto"]}}}
+    reply = {"200": {"description": "ok", "content": {"application/json": {"schema": created}}}}
+    document = minimal({"/op": {"get": {"operationId": "op", "responses": reply}}})
+    out, report = imported(tmp_path, write_spec(tmp_path, document), source="api")
+    assert report.skipped == []
+    outputs = definition(out, "op")["output_schema"]["parameters"]
+    assert outputs == [{"name": "mode", "type": ["integer", "string"], "required": False}]
+
+
+# -- a scalar or a list ------------------------------------------------------------------------
+
+STRING_OR_LIST = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+
+
+@pytest.mark.parametrize(
+    ("schema", "version", "expected"),
+    [
+        pytest.param(
+            STRING_OR_LIST, "3.0.3", {"type": ["string", "list"], "items": "string"}, id="oneOf"
+        ),
+        pytest.param(
+            {"type": ["string", "array"], "items": {"type": "integer"}},
+            "3.1.0",
+            {"type": ["string", "list"], "items": "integer"},
+            id="type-list",
+        ),
+        pytest.param(
+            {
+                "oneOf": [
+                    {"type": "string", "enum": ["patch"]},
+                    {"type": "array", "items": {"type": "string", "enum": ["patch"]}},
+                ]
+            },
+            "3.0.3",
+            {
+                "type": ["string", "list"],
+                "enum": ["patch"],
+                "items": {"type": "string", "enum": ["patch"]},
+            },
+            id="enum-on-both",
+        ),
+        pytest.param(
+            {
+                "oneOf": [
+                    {"type": "string"},
+                    {"type": "number"},
+                    {"type": "array", "items": {"type": "string"}},
+                ]
+            },
+            "3.0.3",
+            {"type": ["string", "float", "list"], "items": "string"},
+            id="githubs-issue-field-value",
+        ),
+        pytest.param(
+            {"anyOf": [{"type": "string"}, {"type": "array"}]},
+            "3.0.3",
+            {"type": ["string", "list"]},
+            id="a-free-form-list",
+        ),
+    ],
+)
+def test_a_scalar_or_a_list_is_a_union_with_items(
+    tmp_path: Path, schema: dict[str, Any], version: str, expected: dict[str, Any]
+) -> None:
+    out = import_required(tmp_path, schema, version)
+    assert inputs(out, "op")["value"] == {"name": "value", **expected}
+
+
+@pytest.mark.parametrize(
+    ("value", "sent"),
+    [
+        pytest.param("a", {"multi": ["a"], "joined": ["a"], "X-Tags": "a"}, id="one"),
+        pytest.param(
+            ["a", "b c"],
+            {"multi": ["a", "b c"], "joined": ["a,b c"], "X-Tags": "a,b c"},
+            id="a-list",
+        ),
+        pytest.param(
+            "a,b", {"multi": ["a,b"], "joined": ["a,b"], "X-Tags": "a,b"}, id="text-with-a-comma"
+        ),
+    ],
+)
+def test_a_scalar_or_a_list_is_sent_as_a_list_is_or_as_one_value(
+    tmp_path: Path, value: Any, sent: dict[str, Any]
+) -> None:
+    """Exploded in the query, a list is sent once per item; joined (``explode: false``,
+    a header), its items with ``,``; one string, as it is, in either."""
+    parameters = [
+        {"name": "multi", "in": "query", "required": True, "schema": STRING_OR_LIST},
+        {
+            "name": "joined",
+            "in": "query",
+            "required": True,
+            "explode": False,
+            "schema": STRING_OR_LIST,
+        },
+        {"name": "X-Tags", "in": "header", "required": True, "schema": STRING_OR_LIST},
+    ]
+    recorder = Recorder()
+    with serve({"/op": recorder}) as origin:
+        out = _import(tmp_path, {"parameters": parameters, **body_of(STRING_OR_LIST)}, origin)
+        result = _call(out, {"multi": value, "joined": value, "x_tags": value, "value": value})
+        assert result.succeeded, result.error
+    handler = recorder.seen[-1]
+    query: dict[str, list[str]] = {}
+    for key, item in parse_qsl(urlsplit(handler.path).query):
+        query.setdefault(key, []).append(item)
+    assert query == {"multi": sent["multi"], "joined": sent["joined"]}
+    assert handler.headers["X-Tags"] == sent["X-Tags"]
+    assert json.loads(recorder.bodies[-1]) == {"value": value}
+
+
+def test_a_scalar_or_a_list_in_a_cookie_is_left_out(tmp_path: Path) -> None:
+    parameters = [{"name": "c", "in": "cookie", "schema": STRING_OR_LIST}]
+    out = _import(tmp_path, {"parameters": parameters})
+    assert "input_schema" not in definition(out, "op")
+    text = (out / "op.yaml").read_text(encoding="utf-8")
+    assert "# note: cookie c: a list-valued cookie is not supported: left out" in text
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected", "note"),
+    [
+        pytest.param(
+            {"enum": ["x", "y", None]},
+            {"type": "string", "enum": ["x", "y"], "required": False},
+            None,
+            id="null-without-type-is-optional",
+        ),
+        pytest.param(
+            {"type": "string", "enum": ["x", None]},
+            {"type": "string", "enum": ["x"]},
+            None,
+            id="null-the-type-refuses-is-dropped",
+        ),
+        pytest.param(
+            {"enum": [True, False, None]},
+            {"type": "boolean", "required": False},
+            None,
+            id="both-booleans-need-no-enum",
+        ),
+        pytest.param(
+            {"type": "boolean", "enum": [True]},
+            {"type": "boolean"},
+            "enum [true] left out: a boolean has none",
+            id="one-boolean-is-noted",  # it skipped the operation: a boolean takes no enum
+        ),
+    ],
+)
+def test_an_enum_of_one_type_keeps_its_values_and_says_what_it_dropped(
+    tmp_path: Path, schema: dict[str, Any], expected: dict[str, Any], note: str | None
+) -> None:
+    out = import_required(tmp_path, schema, "3.1.0")
+    assert inputs(out, "op")["value"] == {"name": "value", **expected}
+    text = (out / "op.yaml").read_text(encoding="utf-8")
+    if note is None:
+        assert "# note: body.value" not in text
+    else:
+        assert f"# note: body.value: {note} (" in text
