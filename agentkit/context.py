@@ -242,7 +242,8 @@ async def aelicit(
     For an ``async def`` tool. Waits at most ``timeout`` seconds for the answer. Raises
     ``ElicitationError`` outside a served call, when the client cannot be asked (it did
     not declare the elicitation capability, or a stateless server has no way back to
-    it) and when no answer came in time.
+    it) and when no answer came in time; ``AnswerError`` (an ``ElicitationError``) when
+    the answer does not fit the form (``agentkit.forms``, checked by the server).
     """
     context = _CURRENT.get()
     return await _awaited(context, lambda: context.aelicit(*_redacted(message, schema)), timeout)
