@@ -159,11 +159,10 @@ class SchemaConverter:
         if isinstance(variants, list) and variants:
             return self._variants(schema, variants, pointer, where, direction, stack, depth)
         kind = _kind(schema)
-        nullable = _nullable(schema)
+        nullable = _nullable(schema) or _null_in_enum(schema)
         if kind is None:
             # 3.1's type: [string, array], or an enum of mixed types: one member a type.
             members = self._split(schema, pointer, where)
-            nullable = nullable or _null_in_enum(schema)
             if members is not None and len(members) == 1:  # one type left: [1, {x: 1}]
                 described = description or trim(schema.get("description") or schema.get("title"))
                 only, _ = self.convert(
@@ -300,9 +299,8 @@ class SchemaConverter:
             return
         for value in enum:
             if value is not None and not any(_fits(value, kind) for kind in kinds):
-                shown = json.dumps(value, default=str)
-                shown = shown if len(shown) <= 40 else shown[:39] + "…"
-                self.notes.add(where, pointer, f"enum value {shown} left out: {_unfit(kinds)}")
+                message = f"enum value {_shown(value)} left out: {_unfit(kinds)}"
+                self.notes.add(where, pointer, message)
 
     def _union(
         self,
@@ -449,7 +447,10 @@ class SchemaConverter:
     ) -> None:
         kind = spec["type"]
         enum = schema.get("enum")
-        if isinstance(enum, list) and kind != "boolean":  # a boolean takes no enum
+        if isinstance(enum, list) and kind == "boolean":  # agentkit's booleans take no enum
+            if {value for value in enum if isinstance(value, bool)} != {True, False}:
+                self.notes.add(where, pointer, f"enum {_shown(enum)} left out: a boolean has none")
+        elif isinstance(enum, list):
             values = [value for value in enum if value is not None and _fits(value, kind)]
             if values:
                 spec["enum"] = values
@@ -582,6 +583,12 @@ _UNION: Final = ("string", "integer", "float", "boolean", "list")
 _Member = tuple[str, dict[str, Any], str]
 
 
+def _shown(value: Any) -> str:
+    """A value of the description as a note quotes it: its JSON, cut at 40 characters."""
+    shown = json.dumps(value, default=str)
+    return shown if len(shown) <= 40 else shown[:39] + "…"
+
+
 def _unfit(kinds: list[str]) -> str:
     if not kinds:
         return "an enum value is a string, a number or a boolean"
@@ -613,8 +620,9 @@ def _union_enum(members: list[_Member]) -> list[Any] | None:
 
 
 def _null_in_enum(schema: dict[str, Any]) -> bool:
+    """An enum that lists null with no ``type`` to refuse it: the value may be null."""
     enum = schema.get("enum")
-    return isinstance(enum, list) and None in enum
+    return "type" not in schema and isinstance(enum, list) and None in enum
 
 
 def _only_null(schema: dict[str, Any]) -> bool:

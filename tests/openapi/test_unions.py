@@ -559,3 +559,44 @@ def test_a_scalar_or_a_list_in_a_cookie_is_left_out(tmp_path: Path) -> None:
     assert "input_schema" not in definition(out, "op")
     text = (out / "op.yaml").read_text(encoding="utf-8")
     assert "# note: cookie c: a list-valued cookie is not supported: left out" in text
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected", "note"),
+    [
+        pytest.param(
+            {"enum": ["x", "y", None]},
+            {"type": "string", "enum": ["x", "y"], "required": False},
+            None,
+            id="null-without-type-is-optional",
+        ),
+        pytest.param(
+            {"type": "string", "enum": ["x", None]},
+            {"type": "string", "enum": ["x"]},
+            None,
+            id="null-the-type-refuses-is-dropped",
+        ),
+        pytest.param(
+            {"enum": [True, False, None]},
+            {"type": "boolean", "required": False},
+            None,
+            id="both-booleans-need-no-enum",
+        ),
+        pytest.param(
+            {"type": "boolean", "enum": [True]},
+            {"type": "boolean"},
+            "enum [true] left out: a boolean has none",
+            id="one-boolean-is-noted",  # it skipped the operation: a boolean takes no enum
+        ),
+    ],
+)
+def test_an_enum_of_one_type_keeps_its_values_and_says_what_it_dropped(
+    tmp_path: Path, schema: dict[str, Any], expected: dict[str, Any], note: str | None
+) -> None:
+    out = import_required(tmp_path, schema, "3.1.0")
+    assert inputs(out, "op")["value"] == {"name": "value", **expected}
+    text = (out / "op.yaml").read_text(encoding="utf-8")
+    if note is None:
+        assert "# note: body.value" not in text
+    else:
+        assert f"# note: body.value: {note} (" in text
