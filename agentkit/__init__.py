@@ -61,6 +61,7 @@ if _typing.TYPE_CHECKING:
     )
     from agentkit.toolerrors import (
         AgentKitError,
+        AnswerError,
         CredentialError,
         DeclinedError,
         DefinitionError,
@@ -104,6 +105,7 @@ if _typing.TYPE_CHECKING:
 # `agentkit` command's start-up -- pays only for what is actually touched.
 _LAZY: dict[str, str] = {
     "AgentKitError": "agentkit.toolerrors",
+    "AnswerError": "agentkit.toolerrors",
     "AsyncTool": "agentkit.tool",
     "Backend": "agentkit.declarative.backends",
     "BackendContext": "agentkit.declarative.backends",
@@ -189,6 +191,7 @@ __all__ = [
     "STATUS_FAILURE",
     "STATUS_SUCCESS",
     "AgentKitError",
+    "AnswerError",
     "AsyncTool",
     "Backend",
     "BackendContext",

@@ -49,6 +49,7 @@ from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from agentkit import __version__
 from agentkit.context import (
@@ -61,6 +62,7 @@ from agentkit.context import (
     serving,
 )
 from agentkit.credentials import CredentialsManager
+from agentkit.forms import Form
 from agentkit.mcp_content import call_result, encodable, error_result
 from agentkit.mcp_limits import (
     DEFAULT_ANSWER_SECONDS,
@@ -83,8 +85,10 @@ from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.redaction import Redactor
 from agentkit.tool import Tool
 from agentkit.toolerrors import (
+    AnswerError,
     DeclinedError,
     ElicitationError,
+    Problem,
     ToolExecutionError,
     UnknownToolError,
 )
@@ -200,6 +204,8 @@ class _ServedCall(CallContext):
         self._left = client_left(getattr(ctx.request, "scope", None)) or left
         #: The call's hold on its slots (``run`` sets it once the call is admitted).
         self.admission: Admission | None = None
+        #: The answer that did not fit its form, once one came: the call ends in it.
+        self.refused: AnswerError | None = None
 
     @property
     def ctx(self) -> Any:
@@ -242,9 +248,28 @@ class _ServedCall(CallContext):
 
     async def aelicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
         """``elicitation/create`` (form mode) on this call's own stream, or in an
-        ``input_required`` result to a 2026-07-28 client. While the call waits for the
-        answer it holds no slot (``Admission.asking``); it waits at most the server's
-        answer timeout, and not once its client has left."""
+        ``input_required`` result to a 2026-07-28 client. The client is trusted no more
+        than the model: an accepted answer reaches the tool only if it fits the form
+        (``agentkit.forms``), else ``AnswerError``, which the call ends in; a form no
+        answer could be checked against is not asked (``ElicitationError``)."""
+        form = Form.read(schema)
+        try:
+            answer = await self._answered(message, schema)
+        except ValidationError as exc:  # the SDK's: no elicitation result at all
+            self.refused = AnswerError(_unreadable(exc))
+            raise self.refused from None  # its message shows the values: not kept
+        if not answer.accepted:
+            return answer
+        content, problems = form.check(answer.content)
+        if problems:
+            self.refused = AnswerError(problems)
+            raise self.refused
+        return Elicited(action="accept", content=content)
+
+    async def _answered(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+        """The client's answer, as it sent it. While the call waits for it it holds no
+        slot (``Admission.asking``); it waits at most the server's answer timeout, and
+        not once its client has left."""
         if self.questions is None and not can_elicit(self._ctx):
             raise ElicitationError(
                 "the client cannot be asked: it did not declare the elicitation capability, "
@@ -322,6 +347,29 @@ class _ServedCall(CallContext):
         if self._sending:
             pending = [asyncio.wrap_future(future) for future in self._sending]
             await asyncio.wait(pending, timeout=FLUSH_SECONDS)
+
+
+def _unreadable(exc: ValidationError) -> list[Problem]:
+    """What the SDK found wrong with an answer that is no elicitation result: each field
+    of its content at fault (``content.age``), or the answer as a whole; never the
+    values the SDK's message quotes."""
+    at = (error["loc"] for error in exc.errors(include_url=False, include_input=False))
+    fields = dict.fromkeys(
+        str(loc[1]) if len(loc) > 1 and loc[0] == "content" else "" for loc in at
+    )
+    return [
+        Problem(
+            path=name,
+            message=f"Field '{name}': expected a string, a number, a boolean or a list of strings",
+        )
+        if name
+        else Problem(
+            path="",
+            message="The answer is no elicitation result (an action of 'accept', 'decline' "
+            "or 'cancel', and a content of fields)",
+        )
+        for name in fields
+    ]
 
 
 def _deadline(call_timeout: float | None) -> float | None:
@@ -498,6 +546,8 @@ def build_server(
             isinstance(cause, ElicitationError) and call.confirming
         ):  # not allowed, or the question about it never answered: nothing was done
             return error_result(f"Tool '{tool.name}' was not run: {cause}")
+        if call.refused is not None:  # whatever the tool did when told, the call ends in it
+            return error_result(served.redact(str(ToolExecutionError(tool.name, call.refused))))
         if isinstance(cause, Busy):  # answered, but no room to go on (Admission.asking)
             return error_result(
                 f"Tool '{tool.name}' stopped after its question was answered: {cause}; "

@@ -35,7 +35,9 @@ the same thing.
     ├── Busy                        a call refused for want of room (the MCP server's limits)
     ├── CallCut                     a running call ended because the server shut down
     ├── ElicitationError            a question for the user that cannot be asked or answered
-    │                               (``agentkit.context.elicit``): no client that can, no answer
+    │   │                           (``agentkit.context.elicit``): no client that can, no answer
+    │   └── AnswerError             an answer that does not fit the form it was asked with
+    │                               (each problem naming the field; no value of it shown)
     ├── DeclinedError               the user did not allow what a ``confirm: true`` tool was
     │                               about to do (``agentkit.context.confirm``)
     ├── RedactedError               not raised: stands in, as a ToolExecutionError's cause,
@@ -59,6 +61,7 @@ from typing import Literal, final
 
 __all__ = [
     "AgentKitError",
+    "AnswerError",
     "Busy",
     "CallCut",
     "CredentialError",
@@ -564,6 +567,23 @@ class CallCut(AgentKitError):
 class ElicitationError(AgentKitError):
     """A question for the user (``agentkit.context.elicit``) that could not be asked or got
     no answer; the message says why and what would make it work."""
+
+
+@final
+class AnswerError(ElicitationError):
+    """An answer to a question that does not fit the form it was asked with
+    (``agentkit.forms``): ``problems``, each with the field it is about (``path``). The
+    message names each field and what it expected, never the value given."""
+
+    #: Empty in a copy made without ``__init__`` (``Redactor.clean_exception``).
+    problems: tuple[Problem, ...] = ()
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = tuple(problems)
+        listed = "; ".join(problem.message for problem in self.problems)
+        super().__init__(
+            f"the answer does not fit the form it was asked with, so it was not used: {listed}"
+        )
 
 
 class DeclinedError(AgentKitError):

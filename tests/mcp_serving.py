@@ -189,6 +189,36 @@ def post(
         return error.code, answer, error.read().decode()
 
 
+@contextlib.contextmanager
+def streaming_post(url: str, message: dict[str, Any], headers: dict[str, str]) -> Iterator[Any]:
+    """POST one JSON-RPC message with urllib and leave its answer open, to be read as it
+    streams (an SSE stream's events as they come)."""
+    request = urllib.request.Request(url, data=json.dumps(message).encode(), method="POST")
+    for name, value in {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        **headers,
+    }.items():
+        request.add_header(name, value)
+    with urllib.request.urlopen(request, timeout=STARTUP_SECONDS) as answer:
+        yield answer
+
+
+def next_data(stream: Any) -> Any:
+    """The next ``data:`` event of an SSE stream, as JSON (bounded by the stream's end)."""
+    line = b""
+    while not line.startswith(b"data: "):
+        line = stream.readline()
+        assert line, "the stream ended before the next event"
+    return json.loads(line[len(b"data: ") :])
+
+
+def last_data(text: str) -> Any:
+    """The last ``data:`` event of an SSE stream's text, as JSON."""
+    data = [line[len("data: ") :] for line in text.splitlines() if line.startswith("data: ")]
+    return json.loads(data[-1])
+
+
 def open_session(url: str, headers: dict[str, str] | None = None) -> dict[str, str]:
     """A session opened with raw HTTP: the headers its later requests carry."""
     answer = post(url, INITIALIZE, headers or {})[1]

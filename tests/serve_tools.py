@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.context import aelicit, elicit, log
+from agentkit.toolerrors import ElicitationError
 
 
 def _mark(marker: str, fate: str) -> None:
@@ -139,3 +140,39 @@ async def hold(marker: str) -> dict[str, Any]:
             return {"held": True}
         await asyncio.sleep(0.01)
     return {"held": False}
+
+
+#: A form of a field of each kind of check: a bound, a choice, a length.
+PROFILE_FORM = {
+    "type": "object",
+    "properties": {
+        "age": {"type": "integer", "minimum": 0, "maximum": 150},
+        "color": {"type": "string", "enum": ["red", "green"]},
+        "pin": {"type": "string", "maxLength": 30},
+    },
+    "required": ["age"],
+}
+#: A form no MCP client can show: a field that is an object.
+NESTED_FORM = {"type": "object", "properties": {"address": {"type": "object", "properties": {}}}}
+
+
+def profile(marker: str) -> dict[str, Any]:
+    """Ask a form (``marker`` "nested": one no client can show); mark that the answer came."""
+    answer = elicit("Your profile?", NESTED_FORM if marker == "nested" else PROFILE_FORM)
+    _mark(marker, "heard")
+    return {"heard": dict(answer.content)}
+
+
+async def profile_async(marker: str) -> dict[str, Any]:
+    answer = await aelicit("Your profile?", PROFILE_FORM)
+    _mark(marker, "heard")
+    return {"heard": dict(answer.content)}
+
+
+def profile_swallowing(marker: str) -> dict[str, Any]:
+    """Goes on without the answer when asking fails: the call still ends in the failure."""
+    try:
+        answer = elicit("Your profile?", PROFILE_FORM)
+    except ElicitationError:
+        return {"heard": {}}
+    return {"heard": dict(answer.content)}

@@ -33,7 +33,15 @@ from agentkit.mcp_fast import FastPath, _Session
 from agentkit.mcp_http import HeaderCredentials, HttpOptions, _bind, build_app
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
-from tests.mcp_serving import INITIALIZE, PROTOCOL_VERSION, open_session, post, session
+from tests.mcp_serving import (
+    INITIALIZE,
+    PROTOCOL_VERSION,
+    next_data,
+    open_session,
+    post,
+    session,
+    streaming_post,
+)
 
 WAIT_SECONDS = 60
 TOKEN = "fast-path-token-0123456789abcdef"
@@ -513,14 +521,7 @@ def test_a_silent_call_gets_keepalives_on_a_stream(
             "method": "tools/call",
             "params": {"name": "wait_for", "arguments": {"path": str(release)}},
         }
-        request = urllib.request.Request(url, data=json.dumps(call).encode(), method="POST")
-        for name, value in {
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-            **headers,
-        }.items():
-            request.add_header(name, value)
-        with urllib.request.urlopen(request, timeout=WAIT_SECONDS) as answer:
+        with streaming_post(url, call, headers) as answer:
             assert answer.headers["Content-Type"] == "text/event-stream"
             assert answer.readline() == b": ping\r\n"  # a keep-alive while the call runs
             release.write_text("go")
@@ -689,20 +690,9 @@ def test_only_the_session_asked_can_answer_or_cancel(served: tuple[str, FastPath
     url, _ = served
     asked, other = _asking_session(url), _asking_session(url)
     call = _tool_call({"name": "ask", "arguments": {"question": "Who?"}})
-    request = urllib.request.Request(url, data=json.dumps(call).encode(), method="POST")
-    for name, value in {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        **asked,
-    }.items():
-        request.add_header(name, value)
-    with urllib.request.urlopen(request, timeout=WAIT_SECONDS) as stream:
+    with streaming_post(url, call, asked) as stream:
         assert stream.headers["Content-Type"] == "text/event-stream"
-        line = b""
-        while not line.startswith(b"data: "):
-            line = stream.readline()
-            assert line, "the stream ended before the question"
-        question = json.loads(line[len(b"data: ") :])
+        question = next_data(stream)
         assert question["method"] == "elicitation/create"
         # Another session's answer and cancellation do not reach this call.
         forged = {"action": "accept", "content": {"name": "Mallory"}}
