@@ -51,6 +51,7 @@ MAX_REMEMBERED: Final = 4096
 # Values that key a flat definition as they are; a float is keyed by its repr
 # (0.0 and -0.0 are equal, and would share a parameter whose default prints apart).
 _KEYED_AS_IS: Final = frozenset({str, int, bool, type(None)})
+_STR: Final = frozenset({str})
 
 Location = tuple[str | int, ...]
 
@@ -180,6 +181,14 @@ def _flat_key(raw: Any, build: Builders, named: bool) -> tuple[Any, ...] | None:
     but different defaults and bounds.
     """
     if not isinstance(raw, dict):
+        return None
+    # The common case in C: names and values as they are, and the values' types.
+    kinds = tuple(map(type, raw.values()))
+    if _KEYED_AS_IS.issuperset(kinds):
+        if not _STR.issuperset(map(type, raw)):
+            return None
+        return (build.parameter, named, tuple(raw.items()), kinds)
+    if float not in kinds:
         return None
     key: list[Any] = [build.parameter, named]  # a class: hashed by identity, cheaply
     for name, value in raw.items():

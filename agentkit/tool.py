@@ -266,12 +266,16 @@ _REFUSED: Final = {
     "backend_kind": "BACKEND_KIND",
     "definition": "DEFINITION",
 }
+_DECLARATIONS: Final = frozenset((*_ADOPTED, *_REFUSED))
 
 
 def _adopt_lowercase_declarations(cls: type[Tool]) -> None:
+    declared = _DECLARATIONS.intersection(cls.__dict__)  # most classes: none of them
+    if not declared:
+        return
     owner = f"Tool class {cls.__module__}.{cls.__qualname__}"
     for attribute in (*_ADOPTED, *_REFUSED):
-        if attribute not in cls.__dict__:
+        if attribute not in declared:
             continue
         value = cls.__dict__[attribute]
         constant = _ADOPTED.get(attribute) or _REFUSED[attribute]

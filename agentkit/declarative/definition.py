@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Final, final
+from typing import Any, Final, TypeGuard, final
 
 from agentkit.declarative.backends import Backend, BackendContext, backend_kinds, find_backend
 from agentkit.declarative.environment import Environment, Substituter, Substitution
@@ -286,15 +286,25 @@ def _substitute_defaults(raw: Any, location: Location, substituter: Substituter)
     if not isinstance(raw, dict) or not isinstance(raw.get("parameters"), list):
         return raw
     given = raw["parameters"]
-    parameters = [
-        _substitute_parameter(param, (*location, "parameters", index), substituter)
-        if isinstance(param, dict)
-        else param
-        for index, param in enumerate(given)
-    ]
-    if all(new is old for new, old in zip(parameters, given, strict=True)):
-        return raw
-    return {**raw, "parameters": parameters}
+    parameters = None  # a copy, once anything is substituted
+    for index, param in enumerate(given):
+        # Most parameters are flat and their default (if any) plain: passed over
+        # without building their location.
+        if not isinstance(param, dict) or not (
+            "items" in param or "parameters" in param or _substitutes(param.get("default"))
+        ):
+            continue
+        new = _substitute_parameter(param, (*location, "parameters", index), substituter)
+        if new is not param:
+            if parameters is None:
+                parameters = list(given)
+            parameters[index] = new
+    return raw if parameters is None else {**raw, "parameters": parameters}
+
+
+def _substitutes(default: Any) -> TypeGuard[str]:
+    """True when ``default`` is text with a ``${VAR}`` to substitute."""
+    return isinstance(default, str) and "${" in default
 
 
 def _substitute_parameter(param: dict[str, Any], location: Location, sub: Substituter) -> Any:
@@ -307,7 +317,7 @@ def _substitute_parameter(param: dict[str, Any], location: Location, sub: Substi
             param = {**param, "items": substituted}
     param = _substitute_defaults(param, location, sub)
     default = param.get("default")
-    if not isinstance(default, str) or "${" not in default:
+    if not _substitutes(default):
         return param
     param = dict(param)
     text = sub.text(default, (*location, "default"))

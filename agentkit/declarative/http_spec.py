@@ -122,6 +122,9 @@ class HttpSpec:
         return is_plain_remote(self.origin)
 
 
+_RETRY: Final = Retry()  # a value: shared by every spec without 'retry:'
+
+
 def is_plain_remote(url: str) -> bool:
     """True for an ``http://`` URL whose host is not loopback (where anyone between may read)."""
     parts = urlsplit(url)
@@ -134,6 +137,12 @@ def is_plain_remote(url: str) -> bool:
         return not ipaddress.ip_address(host).is_loopback
     except ValueError:
         return True
+
+
+#: The most compiled templates remembered across definitions (then it starts over).
+MAX_COMPILED: Final = 16_384
+# Each is a value, shared by every definition with the same text, roots and location.
+_COMPILED: dict[tuple[str, tuple[str, ...], Location], Template] = {}
 
 
 class _Context:
@@ -162,10 +171,19 @@ class _Context:
         text_and_roots = (raw, tuple(roots))
         compiled = self._compiled.get(text_and_roots)
         if compiled is None:
-            try:
-                compiled = compile_template(raw, ".".join(map(str, location)), roots)
-            except TemplateSyntaxProblem as exc:
-                compiled = exc
+            # The tools of a set repeat the same templates in the same places: found
+            # by text, roots and place, no field is joined and nothing compiled.
+            placed = (raw, text_and_roots[1], location)
+            compiled = _COMPILED.get(placed)
+            if compiled is None:
+                try:
+                    compiled = compile_template(raw, ".".join(map(str, location)), roots)
+                except TemplateSyntaxProblem as exc:
+                    compiled = exc
+                else:
+                    if len(_COMPILED) >= MAX_COMPILED:
+                        _COMPILED.clear()
+                    _COMPILED[placed] = compiled
             self._compiled[text_and_roots] = compiled
         if isinstance(compiled, TemplateSyntaxProblem):
             self.problems.add(location, str(compiled))
@@ -280,11 +298,15 @@ def parse_http_spec(
         else parsed_auth
     )
     connect, read, total = _parse_timeout(raw.get("timeout"), at("timeout"), problems)
-    retry = _parse_retry(raw.get("retry"), at("retry"), problems) if "retry" in raw else Retry()
+    retry = _parse_retry(raw.get("retry"), at("retry"), problems) if "retry" in raw else _RETRY
     max_bytes = raw.get("max_response_bytes", 10 * 1024 * 1024)
     if not is_integer(max_bytes) or max_bytes < 1:
         problems.add(at("max_response_bytes"), "expected a whole number of bytes above 0")
-    accept = _parse_statuses(raw.get("accept_status", []), at("accept_status"), problems)
+    accept = (
+        _parse_statuses(raw["accept_status"], at("accept_status"), problems)
+        if "accept_status" in raw
+        else frozenset()
+    )
     follow = raw.get("follow_redirects", True)
     if not isinstance(follow, bool):
         problems.add(at("follow_redirects"), "expected true or false")
@@ -597,10 +619,10 @@ def _seconds(value: Any, *, zero: bool = False) -> bool:
 
 
 def _parse_timeout(raw: Any, location: Location, problems: Problems) -> tuple[float, float, float]:
-    values = dict(DEFAULT_TIMEOUTS)
     if raw is None:
-        pass
-    elif is_number(raw):
+        return DEFAULT_TIMEOUTS["connect"], DEFAULT_TIMEOUTS["read"], DEFAULT_TIMEOUTS["total"]
+    values = dict(DEFAULT_TIMEOUTS)
+    if is_number(raw):
         if _seconds(raw):
             values["read"] = float(raw)
             values["total"] = max(values["total"], float(raw))

@@ -17,6 +17,7 @@ from typing import Any, Final, final
 from urllib.parse import parse_qsl, urlsplit
 
 from agentkit.declarative.problems import Location, Problems
+from agentkit.declarative.template_base import DELIMITER_PATTERN
 from agentkit.declarative.templates import Template
 
 __all__ = ["PathSegment", "Segments", "merge_query", "parse_url"]
@@ -56,7 +57,7 @@ def parse_url(
     scheme_end = raw.find("://")
     authority_end = _AUTHORITY_END.search(raw, scheme_end + 3) if scheme_end >= 0 else None
     origin_text = raw if authority_end is None else raw[: authority_end.start()]
-    if any(delimiter in origin_text for delimiter in ("{{", "{%", "{#")):
+    if DELIMITER_PATTERN.search(origin_text):
         problems.add(
             location,
             "templates may not reach the scheme, host or port; keep the origin literal "
@@ -74,7 +75,7 @@ def parse_url(
     if "#" in rest or "#" in query_string:
         problems.add(location, "a URL sent to a server has no '#fragment'; remove it")
         return None, (), ()
-    if any(delimiter in query_string for delimiter in ("{{", "{%", "{#")):
+    if DELIMITER_PATTERN.search(query_string):
         problems.add(
             location,
             "templates may not reach the URL's query string; put templated parameters "
@@ -97,6 +98,8 @@ def parse_url(
 def _parse_segment(
     segment: str, location: Location, compile_: Compile, problems: Problems
 ) -> PathSegment:
+    if "{" not in segment:  # literal text (most segments)
+        return (segment,) if segment else ()
     spans = list(_TEMPLATE_SPAN.finditer(segment))
     # Each span on its own: one regex over the whole segment would be quadratic.
     spreads = [spread for span in spans if (spread := _SEGMENTS.fullmatch(span.group(0)))]
@@ -127,6 +130,8 @@ def _parse_segment(
 
 def _parse_query_string(text: str) -> tuple[tuple[str, Any], ...]:
     """``a=1&b=2&b=3`` as pairs; a repeated name's values as one tuple, in order."""
+    if not text:
+        return ()
     values: dict[str, list[str]] = {}
     for name, value in parse_qsl(text, keep_blank_values=True):
         values.setdefault(name, []).append(value)

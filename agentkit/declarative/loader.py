@@ -33,14 +33,23 @@ def definition_files(*paths: str | os.PathLike[str]) -> tuple[list[Path], list[D
     file outside the folder is a problem, not a file: a definition folder cannot
     pull in what its owner did not put there.
     """
-    files: list[Path] = []
+    files, problems = _definition_paths(paths)
+    return [Path(file) for file in files], problems
+
+
+def _definition_paths(
+    paths: Iterable[str | os.PathLike[str]],
+) -> tuple[list[str], list[DefinitionProblem]]:
+    """``definition_files``, as the strings of the paths: a loader reads a thousand
+    files by them, and making a ``Path`` of each was a tenth of listing them."""
+    files: list[str] = []
     problems: list[DefinitionProblem] = []
     for given in paths:
         path = Path(given)
         if path.is_dir():
             folder = path.resolve()
             for file, is_link in _folder_files(path):
-                if is_link and _links_out(file, folder):
+                if is_link and _links_out(Path(file), folder):
                     problems.append(
                         DefinitionProblem(
                             path=str(file),
@@ -57,7 +66,7 @@ def definition_files(*paths: str | os.PathLike[str]) -> tuple[list[Path], list[D
                 else:
                     files.append(file)
         elif os.path.lexists(path):
-            files.append(path)  # reading it says what is wrong when it is not a file
+            files.append(str(path))  # reading it says what is wrong when it is not a file
         else:
             problems.append(
                 DefinitionProblem(
@@ -87,7 +96,7 @@ def is_hidden(name: str) -> bool:
     return name.startswith(".")
 
 
-def _folder_files(folder: Path) -> list[tuple[Path, bool]]:
+def _folder_files(folder: Path) -> list[tuple[str, bool]]:
     """Every ``.yaml``/``.yml`` entry under ``folder``, sorted, and whether it is a
     symbolic link; linked folders and hidden entries (``is_hidden``) are not entered."""
     found: list[tuple[str, bool]] = []
@@ -108,7 +117,7 @@ def _folder_files(folder: Path) -> list[tuple[Path, bool]]:
     # In the order of paths (component by component), without building Path objects
     # to compare: sorting a thousand of those was a tenth of listing them.
     found.sort(key=_path_order)
-    return [(Path(path), is_link) for path, is_link in found]
+    return found
 
 
 def _path_order(entry: tuple[str, bool]) -> list[str]:
@@ -173,7 +182,7 @@ def _load_tools(
     registry: ToolRegistry | None,
     environment: Environment,
 ) -> list[type[DeclarativeTool]]:
-    files, found = definition_files(*paths)
+    files, found = _definition_paths(paths)
     log = ProblemLog()
     log.extend(found)
     documents: list[_Document] = []
@@ -200,7 +209,7 @@ def _load_tools(
     log.extend(_name_collisions(definitions, registry))
     if log:
         # Reading every file came before checking any: report file by file.
-        log.order_by_file([str(file) for file in files])
+        log.order_by_file(files)
         raise log.error()
 
     classes = [make_tool_class(definition) for definition in definitions]
@@ -241,24 +250,23 @@ def _name_collisions(
         )
 
 
-def _read_text(file: Path) -> str | DefinitionProblem:
+def _read_text(file: str) -> str | DefinitionProblem:
     """The text of definition file ``file`` (``read_text_file``: a regular file of at
     most ``MAX_FILE_BYTES``, UTF-8), or the problem that stops it being read."""
     try:
         return read_text_file(file, what="a definition")
     except TextFileError as exc:
         return DefinitionProblem(
-            path=str(file), line=exc.line, column=exc.column, field="", message=exc.message
+            path=file, line=exc.line, column=exc.column, field="", message=exc.message
         )
 
 
-def _read_file(file: Path, log: ProblemLog, shared: SharedValues) -> list[_Document]:
-    """The documents of ``file``; equal short strings shared through ``shared``."""
-    text = _read_text(file)
+def _read_file(path: str, log: ProblemLog, shared: SharedValues) -> list[_Document]:
+    """The documents of the file at ``path``; equal short strings shared through ``shared``."""
+    text = _read_text(path)
     if isinstance(text, DefinitionProblem):
         log.add(text)
         return []
-    path = str(file)
     documents, yaml_problems = read_documents(text, shared, located=False)
     for problem in yaml_problems:
         log.add(

@@ -16,6 +16,7 @@ from agentkit.toolerrors import MissingValue, TemplateRenderError, TemplateSynta
 
 __all__ = [
     "DELIMITERS",
+    "DELIMITER_PATTERN",
     "MAX_OUTPUT_CHARS",
     "MAX_RANGE",
     "SINGLE_EXPRESSION",
@@ -31,6 +32,8 @@ MAX_RANGE: Final = 10_000
 
 #: A string holding none of these is literal text, not a template.
 DELIMITERS: Final = ("{{", "{%", "{#")
+#: Finds the first of ``DELIMITERS`` (in C: a search, not a loop over them).
+DELIMITER_PATTERN: Final = re.compile("|".join(map(re.escape, DELIMITERS)))
 #: A template that is one ``{{ ... }}`` (the group: what is inside).
 SINGLE_EXPRESSION: Final = re.compile(r"\{\{(.*)\}\}", re.DOTALL)
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from agentkit.declarative.template_base import (
-    DELIMITERS,
+    DELIMITER_PATTERN,
     MAX_OUTPUT_CHARS,
     MAX_RANGE,
     MissingValue,
@@ -239,7 +239,7 @@ def compile_template(source: str, field: str, roots: Iterable[str]) -> Template:
     definition that has the same text in the same field (most tools of a set
     do): a large set loads faster and keeps less.
     """
-    if "{" not in source or not any(delimiter in source for delimiter in DELIMITERS):
+    if "{" not in source or DELIMITER_PATTERN.search(source) is None:
         return Template(source, field, "literal", frozenset())
     return _compile(source, field, _allowed(roots))
 

@@ -216,12 +216,14 @@ class _Composer:
         # handed to and taken back from the methods that use them); without
         # ``located``, a value's position is not even worked out.
         get_event, scalar, attach = self.loader.get_event, self._scalar, self._attach
-        stack, shared, known = self.stack, self.strings.setdefault, self.plain.get
+        stack, shared, plain = self.stack, self.strings.setdefault, self.plain
+        known = plain.get
         max_nodes, max_chars, max_shared = MAX_EXPANDED_NODES, MAX_EXPANDED_CHARS, MAX_SHARED_CHARS
         scalar_event, alias_event = yaml.ScalarEvent, yaml.AliasEvent
         mapping_start, sequence_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
         ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
         located, no_key, bad_key = self.located, _NO_KEY, _BAD_KEY
+        resolvers, wildcard = _IMPLICIT.get, _WILDCARD
         new_dict: Any = LocatedDict if located else dict
         new_list: Any = LocatedList if located else list
         position: Position = (0, 0)
@@ -243,10 +245,22 @@ class _Composer:
                 if event.implicit[0]:
                     value = known(text, no_key)
                     if value is no_key:
-                        self.nodes, self.chars = nodes, chars
-                        scalar(event)
-                        nodes, chars = self.nodes, self.chars
-                        continue
+                        # Text when no resolver's pattern matches it (a name, a sentence);
+                        # else the resolved value, from the method.
+                        for _, pattern in resolvers(text[:1], wildcard):
+                            if pattern.match(text):
+                                self.nodes, self.chars = nodes, chars
+                                scalar(event)
+                                nodes, chars = self.nodes, self.chars
+                                break
+                        else:
+                            pattern = None
+                        if pattern is not None:
+                            continue
+                        if len(text) <= max_shared:
+                            value = plain[text] = shared(text, text)
+                        else:
+                            value = text
                 else:
                     value = shared(text, text) if len(text) <= max_shared else text
                 nodes += 1

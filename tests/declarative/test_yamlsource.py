@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from agentkit.declarative import yamlsource
@@ -315,3 +315,21 @@ def test_problems_read_unlocated_are_the_located_ones(text: str) -> None:
     assert unlocated[1]
     assert unlocated == located
     assert [d.positions for d, _ in unlocated[0]] == [d.positions for d, _ in located[0]]
+
+
+@given(st.one_of(PLAIN, st.from_regex(r"[A-Za-z][A-Za-z0-9 ._-]{0,80}", fullmatch=True)))
+def test_a_plain_scalar_reads_the_same_inline_as_through_the_resolver(text: str) -> None:
+    # An anchor sends a scalar the long way (_scalar and the resolver); without, the
+    # reading loop decides inline. Both ways, first seen and seen before.
+    text = text.strip()
+    assume(text)  # an empty key is no plain scalar to compare
+    shared = SharedValues()
+    for _ in range(2):
+        for written, with_anchor in (
+            (f"a: {text}\n", f"a: &x {text}\n"),
+            (f"{text}: 1\n", f"&x {text}: 1\n"),
+        ):
+            inline = read_documents(written, shared)
+            anchored = read_documents(with_anchor)
+            assert inline[0] == anchored[0]
+            assert [p.message for p in inline[1]] == [p.message for p in anchored[1]]
