@@ -88,7 +88,8 @@ LOG_LEVELS: Final[tuple[LogLevel, ...]] = get_args(LogLevel)
 _SEVERITY: Final[dict[str, int]] = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 
 
-#: How long a question waits for the user's answer, by default.
+#: How long a question waits for the user's answer, by default; a server may wait less
+#: (``agentkit serve --answer-timeout``, which this is the most of).
 ELICIT_SECONDS: Final = 600.0
 #: The most characters of one value (a string, a line) a confirmation shows: a longer one
 #: is shortened, saying how much was cut, so that every field is shown however long one is.
