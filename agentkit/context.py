@@ -74,6 +74,8 @@ __all__ = [
     "current",
     "elicit",
     "log",
+    "question_time_left",
+    "question_timed_out",
     "report_progress",
     "serving",
     "shortened",
@@ -137,6 +139,12 @@ class CallContext:
     #: The name of the tool whose call the user must allow before it acts (its
     #: ``confirm: true``); None when nothing is to be allowed, or once it was.
     confirming: str | None = None
+    #: Whether ``aelicit``/``aconfirm`` end a question themselves when its time is up
+    #: (``question_time_left``, then ``question_timed_out``): the tool's own
+    #: ``timeout=`` then ends only the question, as an answer would, not by cancelling
+    #: it from outside (``agentkit serve``'s contexts: the call is admitted again after
+    #: it, see ``mcp_limits.Admission.asking``). Otherwise the caller cancels it.
+    bounds_questions: bool = False
     #: When the call's time is up (``time.monotonic()``), None for no deadline: no
     #: question waits past it, and an answer that comes later is ignored.
     deadline: float | None = None
@@ -187,6 +195,11 @@ _ENDING: Final = threading.Lock()
 _NOTHING: Final = CallContext()
 _CURRENT: Final[contextvars.ContextVar[CallContext]] = contextvars.ContextVar(
     "agentkit_call_context", default=_NOTHING
+)
+#: The question being asked: when its time is up (``time.monotonic()``) and the tool's
+#: ``timeout=`` it came from; set in the question's own task (``_asked``).
+_QUESTION: Final[contextvars.ContextVar[tuple[float, float] | None]] = contextvars.ContextVar(
+    "agentkit_question", default=None
 )
 
 
@@ -297,7 +310,9 @@ async def _awaited(
         raise _nobody_to_ask()
     wait = _within_the_call(context, timeout)
     try:
-        answer = await asyncio.wait_for(_asked(context, ask), wait)
+        answer = await asyncio.wait_for(
+            _asked(context, ask, wait, timeout), None if context.bounds_questions else wait
+        )
     except asyncio.TimeoutError as exc:
         raise _no_answer(context, timeout) from exc
     except asyncio.CancelledError:
@@ -326,9 +341,9 @@ def _waited(context: CallContext, ask: Callable[[], Coroutine[Any, Any, _T]], ti
             "async def tool"
         )
     wait = _within_the_call(context, timeout)
-    asking = asyncio.run_coroutine_threadsafe(_asked(context, ask), loop)
+    asking = asyncio.run_coroutine_threadsafe(_asked(context, ask, wait, timeout), loop)
     try:
-        answer = asking.result(timeout=wait)
+        answer = asking.result(timeout=None if context.bounds_questions else wait)
     except concurrent.futures.TimeoutError as exc:
         asking.cancel()  # withdrawn from the client: nobody waits for it any more
         raise _no_answer(context, timeout) from exc
@@ -337,10 +352,15 @@ def _waited(context: CallContext, ask: Callable[[], Coroutine[Any, Any, _T]], ti
     return _answer_in_time(context, answer)
 
 
-async def _asked(context: CallContext, ask: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
-    """``ask()`` as a task ``context.end`` can withdraw; refused once the call is over."""
+async def _asked(
+    context: CallContext, ask: Callable[[], Coroutine[Any, Any, _T]], wait: float, timeout: float
+) -> _T:
+    """``ask()`` as a task ``context.end`` can withdraw, which may wait ``wait`` seconds
+    (``question_time_left``; the tool's ``timeout`` or less); refused once the call is
+    over."""
     import asyncio
 
+    _QUESTION.set((time.monotonic() + wait, timeout))  # this task's own context
     task = asyncio.current_task()
     assert task is not None  # a coroutine run by asyncio always runs in a task
     with _ENDING:
@@ -352,6 +372,20 @@ async def _asked(context: CallContext, ask: Callable[[], Coroutine[Any, Any, _T]
     finally:
         with _ENDING:
             context._asking = context._asking - {task}
+
+
+def question_time_left() -> float | None:
+    """How long the question being asked may still wait for its answer (the tool's
+    ``timeout=``, or less when the call's deadline comes first); None outside a
+    question. For a context that ``bounds_questions``."""
+    question = _QUESTION.get()
+    return None if question is None else max(0.0, question[0] - time.monotonic())
+
+
+def question_timed_out(context: CallContext) -> ElicitationError:
+    """The error a question ends in when ``question_time_left`` runs out unanswered."""
+    question = _QUESTION.get()
+    return _no_answer(context, ELICIT_SECONDS if question is None else question[1])
 
 
 def _within_the_call(context: CallContext, timeout: float) -> float:

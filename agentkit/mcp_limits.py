@@ -277,10 +277,12 @@ class Admission:
         """The block waits for the user's answer, holding no slot: one of the server's
         ``max_waiting`` places instead (``ElicitationError`` when all are taken). After
         it the call is admitted again, as a new call would be: at once if there is room,
-        else in the queue (``Busy`` when that is full or its time runs out). A cancelled
-        question takes the slots back at once, room or not: the call may go on (a tool's
-        own ``timeout=`` on its question ran out) and holds them until it ends, which a
-        cancelled call does soon; waiting for room is no option while being cancelled.
+        else in the queue (``Busy`` when that is full or its time runs out); so too
+        after a question its tool stopped waiting for (its own ``timeout=``, which the
+        server's calls end inside the block: ``CallContext.bounds_questions``). A
+        cancelled question (its call withdrawn, cut or cancelled) takes the slots back
+        at once, room or not, for the little the call does before it ends; waiting for
+        room is no option while being cancelled.
         Once the server closes, no question waits: ``ElicitationError`` at once."""
         limits = self._limits
         if limits._closed:

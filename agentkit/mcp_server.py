@@ -59,6 +59,8 @@ from agentkit.context import (
     aconfirm,
     arguments_shown,
     at_least,
+    question_time_left,
+    question_timed_out,
     serving,
 )
 from agentkit.credentials import CredentialsManager
@@ -186,6 +188,8 @@ class _ServedCall(CallContext):
     never holds the tool up. ``flush`` waits (bounded) for what is still being sent.
     """
 
+    bounds_questions = True  # the call is admitted again after a question that timed out
+
     def __init__(
         self, ctx: Any, log_level: LogLevel, tool: str, left: Departure | None = None
     ) -> None:
@@ -275,13 +279,24 @@ class _ServedCall(CallContext):
                 "the client cannot be asked: it did not declare the elicitation capability, "
                 "or the connection has no way back to it (a stateless server's session)"
             )
+        # The tool's own timeout= (or its call's deadline) ends the question here, as an
+        # answer would, so that the call is admitted again before it goes on; cancelled
+        # from outside, it could not wait for room (``bounds_questions``; review s17 R3).
+        left = question_time_left()
         if self.admission is None:  # not a call ``run`` admitted: nothing to give back
-            return await self._asked(message, schema)
+            try:
+                return await asyncio.wait_for(self._asked(message, schema), left)
+            except asyncio.TimeoutError:
+                raise question_timed_out(self) from None
         timeout = self.admission.answer_timeout
         async with self.admission.asking():
             try:
-                return await asyncio.wait_for(self._asked(message, schema), timeout)
+                return await asyncio.wait_for(
+                    self._asked(message, schema), timeout if left is None else min(left, timeout)
+                )
             except asyncio.TimeoutError:
+                if left is not None and left < timeout:
+                    raise question_timed_out(self) from None
                 logger.warning(
                     "agentkit: a call of tool '%s' ended: its user did not answer within "
                     "%g s (--answer-timeout)",

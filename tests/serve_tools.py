@@ -178,6 +178,18 @@ def profile_swallowing(marker: str) -> dict[str, Any]:
     return {"heard": dict(answer.content)}
 
 
+def ask_briefly(marker: str) -> dict[str, Any]:
+    """Ask the user with a short ``timeout=`` of its own and go on with a default when
+    no answer comes (``timeout=``'s documented use); mark ``<marker>.went-on`` then."""
+    action: str
+    try:
+        action = elicit("Go on?", NAME_FORM, timeout=0.3).action
+    except ElicitationError:
+        action = "default"
+    _mark(marker, "went-on")
+    return {"action": action, "name": ""}
+
+
 def ask_later(marker: str) -> dict[str, Any]:
     """Mark ``<marker>.started``, wait (at most 60 s) for ``<marker>.release``, then ask
     the user: a call that asks only after its client may have left."""

@@ -67,6 +67,14 @@ input_schema: {parameters: [{name: marker, type: string}]}
 output_schema: {parameters: [{name: action, type: string}, {name: name, type: string}]}
 backend: {python: "tests.serve_tools:ask_later"}
 """,
+        "ask_briefly.yaml": """\
+name: ask_briefly
+version: 1.0.0
+description: Asks its user with a short timeout of its own, then goes on.
+input_schema: {parameters: [{name: marker, type: string}]}
+output_schema: {parameters: [{name: action, type: string}, {name: name, type: string}]}
+backend: {python: "tests.serve_tools:ask_briefly"}
+""",
         "hold.yaml": """\
 name: hold
 version: 1.0.0
@@ -267,6 +275,57 @@ def test_past_max_waiting_a_call_that_would_ask_is_refused_at_once(folder: Path)
     assert "too many calls wait for their users' answers already (at most 1, the server's " \
         "--max-waiting); the user was not asked and nothing was done" in _text(refused)  # fmt: skip
     assert ran.structured_content == {"slept": 0.0}
+
+
+@pytest.mark.parametrize("queued", [0, 1], ids=["queue full", "queued"])
+def test_a_question_its_tool_stopped_waiting_for_is_admitted_again_like_an_answer(
+    folder: Path, tmp_path: Path, queued: int
+) -> None:
+    """A tool asks with its own short ``timeout=`` (nobody answers) and then goes on: it
+    goes on only once admitted again, as after an answer. One slot, taken meanwhile by
+    another call: with no queue the call is "busy" and its tool never went on; with a
+    place in the queue it goes on after the other call (review s17 R3: it took the slot
+    back room or not, and worked beside the other call, over --max-calls)."""
+    marker = str(tmp_path / "hold")
+    asker = str(tmp_path / "asker")
+
+    async def never(context: Any, params: Any) -> types.ElicitResult:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async def scenario(url: str) -> list[tuple[str, Any]]:
+        finished: list[tuple[str, Any]] = []
+        async with session(url, elicitation=never) as client:
+
+            async def call(name: str, marker: str) -> None:
+                finished.append((name, await client.call_tool(name, {"marker": marker})))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(call, "ask_briefly", asker)
+                await anyio.sleep(0.05)  # not a timing: either order of admission will do
+                group.start_soon(call, "hold", marker)
+                while not Path(marker + ".started").exists():
+                    await anyio.sleep(0.02)
+                if queued:
+                    await anyio.sleep(1.0)  # past the question's 0.3 s: it waits for the slot
+                else:
+                    while not finished:
+                        await anyio.sleep(0.02)
+                Path(marker + ".release").write_text("go")
+        return finished
+
+    args = ["--tools", str(folder), "--max-calls", "1", "--max-queued", str(queued)]
+    with serving(args) as served:
+        finished = _bounded(scenario, served.url)
+    results = dict(finished)
+    assert results["hold"].structured_content == {"held": True}
+    if queued:
+        assert [name for name, _ in finished] == ["hold", "ask_briefly"]
+        assert results["ask_briefly"].structured_content == {"action": "default", "name": ""}
+    else:
+        assert results["ask_briefly"].is_error is True
+        assert "busy, retry later: 1 calls are running" in _text(results["ask_briefly"])
+        assert not Path(asker + ".went-on").exists()
 
 
 def test_a_question_unanswered_past_the_answer_timeout_ends_its_call(folder: Path) -> None:
@@ -596,8 +655,11 @@ def test_questions_asked_at_once_give_the_slot_back_once_and_take_it_once(
 
 
 def test_a_question_cancelled_alone_takes_the_slot_back_at_once_even_when_full() -> None:
-    """A tool's own ``timeout=`` on its question cancels the question, not the call: the
-    call goes on, so it runs holding a slot again (one over the cap, briefly)."""
+    """A question cancelled from outside (its call withdrawn or cancelled) takes the slot
+    back at once, room or not, for the little the call does before it ends (one over the
+    cap, briefly). A tool's own ``timeout=`` does not cancel: the server ends such a
+    question inside the block, and the call is admitted again like after an answer
+    (``test_a_question_its_tool_stopped_waiting_for_is_admitted_again_like_an_answer``)."""
 
     async def scenario() -> tuple[int, tuple[int, int, int]]:
         limits = CallLimits(max_in_flight=1)
