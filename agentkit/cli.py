@@ -560,39 +560,41 @@ def _positive(value: float | None, flag: str, *, integer: bool = False) -> None:
 
 
 def _limits(args: argparse.Namespace) -> dict[str, Any]:
-    """The options both transports share: deadlines, admission, draining, confirmation."""
-    from agentkit.context import ELICIT_SECONDS
-    from agentkit.mcp_limits import (
-        DEFAULT_ANSWER_SECONDS,
-        DEFAULT_MAX_IN_FLIGHT,
-        DEFAULT_MAX_QUEUED,
-        DEFAULT_MAX_WAITING,
-        MAX_WAITING,
-    )
+    """The options both transports share: deadlines, admission, draining, confirmation.
 
+    Those not given are left out: each server has its defaults (and the stdio server
+    need not import its admission, nor anyio, before its first answers)."""
     _positive(args.call_timeout, "--call-timeout")
     _positive(args.max_calls, "--max-calls", integer=True)
     _positive(args.drain_seconds, "--drain-seconds")
     if args.max_queued is not None and args.max_queued < 0:
         raise UsageError(f"--max-queued takes 0 or a positive whole number, got {args.max_queued}")
-    if args.max_waiting is not None and not 1 <= args.max_waiting <= MAX_WAITING:
-        raise UsageError(
-            f"--max-waiting takes a whole number from 1 to {MAX_WAITING}, got {args.max_waiting}"
-        )
-    if args.answer_timeout is not None and not 0 < args.answer_timeout <= ELICIT_SECONDS:
-        raise UsageError(
-            f"--answer-timeout takes a number of seconds more than 0 and at most "
-            f"{ELICIT_SECONDS:g}, got {args.answer_timeout:g}"
-        )
-    return {
+    if args.max_waiting is not None:
+        from agentkit.mcp_limits import MAX_WAITING
+
+        if not 1 <= args.max_waiting <= MAX_WAITING:
+            raise UsageError(
+                f"--max-waiting takes a whole number from 1 to {MAX_WAITING}, "
+                f"got {args.max_waiting}"
+            )
+    if args.answer_timeout is not None:
+        from agentkit.context import ELICIT_SECONDS
+
+        if not 0 < args.answer_timeout <= ELICIT_SECONDS:
+            raise UsageError(
+                f"--answer-timeout takes a number of seconds more than 0 and at most "
+                f"{ELICIT_SECONDS:g}, got {args.answer_timeout:g}"
+            )
+    given = {
         "call_timeout": args.call_timeout,
-        "max_calls": args.max_calls or DEFAULT_MAX_IN_FLIGHT,
-        "max_queued": DEFAULT_MAX_QUEUED if args.max_queued is None else args.max_queued,
-        "max_waiting": args.max_waiting or DEFAULT_MAX_WAITING,
-        "answer_timeout": args.answer_timeout or DEFAULT_ANSWER_SECONDS,
-        "drain_seconds": args.drain_seconds or 30.0,
-        "allow_unconfirmed": args.allow_unconfirmed,
+        "max_calls": args.max_calls,
+        "max_queued": args.max_queued,
+        "max_waiting": args.max_waiting,
+        "answer_timeout": args.answer_timeout,
+        "drain_seconds": args.drain_seconds,
     }
+    limits = {option: value for option, value in given.items() if value is not None}
+    return {**limits, "allow_unconfirmed": args.allow_unconfirmed}
 
 
 def _reloader(args: argparse.Namespace) -> Reloader:

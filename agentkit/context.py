@@ -35,8 +35,6 @@ or a question.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextvars
 import json
 import logging
@@ -47,11 +45,17 @@ import unicodedata
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeVar, final, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, final, get_args
 
 from agentkit.progress import report_progress
 from agentkit.redaction import active_redactor
 from agentkit.toolerrors import DeclinedError, ElicitationError
+
+# asyncio is imported where a question is asked, never at import: a question needs an
+# event loop running, which has imported it, while loading tools (which imports this
+# module) must not (``agentkit serve`` answers its first requests before any loop).
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = [
     "ELICIT_SECONDS",
@@ -84,7 +88,8 @@ LOG_LEVELS: Final[tuple[LogLevel, ...]] = get_args(LogLevel)
 _SEVERITY: Final[dict[str, int]] = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 
 
-#: How long a question waits for the user's answer, by default.
+#: How long a question waits for the user's answer, by default; a server may wait less
+#: (``agentkit serve --answer-timeout``, which this is the most of).
 ELICIT_SECONDS: Final = 600.0
 #: The most characters of one value (a string, a line) a confirmation shows: a longer one
 #: is shortened, saying how much was cut, so that every field is shown however long one is.
@@ -286,6 +291,8 @@ _T = TypeVar("_T")
 async def _awaited(
     context: CallContext, ask: Callable[[], Coroutine[Any, Any, _T]], timeout: float
 ) -> _T:
+    import asyncio
+
     if context.loop is None:
         raise _nobody_to_ask()
     wait = _within_the_call(context, timeout)
@@ -302,6 +309,9 @@ async def _awaited(
 
 def _waited(context: CallContext, ask: Callable[[], Coroutine[Any, Any, _T]], timeout: float) -> _T:
     """Run ``ask()`` on the context's loop and wait for it in this (worker) thread."""
+    import asyncio
+    import concurrent.futures
+
     loop = context.loop
     if loop is None:
         raise _nobody_to_ask()
@@ -329,6 +339,8 @@ def _waited(context: CallContext, ask: Callable[[], Coroutine[Any, Any, _T]], ti
 
 async def _asked(context: CallContext, ask: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
     """``ask()`` as a task ``context.end`` can withdraw; refused once the call is over."""
+    import asyncio
+
     task = asyncio.current_task()
     assert task is not None  # a coroutine run by asyncio always runs in a task
     with _ENDING:
@@ -363,6 +375,8 @@ def _answer_in_time(context: CallContext, answer: _T) -> _T:
 def _cancelling() -> bool:
     """Whether this task is being cancelled itself (always assumed before Python 3.11,
     which cannot tell: a cancellation is never swallowed)."""
+    import asyncio
+
     task = asyncio.current_task()
     if sys.version_info < (3, 11) or task is None:
         return True

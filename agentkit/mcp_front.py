@@ -2,21 +2,23 @@
 
 ``serve`` loads and validates the tools, then answers the client's ``initialize``,
 ``notifications/initialized``, ``ping`` and first ``tools/list`` with
-``agentkit.mcp_wire.Front``, before ``mcp``, ``mcp_types`` or pydantic is imported.
-It hands over to the SDK (``agentkit.mcp_server.serve_stdio``) right after that first
-listing, at the first line the front does not answer, when stdin ends, on SIGHUP, or
-when the client has said nothing for ``IDLE_SECONDS`` after ``initialize``: the SDK reads
-the client's ``initialize`` again (``Front.replay``; its answer, the client's second, is
-not sent), then every line the front did not answer, and serves on as it always has.
-Where the front cannot serve (stdin or stdout not a pipe, a listing it cannot write
-as the SDK would) the SDK serves from the start.
+``agentkit.mcp_wire.Front``, before ``mcp``, ``mcp_types`` or pydantic is imported,
+and before any event loop: it reads and writes the pipes with blocking calls
+(``agentkit.mcp_pipes``), so neither asyncio nor anyio is imported until the first
+listing is out. It hands over to the SDK (``agentkit.mcp_server.serve_stdio``) right
+after that first listing, at the first line the front does not answer, when stdin
+ends, on SIGHUP, or when the client has said nothing for ``IDLE_SECONDS`` after
+``initialize``: the SDK reads the client's ``initialize`` again (``Front.replay``; its
+answer, the client's second, is not sent), then every line the front did not answer
+(the event loop's reader reads first the bytes the front read past its last line),
+and serves on as it always has. Where the front cannot serve (stdin or stdout not a
+pipe, a listing it cannot write as the SDK would) the SDK serves from the start.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import math
+import os
 import signal
 import sys
 from collections import deque
@@ -24,15 +26,13 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
-import anyio
-
 from agentkit.credentials import CredentialsManager
-from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_WAITING, worker_threads
-from agentkit.mcp_stdio import loop_stdio
+from agentkit.mcp_pipes import PipeLines, stdio_pipes, write_all
 from agentkit.mcp_wire import REPLAY_ID, Front, file_state
-from agentkit.toolexecutor import ToolExecutor
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from agentkit.toolregistry import ToolRegistry
 
 __all__ = ["IDLE_SECONDS", "answer_first", "serve"]
@@ -47,6 +47,10 @@ class _Writer(Protocol):
     async def write(self, text: str) -> None: ...
 
     async def flush(self) -> None: ...
+
+
+class _Lines(Protocol):
+    def next_line(self, timeout: float | None = None) -> str | None: ...
 
 
 def serve(
@@ -67,30 +71,49 @@ def serve(
     """
     state = file_state(files()) if watch else ()
     registry = load()
+    credentials = CredentialsManager.from_env(credentials_file)
+    front = Front.for_tools(registry) if stdio_pipes() else None
+    hangup = _Hangup()
+    replay: list[str] = []
+    unread = b""
+    if front is not None:
+        # Answered with blocking reads and writes: no event loop, no thread, until
+        # the first listing is out.
+        hangup.install()
+        try:
+            lines = PipeLines(0, wake=hangup.wake)
+            sys.stdout.flush()  # anything Python buffered for stdout goes first
+            replay = answer_first(front, lines, _write_stdout)
+            unread = lines.rest()
+        finally:
+            hangup.close()
+
+    # The SDK, and the event loop, only now.
+    import anyio
+
+    from agentkit.mcp_limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_WAITING, worker_threads
+    from agentkit.mcp_reload import Reloader
+    from agentkit.mcp_server import serve_stdio
+    from agentkit.mcp_stdio import loop_stdio
+    from agentkit.toolexecutor import ToolExecutor
+
     executor = ToolExecutor(
-        credentials=CredentialsManager.from_env(credentials_file),
+        credentials=credentials,
         # A sync call waiting for its user keeps its thread (agentkit.mcp_limits).
         max_workers=worker_threads(
             options.get("max_calls", DEFAULT_MAX_IN_FLIGHT),
             options.get("max_waiting", DEFAULT_MAX_WAITING),
         ),
     )
-    front = Front.for_tools(registry)
 
     async def run() -> None:
-        async with loop_stdio() as (wire_in, wire_out):
+        async with loop_stdio(unread) as (wire_in, wire_out):
             lines: Any = wire_in
             out: Any = wire_out
-            hangup = _Hangup()
+            # stdio_pipes() held for the front, so the loop serves the same pipes.
             if front is not None and wire_in is not None and wire_out is not None:
-                hangup.install()
-                replay = await answer_first(front, wire_in, wire_out, hangup=hangup)
                 lines = _Replaying(replay, wire_in)
                 out = _WithoutReplayedAnswer(wire_out, front.expected)
-            # The SDK, only now.
-            from agentkit.mcp_reload import Reloader
-            from agentkit.mcp_server import serve_stdio
-
             reloader = Reloader(
                 load, files, watch=watch, interval=interval, loaded=(registry, state)
             )
@@ -108,67 +131,79 @@ def serve(
         anyio.run(run)
 
 
+def _write_stdout(text: str) -> None:
+    write_all(1, text.encode("utf-8"))
+
+
 @final
 class _Hangup:
     """SIGHUP while the front answers: noted (for a reload once the reloader listens),
-    and the front hands over (``scope`` is cancelled). The handler stays until the
+    and the front's wait ends (a byte on ``wake``). The handler stays until the
     reloader's replaces it, so that a SIGHUP meanwhile does not end the process."""
 
     def __init__(self) -> None:
         self.seen = False
-        #: The front's wait, while it waits.
-        self.scope: anyio.CancelScope | None = None
+        #: The read end of the pipe the handler writes to while the front waits.
+        self.wake: int | None = None
+        self._wake_write: int | None = None
 
     def install(self) -> None:
-        # Not on Windows, nor outside the main thread (then SIGHUP is not handled yet).
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self._received)
+        read, write = os.pipe()
+        os.set_blocking(write, False)
+        try:
+            signal.signal(signal.SIGHUP, self._received)
+        except (AttributeError, ValueError):  # no SIGHUP (Windows); not the main thread
+            os.close(read)
+            os.close(write)
+            return
+        self.wake, self._wake_write = read, write
 
-    def _received(self) -> None:
+    def _received(self, signum: int, frame: FrameType | None) -> None:
         self.seen = True
-        if self.scope is not None:
-            self.scope.cancel()
+        if self._wake_write is not None:
+            with contextlib.suppress(OSError):  # the pipe is full: the front wakes anyway
+                os.write(self._wake_write, b"\0")
+
+    def close(self) -> None:
+        """The front is done: its wake pipe goes, the handler only notes a SIGHUP."""
+        wake, write = self.wake, self._wake_write
+        self._wake_write = self.wake = None  # first: a signal now finds no pipe
+        for fd in (wake, write):
+            if fd is not None:
+                os.close(fd)
 
 
-async def answer_first(
+def answer_first(
     front: Front,
-    lines: AsyncIterator[str],
-    out: _Writer,
+    lines: _Lines,
+    write: Callable[[str], None],
     *,
-    hangup: _Hangup | None = None,
     idle_seconds: float = IDLE_SECONDS,
 ) -> list[str]:
-    """Answer the lines ``front`` answers; the lines the SDK must read before the rest
-    of ``lines`` (``Front.replay``, then the first line ``front`` declined, if any).
+    """Answer the lines ``front`` answers (``write`` sends each answer whole); the
+    lines the SDK must read before the rest of ``lines`` (``Front.replay``, then the
+    first line ``front`` declined, if any).
 
-    Stops after the first ``tools/list`` answer, at a declined line, at the end of
-    ``lines``, on SIGHUP (``hangup``), or after ``idle_seconds`` without a line once
-    ``initialize`` is answered. A line is taken only whole: a wait cut short leaves it
-    for the SDK.
+    Stops after the first ``tools/list`` answer, at a declined line, when ``lines``
+    gives ``None`` (the end of the input, a SIGHUP), after ``idle_seconds`` without a
+    line once ``initialize`` is answered, or when the client no longer reads (the SDK
+    then meets the closed pipe as it would have). A line is taken only whole: a wait
+    cut short leaves it for the SDK.
     """
     declined: list[str] = []
-    with anyio.CancelScope() as waiting:
-        if hangup is not None:
-            hangup.scope = waiting
-            if hangup.seen:
-                waiting.cancel()
-        while not front.listed:
-            if front.replay:
-                waiting.deadline = anyio.current_time() + idle_seconds
+    while not front.listed:
+        line = lines.next_line(idle_seconds if front.replay else None)
+        if line is None:
+            break
+        answer = front.answer(line)
+        if answer is None:
+            declined.append(line)
+            break
+        if answer:
             try:
-                line = await lines.__anext__()
-            except StopAsyncIteration:
+                write(answer)
+            except BrokenPipeError:
                 break
-            waiting.deadline = math.inf
-            answer = front.answer(line)
-            if answer is None:
-                declined.append(line)
-                break
-            if answer:
-                await out.write(answer)
-                await out.flush()
-    if hangup is not None:
-        hangup.scope = None
     return [*front.replay, *declined]
 
 

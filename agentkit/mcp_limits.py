@@ -110,6 +110,8 @@ class CallLimits:
         self._closed = False
         self._changed = anyio.Condition()
         self._scopes: set[anyio.CancelScope] = set()
+        #: The questions waiting for their answers (``Admission.asking``), for ``close``.
+        self._questions: set[anyio.CancelScope] = set()
         self._cut = False
 
     @property
@@ -204,8 +206,12 @@ class CallLimits:
                 self._changed.notify_all()
 
     async def close(self) -> None:
-        """Refuse every call from now on; calls waiting in the queue are refused too."""
+        """Refuse every call from now on; calls waiting in the queue are refused too, and
+        every question waiting for its user's answer is withdrawn (the call goes on and
+        ends, having done nothing past it): a draining server takes no answer in."""
         self._closed = True
+        for question in list(self._questions):
+            question.cancel()
         await self._notify()
 
     def cut(self) -> int:
@@ -271,8 +277,11 @@ class Admission:
         else in the queue (``Busy`` when that is full or its time runs out). A cancelled
         question takes the slots back at once, room or not: the call may go on (a tool's
         own ``timeout=`` on its question ran out) and holds them until it ends, which a
-        cancelled call does soon; waiting for room is no option while being cancelled."""
+        cancelled call does soon; waiting for room is no option while being cancelled.
+        Once the server closes, no question waits: ``ElicitationError`` at once."""
         limits = self._limits
+        if limits._closed:
+            raise _shutting_down()
         if limits._asking >= limits.max_waiting:
             raise ElicitationError(
                 f"too many calls wait for their users' answers already (at most "
@@ -281,9 +290,15 @@ class Admission:
             )
         limits._asking += 1
         self.release()
-        await limits._notify()
+        question = anyio.CancelScope()  # close() withdraws it, from now on
+        limits._questions.add(question)
         try:
-            yield
+            with question:
+                try:
+                    await limits._notify()
+                    yield
+                finally:
+                    limits._questions.discard(question)
         except Exception:
             limits._asking -= 1
             await self._back()
@@ -294,6 +309,8 @@ class Admission:
             raise
         limits._asking -= 1
         await self._back()
+        if question.cancelled_caught:
+            raise _shutting_down()
 
     async def _back(self) -> None:
         limits = self._limits
@@ -302,6 +319,13 @@ class Admission:
                 raise Busy(limits._why_full(self._name, self._tool_limit))
             await limits._wait_for_room(self._name, self._tool_limit, returning=True)
         self._take()
+
+
+def _shutting_down() -> ElicitationError:
+    return ElicitationError(
+        "the server is shutting down: no answer can reach it any more, so the question "
+        "was withdrawn and nothing was done past it; call again (another instance)"
+    )
 
 
 def worker_threads(max_calls: int | None, max_waiting: int) -> int | None:

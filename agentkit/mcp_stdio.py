@@ -10,7 +10,9 @@ replaced, and both descriptors are restored, blocking again, on exit.
 
 Where the loop cannot serve them (stdin or stdout is a regular file or a terminal,
 Windows, another event loop than asyncio) it yields ``None`` for both, and the SDK
-does as it always has.
+does as it always has. Lines are split with ``agentkit.mcp_pipes.take_lines``, as
+the stdio front split the lines it read first (``loop_stdio``'s ``unread`` are the
+bytes it read past them).
 
 The SDK drops a line it cannot read (no JSON, a ``\\ud800`` escape its parser refuses,
 no JSON-RPC message) without an answer, and a client would wait for its id forever.
@@ -25,13 +27,14 @@ import asyncio
 import contextlib
 import json
 import os
-import stat
 import sys
 from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any, Final, final
 
 import anyio
+
+from agentkit.mcp_pipes import stdio_pipes, take_lines
 
 __all__ = ["LineReader", "LineWriter", "ReadLines", "loop_stdio", "refusal"]
 
@@ -50,9 +53,10 @@ class LineReader(asyncio.Protocol):
     """The lines a pipe brings, as ``str`` with their ``\\n`` (``async for line in reader``).
 
     A last line without a newline is given at the end of the input, as a text file's is.
+    ``unread``: bytes someone else read from the pipe and did not take, read first.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, unread: bytes = b"") -> None:
         self._partial = bytearray()
         self._lines: deque[bytes] = deque()
         self._pending = 0  # bytes read and not yet taken
@@ -60,6 +64,8 @@ class LineReader(asyncio.Protocol):
         self._waiter: asyncio.Future[None] | None = None
         self._transport: asyncio.ReadTransport | None = None
         self._paused = False
+        if unread:
+            self.data_received(unread)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.ReadTransport)
@@ -68,12 +74,10 @@ class LineReader(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self._pending += len(data)
         self._partial += data
-        end = self._partial.rfind(b"\n")
-        if end < 0:
+        lines = take_lines(self._partial)
+        if not lines:
             return
-        # Split as a text file reads lines: at \n, \r\n or a lone \r.
-        self._lines.extend(bytes(self._partial[: end + 1]).splitlines(keepends=True))
-        del self._partial[: end + 1]
+        self._lines.extend(lines)
         self._wake()
         if self._pending > HIGH_WATER and self._transport is not None and not self._paused:
             self._paused = True
@@ -172,25 +176,18 @@ class LineWriter(asyncio.Protocol):
             raise BrokenPipeError("stdout was closed") from self._lost
 
 
-def _servable(fd: int) -> bool:
-    """A pipe or socket the loop can serve; not a file, and not a terminal (non-blocking
-    mode would be the shell's too)."""
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
 @contextlib.asynccontextmanager
-async def loop_stdio() -> AsyncIterator[tuple[LineReader, LineWriter] | tuple[None, None]]:
+async def loop_stdio(
+    unread: bytes = b"",
+) -> AsyncIterator[tuple[LineReader, LineWriter] | tuple[None, None]]:
     """stdin and stdout served by the running asyncio loop, or ``(None, None)`` where they
-    cannot be (then the SDK's ``stdio_server`` reads and writes them its own way)."""
+    cannot be (then the SDK's ``stdio_server`` reads and writes them its own way).
+    ``unread``: bytes already read from stdin and not taken (``PipeLines.rest``)."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # not asyncio (trio)
         loop = None
-    if loop is None or sys.platform == "win32" or not (_servable(0) and _servable(1)):
+    if loop is None or not stdio_pipes():
         yield None, None
         return
     wire_in = os.dup(0)
@@ -208,7 +205,7 @@ async def loop_stdio() -> AsyncIterator[tuple[LineReader, LineWriter] | tuple[No
     reading: asyncio.ReadTransport | None = None
     writing: tuple[asyncio.WriteTransport, LineWriter] | None = None
     try:
-        reading, reader = await loop.connect_read_pipe(LineReader, stdin_file)
+        reading, reader = await loop.connect_read_pipe(lambda: LineReader(unread), stdin_file)
         writing = await loop.connect_write_pipe(LineWriter, stdout_file)
         yield reader, writing[1]
     finally:

@@ -94,6 +94,7 @@ def compile_check(spec: ParameterSpec) -> Check:
     finite = "float" in members
     element = spec.items._check if spec.items is not None else None
     nested = spec.parameters
+    with_list = isinstance(declared, tuple) and "list" in members
     # A free-form list or dictionary, or a union's list member without items.
     free_form = (
         element is None and nested is None and ("list" in members or "dictionary" in members)
@@ -114,9 +115,8 @@ def compile_check(spec: ParameterSpec) -> Check:
             return value
         for constraint in constraints:
             constraint(value, path, errors)
-        is_container = isinstance(value, (list, dict))
-        if not is_container:
-            return value  # a scalar (of a union with a list, too): checked
+        if with_list and not isinstance(value, list):
+            return value  # a scalar of a union with a list: checked
         if element is not None:
             value = [element(item, f"{path}[{index}]", errors) for index, item in enumerate(value)]
         elif nested is not None:
@@ -135,15 +135,24 @@ def compile_check(spec: ParameterSpec) -> Check:
 def _constraint_checks(spec: ParameterSpec) -> list[Check]:
     checks: list[Check] = []
     if spec.enum is not None:
-        # Matched by JSON kind and value: an enum of 1 does not take true. A list (of a
-        # union with a list) is the enum's to judge only through its items.
-        allowed = frozenset(enum_key(value) for value in spec.enum)
         values = list(spec.enum)
         shown = show(values) if len(repr(values)) <= 200 else "the declared values"
+        if isinstance(spec.type, str):
+            # One type: the type check has told a bool from a number, so Python's ``in``.
+            allowed = spec.enum
 
-        def check_enum(value: Any, path: str, errors: list[Problem]) -> None:
-            if not isinstance(value, list) and enum_key(value) not in allowed:
-                errors.append(_problem(path, f"expected one of {shown}, got {show(value)}"))
+            def check_enum(value: Any, path: str, errors: list[Problem]) -> None:
+                if value not in allowed:
+                    errors.append(_problem(path, f"expected one of {shown}, got {show(value)}"))
+
+        else:
+            # A union: matched by JSON kind and value (an enum of 1 does not take true);
+            # a list is the enum's to judge only through its items.
+            keys = frozenset(enum_key(value) for value in spec.enum)
+
+            def check_enum(value: Any, path: str, errors: list[Problem]) -> None:
+                if not isinstance(value, list) and enum_key(value) not in keys:
+                    errors.append(_problem(path, f"expected one of {shown}, got {show(value)}"))
 
         checks.append(check_enum)
     if spec.minimum is not None:

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,9 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIO
 from agentkit import binary
 from agentkit.declarative import load_tools
 from agentkit.mcp_front import _Replaying, _WithoutReplayedAnswer, answer_first
+from agentkit.mcp_pipes import PipeLines
 from agentkit.mcp_server import serve_stdio
+from agentkit.mcp_stdio import LineReader
 from agentkit.mcp_wire import HANDSHAKE_VERSIONS, Front, wire_json
 from agentkit.tool import Tool
 from agentkit.toolexecutor import ToolExecutor
@@ -151,36 +153,61 @@ class _Written:
         pass
 
 
-async def _lines(lines: list[str]) -> AsyncIterator[str]:
-    for line in lines:
-        yield line
-
-
 def _sdk_alone(registry: ToolRegistry, lines: list[str]) -> list[str]:
+    """The session served by the SDK alone, reading ``lines`` as the event loop's
+    reader splits them."""
     written = _Written()
+    given = LineReader("".join(lines).encode())
+    given.eof_received()
 
     async def run() -> None:
         with anyio.fail_after(WAIT_SECONDS), ToolExecutor() as executor:
-            await serve_stdio(registry, executor, _lines(lines), written)
+            await serve_stdio(registry, executor, given, written)
 
     anyio.run(run)
     return written.lines
 
 
 def _through_the_front(registry: ToolRegistry, lines: list[str]) -> tuple[list[str], Front]:
-    written = _Written()
+    """The session as ``agentkit serve`` has it: the front reads ``lines`` from a pipe
+    with blocking reads, and the SDK reads on, through the event loop's reader, from
+    the bytes the front read and did not take."""
+    answers: list[str] = []
     front = Front.for_tools(registry)
     assert front is not None
+    read, write = os.pipe()
+    feeder = threading.Thread(target=_feed, args=(write, "".join(lines).encode()))
+    feeder.start()
+    try:
+        given = PipeLines(read)
+        replay = answer_first(front, given, answers.append)
+        unread = given.rest()
+        feeder.join(WAIT_SECONDS)
+        rest = LineReader(unread)
+        while data := os.read(read, 65536):
+            rest.data_received(data)
+        rest.eof_received()
+    finally:
+        feeder.join(WAIT_SECONDS)
+        os.close(read)
+    written = _Written()
+    written.lines = answers
 
     async def run() -> None:
         with anyio.fail_after(WAIT_SECONDS), ToolExecutor() as executor:
-            given = _lines(lines)
-            replay = await answer_first(front, given, written)
             wire_out = _WithoutReplayedAnswer(written, front.expected)
-            await serve_stdio(registry, executor, _Replaying(replay, given), wire_out)
+            await serve_stdio(registry, executor, _Replaying(replay, rest), wire_out)
 
     anyio.run(run)
     return written.lines, front
+
+
+def _feed(fd: int, data: bytes) -> None:
+    """Writes ``data`` to the pipe ``fd`` and closes it: the client's lines, then its end."""
+    try:
+        os.write(fd, data)  # a blocking write: whole, as the reader takes it
+    finally:
+        os.close(fd)
 
 
 def _same_session(registry: ToolRegistry, lines: list[str], capsys: Any) -> Front:
@@ -339,6 +366,48 @@ def test_the_front_declines_what_it_cannot_be_sure_of(registry: ToolRegistry) ->
     assert front.replay[0].startswith('{"jsonrpc": "2.0", "id": "agentkit/front/initialize"')
 
 
+class _Waits:
+    """Lines given one by one, recording how long ``answer_first`` let each wait be."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.timeouts: list[float | None] = []
+
+    def next_line(self, timeout: float | None = None) -> str | None:
+        self.timeouts.append(timeout)
+        return self.lines.pop(0) if self.lines else None
+
+
+def test_the_front_waits_for_initialize_without_a_bound_then_idles_at_most_idle_seconds(
+    registry: ToolRegistry,
+) -> None:
+    front = Front.for_tools(registry)
+    assert front is not None
+    given = _Waits([_initialize(), INITIALIZED, _request(2, "ping")])
+    replay = answer_first(front, given, lambda answer: None, idle_seconds=0.25)
+    # Before initialize: no bound (the client starts when it will); after it, each
+    # wait for a line is bounded, and the end of the lines hands over.
+    assert given.timeouts == [None, 0.25, 0.25, 0.25]
+    assert [json.loads(line)["method"] for line in replay] == [
+        "initialize",
+        "notifications/initialized",
+    ]
+    assert not front.listed
+
+
+def test_a_client_that_no_longer_reads_ends_the_front(registry: ToolRegistry) -> None:
+    front = Front.for_tools(registry)
+    assert front is not None
+    given = _Waits([_initialize(), _request(2, "tools/list")])
+
+    def gone(answer: str) -> None:
+        raise BrokenPipeError("the client closed its end")
+
+    replay = answer_first(front, given, gone)
+    assert len(replay) == 1  # initialize, for the SDK, which meets the closed pipe itself
+    assert given.lines == [_request(2, "tools/list")]  # not read: the SDK's
+
+
 @pytest.mark.parametrize(
     "exported",
     [
@@ -407,8 +476,8 @@ def test_wire_json_writes_what_pydantic_writes(value: Any) -> None:
 
 # -- the real command ----------------------------------------------------------------------------
 
-#: Runs the CLI, printing which of the SDK's modules are imported when the front has
-#: answered the first tools/list.
+#: Runs the CLI, printing which of the SDK's modules, and of the event loop's, are
+#: imported when the front has answered the first tools/list.
 PROBE = """\
 import sys
 from agentkit import mcp_wire
@@ -418,7 +487,8 @@ def probe(self, line):
     if self.listed and not getattr(self, "probed", False):
         self.probed = True
         heavy = ("mcp", "mcp_types", "pydantic", "pydantic_core", "agentkit.mcp_server",
-                 "agentkit.mcp_reload", "agentkit.mcp_content")
+                 "agentkit.mcp_reload", "agentkit.mcp_content", "agentkit.mcp_stdio",
+                 "asyncio", "anyio", "ssl", "concurrent.futures", "agentkit.toolexecutor")
         print("imported at the first listing:", [m for m in heavy if m in sys.modules],
               file=sys.stderr, flush=True)
     return given
@@ -483,7 +553,9 @@ def folder(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_agentkit_serve_lists_before_it_imports_the_sdk_then_serves_with_it(folder: Path) -> None:
+def test_agentkit_serve_lists_before_it_imports_the_sdk_or_an_event_loop_then_serves_with_them(
+    folder: Path,
+) -> None:
     process = _started(folder)
     timer = _killer(process)
     try:

@@ -33,7 +33,7 @@ from agentkit.mcp_limits import (
     watching,
 )
 from agentkit.toolerrors import ElicitationError, SemanticError
-from tests.mcp_serving import ROOT, Served, serving, session, tools_folder
+from tests.mcp_serving import ROOT, Served, serving, session, stdio_session, tools_folder
 
 WAIT_SECONDS = 60
 KEY = "agentkit/question"
@@ -318,6 +318,40 @@ def test_an_answer_that_finds_the_server_full_queues_or_is_busy(
         assert "nothing was done past the question" in _text(result)
 
 
+@pytest.mark.parametrize("path", ["fast path", "sdk"])
+def test_sigterm_ends_a_call_waiting_for_its_user_at_once(folder: Path, path: str) -> None:
+    """A draining server takes no answer in (a POST gets 503), so a question still
+    waiting is withdrawn when SIGTERM comes and the server exits (before: it waited out
+    --drain-seconds), as a 2026-07-28 call waiting for its round does. The fast path
+    answers the call on its stream that nothing was done; the SDK's transport may have
+    ended that stream at SIGTERM already (the call then ends as one whose client left):
+    either way the server exits at once, not after 600 s."""
+    args = ["--tools", str(folder), "--drain-seconds", "600"]
+    with (
+        serving([*args, *(["--no-fast-path"] if path == "sdk" else [])]) as served,
+        httpx2.Client(timeout=WAIT_SECONDS) as client,
+    ):
+        headers = _raw_session(client, served.url)
+        call = _call(1, "wipe", {"seconds": 0})
+        with client.stream("POST", served.url, headers=headers, json=call) as response:
+            events = []
+            for line in response.iter_lines():
+                if not line.startswith("data: "):
+                    continue
+                events.append(json.loads(line[6:]))
+                if events[-1].get("method") == "elicitation/create":
+                    served.process.terminate()
+        status = served.process.wait(timeout=WAIT_SECONDS)
+    assert status == 0
+    assert "Traceback" not in served.stderr
+    assert events[0]["method"] == "elicitation/create"
+    if path == "fast path":
+        answer = events[-1]["result"]
+        assert answer["isError"] is True
+        text = answer["content"][0]["text"]
+        assert "Tool 'wipe' was not run: the server is shutting down" in text
+
+
 # -- stdio: stdin ends ---------------------------------------------------------------------------
 
 
@@ -374,6 +408,22 @@ def test_stdio_a_question_waiting_when_stdin_ends_is_withdrawn_and_the_server_ex
     assert answers[2]["result"]["isError"] is True
     assert "the client left before the user answered" in answers[2]["result"]["content"][0]["text"]
     assert "a call of tool 'wipe' ended: its client left while it waited" in err
+
+
+def test_stdio_takes_the_waiting_options_too(folder: Path) -> None:
+    async def never(context: Any, params: Any) -> types.ElicitResult:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async def scenario() -> Any:
+        args = ["--tools", str(folder), "--answer-timeout", "1", "--max-waiting", "1"]
+        env = {"PATH": "", "PYTHONPATH": str(ROOT)}
+        async with stdio_session(args, env, elicitation=never) as client:
+            return await client.call_tool("wipe", {"seconds": 0})
+
+    result = _bounded(scenario)
+    assert result.is_error is True
+    assert "the user did not answer within 1 s (the server's --answer-timeout)" in _text(result)
 
 
 # -- CallLimits alone ----------------------------------------------------------------------------
@@ -524,6 +574,31 @@ def test_draining_waits_for_asking_calls_and_cut_ends_them() -> None:
         return drained, seen
 
     assert _bounded(scenario) == (False, ["cut"])
+
+
+def test_closing_withdraws_every_question_and_asks_no_more() -> None:
+    async def scenario() -> list[str]:
+        limits = CallLimits(max_in_flight=2)
+        seen: list[str] = []
+
+        async def asker() -> None:
+            async with limits.admitted("a") as admission:
+                with pytest.raises(ElicitationError, match="the server is shutting down"):
+                    async with admission.asking():
+                        await anyio.sleep_forever()
+                seen.append(f"a goes on holding {limits.running} of the slots")
+
+        async with anyio.create_task_group() as group, limits.admitted("b") as other:
+            group.start_soon(asker)
+            await _until(lambda: limits.asking == 1)
+            await limits.close()
+            await _until(lambda: bool(seen))
+            with pytest.raises(ElicitationError, match="no answer can reach it any more"):
+                async with other.asking():
+                    pass
+        return seen
+
+    assert _bounded(scenario) == ["a goes on holding 2 of the slots"]
 
 
 def test_an_answer_while_the_server_drains_lets_the_call_finish() -> None:
