@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, final
 
@@ -35,6 +35,7 @@ from agentkit.binary import is_binary
 from agentkit.plugins import PluginTable
 from agentkit.tool import Tool
 from agentkit.toolerrors import ExportError
+from agentkit.toolschema import ToolSchema
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -260,8 +261,14 @@ for _format in _BUILT_IN:
 FORMATS: Final = tuple(built_in.name for built_in in _BUILT_IN)
 
 
-def mcp_tool(tool: Tool) -> dict[str, Any]:
-    """One tool as MCP's ``tools/list`` describes it."""
+def mcp_tool(
+    tool: Tool, *, schema: Callable[[ToolSchema], Any] = ToolSchema.to_json_schema
+) -> dict[str, Any]:
+    """One tool as MCP's ``tools/list`` describes it.
+
+    ``schema`` writes its input and output schemas (as JSON Schema by default): a server
+    that lists many tools sharing a few ``ToolSchema`` objects writes each once.
+    """
     annotations = tool.annotations
     title = annotations.pop("title", None) or tool.name
     hints = {_MCP_HINTS[key]: value for key, value in annotations.items() if key in _MCP_HINTS}
@@ -269,13 +276,12 @@ def mcp_tool(tool: Tool) -> dict[str, Any]:
         "name": tool.name,
         "title": title,
         "description": tool.description,
-        "inputSchema": tool.input_schema.to_json_schema(),
-        "outputSchema": tool.output_schema.to_json_schema(),
-        "annotations": {"title": title, **hints},
+        "inputSchema": schema(tool.input_schema),
     }
-    if is_binary(tool):
-        # Its result is image, audio or resource content, not structured JSON.
-        del exported["outputSchema"]
+    # A binary output is image, audio or resource content, not structured JSON.
+    if not is_binary(tool):
+        exported["outputSchema"] = schema(tool.output_schema)
+    exported["annotations"] = {"title": title, **hints}
     return exported
 
 

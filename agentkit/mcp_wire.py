@@ -34,6 +34,7 @@ from agentkit import __version__
 from agentkit.export import mcp_tool
 from agentkit.tool import Tool
 from agentkit.toolerrors import AgentKitError
+from agentkit.toolschema import ToolSchema
 
 __all__ = [
     "HANDSHAKE_VERSIONS",
@@ -41,7 +42,6 @@ __all__ = [
     "SERVER_NAME",
     "Front",
     "file_state",
-    "listed_tool",
     "wire_json",
 ]
 
@@ -59,6 +59,9 @@ _ENVELOPE_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 #: JSON-RPC ids the front answers: what a client sends, well inside what any peer reads.
 _MAX_ID: Final = 2**53
 _UNENCODABLE: Final = re.compile("[\ud800-\udfff]")
+#: Compact JSON, text as it is: one encoder for every value (``json.dumps`` with
+#: options makes one a call).
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _HINTS: Final = ("destructiveHint", "idempotentHint", "openWorldHint", "readOnlyHint", "title")
 #: A tool's and a schema's fields in the order the SDK writes them (its models' order);
 #: a schema's other keys follow in their own order.
@@ -91,7 +94,7 @@ def _encodable(text: str) -> str:
 
 def _json(value: Any) -> str:
     try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        text = _ENCODER.encode(value)
     except (TypeError, ValueError) as exc:
         raise _Unwritable(str(exc)) from exc
     # Python and pydantic write floats alike except NaN, the infinities and small
@@ -159,10 +162,28 @@ def _schema(schema: Any) -> dict[str, Any]:
     return {**first, **rest}
 
 
-def listed_tool(tool: Tool) -> dict[str, Any]:
+@final
+class _Schemas:
+    """Each schema written once, however many tools share it (a thousand tools loaded
+    from one folder share a few ``ToolSchema`` objects, which are immutable)."""
+
+    def __init__(self) -> None:
+        # id(schema) -> the schema (so that its id stays its own), and it written.
+        self._seen: dict[int, tuple[ToolSchema, str]] = {}
+
+    def written(self, schema: ToolSchema) -> str:
+        """``schema`` as the SDK sends it (``_schema``), written."""
+        seen = self._seen.get(id(schema))
+        if seen is None:
+            seen = self._seen[id(schema)] = (schema, _written(_schema(schema.to_json_schema())))
+        return seen[1]
+
+
+def _listed_tool(tool: Tool, schemas: _Schemas) -> str:
     """``tool`` as the SDK lists it on a handshake connection (``ServedTools.listed``
-    through the SDK's 2025-11-25 wire model): ``mcp_tool``'s fields in the model's order."""
-    exported = mcp_tool(tool)
+    through the SDK's 2025-11-25 wire model), written: ``mcp_tool``'s fields in the
+    model's order."""
+    exported = mcp_tool(tool, schema=schemas.written)
     given = exported["annotations"]
     hints = {key: given[key] for key in _HINTS if given.get(key) is not None}
     if any(not isinstance(hints.get(key, False), bool) for key in _HINTS[:-1]):
@@ -170,27 +191,28 @@ def listed_tool(tool: Tool) -> dict[str, Any]:
     for key in ("title", "description"):
         if not isinstance(exported.get(key), (str, type(None))):
             raise _Unwritable(f"tool {tool.name!r}: {key} is not a string")
-    if not isinstance(hints.get("title", ""), str):
-        raise _Unwritable(f"tool {tool.name!r}: title is not a string")
-    listed: dict[str, Any] = {"annotations": hints}
+    if not isinstance(hints.get("title", ""), str) or not isinstance(exported["name"], str):
+        raise _Unwritable(f"tool {tool.name!r}: a name or title that is not a string")
+    # Strings and booleans read back as written: only the schemas need _written's check.
+    fields = [f'"annotations":{_json(hints)}']
     if exported["description"] is not None:
-        listed["description"] = exported["description"]
-    listed["inputSchema"] = _schema(exported["inputSchema"])
-    listed["name"] = exported["name"]
+        fields.append(f'"description":{_json(exported["description"])}')
+    fields.append(f'"inputSchema":{exported["inputSchema"]}')
+    fields.append(f'"name":{_json(exported["name"])}')
     if exported.get("outputSchema") is not None:
-        listed["outputSchema"] = _schema(exported["outputSchema"])
+        fields.append(f'"outputSchema":{exported["outputSchema"]}')
     if exported["title"] is not None:
-        listed["title"] = exported["title"]
-    return listed
+        fields.append(f'"title":{_json(exported["title"])}')
+    return "{" + ",".join(fields) + "}"
 
 
-def _written(listed: dict[str, Any]) -> str:
-    """``wire_json(listed)``, which must read back as ``listed``: no key that JSON
-    turns into a string, no tuple, no NaN (the SDK takes none of them)."""
-    text = _json(listed)
-    if json.loads(text) != listed:
+def _written(value: Any) -> str:
+    """``_json(value)``, which must read back as ``value``: no key that JSON turns into
+    a string, no tuple, no NaN (the SDK takes none of them)."""
+    text = _json(value)
+    if json.loads(text) != value:
         raise _Unwritable("a value JSON does not read back the same")
-    return _encodable(text)
+    return text
 
 
 def _answer(request_id: int | str, result: str) -> str:
@@ -316,11 +338,12 @@ class Front:
     @classmethod
     def for_tools(cls, tools: Iterable[Tool], *, tools_changed: bool = True) -> Front | None:
         """A front listing ``tools``; ``None`` when it cannot write them as the SDK would."""
+        schemas = _Schemas()
         try:
-            listing = ",".join(_written(listed_tool(tool)) for tool in tools)
+            listing = ",".join(_listed_tool(tool, schemas) for tool in tools)
         except _Unwritable:
             return None
-        return cls(f'{{"tools":[{listing}]}}', tools_changed=tools_changed)
+        return cls(_encodable(f'{{"tools":[{listing}]}}'), tools_changed=tools_changed)
 
     def initialize_result(self, version: str) -> str:
         """``initialize``'s result for a client asking for protocol ``version``."""

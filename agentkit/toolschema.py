@@ -350,7 +350,12 @@ class ToolSchema:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ToolSchema):
             return NotImplemented
-        return self._parameters == other._parameters and self._free_form == other._free_form
+        return (
+            self._free_form == other._free_form
+            # Tuples of different lengths compare their first elements all the same.
+            and len(self._parameters) == len(other._parameters)
+            and self._parameters == other._parameters
+        )
 
     def __hash__(self) -> int:
         return hash((self.names, self._free_form))

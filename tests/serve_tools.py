@@ -176,3 +176,15 @@ def profile_swallowing(marker: str) -> dict[str, Any]:
     except ElicitationError:
         return {"heard": {}}
     return {"heard": dict(answer.content)}
+
+
+def ask_later(marker: str) -> dict[str, Any]:
+    """Mark ``<marker>.started``, wait (at most 60 s) for ``<marker>.release``, then ask
+    the user: a call that asks only after its client may have left."""
+    _mark(marker, "started")
+    for _ in range(6000):
+        if Path(f"{marker}.release").exists():
+            break
+        time.sleep(0.01)
+    answer = elicit("Go on?", NAME_FORM)
+    return {"action": answer.action, "name": str(answer.content.get("name", ""))}

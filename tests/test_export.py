@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentkit import Tool
+from agentkit import Tool, binary
 from agentkit.cli import main
 from agentkit.export import (
     EXPORT_FORMATS,
@@ -19,9 +19,11 @@ from agentkit.export import (
     ExportFormat,
     export_formats,
     export_tools,
+    mcp_tool,
     register_format,
 )
 from agentkit.toolerrors import PluginError
+from agentkit.toolschema import ToolSchema
 from tests.plugins import example_plugin
 
 
@@ -114,6 +116,30 @@ def test_mcp() -> None:
         "type": "array",
         "items": {"type": "string"},
     }
+
+
+def test_mcp_tool_writes_its_schemas_with_the_writer_given() -> None:
+    class Picture(Tool):
+        TOOL_NAME = "picture"
+        OUTPUT_SCHEMA = binary.OUTPUT_SCHEMA
+
+        def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+            return binary.encode(b"\x89PNG", "image/png")
+
+    written: list[ToolSchema] = []
+
+    def writer(schema: ToolSchema) -> str:
+        written.append(schema)
+        return f"schema {len(written)}"
+
+    search, picture = Search(), Picture()
+    entry = mcp_tool(search, schema=writer)
+    assert (entry["inputSchema"], entry["outputSchema"]) == ("schema 1", "schema 2")
+    assert written == [search.input_schema, search.output_schema]
+    assert list(entry) == list(mcp_tool(search))  # the same fields, in the same order
+    # A binary output is content, not structured JSON: not written, not listed.
+    assert "outputSchema" not in mcp_tool(picture, schema=writer)
+    assert written[2:] == [picture.input_schema]
 
 
 def test_mcp_hints_come_from_a_hand_written_tools_annotations() -> None:

@@ -78,6 +78,20 @@ description: A GET, so read-only and idempotent by default.
 backend:
   http: {url: "http://127.0.0.1:9/thing"}
 """,
+    "twin_a.yaml": """\
+name: twin-a
+version: 1.0.0
+input_schema: {parameters: [{name: city, type: string}, {name: days, type: integer, required: false}]}
+backend:
+  http: {url: "http://127.0.0.1:9/a"}
+""",
+    "twin_b.yaml": """\
+name: twin-b
+version: 1.0.0
+input_schema: {parameters: [{name: city, type: string}, {name: days, type: integer, required: false}]}
+backend:
+  http: {url: "http://127.0.0.1:9/b"}
+""",
     "picture.yaml": """\
 name: picture
 version: 1.0.0
@@ -439,10 +453,44 @@ def test_a_listing_the_front_cannot_write_as_the_sdk_would_leaves_serving_to_the
         "inputSchema": {"type": "object"},
         "annotations": {"title": "odd"},
     }
-    monkeypatch.setattr(mcp_wire, "mcp_tool", lambda tool: {**plain, **exported})
+
+    def exporting(given: dict[str, Any]) -> Any:
+        """``mcp_tool`` giving ``given``, its schemas written by the front's writer."""
+
+        def mcp_tool(tool: Tool, *, schema: Any) -> dict[str, Any]:
+            written = dict(given)
+            for key in ("inputSchema", "outputSchema"):
+                if key in written:
+                    written[key] = schema(_JsonSchema(written[key]))
+            return written
+
+        return mcp_tool
+
+    monkeypatch.setattr(mcp_wire, "mcp_tool", exporting({**plain, **exported}))
     assert Front.for_tools([Echo()]) is None
-    monkeypatch.setattr(mcp_wire, "mcp_tool", lambda tool: plain)
+    monkeypatch.setattr(mcp_wire, "mcp_tool", exporting(plain))
     assert Front.for_tools([Echo()]) is not None
+
+
+class _JsonSchema:
+    """Stands for a ``ToolSchema`` whose JSON Schema is ``given``."""
+
+    def __init__(self, given: dict[str, Any]) -> None:
+        self.given = given
+
+    def to_json_schema(self) -> dict[str, Any]:
+        return self.given
+
+
+def test_tools_sharing_a_schema_are_listed_each_with_it(registry: ToolRegistry) -> None:
+    front = Front.for_tools(registry)
+    assert front is not None
+    front.answer(_initialize())
+    listed = json.loads(front.answer(_request(2, "tools/list")) or "")["result"]["tools"]
+    twins = {tool["name"]: tool for tool in listed if tool["name"].startswith("twin")}
+    assert registry["twin-a"].input_schema is registry["twin-b"].input_schema  # shared
+    assert twins["twin-a"]["inputSchema"] == twins["twin-b"]["inputSchema"]
+    assert twins["twin-a"]["inputSchema"]["properties"]["city"] == {"type": "string"}
 
 
 @pytest.mark.parametrize(
@@ -476,8 +524,8 @@ def test_wire_json_writes_what_pydantic_writes(value: Any) -> None:
 
 # -- the real command ----------------------------------------------------------------------------
 
-#: Runs the CLI, printing which of the SDK's modules, and of the event loop's, are
-#: imported when the front has answered the first tools/list.
+#: Runs the CLI, printing which of the SDK's modules, of the event loop's and of what
+#: only a call needs are imported when the front has answered the first tools/list.
 PROBE = """\
 import sys
 from agentkit import mcp_wire
@@ -488,7 +536,8 @@ def probe(self, line):
         self.probed = True
         heavy = ("mcp", "mcp_types", "pydantic", "pydantic_core", "agentkit.mcp_server",
                  "agentkit.mcp_reload", "agentkit.mcp_content", "agentkit.mcp_stdio",
-                 "asyncio", "anyio", "ssl", "concurrent.futures", "agentkit.toolexecutor")
+                 "asyncio", "anyio", "ssl", "concurrent.futures", "agentkit.toolexecutor",
+                 "email.utils", "hashlib")
         print("imported at the first listing:", [m for m in heavy if m in sys.modules],
               file=sys.stderr, flush=True)
     return given

@@ -59,6 +59,14 @@ input_schema: {parameters: [{name: seconds, type: float}]}
 output_schema: {parameters: [{name: slept, type: float}]}
 backend: {python: "tests.serve_tools:doze"}
 """,
+        "ask_later.yaml": """\
+name: ask_later
+version: 1.0.0
+description: Asks its user once the test says.
+input_schema: {parameters: [{name: marker, type: string}]}
+output_schema: {parameters: [{name: action, type: string}, {name: name, type: string}]}
+backend: {python: "tests.serve_tools:ask_later"}
+""",
         "hold.yaml": """\
 name: hold
 version: 1.0.0
@@ -212,6 +220,29 @@ def test_2025_a_call_whose_client_left_while_it_asked_ends_and_frees_its_slot(
     for answer in answers:
         assert answer.status_code == 200
         assert '"structuredContent":{"slept":0.0}' in answer.text, answer.text
+    assert "Traceback" not in served.stderr
+
+
+@pytest.mark.parametrize("path", ["fast path", "sdk"])
+def test_2025_a_call_that_asks_after_its_client_left_ends_at_its_question(
+    folder: Path, tmp_path: Path, path: str
+) -> None:
+    marker = str(tmp_path / "later")
+    args = ["--tools", str(folder), *(["--no-fast-path"] if path == "sdk" else [])]
+    with serving(args) as served, httpx2.Client(timeout=WAIT_SECONDS) as client:
+        headers = _raw_session(client, served.url)
+        call = _call(1, "ask_later", {"marker": marker})
+        with (
+            httpx2.Client(timeout=WAIT_SECONDS) as leaving,
+            leaving.stream("POST", served.url, headers=headers, json=call),
+        ):
+            deadline = time.monotonic() + WAIT_SECONDS
+            while not Path(marker + ".started").exists():
+                assert time.monotonic() < deadline, "the call never started"
+                time.sleep(0.02)
+        # The client has gone (its connection closed); now the call asks.
+        Path(marker + ".release").write_text("go")
+        served.wait_for_output("a call of tool 'ask_later' ended: its client left")
     assert "Traceback" not in served.stderr
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from datetime import timezone
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -61,6 +60,10 @@ def retry_after_seconds(value: str | None, *, now: float) -> float | None:
     if value.isascii() and value.isdigit():
         # int() refuses over 4300 digits; any such wait is capped anyway.
         return float(value) if len(value) <= 12 else math.inf
+    # Imported for an HTTP-date only: email.utils brings socket and more, which a
+    # server loading its tools does not need.
+    from email.utils import parsedate_to_datetime
+
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError, OverflowError):

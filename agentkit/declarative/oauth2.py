@@ -39,7 +39,6 @@ when the cache has none that is still fresh::
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import math
 import re
@@ -240,6 +239,8 @@ class ClientCredentials:
     # -- fetching ----------------------------------------------------------------------------
 
     def _key(self, client_id: str, client_secret: str) -> tuple[str, ...]:
+        import hashlib  # with OpenSSL: when a token is fetched, not when tools load
+
         digest = hashlib.sha256(f"{client_id}\0{client_secret}".encode()).hexdigest()
         return (self.token_url, client_id, digest, " ".join(self.scopes), self.audience or "")
 
