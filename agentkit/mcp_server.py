@@ -79,7 +79,7 @@ from agentkit.mcp_limits import (
 )
 from agentkit.mcp_reload import Reloader, ServedTools
 from agentkit.mcp_rounds import Asking, Question, Rounds
-from agentkit.mcp_stdio import ReadLines, loop_stdio, refusal
+from agentkit.mcp_stdio import ReadLines, loop_stdio, lost_answer, refusal
 from agentkit.mcp_wire import SERVER_NAME
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.redaction import Redactor
@@ -761,6 +761,9 @@ async def _serve_answering_to_the_end(
                     unanswered.asked(message.message)
                 elif line is not None and (error := refusal(line)) is not None:
                     await refusals.send(SessionMessage(types.JSONRPCError.model_validate(error)))
+                elif line is not None and (lost := lost_answer(line)) is not None:
+                    # The server's question ends with this error, not at its timeout.
+                    message = SessionMessage(types.JSONRPCError.model_validate(lost))
                 await to_server.send(message)
             ended()
             await unanswered.all_answered(drain_seconds)

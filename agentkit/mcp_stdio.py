@@ -18,7 +18,8 @@ The SDK drops a line it cannot read (no JSON, a ``\\ud800`` escape its parser re
 no JSON-RPC message) without an answer, and a client would wait for its id forever.
 ``ReadLines`` keeps each line the SDK reads until its message is taken, and
 ``refusal`` is the error that answers one it could not read: with the request's id
-when it can be read, as JSON-RPC has it.
+when it can be read, as JSON-RPC has it. An answer of the client's it could not read
+(``lost_answer``) reaches the server as an error, so the question it answers ends.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import anyio
 
 from agentkit.mcp_pipes import stdio_pipes, take_lines
 
-__all__ = ["LineReader", "LineWriter", "ReadLines", "loop_stdio", "refusal"]
+__all__ = ["LineReader", "LineWriter", "ReadLines", "loop_stdio", "lost_answer", "refusal"]
 
 #: Past this many bytes read and not yet taken, reading pauses until the server catches up.
 HIGH_WATER: Final = 4 * 1024 * 1024
@@ -46,6 +47,10 @@ CLOSE_SECONDS: Final = 5.0
 #: for one its JSON parser refuses, -32602 for JSON that is no message it reads.
 PARSE_ERROR: Final = -32700
 INVALID_PARAMS: Final = -32602
+_LONE_SURROGATE: Final = (
+    "holds a lone surrogate escape (\\ud800-\\udfff without its pair), which is no Unicode "
+    "character; send the text as UTF-8, or a character outside the BMP as a surrogate pair"
+)
 
 
 @final
@@ -288,11 +293,30 @@ def refusal(line: str) -> dict[str, Any] | None:
         return _error(
             readable,
             PARSE_ERROR,
-            f"Parse error: {at} holds a lone surrogate escape (\\ud800-\\udfff without "
-            "its pair), which is no Unicode character; send the text as UTF-8, or a "
-            "character outside the BMP as a surrogate pair",
+            f"Parse error: {at} {_LONE_SURROGATE}",
         )
     return _error(readable, INVALID_PARAMS, f"Invalid request: {_not_a_request(message)}")
+
+
+def lost_answer(line: str) -> dict[str, Any] | None:
+    """What stands in for ``line``, which the SDK could not read, when it is the client's
+    answer to a request of the server's (an elicitation's): a JSON-RPC error of the
+    answer's id, for the server, so that the request ends now instead of waiting for
+    an answer that was lost. None for any other line, or an id that cannot be read."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if (
+        not isinstance(message, dict)
+        or "method" in message
+        or ("result" not in message and "error" not in message)
+        or not _is_request_id(message.get("id"))
+    ):
+        return None
+    at = _lone_surrogate(message)
+    why = f"{at} {_LONE_SURROGATE}" if at is not None else "it is no JSON-RPC 2.0 response"
+    return _error(message["id"], PARSE_ERROR, f"its answer could not be read: {why}")
 
 
 def _error(request_id: int | str | None, code: int, message: str) -> dict[str, Any]:

@@ -721,15 +721,18 @@ def test_without_the_fast_path_the_sdk_answers(registry: ToolRegistry) -> None:
 
 
 def test_a_lone_surrogate_escape_is_answered_on_either_path(
-    served: tuple[str, FastPath], sdk_only: str
+    served: tuple[str, FastPath], registry: ToolRegistry
 ) -> None:
-    # The stdio server's gap (tests/test_mcp_stdio.py): over HTTP the POST itself is answered.
+    # The stdio server's gap (tests/test_mcp_stdio.py): over HTTP the POST itself is answered,
+    # on the fast path and with --no-fast-path.
     line = (
         b'{"jsonrpc":"2.0","id":7,"method":"tools/call",'
         b'"params":{"name":"echo","arguments":{"text":"\\ud800"}}}'
     )
     fast_url, _ = served
-    for url in (fast_url, sdk_only):
-        status, answer = _answer(*post(url, line, open_session(url)))
-        assert status == 400
-        assert answer["error"]["code"] == PARSE_ERROR
+    with running(registry, fast_path=False) as (sdk_url, fast):
+        for url in (fast_url, sdk_url):
+            status, answer = _answer(*post(url, line, open_session(url)))
+            assert status == 400
+            assert answer["error"]["code"] == PARSE_ERROR
+        assert tool_calls(fast) == 0

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import queue
 import subprocess
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,7 +17,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from agentkit.mcp_stdio import HIGH_WATER, LineReader, LineWriter, refusal
+from agentkit.mcp_stdio import HIGH_WATER, LineReader, LineWriter, lost_answer, refusal
 from tests.mcp_serving import INITIALIZE, ROOT
 
 WAIT_SECONDS = 60
@@ -349,3 +351,78 @@ def test_a_line_nested_too_deeply_is_refused_not_a_crash() -> None:
         "id": None,
         "error": {"code": -32700, "message": "Parse error: the JSON is nested too deeply to read"},
     }
+
+
+ASKING = """\
+name: ask
+version: 1.0.0
+description: Asks the user for a name.
+input_schema: {parameters: [{name: question, type: string}]}
+output_schema: {parameters: [{name: action, type: string}, {name: name, type: string}]}
+backend: {python: "tests.serve_tools:ask_async"}
+"""
+
+
+def test_an_answer_the_sdk_cannot_read_ends_the_question_at_once(tmp_path: Path) -> None:
+    # Without a stand-in the question would wait out its 600 s for an answer that was lost.
+    (tmp_path / "ask.yaml").write_text(ASKING)
+    command = [sys.executable, "-m", "agentkit", "serve", "--tools", str(tmp_path)]
+    initialize = json.loads(json.dumps(INITIALIZE))
+    initialize["params"]["capabilities"] = {"elicitation": {}}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+    call["params"] = {"name": "ask", "arguments": {"question": "Name?"}}
+    heard: queue.Queue[str] = queue.Queue()
+    with subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT
+    ) as process:
+        stdin, stdout = process.stdin, process.stdout
+        assert stdin is not None
+        assert stdout is not None
+
+        def read() -> None:
+            for line in stdout:
+                heard.put(line)
+
+        def say(*messages: str) -> None:
+            stdin.write("".join(f"{message}\n" for message in messages))
+            stdin.flush()
+
+        def next_message() -> Any:
+            return json.loads(heard.get(timeout=WAIT_SECONDS))
+
+        threading.Thread(target=read, daemon=True).start()
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        say(*(json.dumps(message) for message in (initialize, initialized, call)))
+        assert next_message()["id"] == 1
+        question = next_message()
+        assert question["method"] == "elicitation/create"
+        say(
+            f'{{"jsonrpc":"2.0","id":{json.dumps(question["id"])},'
+            '"result":{"action":"accept","content":{"name":"\\ud800"}}}'
+        )
+        answer = next_message()
+        stdin.close()
+        process.wait(timeout=WAIT_SECONDS)
+    assert answer["id"] == 2
+    assert answer["result"]["isError"] is True
+    text = answer["result"]["content"][0]["text"]
+    assert text.startswith("Error: Tool 'ask' failed: ElicitationError: ")
+    assert "the value of 'result.content.name' holds a lone surrogate escape" in text
+
+
+@pytest.mark.parametrize(
+    ("line", "stand_in"),
+    [
+        pytest.param('{"jsonrpc":"2.0","id":4,"result":{"x":"\\udc00"}}', 4, id="a-response"),
+        pytest.param('{"jsonrpc":"2.0","id":"q","error":{"message":"\\ud800"}}', "q", id="error"),
+        pytest.param('{"jsonrpc":"2.0","id":true,"result":{"x":"\\ud800"}}', None, id="bool-id"),
+        pytest.param(_request("{}", method="ping"), None, id="a-request-is-refused-instead"),
+        pytest.param('{"jsonrpc":"2.0","method":"x","params":{"a":"\\ud800"}}', None, id="note"),
+        pytest.param("{not json", None, id="not-json"),
+    ],
+)
+def test_only_an_answer_to_the_server_gets_a_stand_in(line: str, stand_in: Any) -> None:
+    error = lost_answer(line)
+    assert (error and error["id"]) == stand_in
+    if error:
+        assert error["error"]["message"].startswith("its answer could not be read: ")
