@@ -238,13 +238,16 @@ class Admission:
     """One admitted call's hold on a running slot and on a slot of its tool's own
     ``concurrency``, which it gives back while it waits for its user (``asking``)."""
 
-    __slots__ = ("_holding", "_limits", "_name", "_tool_limit")
+    __slots__ = ("_asked", "_holding", "_limits", "_name", "_tool_limit")
 
     def __init__(self, limits: CallLimits, name: str, tool_limit: int | None) -> None:
         self._limits = limits
         self._name = name
         self._tool_limit = tool_limit
         self._holding = False
+        #: The call's questions waiting now (an async tool may ask several at once):
+        #: the slots go with the first and come back, once, with the last.
+        self._asked = 0
         self._take()
 
     @property
@@ -289,6 +292,7 @@ class Admission:
                 "asked and nothing was done: try again later"
             )
         limits._asking += 1
+        self._asked += 1
         self.release()
         question = anyio.CancelScope()  # close() withdraws it, from now on
         limits._questions.add(question)
@@ -300,24 +304,35 @@ class Admission:
                 finally:
                     limits._questions.discard(question)
         except Exception:
-            limits._asking -= 1
+            self._answered()
             await self._back()
             raise
         except BaseException:
-            limits._asking -= 1
-            self._take()
+            if self._answered():
+                self._take()
             raise
-        limits._asking -= 1
+        self._answered()
         await self._back()
         if question.cancelled_caught:
             raise _shutting_down()
 
+    def _answered(self) -> bool:
+        """One question is over; whether it was the call's last (then the call is
+        admitted again)."""
+        self._limits._asking -= 1
+        self._asked -= 1
+        return self._asked == 0
+
     async def _back(self) -> None:
         limits = self._limits
+        if self._asked:  # another question of the call still waits: no slot yet
+            return
         if not limits._closed and not limits._has_room(self._name, self._tool_limit):
             if limits._waiting >= limits.max_queued:
                 raise Busy(limits._why_full(self._name, self._tool_limit))
             await limits._wait_for_room(self._name, self._tool_limit, returning=True)
+            if self._asked:  # the call asked again meanwhile: its last answer takes it
+                return
         self._take()
 
 

@@ -289,7 +289,7 @@ def _message(line: str) -> dict[str, Any] | None:
     """``line`` as a JSON-RPC message the front may answer, or ``None``."""
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deeply: the SDK's side refuses it
         return None
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return None

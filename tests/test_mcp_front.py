@@ -275,6 +275,15 @@ SESSIONS = {
     "ping before initialize": [_request(1, "ping"), _initialize(request_id=2)],
     "bad JSON": [_initialize(), "{not json\n", _request(2, "tools/list")],
     "a blank line": [_initialize(), "\n", _request(2, "tools/list")],
+    "a line nested too deeply": [
+        _initialize(),
+        INITIALIZED,
+        '{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"a": '
+        + "[" * 100_000
+        + "]" * 100_000
+        + "}}\n",
+        _request(3, "tools/list"),
+    ],
     "a lone surrogate escape": [
         _initialize(),
         '{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"x": "\\ud800"}}\n',
@@ -374,6 +383,7 @@ def test_the_front_declines_what_it_cannot_be_sure_of(registry: ToolRegistry) ->
         _request(2, "tools/list", {"cursor": "x"}),
         _request(2, "tools/call", _echo("x")),
         _request(2.5, "ping"),
+        _request(2, "ping", {"a": "DEEP"}).replace('"DEEP"', "[" * 100_000 + "]" * 100_000),
         _initialize(request_id=3),
     ):
         assert front.answer(line) is None, line

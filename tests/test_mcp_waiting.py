@@ -558,6 +558,43 @@ def test_a_call_cancelled_while_asking_ends_and_gives_everything_back() -> None:
     _bounded(scenario)
 
 
+@pytest.mark.parametrize("max_in_flight", [1, 2])
+def test_questions_asked_at_once_give_the_slot_back_once_and_take_it_once(
+    max_in_flight: int,
+) -> None:
+    """An async tool may ask two questions at once (``gather`` of two ``aelicit``): the
+    slot goes with the first and comes back with the last, once (review s17 R2: it came
+    back twice, and with one slot the call waited for itself)."""
+
+    async def scenario() -> list[tuple[int, int]]:
+        limits = CallLimits(max_in_flight=max_in_flight, max_queued=0)
+        seen: list[tuple[int, int]] = []
+        first_answered = anyio.Event()
+
+        async with limits.admitted("a") as admission:
+
+            async def ask(first: bool) -> None:
+                async with admission.asking():
+                    if first:
+                        await anyio.sleep(0)
+                    else:
+                        await first_answered.wait()
+                if first:
+                    seen.append((limits.running, limits.asking))  # the other still waits
+                    first_answered.set()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(ask, False)
+                group.start_soon(ask, True)
+            seen.append((limits.running, limits.asking))
+        seen.append((limits.running, limits.in_flight))
+        async with limits.admitted("b"):  # every slot is free again
+            seen.append((limits.running, limits.in_flight))
+        return seen
+
+    assert _bounded(scenario) == [(0, 1), (1, 0), (0, 0), (1, 1)]
+
+
 def test_a_question_cancelled_alone_takes_the_slot_back_at_once_even_when_full() -> None:
     """A tool's own ``timeout=`` on its question cancels the question, not the call: the
     call goes on, so it runs holding a slot again (one over the cap, briefly)."""

@@ -56,6 +56,18 @@ class ProblemLog:
         # Hashes, not the problems: what was seen stays small however many there were.
         self._seen: set[int] = set()
         self._per_file: dict[str, int] = {}
+        # Files read again with positions (``located``), each once for the whole load.
+        self._located: dict[str, list[tuple[Any, Position]]] = {}
+
+    def located(self, path: str, text: str) -> list[tuple[Any, Position]]:
+        """The documents of file ``path`` (its ``text``) read with positions: read at the
+        first problem of any of its documents and kept for the others, so a file with
+        thousands of broken documents is read again once, not once for each."""
+        documents = self._located.get(path)
+        if documents is None:
+            documents, _ = read_documents(text)
+            self._located[path] = documents
+        return documents
 
     def add(self, problem: DefinitionProblem) -> None:
         # The field is left out of the identity: aliases reach one YAML node by
@@ -136,8 +148,7 @@ class Problems:
     def add(self, location: Location, message: str) -> None:
         self.count += 1
         if self._unread is not None:
-            documents, _ = read_documents(self._unread)
-            self.root = documents[self._number][0]
+            self.root = self.log.located(self.path, self._unread)[self._number][0]
             self._unread = None
         line, column = locate(self.root, location, self.start)
         self.log.add(

@@ -256,3 +256,36 @@ def test_many_problems_are_capped_with_a_count_of_the_rest(tmp_path: Path) -> No
     assert len(shown) == MAX_PROBLEMS
     assert sum(str(first) in line for line in shown) == MAX_PROBLEMS_PER_FILE
     assert lines[-1].endswith("more problems not shown; fix these and run again")
+
+
+def test_a_file_of_many_broken_documents_is_read_again_located_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Documents are read without positions; the first problem of a file reads it again,
+    located, and every other document of the file uses that reading (review s17 R4:
+    each broken document read the whole file again, quadratic: 2,000 took 290 s)."""
+    from agentkit.declarative import yamlsource
+
+    documents = [
+        f"name: t{i}\nversion: 1.0.0\ndescription: tool {i}\nbogus_{i}: 1\n"
+        "input_schema: {parameters: [{name: a, type: string}]}\n"
+        "backend: {http: {url: 'http://127.0.0.1:1/x'}}\n"
+        for i in range(300)
+    ]
+    (tmp_path / "many.yaml").write_text("---\n".join(documents), encoding="utf-8")
+    (tmp_path / "other.yaml").write_text(documents[0].replace("t0", "u0"), encoding="utf-8")
+    reads: list[int] = []
+    real = yamlsource.read_documents
+
+    def counted(text: str, *args: object, **kwargs: object) -> object:
+        reads.append(len(text))
+        return real(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("agentkit.declarative.problems.read_documents", counted)
+    with pytest.raises(DefinitionError) as caught:
+        load_tools(tmp_path)
+    assert len(reads) == 2  # one located reading per file with a problem
+    problem = caught.value.problems[MAX_PROBLEMS_PER_FILE - 1]
+    assert problem.path.endswith("many.yaml")
+    assert "bogus_49" in problem.message
+    assert problem.line == 49 * 7 + 4  # each document 6 lines and its "---"
