@@ -156,10 +156,7 @@ class CallLimits:
         room. The ``Admission`` it gets lets the call wait for its user without a slot."""
         if self._closed:
             raise Busy("the server is shutting down")
-        if not self._has_room(name, tool_limit):
-            if self._waiting >= self.max_queued:
-                raise Busy(self._why_full(name, tool_limit))
-            await self._wait_for_room(name, tool_limit)
+        await self._room(name, tool_limit)
         admission = Admission(self, name, tool_limit)
         self._admitted += 1
         try:
@@ -175,6 +172,16 @@ class CallLimits:
             self._admitted -= 1
             admission.release()
             await self._notify()
+
+    async def _room(self, name: str, tool_limit: int | None, *, returning: bool = False) -> None:
+        """Return once a call of ``name`` may run: at once if there is room, else after
+        waiting in the queue; ``Busy`` when the queue is full. A ``returning`` call (in
+        flight already, back from its user) runs at once on a closed server."""
+        if (returning and self._closed) or self._has_room(name, tool_limit):
+            return
+        if self._waiting >= self.max_queued:
+            raise Busy(self._why_full(name, tool_limit))
+        await self._wait_for_room(name, tool_limit, returning=returning)
 
     async def _wait_for_room(
         self, name: str, tool_limit: int | None, *, returning: bool = False
@@ -329,12 +336,9 @@ class Admission:
         limits = self._limits
         if self._asked:  # another question of the call still waits: no slot yet
             return
-        if not limits._closed and not limits._has_room(self._name, self._tool_limit):
-            if limits._waiting >= limits.max_queued:
-                raise Busy(limits._why_full(self._name, self._tool_limit))
-            await limits._wait_for_room(self._name, self._tool_limit, returning=True)
-            if self._asked:  # the call asked again meanwhile: its last answer takes it
-                return
+        await limits._room(self._name, self._tool_limit, returning=True)
+        if self._asked:  # the call asked again while it waited: its last answer takes it
+            return
         self._take()
 
 
