@@ -34,6 +34,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
@@ -283,16 +284,14 @@ class _ServedCall(CallContext):
         # answer would, so that the call is admitted again before it goes on; cancelled
         # from outside, it could not wait for room (``bounds_questions``; review s17 R3).
         left = question_time_left()
-        if self.admission is None:  # not a call ``run`` admitted: nothing to give back
-            try:
-                return await asyncio.wait_for(self._asked(message, schema), left)
-            except asyncio.TimeoutError:
-                raise question_timed_out(self) from None
-        timeout = self.admission.answer_timeout
-        async with self.admission.asking():
+        # A call ``run`` did not admit has no slot to give back, nor the server's timeout.
+        admission = self.admission
+        timeout = math.inf if admission is None else admission.answer_timeout
+        bound = min(timeout, math.inf if left is None else left)
+        async with nullcontext() if admission is None else admission.asking():
             try:
                 return await asyncio.wait_for(
-                    self._asked(message, schema), timeout if left is None else min(left, timeout)
+                    self._asked(message, schema), None if bound == math.inf else bound
                 )
             except asyncio.TimeoutError:
                 if left is not None and left < timeout:
