@@ -36,6 +36,7 @@ from typing import Any, Final, final
 import anyio
 
 from agentkit.mcp_pipes import stdio_pipes, take_lines
+from agentkit.mcp_wire import lone_surrogate, writable
 
 __all__ = ["LineReader", "LineWriter", "ReadLines", "loop_stdio", "lost_answer", "refusal"]
 
@@ -288,7 +289,7 @@ def refusal(line: str) -> dict[str, Any] | None:
         return None  # a notification: never answered, even a bad one
     request_id = message.get("id")
     readable = request_id if _is_request_id(request_id) else None
-    at = _lone_surrogate(message)
+    at = lone_surrogate(message)
     if at is not None:
         return _error(
             readable,
@@ -314,7 +315,7 @@ def lost_answer(line: str) -> dict[str, Any] | None:
         or not _is_request_id(message.get("id"))
     ):
         return None
-    at = _lone_surrogate(message)
+    at = lone_surrogate(message)
     why = f"{at} {_LONE_SURROGATE}" if at is not None else "it is no JSON-RPC 2.0 response"
     return _error(message["id"], PARSE_ERROR, f"its answer could not be read: {why}")
 
@@ -326,35 +327,8 @@ def _error(request_id: int | str | None, code: int, message: str) -> dict[str, A
 def _is_request_id(value: Any) -> bool:
     """An id MCP reads (an integer or a string) that UTF-8 can carry back."""
     if isinstance(value, str):
-        return _writable(value)
+        return writable(value)
     return type(value) is int
-
-
-def _writable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _lone_surrogate(message: dict[str, Any]) -> str | None:
-    """Where in ``message`` a key or a string holds a lone surrogate (``params.arguments``,
-    ``the id``), or None. Searched without recursion: a deep message is no crash."""
-    stack: list[tuple[Any, str]] = [(message, "")]
-    while stack:
-        value, path = stack.pop()
-        if isinstance(value, str):
-            if not _writable(value):
-                return f"the value of '{path}'" if path else "the message"
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                if not _writable(key):
-                    return f"a key in '{path}'" if path else "a key of the message"
-                stack.append((item, f"{path}.{key}" if path else key))
-        elif isinstance(value, list):
-            stack.extend((item, f"{path}[{index}]") for index, item in enumerate(value))
-    return None
 
 
 def _not_a_request(message: dict[str, Any]) -> str:

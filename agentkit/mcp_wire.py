@@ -42,7 +42,9 @@ __all__ = [
     "SERVER_NAME",
     "Front",
     "file_state",
+    "lone_surrogate",
     "wire_json",
+    "writable",
 ]
 
 #: The server's name in ``initialize``'s ``serverInfo``.
@@ -285,6 +287,34 @@ def _initialize_params(params: Any) -> str | None:
     return version
 
 
+def writable(text: str) -> bool:
+    """Whether UTF-8 can carry ``text`` (it holds no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def lone_surrogate(message: dict[str, Any]) -> str | None:
+    """Where in ``message`` a key or a string holds a lone surrogate (``params.arguments``,
+    ``the id``), or None. Searched without recursion: a deep message is no crash."""
+    stack: list[tuple[Any, str]] = [(message, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if not writable(value):
+                return f"the value of '{path}'" if path else "the message"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if not writable(key):
+                    return f"a key in '{path}'" if path else "a key of the message"
+                stack.append((item, f"{path}.{key}" if path else key))
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{index}]") for index, item in enumerate(value))
+    return None
+
+
 def _message(line: str) -> dict[str, Any] | None:
     """``line`` as a JSON-RPC message the front may answer, or ``None``."""
     try:
@@ -300,7 +330,7 @@ def _message(line: str) -> dict[str, Any] | None:
     if "id" in message and not _is_id(message["id"]):
         return None
     # A "\ud800" escape: a lone surrogate, which the SDK's parser refuses (it drops the line).
-    if "\\u" in line and _UNENCODABLE.search(json.dumps(message, ensure_ascii=False)):
+    if "\\u" in line and lone_surrogate(message) is not None:
         return None
     params = message.get("params", {})
     if (
