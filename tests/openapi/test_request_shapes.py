@@ -280,7 +280,7 @@ def test_deep_object_and_form_object_parameters_are_flattened(tmp_path: Path) ->
         ),
         (
             {"name": "f", "in": "header", "schema": FILTER},
-            "required header parameter 'f': an object-valued parameter (form) is not supported",
+            "required header parameter 'f': an object-valued parameter (simple) is not supported",
         ),
         (
             {"name": "f", "in": "query", "style": "deepObject", "schema": {"type": "object"}},
