@@ -57,8 +57,7 @@ def load_description(path: str | Path) -> dict[str, Any]:
         if str(data.get("swagger")) != "2.0":
             message = f"Swagger version {data.get('swagger')!r} is not supported; expected 2.0"
             raise OpenAPIError(name, [problem("#/swagger", message)])
-        if not isinstance(data.get("paths", {}), dict):
-            raise OpenAPIError(name, [problem("#/paths", "expected a mapping of paths")])
+        _check_paths(name, data)
         return swagger.convert(data)
     version = str(data.get("openapi", ""))
     if not version.startswith(("3.0", "3.1")):
@@ -68,9 +67,19 @@ def load_description(path: str | Path) -> dict[str, Any]:
             else "missing 'openapi': not an OpenAPI 3 description"
         )
         raise OpenAPIError(name, [problem("#/openapi", message)])
-    if not isinstance(data.get("paths", {}), dict):
-        raise OpenAPIError(name, [problem("#/paths", "expected a mapping of paths")])
+    _check_paths(name, data)
     return data
+
+
+def _check_paths(name: str, data: dict[str, Any]) -> None:
+    paths = data.get("paths", {})
+    if not isinstance(paths, dict):
+        given = "null" if paths is None else f"a {type(paths).__name__}"
+        message = (
+            f"expected a mapping of paths to their operations (such as '/pets': "
+            f"{{get: {{responses: ...}}}}), got {given}"
+        )
+        raise OpenAPIError(name, [problem("#/paths", message)])
 
 
 class Resolver:
