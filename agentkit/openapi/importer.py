@@ -267,7 +267,7 @@ def generate(
         source_notes.add("auth", exc.problem.pointer, exc.problem.message)
         source_auth = NO_AUTH
     out = Path(out)
-    url = base_url(document, source, source_notes)
+    url = base_url(document, source, source_notes, security.environment_names())
     header = f"Imported from {Path(spec).name} by `agentkit import openapi`; review before use."
     source_file = Generated(
         file=out / f"{source}.source.yaml",

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from agentkit.credentials import environment_name
 from agentkit.openapi.bodies import COOKIE_NAME, Cookie, cookie_template
 from agentkit.openapi.literal import url_text
 from agentkit.openapi.naming import snake_case
@@ -14,6 +16,8 @@ from agentkit.openapi.schemas import Notes, trim
 from agentkit.toolerrors import UnexpressibleOperation
 
 _VARIABLE = re.compile(r"\{([^{}]+)\}")
+#: What a scheme's credential name takes for each of a pair (basic, OAuth2 client).
+_CREDENTIAL_SUFFIXES: Final = ("", "-username", "-password", "-client-id", "-client-secret")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +37,14 @@ def env_prefix(source: str) -> str:
     return snake_case(source).upper() or "API"
 
 
-def base_url(document: dict[str, Any], source: str, notes: Notes) -> str:
+def base_url(
+    document: dict[str, Any], source: str, notes: Notes, reserved: Collection[str] = ()
+) -> str:
     """The first server's URL, its variables as ``${SOURCE_VAR:-default}``.
+
+    A variable whose name would be one in ``reserved`` (the environment variables the
+    import's credentials are read from) gets ``_VAR`` added, with a note: loading would
+    otherwise put a credential in the URL, where it is logged and shown.
 
     Without variables the whole URL is ``${SOURCE_BASE_URL:-url}``, so one variable
     points every tool elsewhere (staging, a mock). The description's text (the URL,
@@ -56,6 +66,11 @@ def base_url(document: dict[str, Any], source: str, notes: Notes) -> str:
         spec = variables.get(name) if isinstance(variables, dict) else None
         default = spec.get("default") if isinstance(spec, dict) else None
         env = f"{prefix}_{snake_case(name).upper()}"
+        if env in reserved:
+            wanted = env
+            while env in reserved:
+                env += "_VAR"
+            notes.add("base_url", "#/servers/0/url", f"{wanted} names a credential; {env} instead")
         if default is None:
             # Not a variable of the server's: its text stays, until the operator sets one.
             what = (
@@ -96,6 +111,18 @@ class Security:
         self.schemes: dict[str, Any] = schemes if isinstance(schemes, dict) else {}
         self.resolver = resolver
 
+    def credential(self, name: str) -> str:
+        """The credential scheme ``name`` is given by (and the prefix of its pairs')."""
+        return f"{self.source}-{snake_case(name).replace('_', '-') or 'auth'}"
+
+    def environment_names(self) -> frozenset[str]:
+        """Every environment variable a credential of these schemes may be read from."""
+        return frozenset(
+            environment_name(self.credential(name) + suffix)
+            for name in self.schemes
+            for suffix in _CREDENTIAL_SUFFIXES
+        )
+
     def choose(self, requirements: Any, pointer: str) -> Auth:
         """The first alternative of a security requirement agentkit can express; raises
         ``UnexpressibleOperation`` located in the file read when there is none."""
@@ -131,7 +158,7 @@ class Security:
         scheme, where, _ = self.resolver.resolve(self.schemes[name], where)
         if not isinstance(scheme, dict):
             raise unexpressible(where, "expected a security scheme (a mapping)")
-        credential = f"{self.source}-{snake_case(name).replace('_', '-') or 'auth'}"
+        credential = self.credential(name)
         kind = scheme.get("type")
         http = str(scheme.get("scheme", "")).lower()
         if kind == "http" and http == "bearer":

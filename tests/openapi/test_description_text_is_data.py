@@ -376,3 +376,45 @@ def test_the_cli_imports_a_hostile_description_that_loads_without_the_environmen
         assert _leaks(shown) == []
         variables = {item["variable"] for item in json.loads(shown).get("substitutions", [])}
         assert variables <= {"API_BASE", "API_HOME"}
+
+
+@pytest.mark.parametrize(
+    ("scheme", "variable", "secret_env"),
+    [
+        ({"type": "http", "scheme": "bearer"}, "token", "API_TOKEN"),
+        ({"type": "http", "scheme": "basic"}, "token-password", "API_TOKEN_PASSWORD"),
+        ({"type": "apiKey", "in": "header", "name": "K"}, "Token", "API_TOKEN"),
+        (
+            {
+                "type": "oauth2",
+                "flows": {"clientCredentials": {"tokenUrl": "https://a.example/t", "scopes": {}}},
+            },
+            "token_client_secret",
+            "API_TOKEN_CLIENT_SECRET",
+        ),
+    ],
+    ids=["bearer", "basic-password", "api-key-case", "oauth2-secret"],
+)
+def test_a_server_variable_named_like_a_credential_never_reads_it(
+    tmp_path: Path, scheme: dict[str, Any], variable: str, secret_env: str
+) -> None:
+    document = minimal(
+        {"/a": {"get": {"operationId": "a", "responses": OK}}},
+        servers=[
+            {
+                "url": "https://h.example/{" + variable + "}",
+                "variables": {variable: {"default": "v"}},
+            }
+        ],
+        components={"securitySchemes": {"token": scheme}},
+        security=[{"token": []}],
+    )
+    out = tmp_path / "tools.d"
+    import_openapi(write_spec(tmp_path, document), source="api", out=out)
+    text = (out / "api.source.yaml").read_text(encoding="utf-8")
+    source = yaml.safe_load(text)
+    assert source["base_url"] == f"https://h.example/${{{secret_env}_VAR:-v}}"
+    assert f"# note: base_url: {secret_env} names a credential; {secret_env}_VAR instead" in text
+    registry = ToolRegistry()
+    load_tools(out, registry=registry, environ={secret_env: "the-secret"})
+    assert "the-secret" not in _loaded_values(registry)
