@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from agentkit.openapi import swagger
 from agentkit.openapi.base import Entry, Lock
 from agentkit.openapi.check import check_description
 from agentkit.openapi.emit import dump
 from agentkit.openapi.naming import NameTable, identifier, operation_name
-from agentkit.openapi.operations import Operation, OperationConverter, operations
+from agentkit.openapi.operations import METHODS, Operation, OperationConverter, operations
 from agentkit.openapi.reader import Resolver, load_description, problem
 from agentkit.openapi.schemas import Notes
 from agentkit.openapi.source import NO_AUTH, Security, base_url, source_document
@@ -32,6 +33,8 @@ LAYOUTS: Final[tuple[Layout, ...]] = ("operation", "tag")
 #: The file of the operations without a tag, in the ``tag`` layout.
 UNTAGGED: Final = "untagged"
 _SELECTION_KEYS = ("tags", "operations", "methods", "exclude")
+#: How many skipped operations the error of an import that writes nothing lists.
+_SHOWN_SKIPPED: Final = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,7 +267,7 @@ def generate(
         source_notes.add("auth", exc.problem.pointer, exc.problem.message)
         source_auth = NO_AUTH
     out = Path(out)
-    url = base_url(document, source, source_notes)
+    url = base_url(document, source, source_notes, security.environment_names())
     header = f"Imported from {Path(spec).name} by `agentkit import openapi`; review before use."
     source_file = Generated(
         file=out / f"{source}.source.yaml",
@@ -279,10 +282,12 @@ def generate(
         )
     tools: list[Generated] = []
     skipped: set[str] = set()
+    selected = 0
     for op in found:
         kept = _kept(op, keep)
         if not kept and not selection.wants(op):
             continue
+        selected += 1
         if op.deprecated and not selection.deprecated and not kept:
             report.deprecated.append(op.name)
             continue
@@ -311,7 +316,59 @@ def generate(
         )
         report.notes += len(converter.notes.lines)
     report.notes += len(source_notes.lines)
+    if not tools:
+        raise OpenAPIError(str(spec), _nothing_imported(document, found, selected, report))
     return Generation(source_file, tools, report, skipped, layout)
+
+
+def _nothing_imported(
+    document: dict[str, Any], found: list[Operation], selected: int, report: ImportReport
+) -> list[DescriptionProblem]:
+    """Why an import would write no tool: what the description lacks, or each reason
+    the selected operations were left out (a source alone is no import)."""
+    original = document.get(swagger.ORIGINAL_KEY)
+    written = original if isinstance(original, dict) else document
+    if not found:
+        return [problem("#/paths", _no_operations(written))]
+    if not selected:
+        return [problem("#/paths", "no operation matches the selection; widen the filters")]
+    reasons = []
+    if report.skipped:
+        reasons.append(f"{len(report.skipped)} cannot be expressed (each reason below)")
+    if report.deprecated:
+        reasons.append(f"{len(report.deprecated)} deprecated (give --include-deprecated)")
+    headline = problem(
+        "#/paths",
+        f"none of the {selected} selected operation(s) can be imported: {'; '.join(reasons)}",
+    )
+    shown = [
+        problem(item.problem.pointer, f"{item.operation}: {item.problem.message}")
+        for item in report.skipped[:_SHOWN_SKIPPED]
+    ]
+    if len(report.skipped) > _SHOWN_SKIPPED:
+        more = len(report.skipped) - _SHOWN_SKIPPED
+        shown.append(problem("#/paths", f"and {more} more operation(s) skipped"))
+    return [headline, *shown]
+
+
+def _no_operations(document: dict[str, Any]) -> str:
+    """What is wrong with a description without a single operation, and what would do."""
+    fix = (
+        "an import needs at least one operation under 'paths' (such as "
+        "'/pets': {get: {responses: ...}})"
+    )
+    paths = document.get("paths")
+    if "paths" not in document:
+        webhooks = (
+            " ('webhooks' are calls the API makes, not tools)" if "webhooks" in document else ""
+        )
+        return f"missing 'paths': the description defines no operation{webhooks}; {fix}"
+    if not paths:
+        return f"'paths' is empty: the description defines no operation; {fix}"
+    by_ref = sum(1 for item in paths.values() if isinstance(item, dict) and "$ref" in item)
+    ref_note = f" ({by_ref} given by a path item $ref, which is not followed)" if by_ref else ""
+    methods = ", ".join(METHODS)
+    return f"none of the {len(paths)} path(s) has an operation ({methods}){ref_note}; {fix}"
 
 
 def _kept(op: Operation, keep: Collection[str]) -> bool:

@@ -277,7 +277,7 @@ class OperationConverter:
     ) -> None:
         """An object in the query, one input per property: ``deepObject`` sends
         ``name[key]=value``, ``form`` (exploded, the default) ``key=value``."""
-        style = param.get("style") or "form"
+        style = param.get("style") or ("form" if location in ("query", "cookie") else "simple")
         # deepObject is defined only exploded, whatever ``explode`` says.
         explode = style == "deepObject" or param.get("explode", True) is True
         fields = spec.get("parameters")

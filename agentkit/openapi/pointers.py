@@ -1,5 +1,9 @@
 """JSON pointers into a description (RFC 6901), and their way back into the file read.
 
+A pointer is written as a URI fragment (``#/paths/~1pets/get``): ``pointer_join``
+writes one that ``pointer_keys`` reads back to the same keys, and ``pointer_keys``
+reads any a description's ``$ref`` may hold, percent-encoded or not.
+
 A description read in another form (Swagger 2.0, converted to the 3.0 model)
 carries a table of the nodes the conversion moved, converted pointer ->
 original pointer; ``Pointers.original`` maps any pointer through it.
@@ -7,14 +11,80 @@ original pointer; ``Pointers.original`` maps any pointer through it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from typing import Final
+
+#: A ``%`` with the two hex digits of the byte it encodes, or a stray one.
+_PERCENT: Final = re.compile(r"%(?:[0-9A-Fa-f]{2})?")
+
+
+class PointerError(ValueError):
+    """A ``$ref`` that is no JSON pointer in a URI fragment; the message says why."""
 
 
 def pointer_join(pointer: str, *keys: object) -> str:
-    """``pointer`` extended by ``keys``, escaped as RFC 6901 says (``/`` -> ``~1``)."""
+    """``pointer`` extended by ``keys``, escaped as RFC 6901 says (``~`` -> ``~0``,
+    ``/`` -> ``~1``; in a URI fragment, ``%`` -> ``%25``)."""
     for key in keys:
-        pointer += "/" + str(key).replace("~", "~0").replace("/", "~1")
+        pointer += "/" + str(key).replace("~", "~0").replace("/", "~1").replace("%", "%25")
     return pointer
+
+
+def pointer_keys(ref: str) -> list[str]:
+    """The keys a fragment pointer (``#/a~1b/c%7Bd%7D``) names, in order (none for ``#``).
+
+    RFC 6901 section 6: the fragment is percent-decoded first (UTF-8), then split at
+    ``/``, then each key unescaped, ``~1`` to ``/`` before ``~0`` to ``~`` (so ``~01``
+    is ``~1``; ``%7E1`` is ``/``, ``%2F`` a separator). Characters a fragment should
+    percent-encode but a description wrote as they are (``{id}``) are read as written;
+    a ``~`` not followed by ``0`` or ``1`` is kept as it is.
+
+    Raises ``PointerError`` for a ref that is no fragment, a ``%`` without two hex
+    digits after it, bytes that are not UTF-8, or a pointer not starting with ``/``.
+    """
+    if not ref.startswith("#"):
+        raise PointerError("not a pointer into this file (a local $ref starts with '#')")
+    fragment = _percent_decoded(ref[1:])
+    if not fragment:
+        return []
+    if not fragment.startswith("/"):
+        raise PointerError(f"the pointer after '#' must start with '/' (got {fragment[:40]!r})")
+    return [raw.replace("~1", "/").replace("~0", "~") for raw in fragment[1:].split("/")]
+
+
+def _percent_decoded(text: str) -> str:
+    if "%" not in text:
+        return text
+    # Runs of %XX are bytes decoded together: a UTF-8 character spans several.
+    out: list[str] = []
+    pending = bytearray()
+    position = 0
+    for match in _PERCENT.finditer(text):
+        escape = match.group(0)
+        if len(escape) != 3:
+            shown = text[match.start() : match.start() + 3]
+            raise PointerError(
+                f"{shown!r} is not a percent-encoded byte ('%' and two hex digits; "
+                "'%25' for a '%' itself)"
+            )
+        if match.start() != position:
+            out.append(_utf8(pending))
+            pending.clear()
+            out.append(text[position : match.start()])
+        pending.append(int(escape[1:], 16))
+        position = match.end()
+    out.append(_utf8(pending))
+    out.append(text[position:])
+    return "".join(out)
+
+
+def _utf8(data: bytearray) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        shown = "".join(f"%{byte:02X}" for byte in data)
+        raise PointerError(f"the percent-encoded bytes {shown} are not UTF-8 text") from None
 
 
 class Pointers:

@@ -9,7 +9,7 @@ from typing import Any, Final
 import yaml
 
 from agentkit.openapi import swagger
-from agentkit.openapi.pointers import Pointers, pointer_join
+from agentkit.openapi.pointers import PointerError, Pointers, pointer_join, pointer_keys
 from agentkit.toolerrors import DescriptionProblem, OpenAPIError, UnexpressibleOperation
 
 __all__ = ["Resolver", "load_description", "pointer_join", "problem", "unexpressible"]
@@ -57,8 +57,7 @@ def load_description(path: str | Path) -> dict[str, Any]:
         if str(data.get("swagger")) != "2.0":
             message = f"Swagger version {data.get('swagger')!r} is not supported; expected 2.0"
             raise OpenAPIError(name, [problem("#/swagger", message)])
-        if not isinstance(data.get("paths", {}), dict):
-            raise OpenAPIError(name, [problem("#/paths", "expected a mapping of paths")])
+        _check_paths(name, data)
         return swagger.convert(data)
     version = str(data.get("openapi", ""))
     if not version.startswith(("3.0", "3.1")):
@@ -68,9 +67,19 @@ def load_description(path: str | Path) -> dict[str, Any]:
             else "missing 'openapi': not an OpenAPI 3 description"
         )
         raise OpenAPIError(name, [problem("#/openapi", message)])
-    if not isinstance(data.get("paths", {}), dict):
-        raise OpenAPIError(name, [problem("#/paths", "expected a mapping of paths")])
+    _check_paths(name, data)
     return data
+
+
+def _check_paths(name: str, data: dict[str, Any]) -> None:
+    paths = data.get("paths", {})
+    if not isinstance(paths, dict):
+        given = "null" if paths is None else f"a {type(paths).__name__}"
+        message = (
+            f"expected a mapping of paths to their operations (such as '/pets': "
+            f"{{get: {{responses: ...}}}}), got {given}"
+        )
+        raise OpenAPIError(name, [problem("#/paths", message)])
 
 
 class Resolver:
@@ -87,27 +96,46 @@ class Resolver:
         return self.pointers.original(pointer)
 
     def lookup(self, ref: str, pointer: str) -> Any:
+        """The node ``ref`` (a ``$ref`` written at ``pointer``) names in this description.
+
+        Only pointers into this file are followed: another file or a URL is never opened.
+        Raises ``UnexpressibleOperation`` located at ``pointer`` when ``ref`` points
+        outside the file, is no valid pointer, or names nothing.
+        """
+        return self._target(ref, pointer)[0]
+
+    def _target(self, ref: str, pointer: str) -> tuple[Any, str]:
+        """The node ``ref`` names and its pointer as ``pointer_join`` writes it (one
+        spelling for each node, whatever escapes the description chose)."""
         if not ref.startswith("#"):
             raise unexpressible(pointer, f"$ref {ref!r} points outside this file; not supported")
+        try:
+            keys = pointer_keys(ref)
+        except PointerError as exc:
+            raise unexpressible(
+                pointer, f"$ref {ref!r} is not a valid JSON pointer: {exc}"
+            ) from None
         node: Any = self.document
-        for raw in ref[1:].split("/")[1:] if ref != "#" else []:
-            key = raw.replace("~1", "/").replace("~0", "~")
+        for index, key in enumerate(keys):
             if isinstance(node, dict) and key in node:
                 node = node[key]
             elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
                 node = node[int(key)]
             else:
-                raise unexpressible(pointer, f"$ref {ref!r} points at nothing")
-        return node
+                found = pointer_join("#", *keys[:index])
+                message = f"$ref {ref!r} points at nothing: {found} has no {key!r}"
+                raise unexpressible(pointer, message)
+        return node, pointer_join("#", *keys)
 
     def resolve(self, node: Any, pointer: str) -> tuple[Any, str, tuple[str, ...]]:
-        """``node`` with its ``$ref`` chain followed: the target, its pointer, the refs passed."""
+        """``node`` with its ``$ref`` chain followed: the target, its pointer, the refs passed
+        (each as ``pointer_join`` writes it, so two spellings of one ref are one)."""
         refs: list[str] = []
         while isinstance(node, dict) and isinstance(node.get("$ref"), str):
             ref = node["$ref"]
-            if ref in refs or len(refs) >= MAX_REF_CHAIN:
+            node, target = self._target(ref, pointer)
+            if target in refs or len(refs) >= MAX_REF_CHAIN:
                 raise unexpressible(pointer, f"$ref {ref!r} refers to itself")
-            refs.append(ref)
-            node = self.lookup(ref, pointer)
-            pointer = ref
+            refs.append(target)
+            pointer = target
         return node, pointer, tuple(refs)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeGuard
 
+from agentkit.openapi.literal import literal
 from agentkit.openapi.reader import Resolver, pointer_join, problem, unexpressible
 from agentkit.schematypes import enum_key
 from agentkit.toolerrors import UnexpressibleOperation
@@ -193,11 +194,7 @@ class SchemaConverter:
         elif direction == "input":
             self._constraints(spec, schema, pointer, where)
         if direction == "input" and "default" in schema:
-            default = _default(schema["default"], spec)
-            if default is _INVALID:
-                self.notes.add(where, pointer, "default left out: it does not fit the type")
-            else:
-                spec["default"] = default
+            self._default(spec, schema["default"], pointer, where)
         return spec, nullable
 
     def _variants(
@@ -293,6 +290,24 @@ class SchemaConverter:
             return [(name, {"enum": values}, pointer) for name, values in by_kind.items()]
         return None
 
+    def _default(self, spec: dict[str, Any], value: Any, pointer: str, where: str) -> None:
+        """``value`` as the default of ``spec`` when it fits, with a note when it does not.
+
+        A string default is read for ``${VAR}`` at load time: it is written so the loader
+        reads it back as the description gave it, never filled from the environment.
+        """
+        default = _default(value, spec)
+        if default is _INVALID:
+            self.notes.add(where, pointer, "default left out: it does not fit the type")
+            return
+        if isinstance(default, str):
+            default = literal(default)
+            if default is None:
+                message = "default left out: a template ('{{') holding '${' cannot be written"
+                self.notes.add(where, pointer, message)
+                return
+        spec["default"] = default
+
     def _drop_values(self, enum: Any, kinds: list[str], pointer: str, where: str) -> None:
         """Note each enum value no member takes: an object, a list, one of another type."""
         if not isinstance(enum, list):
@@ -336,11 +351,7 @@ class SchemaConverter:
             sub, at = lists[0]
             self._items(spec, sub, at, where, direction, stack, depth)
         if "default" in schema:
-            default = _default(schema["default"], spec)
-            if default is _INVALID:
-                self.notes.add(where, pointer, "default left out: it does not fit the type")
-            else:
-                spec["default"] = default
+            self._default(spec, schema["default"], pointer, where)
         return spec
 
     def _items(
@@ -672,10 +683,6 @@ def _default(value: Any, spec: dict[str, Any]) -> Any:
     if value is None or not _fits(value, spec["type"]):
         return _INVALID
     if "enum" in spec and enum_key(value) not in {enum_key(item) for item in spec["enum"]}:
-        return _INVALID
-    if isinstance(value, str):
-        return value.replace("${", "$${")  # a default is read for ${VAR} at load time
-    if isinstance(value, list | dict) and "${" in json.dumps(value):
         return _INVALID
     return value
 

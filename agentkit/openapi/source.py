@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from agentkit.credentials import environment_name
 from agentkit.openapi.bodies import COOKIE_NAME, Cookie, cookie_template
+from agentkit.openapi.literal import url_text
 from agentkit.openapi.naming import snake_case
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
 from agentkit.openapi.schemas import Notes, trim
 from agentkit.toolerrors import UnexpressibleOperation
 
 _VARIABLE = re.compile(r"\{([^{}]+)\}")
+#: What a scheme's credential name takes for each of a pair (basic, OAuth2 client).
+_CREDENTIAL_SUFFIXES: Final = ("", "-username", "-password", "-client-id", "-client-secret")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,11 +37,19 @@ def env_prefix(source: str) -> str:
     return snake_case(source).upper() or "API"
 
 
-def base_url(document: dict[str, Any], source: str, notes: Notes) -> str:
+def base_url(
+    document: dict[str, Any], source: str, notes: Notes, reserved: Collection[str] = ()
+) -> str:
     """The first server's URL, its variables as ``${SOURCE_VAR:-default}``.
 
+    A variable whose name would be one in ``reserved`` (the environment variables the
+    import's credentials are read from) gets ``_VAR`` added, with a note: loading would
+    otherwise put a credential in the URL, where it is logged and shown.
+
     Without variables the whole URL is ``${SOURCE_BASE_URL:-url}``, so one variable
-    points every tool elsewhere (staging, a mock).
+    points every tool elsewhere (staging, a mock). The description's text (the URL,
+    the variables' defaults) is data: its braces are percent-encoded (``url_text``),
+    so no ``${`` of its own is left for the loader to fill from the environment.
     """
     prefix = env_prefix(source)
     servers = document.get("servers")
@@ -45,7 +58,7 @@ def base_url(document: dict[str, Any], source: str, notes: Notes) -> str:
     if not isinstance(url, str) or not url.strip():
         notes.add("base_url", "#/servers", f"no server URL; set {prefix}_BASE_URL")
         return f"${{{prefix}_BASE_URL:-http://localhost}}"
-    url = url.strip().replace("${", "$${")
+    url = url.strip()
     variables = server.get("variables") if isinstance(server.get("variables"), dict) else {}
 
     def variable(match: re.Match[str]) -> str:
@@ -53,14 +66,35 @@ def base_url(document: dict[str, Any], source: str, notes: Notes) -> str:
         spec = variables.get(name) if isinstance(variables, dict) else None
         default = spec.get("default") if isinstance(spec, dict) else None
         env = f"{prefix}_{snake_case(name).upper()}"
-        return f"${{{env}:-{default}}}" if default is not None else f"${{{env}}}"
+        if env in reserved:
+            wanted = env
+            while env in reserved:
+                env += "_VAR"
+            notes.add("base_url", "#/servers/0/url", f"{wanted} names a credential; {env} instead")
+        if default is None:
+            # Not a variable of the server's: its text stays, until the operator sets one.
+            what = (
+                "has no default" if isinstance(spec, dict) else "is not a declared server variable"
+            )
+            message = f"{match.group(0)} {what}; set {env}"
+            notes.add("base_url", "#/servers/0/url", message)
+            default = match.group(0)
+        return f"${{{env}:-{url_text(str(default))}}}"
 
-    if _VARIABLE.search(url):
-        return _VARIABLE.sub(variable, url)
+    pieces: list[str] = []
+    position = 0
+    for match in _VARIABLE.finditer(url):
+        text = url_text(url[position : match.start()])
+        if text.endswith("$"):
+            # "$" before "${VAR}" would read as "$${", the escape of a literal "${".
+            text = text[:-1] + "%24"
+        pieces += (text, variable(match))
+        position = match.end()
+    written = "".join(pieces) + url_text(url[position:])
     if "://" not in url:
         notes.add("base_url", "#/servers/0/url", f"a relative server URL; set {prefix}_BASE_URL")
-        return f"${{{prefix}_BASE_URL:-http://localhost}}/{url.lstrip('/')}".rstrip("/")
-    return f"${{{prefix}_BASE_URL:-{url}}}"
+        return f"${{{prefix}_BASE_URL:-http://localhost}}/{written.lstrip('/')}".rstrip("/")
+    return written if pieces else f"${{{prefix}_BASE_URL:-{written}}}"
 
 
 class Security:
@@ -76,6 +110,18 @@ class Security:
         schemes = components.get("securitySchemes") if isinstance(components, dict) else None
         self.schemes: dict[str, Any] = schemes if isinstance(schemes, dict) else {}
         self.resolver = resolver
+
+    def credential(self, name: str) -> str:
+        """The credential scheme ``name`` is given by (and the prefix of its pairs')."""
+        return f"{self.source}-{snake_case(name).replace('_', '-') or 'auth'}"
+
+    def environment_names(self) -> frozenset[str]:
+        """Every environment variable a credential of these schemes may be read from."""
+        return frozenset(
+            environment_name(self.credential(name) + suffix)
+            for name in self.schemes
+            for suffix in _CREDENTIAL_SUFFIXES
+        )
 
     def choose(self, requirements: Any, pointer: str) -> Auth:
         """The first alternative of a security requirement agentkit can express; raises
@@ -112,7 +158,7 @@ class Security:
         scheme, where, _ = self.resolver.resolve(self.schemes[name], where)
         if not isinstance(scheme, dict):
             raise unexpressible(where, "expected a security scheme (a mapping)")
-        credential = f"{self.source}-{snake_case(name).replace('_', '-') or 'auth'}"
+        credential = self.credential(name)
         kind = scheme.get("type")
         http = str(scheme.get("scheme", "")).lower()
         if kind == "http" and http == "bearer":
@@ -145,7 +191,8 @@ class Security:
         if isinstance(token_url, str) and token_url.startswith(("https://", "http://")):
             client_id, secret = f"{credential}-client-id", f"{credential}-client-secret"
             oauth2: dict[str, Any] = {
-                "token_url": token_url,
+                # Read for ${VAR} at load time, and literal: no brace of the description's.
+                "token_url": url_text(token_url),
                 "client_id": client_id,
                 "client_secret": secret,
             }

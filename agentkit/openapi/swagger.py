@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from agentkit.openapi.pointers import pointer_join
+from agentkit.openapi.pointers import PointerError, pointer_join, pointer_keys
 
 #: Where the converted document keeps its table of moved pointers.
 POINTERS_KEY: Final = "x-agentkit-swagger-pointers"
@@ -232,11 +232,16 @@ class _Converter:
     def resolve(self, node: Any, pointer: str) -> tuple[Any, str]:
         """A parameter's ``$ref`` into ``#/parameters`` followed once, in the original."""
         ref = node.get("$ref") if isinstance(node, dict) else None
-        if isinstance(ref, str) and ref.startswith("#/parameters/"):
-            name = ref[len("#/parameters/") :].replace("~1", "/").replace("~0", "~")
-            target = _mapping(self.original.get("parameters")).get(name)
+        if not isinstance(ref, str):
+            return node, pointer
+        try:
+            keys = pointer_keys(ref)
+        except PointerError:
+            return node, pointer  # the importer's resolver says what is wrong with it
+        if len(keys) == 2 and keys[0] == "parameters":
+            target = _mapping(self.original.get("parameters")).get(keys[1])
             if target is not None:
-                return target, ref
+                return target, pointer_join("#", *keys)
         return node, pointer
 
     # -- parameters and responses ------------------------------------------------------------

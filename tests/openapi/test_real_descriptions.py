@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from agentkit.cli import main
-from agentkit.openapi import ImportReport, import_openapi
+from agentkit.openapi import ImportReport, OpenAPIError, import_openapi
 from agentkit.openapi.operations import METHODS
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "openapi"
@@ -25,6 +25,9 @@ IDS = ["github", *(f"{spec.parent.name}/{spec.stem}" for spec in EXAMPLES)]
 #: Descriptions whose OAuth2 token URL is plain http:// (http://example.com/oauth/token):
 #: the client secret would travel in clear, which `validate` rightly warns about.
 PLAIN_TOKEN_URL = {"security", "security-multiple"}
+#: Descriptions with no operation an import can write a tool for (no paths; each one
+#: deprecated or needing a security scheme they never define): an error, located.
+NOTHING_TO_IMPORT = {"webhooks", "schema-deprecated", "response-http-behavior"}
 
 
 def load(spec: Path) -> dict[str, Any]:
@@ -101,6 +104,12 @@ def test_every_generated_file_passes_validate_strict(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    if spec.stem in NOTHING_TO_IMPORT:
+        with pytest.raises(OpenAPIError) as raised:
+            import_real(tmp_path, spec)
+        assert not (tmp_path / "tools.d").exists()
+        assert all(resolves(load(spec), found.pointer) for found in raised.value.problems)
+        return
     out, report = import_real(tmp_path, spec)
     assert len(report.written) - 1 + len(report.skipped) + len(report.deprecated) == operations(
         load(spec)
@@ -128,6 +137,13 @@ def test_every_generated_file_passes_validate_strict(
 @pytest.mark.parametrize("spec", REAL, ids=IDS)
 def test_skips_and_notes_point_into_the_description(tmp_path: Path, spec: Path) -> None:
     document = load(spec)
+    if spec.stem in NOTHING_TO_IMPORT:
+        with pytest.raises(OpenAPIError) as raised:
+            import_real(tmp_path, spec)
+        pointers = [found.pointer for found in raised.value.problems]
+        assert pointers[0] == "#/paths"
+        assert all(resolves(document, pointer) for pointer in pointers[1:])
+        return
     out, report = import_real(tmp_path, spec)
     for skipped in report.skipped:
         assert skipped.problem.pointer.startswith("#/")

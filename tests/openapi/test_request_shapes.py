@@ -18,7 +18,7 @@ from agentkit import ToolExecutor, ToolRegistry, ToolResult, load_tools
 from agentkit.cli import main
 from agentkit.toolerrors import ToolValidationError
 from tests.declarative.loopback import Handler, serve
-from tests.openapi.test_import import OK, definition, imported, inputs, minimal, write_spec
+from tests.openapi.test_import import FINE, OK, definition, imported, inputs, minimal, write_spec
 
 
 def _import(tmp_path: Path, operation: dict[str, Any], origin: str = "http://127.0.0.1:9") -> Path:
@@ -166,7 +166,7 @@ def test_a_list_of_files_cannot_be_sent(tmp_path: Path, required: bool, skipped:
     }
     body = {"required": True, "content": {"multipart/form-data": {"schema": schema}}}
     document = minimal(
-        {"/op": {"post": {"operationId": "op", "requestBody": body, "responses": OK}}}
+        {"/op": {"post": {"operationId": "op", "requestBody": body, "responses": OK}}, **FINE}
     )
     out, report = imported(tmp_path, write_spec(tmp_path, document), source="api")
     if required:
@@ -186,7 +186,7 @@ def test_a_body_of_only_lists_of_files_skips_the_operation_saying_why(tmp_path: 
     schema = {"type": "object", "properties": {"docs": many, "meta": FILTER}}
     body = {"content": {"multipart/form-data": {"schema": schema}}}
     document = minimal(
-        {"/op": {"put": {"operationId": "op", "requestBody": body, "responses": OK}}}
+        {"/op": {"put": {"operationId": "op", "requestBody": body, "responses": OK}}, **FINE}
     )
     _, report = imported(tmp_path, write_spec(tmp_path, document), source="api")
     assert [str(skipped.problem) for skipped in report.skipped] == [
@@ -280,7 +280,7 @@ def test_deep_object_and_form_object_parameters_are_flattened(tmp_path: Path) ->
         ),
         (
             {"name": "f", "in": "header", "schema": FILTER},
-            "required header parameter 'f': an object-valued parameter (form) is not supported",
+            "required header parameter 'f': an object-valued parameter (simple) is not supported",
         ),
         (
             {"name": "f", "in": "query", "style": "deepObject", "schema": {"type": "object"}},
@@ -308,7 +308,7 @@ def test_parameters_that_cannot_be_sent_skip_the_operation_with_a_reason(
 ) -> None:
     parameter = {**parameter, "required": True}
     document = minimal(
-        {"/op": {"get": {"operationId": "op", "parameters": [parameter], "responses": OK}}}
+        {"/op": {"get": {"operationId": "op", "parameters": [parameter], "responses": OK}}, **FINE}
     )
     _, report = imported(tmp_path, write_spec(tmp_path, document), source="api")
     assert [str(s.problem) for s in report.skipped] == [f"#/paths/~1op/get/parameters/0: {message}"]
@@ -563,7 +563,10 @@ def test_an_exploded_matrix_list_skips_the_operation(tmp_path: Path) -> None:
         "schema": {"type": "array", "items": {"type": "string"}},
     }
     document = minimal(
-        {"/r/{f}": {"get": {"operationId": "op", "parameters": [parameter], "responses": OK}}}
+        {
+            "/r/{f}": {"get": {"operationId": "op", "parameters": [parameter], "responses": OK}},
+            **FINE,
+        }
     )
     _, report = imported(tmp_path, write_spec(tmp_path, document), source="api")
     assert [str(s.problem) for s in report.skipped] == [

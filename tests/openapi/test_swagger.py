@@ -102,7 +102,8 @@ def test_problems_point_into_the_swagger_file(tmp_path: Path) -> None:
     out = tmp_path / "tools.d"
     report = import_openapi(KENNEL, source="kennel", out=out)
     assert [str(skipped.problem) for skipped in report.skipped] == [
-        "#/paths/~1broken/post/parameters/0/schema: $ref '#/definitions/Nowhere' points at nothing"
+        "#/paths/~1broken/post/parameters/0/schema: $ref '#/definitions/Nowhere' points at "
+        "nothing: #/definitions has no 'Nowhere'"
     ]
     notes = [line for line in (out / "list_dogs.yaml").read_text().splitlines() if "note:" in line]
     assert notes == [

@@ -11,7 +11,7 @@ import pytest
 
 from agentkit.cli import main
 from tests.declarative.loopback import serve
-from tests.openapi.test_import import OK, definition, imported, inputs, minimal, write_spec
+from tests.openapi.test_import import FINE, OK, definition, imported, inputs, minimal, write_spec
 from tests.openapi.test_request_shapes import Recorder, _call, _import
 
 STRING_OR_INTEGER = ["string", "integer"]
@@ -269,7 +269,7 @@ def test_an_optional_property_holding_an_untypable_one_is_left_out(tmp_path: Pat
 
 def test_a_required_property_holding_an_untypable_one_skips_the_operation(tmp_path: Path) -> None:
     document = minimal(
-        {"/op": {"post": {"operationId": "op", "responses": OK, **untypable_inside(True)}}}
+        {"/op": {"post": {"operationId": "op", "responses": OK, **untypable_inside(True)}}, **FINE}
     )
     _, report = imported(tmp_path, write_spec(tmp_path, document), source="api")
     (skipped,) = report.skipped
