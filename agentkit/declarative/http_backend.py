@@ -516,9 +516,13 @@ class HttpBackend:
         where = f"{prepared.method} {prepared.url}"
         kind = "timeout" if isinstance(exc, requests.Timeout) else "connection"
         if exchange.never_left:
+            words = failures.connect_failure(
+                exc, prepared.url or "", connect_timeout=self.spec.connect_timeout
+            )
             return HttpCallError(
                 "connection",
-                f"{where} failed to connect after {attempt} attempt(s): {failures.reason(exc)}",
+                f"{where} failed to connect after {attempt} attempt(s): "
+                f"{words or failures.reason(exc)}",
             )
         happened = ("sent, " if exchange.sent else "maybe sent, ") + failures.what_happened(
             exc, replied=replied, read_timeout=self.spec.read_timeout
