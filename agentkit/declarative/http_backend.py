@@ -5,8 +5,8 @@
   is checked again before sending, and after each redirect.
 - ``timeout.total`` is a deadline for the whole call: every attempt's timeouts,
   every retry wait and every body read are bounded by what is left of it, and
-  at the deadline a watchdog shuts the connection (``http_transport``), so no
-  read -- status line, headers or body, however slowly dripped -- outlives it.
+  every socket send and receive times out at the deadline (``http_transport``),
+  so no read -- status line, headers or body, however slowly dripped -- outlives it.
 - A request that may have reached the server is sent again only when its
   method is idempotent (or ``retry.non_idempotent`` says so); one that provably
   never left (its connect failed) may always be. urllib3 never resends.
@@ -516,9 +516,13 @@ class HttpBackend:
         where = f"{prepared.method} {prepared.url}"
         kind = "timeout" if isinstance(exc, requests.Timeout) else "connection"
         if exchange.never_left:
+            words = failures.connect_failure(
+                exc, prepared.url or "", connect_timeout=self.spec.connect_timeout
+            )
             return HttpCallError(
                 "connection",
-                f"{where} failed to connect after {attempt} attempt(s): {failures.reason(exc)}",
+                f"{where} failed to connect after {attempt} attempt(s): "
+                f"{words or failures.reason(exc)}",
             )
         happened = ("sent, " if exchange.sent else "maybe sent, ") + failures.what_happened(
             exc, replied=replied, read_timeout=self.spec.read_timeout
@@ -597,10 +601,6 @@ class HttpBackend:
                 if exchange.timed_out:
                     raise self._deadline(prepared, exchange)
                 chunks.append(chunk)
-        if exchange.expired:
-            # The watchdog cut the connection: what was read may look complete
-            # (headers cut short, a body without a length) but is not.
-            raise self._deadline(prepared, exchange)
         view = ResponseView(
             response.status_code, response.headers, b"".join(chunks), response.encoding
         )

@@ -10,6 +10,7 @@ call's deadline between chunks.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from datetime import timezone
 from typing import TYPE_CHECKING, Final
@@ -17,7 +18,15 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     import requests
 
-__all__ = ["causes", "chunks", "reason", "retry_after_seconds", "retrying", "what_happened"]
+__all__ = [
+    "causes",
+    "chunks",
+    "connect_failure",
+    "reason",
+    "retry_after_seconds",
+    "retrying",
+    "what_happened",
+]
 
 _CHUNK: Final = 64 * 1024
 
@@ -108,6 +117,62 @@ def what_happened(exc: Exception, *, replied: bool, read_timeout: float) -> str:
     return f"no usable reply ({reason(exc)})"
 
 
+def connect_failure(exc: Exception, url: str, *, connect_timeout: float) -> str | None:
+    """What went wrong reaching ``url``'s host, and what would fix it; None when ``exc``
+    is not a failure to connect (name resolution, TCP connect, TLS handshake)."""
+    import socket
+    import ssl
+    from urllib.parse import urlsplit
+
+    import requests
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    where = f"{host}:{port}"
+    if isinstance(exc, requests.ConnectTimeout):
+        return (
+            f"connecting to {where} timed out after {connect_timeout} s (timeout.connect): "
+            "check that this machine is online and the host is reachable from it (a "
+            "firewall, a VPN), or raise timeout.connect in the tool's definition"
+        )
+    for cause in causes(exc):
+        if isinstance(cause, socket.gaierror):
+            return (
+                f"the host name {host!r} (port {port}) could not be resolved "
+                f"({_strerror(cause)}): check the host in the URL, and that this machine is "
+                "online and can resolve names (DNS)"
+            )
+        if isinstance(cause, ConnectionRefusedError):
+            return (
+                f"the connection to {where} was refused: nothing listens on that port; "
+                "check the port in the URL and that the server is running"
+            )
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return (
+                f"the TLS certificate of {where} failed verification "
+                f"({cause.verify_message or cause.reason}, CERTIFICATE_VERIFY_FAILED): if "
+                "the server's certificate comes from a private authority, name its CA file "
+                "in ca_bundle; otherwise the server's certificate is wrong for this host"
+            )
+        if isinstance(cause, ssl.SSLError):
+            return (
+                f"the TLS handshake with {where} failed ({cause.reason or _strerror(cause)}): "
+                "check that the port serves HTTPS; if it serves plain HTTP, the URL wants "
+                "http://"
+            )
+        if isinstance(cause, OSError) and not isinstance(cause, TimeoutError) and cause.errno:
+            return (
+                f"could not connect to {where} ({_strerror(cause)}): check that this "
+                "machine is online and the host in the URL is right"
+            )
+    return None
+
+
+def _strerror(error: OSError) -> str:
+    return error.strerror or reason(error)
+
+
 def causes(exc: BaseException) -> Iterator[BaseException]:
     """``exc`` and the exceptions it wraps (args, ``reason``, cause, context), outermost first."""
     seen: list[BaseException] = []
@@ -127,10 +192,22 @@ def retrying(prepared: requests.PreparedRequest, why: str, attempt: int, attempt
     return f"{prepared.method} {prepared.url} {why}; attempt {attempt + 1} of {attempts}"
 
 
-def reason(exc: Exception) -> str:
-    """The innermost reason of a requests/urllib3 error, without the object reprs."""
+# What urllib3 puts before its reasons: a connection's repr (``<...Connection object at
+# 0x7f...>``, ``<...Connection(host='h', port=1) at 0x...>``) or ``...Connection(host=..,
+# port=..): `` / ``...Pool(host=.., port=..): ``, its own words for the host and port
+# the caller's message already names.
+_CONNECTION_REPR: Final = re.compile(
+    r"<[\w.]+(?: object|\([^)]*\)) at 0x[0-9a-fA-F]+>(?:, )?|\b\w*(?:Connection|Pool)\([^)]*\): "
+)
+
+
+def reason(exc: BaseException) -> str:
+    """The innermost reason of a requests/urllib3 error, without class names or object reprs."""
     text = str(exc.args[0] if exc.args else exc)
-    reason = getattr(exc.args[0], "reason", None) if exc.args else None
-    if reason is not None:
-        text = str(reason)
-    return text.split(": ", 1)[-1] if "object at 0x" in text else text
+    inner = getattr(exc.args[0], "reason", None) if exc.args else None
+    if inner is not None:
+        text = str(inner)
+    text = _CONNECTION_REPR.sub("", text)
+    if text.startswith("('") and text.endswith("')"):  # what was a (connection, reason) pair
+        text = text[2:-2]
+    return text or type(exc).__name__

@@ -5,9 +5,13 @@ that drips a header byte just inside the read timeout holds a call for hours,
 and their exceptions do not say reliably whether the request reached the
 server. The connections made here record both facts themselves:
 
-- ``Exchange.expired``: the call's deadline passed. A watchdog timer shuts
-  down the socket the call is using at the deadline, so whatever read or write
-  is in progress (request body, status line, headers, body) returns at once.
+- The deadline: while an ``Exchange`` runs on a thread, every send and every
+  receive on that thread's connections gets as its socket timeout the smaller
+  of urllib3's per-operation timeout and the time left, set again before each
+  operation. So whatever is in progress (request body, status line, headers,
+  plain or chunked body, however slowly dripped) times out at the deadline,
+  and urllib3 then closes the connection. No thread is started: the budget is
+  carried by the socket operations themselves.
 - ``Exchange.never_left``: this attempt dialled a connection and failed
   before handing a request byte to a socket (a refused or timed-out connect),
   so the server provably never saw it. After a byte left, the server may have
@@ -22,12 +26,13 @@ This module imports requests and urllib3; import it where a request is made.
 
 from __future__ import annotations
 
-import contextlib
+import http.client
+import io
 import socket
 import threading
 import time
 from types import TracebackType
-from typing import Any, Final, final
+from typing import Any, final
 
 from requests.adapters import HTTPAdapter
 from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
@@ -36,48 +41,29 @@ from urllib3.util.retry import Retry
 
 __all__ = ["DeadlineAdapter", "Exchange"]
 
-# Guards which exchange owns a connection: the watchdog must never shut down a
-# connection that went back to the pool and now serves another call.
-_ownership: Final = threading.Lock()
 _current = threading.local()
 
 
 @final
 class Exchange:
-    """One call's sending: its deadline, the watchdog, and what each attempt did.
+    """One call's sending: its deadline, and what each attempt did.
 
     Use as a context manager around every attempt of one call, on the calling
-    thread; ``begin_attempt()`` before each attempt.
+    thread; ``begin_attempt()`` before each attempt. Exchanges nest: the
+    innermost one bounds the socket operations of its thread.
     """
 
-    __slots__ = (
-        "_closed",
-        "_connections",
-        "_previous",
-        "_timer",
-        "deadline",
-        "dialled",
-        "expired",
-        "sent",
-    )
-    _connections: list[_TrackedConnection]
+    __slots__ = ("_previous", "deadline", "dialled", "sent")
 
     def __init__(self, deadline: float) -> None:
         self.deadline = deadline
-        self.expired = False  # the watchdog fired
         self.dialled = False  # a connection of ours tried to connect in this attempt
         self.sent = False  # a request byte went to a socket in this attempt
-        self._closed = False
-        self._connections = []
         self._previous: Exchange | None = None
-        wait = min(max(0.0, deadline - time.monotonic()), threading.TIMEOUT_MAX)
-        self._timer = threading.Timer(wait, self._expire)
-        self._timer.daemon = True
 
     def __enter__(self) -> Exchange:
         self._previous = _running()
         _current.exchange = self
-        self._timer.start()
         return self
 
     def __exit__(
@@ -86,12 +72,6 @@ class Exchange:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self._timer.cancel()
-        with _ownership:
-            self._closed = True
-            for connection in self._connections:
-                if connection.exchange is self:
-                    connection.exchange = None
         _current.exchange = self._previous
 
     def begin_attempt(self) -> None:
@@ -107,27 +87,8 @@ class Exchange:
 
     @property
     def timed_out(self) -> bool:
-        return self.expired or self.remaining <= 0
-
-    def _claim(self, connection: _TrackedConnection) -> None:
-        with _ownership:
-            if connection.exchange is not self:
-                connection.exchange = self
-                self._connections.append(connection)
-            self.sent = True
-
-    def _expire(self) -> None:
-        with _ownership:
-            if self._closed:
-                return
-            self.expired = True
-            for connection in self._connections:
-                sock = connection.sock
-                if connection.exchange is self and sock is not None:
-                    # socket.socket's own shutdown, not SSLSocket's, which would
-                    # also drop the TLS state under the thread still using it.
-                    with contextlib.suppress(OSError):
-                        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        """The deadline has passed."""
+        return self.remaining <= 0
 
 
 def _running() -> Exchange | None:
@@ -135,10 +96,54 @@ def _running() -> Exchange | None:
     return exchange
 
 
-class _TrackedConnection(HTTPConnection):
-    """Marks the running exchange as sent before its first byte goes out."""
+def _bound(sock: socket.socket, timeout: float | None) -> None:
+    """Give ``sock``'s next operation ``timeout``, capped at the running exchange's time left.
 
-    exchange: Exchange | None = None
+    Raises ``TimeoutError`` (what a socket raises when it times out) once the
+    deadline has passed: a timeout of 0 would make the socket non-blocking.
+    """
+    exchange = _running()
+    if exchange is not None:
+        remaining = exchange.remaining
+        if remaining <= 0:
+            raise TimeoutError("the call's deadline passed")
+        timeout = remaining if timeout is None else min(timeout, remaining)
+    sock.settimeout(timeout)
+
+
+class _BoundedReader(io.RawIOBase):
+    """A response's socket reader that bounds each receive by the running deadline."""
+
+    def __init__(self, raw: io.RawIOBase, sock: socket.socket) -> None:
+        super().__init__()
+        self._raw = raw  # the socket's own reader: it keeps the socket's reference count
+        self._sock = sock
+        self._timeout = sock.gettimeout()  # urllib3's read timeout, set just before
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        _bound(self._sock, self._timeout)
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _BoundedResponse(http.client.HTTPResponse):
+    """http.client's response, reading through ``_BoundedReader``."""
+
+    def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any) -> None:
+        super().__init__(sock, *args, **kwargs)
+        self.fp = io.BufferedReader(_BoundedReader(self.fp.detach(), sock))
+
+
+class _TrackedConnection(HTTPConnection):
+    """Marks the running exchange as dialled and sent, and bounds every send by its deadline."""
+
+    response_class = _BoundedResponse
 
     def connect(self) -> None:
         exchange = _running()
@@ -152,7 +157,8 @@ class _TrackedConnection(HTTPConnection):
             self.connect()
         exchange = _running()
         if exchange is not None:
-            exchange._claim(self)
+            exchange.sent = True
+        _bound(self.sock, self.timeout)
         super().send(data)
 
 
@@ -160,19 +166,11 @@ class _TrackedHTTPSConnection(_TrackedConnection, HTTPSConnection):
     pass
 
 
-class _ReleasingPool(HTTPConnectionPool):
-    """Takes a connection back from its exchange before another call can take it."""
-
+class _TrackedPool(HTTPConnectionPool):
     ConnectionCls = _TrackedConnection
 
-    def _put_conn(self, conn: Any) -> None:
-        if isinstance(conn, _TrackedConnection):
-            with _ownership:
-                conn.exchange = None
-        super()._put_conn(conn)
 
-
-class _ReleasingHTTPSPool(_ReleasingPool, HTTPSConnectionPool):
+class _TrackedHTTPSPool(HTTPSConnectionPool):
     ConnectionCls = _TrackedHTTPSConnection
 
 
@@ -189,6 +187,6 @@ class DeadlineAdapter(HTTPAdapter):
     ) -> None:
         super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
         self.poolmanager.pool_classes_by_scheme = {
-            "http": _ReleasingPool,
-            "https": _ReleasingHTTPSPool,
+            "http": _TrackedPool,
+            "https": _TrackedHTTPSPool,
         }

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import logging
+import re
+import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from email.utils import formatdate
 from typing import Any
 
@@ -12,7 +15,7 @@ import pytest
 
 from agentkit import ToolExecutor, ToolRegistry, ToolResult, load_tools
 from agentkit.declarative import http_backend
-from tests.declarative import loopback
+from tests.declarative import loopback, rawserver
 from tests.declarative.conftest import WriteFile
 
 TOOL = """\
@@ -262,3 +265,126 @@ def test_a_hostile_reply_fails_an_output_template_cleanly(
     result = call(write, origin, "h", extra='    output: {title: "{{ response.json.title }}"}')
     assert not result.succeeded
     assert "NaN is not a number JSON allows" in str(result.error)
+
+
+# -- a failure to reach the server says where, what failed and what would fix it ----------------
+
+
+def _free_port() -> int:
+    with socket.socket() as placeholder:
+        placeholder.bind(("127.0.0.1", 0))
+        port: int = placeholder.getsockname()[1]
+    return port
+
+
+@contextmanager
+def _refused(scheme: str) -> Iterator[str]:
+    yield f"{scheme}://127.0.0.1:{_free_port()}"
+
+
+@contextmanager
+def _tls_to_plain_http() -> Iterator[str]:
+    with loopback.serve({}) as origin:
+        yield origin.replace("http://", "https://")
+
+
+@contextmanager
+def _unaccepting() -> Iterator[str]:
+    with rawserver.unaccepting() as server:
+        yield server.origin
+
+
+@contextmanager
+def _silent() -> Iterator[str]:
+    with rawserver.serve(rawserver.silence) as server:
+        yield server.origin
+
+
+Origin = Callable[[], AbstractContextManager[str]]
+UNREACHABLE: dict[str, tuple[Origin, str, str]] = {
+    # id: (the origin, what failed, what would fix it)
+    "name under .invalid, https": (
+        lambda: nullcontext("https://weather.invalid"),
+        "the host name 'weather.invalid' (port 443) could not be resolved",
+        "check the host in the URL",
+    ),
+    "name under .invalid, own port": (
+        lambda: nullcontext("http://api.weather.invalid:8080"),
+        "the host name 'api.weather.invalid' (port 8080) could not be resolved",
+        "can resolve names (DNS)",
+    ),
+    "refused port, http": (
+        lambda: _refused("http"),
+        "the connection to 127.0.0.1:{port} was refused",
+        "check the port in the URL and that the server is running",
+    ),
+    "refused port, https": (
+        lambda: _refused("https"),
+        "the connection to 127.0.0.1:{port} was refused",
+        "check the port in the URL and that the server is running",
+    ),
+    "TLS to a plain-HTTP port": (
+        _tls_to_plain_http,
+        "the TLS handshake with 127.0.0.1:{port} failed",
+        "if it serves plain HTTP, the URL wants http://",
+    ),
+    "connect timeout": (
+        _unaccepting,
+        "connecting to 127.0.0.1:{port} timed out after 0.3 s (timeout.connect)",
+        "raise timeout.connect in the tool's definition",
+    ),
+    "read timeout": (
+        _silent,
+        "127.0.0.1:{port}/p failed after 2 attempt(s): sent, timed out after 0.3 s waiting "
+        "for a reply (timeout.read)",
+        "raise timeout.read in its definition",
+    ),
+}
+FAST_FAIL = (
+    "    timeout: {connect: 0.3, read: 0.3, total: 10}\n    retry: {attempts: 2, backoff: 0.01}"
+)
+# urllib3's words for its connection objects: never the user's business.
+INTERNALS = re.compile(r"Connection\(|object at 0x|_Tracked|urllib3|HTTPConnectionPool")
+
+
+@pytest.mark.parametrize(
+    ("origin_of", "failed", "fix"), UNREACHABLE.values(), ids=UNREACHABLE.keys()
+)
+def test_an_unreachable_server_is_named_with_what_failed_and_the_fix(
+    write: WriteFile,
+    monkeypatch: pytest.MonkeyPatch,
+    origin_of: Origin,
+    failed: str,
+    fix: str,
+) -> None:
+    warnings: list[str] = []
+    monkeypatch.setattr(http_backend, "log", lambda level, message, **_: warnings.append(message))
+    with origin_of() as origin:
+        result = call(write, origin, "p", extra=FAST_FAIL)
+    port = origin.rsplit(":", 1)[-1]
+    error = str(result.error)
+    assert error.startswith("Tool 'probe' failed: HttpCallError: GET "), error
+    assert failed.format(port=port) in error
+    assert fix in error
+    assert warnings, "the retry is announced"
+    for text in (error, *warnings):
+        assert not INTERNALS.search(text), text
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy"])
+def test_proxy_variables_do_not_redirect_a_tool(
+    write: WriteFile,
+    origin: str,
+    behaviours: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str,
+) -> None:
+    # A proxy nobody runs: were it used, every call would fail naming it.
+    monkeypatch.setenv(variable, f"http://127.0.0.1:{_free_port()}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    behaviours["/a"] = loopback.ok({"title": "direct"})
+    assert call(write, origin, "a").output == {"title": "direct"}
+    error = str(call(write, "https://weather.invalid", "a", extra=FAST_FAIL).error)
+    assert "the host name 'weather.invalid' (port 443) could not be resolved" in error
+    assert not INTERNALS.search(error), error

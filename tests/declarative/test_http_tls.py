@@ -58,7 +58,12 @@ def call(write: WriteFile, text: str) -> ToolResult:
 def test_an_unknown_authority_fails_the_call(write: WriteFile, origin: str) -> None:
     result = call(write, TOOL.replace("ORIGIN", origin))
     assert not result.succeeded
-    assert "CERTIFICATE_VERIFY_FAILED" in str(result.error)
+    error = str(result.error)
+    port = origin.rsplit(":", 1)[-1]
+    assert f"the TLS certificate of 127.0.0.1:{port} failed verification (" in error
+    assert "CERTIFICATE_VERIFY_FAILED" in error
+    assert "name its CA file in ca_bundle" in error
+    assert "Connection(" not in error, error
 
 
 def test_a_ca_bundle_relative_to_the_file_is_trusted(
