@@ -462,6 +462,9 @@ _HTTP_ONLY = (
     ("allowed_host", "--allowed-host"),
     ("allowed_origin", "--allowed-origin"),
     ("max_request_bytes", "--max-request-bytes"),
+    ("header_timeout", "--header-timeout"),
+    ("idle_timeout", "--idle-timeout"),
+    ("max_connections", "--max-connections"),
 )
 
 
@@ -649,7 +652,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     limits = _limits(args)
     host, port = mcp_http.parse_address(args.http)
     _positive(args.max_request_bytes, "--max-request-bytes", integer=True)
+    from agentkit.mcp_conn import check_limits
+
+    header_timeout, idle_timeout, max_connections = check_limits(
+        args.header_timeout, args.idle_timeout, args.max_connections
+    )
     options = mcp_http.HttpOptions(
+        header_timeout=header_timeout,
+        idle_timeout=idle_timeout,
+        max_connections=max_connections,
         host=host,
         port=port,
         path=mcp_http.parse_endpoint_path(args.path),
@@ -851,6 +862,25 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="refuse a larger request body with 413 (default 4 MiB)",
+    )
+    serve.add_argument(
+        "--header-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="close a connection whose request head is not complete in time (default 10)",
+    )
+    serve.add_argument(
+        "--idle-timeout",
+        type=int,
+        metavar="SECONDS",
+        help="close a keep-alive connection idle this long between requests (default 5)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=int,
+        metavar="N",
+        help="refuse connections past N open ones with 503 (default: from the open-file "
+        "limit, at most 4096)",
     )
     serve.add_argument(
         "--call-timeout",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from collections.abc import Callable
 from typing import Any, Final
 
 from agentkit.toolerrors import Problem
@@ -101,15 +102,21 @@ def _finite_float(text: str) -> float:
     return number
 
 
-def loads(text: str | bytes) -> Any:
+def loads(text: str | bytes, *, parse_int: Callable[[str], Any] | None = None) -> Any:
     """Parse JSON text from outside, refusing what ``json.loads`` lets through.
 
     ``NaN``, ``Infinity`` and numbers that overflow to infinity are refused, and
-    so is nesting deeper than ``MAX_DEPTH``. Raises ``ValueError`` with a
-    message that says what was wrong.
+    so is nesting deeper than ``MAX_DEPTH``. ``parse_int`` reads each integer's
+    digits, as for ``json.loads`` (a caller that wants to bound them). Raises
+    ``ValueError`` with a message that says what was wrong.
     """
     try:
-        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        value = json.loads(
+            text,
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+            parse_int=parse_int,
+        )
     except RecursionError:
         raise ValueError(
             f"nested more than {MAX_DEPTH} levels deep; send a flatter value"

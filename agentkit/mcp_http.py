@@ -54,6 +54,14 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agentkit.credentials import CredentialsManager, read_user_file
+from agentkit.mcp_conn import (
+    DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT,
+    accept_backlog,
+    default_max_connections,
+    guarded_protocol,
+    raise_open_file_limit,
+)
 from agentkit.mcp_fast import FastPath
 from agentkit.mcp_limits import (
     DEFAULT_ANSWER_SECONDS,
@@ -135,6 +143,12 @@ class HttpOptions:
     drain_seconds: float = DEFAULT_DRAIN_SECONDS
     #: Run a ``confirm: true`` tool without asking when its client cannot be asked.
     allow_unconfirmed: bool = False
+    #: Seconds a request's head may take (``agentkit.mcp_conn``), and an idle
+    #: keep-alive connection may stay open between requests.
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    idle_timeout: int = DEFAULT_IDLE_TIMEOUT
+    #: Open connections at most (None: sized from the open-file limit, raised at start).
+    max_connections: int | None = None
 
 
 def _split_address(text: str) -> tuple[str, str | None]:
@@ -898,6 +912,12 @@ def serve_http(
         )
 
     app = build_app(served, executor, options, reloader=reloader, on_ready=ready)
+    open_files = raise_open_file_limit()
+    max_connections = options.max_connections
+    if max_connections is None:
+        max_connections = default_max_connections(open_files)
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -909,6 +929,15 @@ def serve_http(
         # The calls in flight are drained before this; what is left is answers being
         # written and idle streams, which need only a moment.
         timeout_graceful_shutdown=2,
+        # uvicorn times the idle time between requests, not a request head that never
+        # ends, and does not cap connections: its own protocol class, guarded.
+        http=guarded_protocol(
+            AutoHTTPProtocol,
+            header_timeout=options.header_timeout,
+            max_connections=max_connections,
+        ),
+        timeout_keep_alive=options.idle_timeout,
+        backlog=accept_backlog(open_files),
     )
     server = _DrainingServer(config, app.state.agentkit, options.drain_seconds)
     # sse-starlette ends every SSE stream the moment uvicorn sees SIGTERM, the answers

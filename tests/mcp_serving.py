@@ -19,7 +19,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -88,8 +88,16 @@ class Served:
         return self.process.returncode
 
 
-def start(args: Sequence[str], *, env: dict[str, str] | None = None) -> Served:
-    """``agentkit serve --http 127.0.0.1:0 ARGS``; returns once it prints where it listens."""
+def start(
+    args: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    preexec_fn: Callable[[], Any] | None = None,
+) -> Served:
+    """``agentkit serve --http 127.0.0.1:0 ARGS``; returns once it prints where it listens.
+
+    ``preexec_fn`` runs in the child before the server starts (``subprocess.Popen``'s).
+    """
     process = subprocess.Popen(
         [sys.executable, "-m", "agentkit", "serve", "--http", "127.0.0.1:0", *args],
         cwd=ROOT,
@@ -98,6 +106,7 @@ def start(args: Sequence[str], *, env: dict[str, str] | None = None) -> Served:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=preexec_fn,
     )
     found: queue.Queue[str | None] = queue.Queue()
     lines: list[str] = []
@@ -127,8 +136,13 @@ def start(args: Sequence[str], *, env: dict[str, str] | None = None) -> Served:
 
 
 @contextlib.contextmanager
-def serving(args: Sequence[str], *, env: dict[str, str] | None = None) -> Iterator[Served]:
-    served = start(args, env=env)
+def serving(
+    args: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    preexec_fn: Callable[[], Any] | None = None,
+) -> Iterator[Served]:
+    served = start(args, env=env, preexec_fn=preexec_fn)
     try:
         yield served
     finally:

@@ -26,7 +26,20 @@ when the cache has none that is still fresh::
   are registered with the running call's redactor (``redact_also``) and
   redacted from this module's errors even outside a call. An error names the
   token URL, what went wrong (the HTTP status, and the endpoint's ``error`` and
-  ``error_description`` quoted) and never the secret or a token.
+  ``error_description`` quoted) and never the secret or a token. The reply is
+  searched for tokens before it is parsed (any value of a name ending in
+  ``token``, in JSON or form spelling, whether or not the reply parses), so an
+  error about a malformed reply cannot show one; and a successful (2xx) reply
+  that is not a token document is described (its Content-Type, size and what
+  is wrong with it), never quoted, since the token may be anywhere in it.
+- **Reading the reply.** RFC 6749 section 5.1: a JSON object, parsed strictly
+  (``agentkit.jsonvalues``: nesting within ``MAX_DEPTH``, finite numbers;
+  trailing data after the object is refused). A leading UTF-8 byte order mark
+  is dropped. A reply that is not JSON but a form
+  (``access_token=...&token_type=bearer``, as GitHub sends to a client that
+  does not ask for JSON) is read as one, although ``Accept: application/json``
+  is always sent. ``expires_in`` may be a number or a string of digits; a
+  lifetime over ``MAX_EXPIRES_IN`` is cut to it (however many digits it has).
 - **Sending.** A POST of ``application/x-www-form-urlencoded`` with
   ``grant_type=client_credentials``; the client authenticates with HTTP Basic
   (id and secret form-encoded first, RFC 6749 section 2.3.1) or, with
@@ -44,11 +57,12 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, final
-from urllib.parse import quote_plus, urlsplit
+from urllib.parse import parse_qsl, quote_plus, unquote_plus, urlsplit
 
+from agentkit import jsonvalues
 from agentkit.redaction import Redactor, excerpt, redact_also
 from agentkit.toolerrors import OAuth2Error
 
@@ -58,6 +72,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_EXPIRES_IN",
     "DEFAULT_EXPIRY_MARGIN",
+    "MAX_EXPIRES_IN",
     "MAX_TOKEN_RESPONSE_BYTES",
     "ClientCredentials",
     "OAuth2Error",
@@ -68,10 +83,22 @@ __all__ = [
 DEFAULT_EXPIRES_IN: Final = 300.0
 #: Seconds before its expiry a token is no longer handed out.
 DEFAULT_EXPIRY_MARGIN: Final = 30.0
+#: Seconds a token is kept at most, whatever its ``expires_in`` says (a day):
+#: fetching a long-lived token again once a day costs nothing.
+MAX_EXPIRES_IN: Final = 86400.0
 #: A token reply is a few hundred bytes; anything over this is not one.
 MAX_TOKEN_RESPONSE_BYTES: Final = 64 * 1024
 #: How much of the endpoint's own text an error quotes.
 _QUOTED: Final = 200
+#: Integers of more digits are only "huge": no lifetime needs them, and reading
+#: thousands of digits is slow (and past 4,300 refused by ``int``).
+_INT_DIGITS: Final = 18
+_HUGE: Final = 10**_INT_DIGITS
+#: A value under a name ending in "token" (access_token, refresh_token, id_token,
+#: accessToken), in JSON spelling (the closing quote may be missing: a cut reply)
+#: and in form spelling: what is searched for before the reply is parsed.
+_JSON_TOKEN: Final = re.compile(r'"[^"\\]{0,64}token"\s*:\s*"((?:[^"\\]|\\.)*)', re.IGNORECASE)
+_FORM_TOKEN: Final = re.compile(r"(?:^|[&;\s?])[\w.~%-]{0,64}token=([^&;\s]*)", re.IGNORECASE)
 #: RFC 6749 appendix A.4: a scope token is printable ASCII without space, '"' or '\\'.
 _SCOPE_TOKEN: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 
@@ -340,29 +367,37 @@ class ClientCredentials:
     def _parse(
         self, status: int, content_type: str | None, body: bytes, shown: Redactor
     ) -> tuple[str, float]:
-        text = body.decode("utf-8", "replace")
-        try:
-            document: Any = json.loads(text)
-        except ValueError:
-            document = None
-        if not 200 <= status < 300:
+        text = body.decode("utf-8", "replace").removeprefix("\ufeff")
+        # Before anything can fail: whatever may be a token is a secret from here on.
+        found = [form for form in _token_candidates(text) if form]
+        shown.add(*found)
+        redact_also(*found)
+        success = 200 <= status < 300
+        if success and text.strip():
+            shown.add(text.strip())  # the token may be anywhere in it: never quoted
+        document, wrong = _document(text)
+        if not success:
             raise self._refused(status, document, text, shown)
         if not isinstance(document, dict):
+            what = wrong if document is None else f"it is a JSON {type(document).__name__}"
             raise OAuth2Error(
                 self.token_url,
                 "response",
                 f"HTTP {status}: the reply is not a JSON object "
-                f"(Content-Type {content_type!r}): {_quote(text, shown)}",
+                f"(Content-Type {content_type!r}, {len(body)} bytes: "
+                f"{excerpt(what, _QUOTED, shown)}); its text is not shown, as it may hold "
+                "the token",
                 status=status,
             )
         value = document.get("access_token")
         if not isinstance(value, str) or not value:
             # The reply may hold a token under another name: show only its keys.
+            keys = excerpt(", ".join(sorted(map(str, document))), _QUOTED, shown)
             raise OAuth2Error(
                 self.token_url,
                 "response",
                 f"HTTP {status}: the reply has no 'access_token' string "
-                f"(its keys: {', '.join(sorted(map(str, document))) or 'none'})",
+                f"(its keys: {keys or 'none'})",
                 status=status,
             )
         shown.add(value)
@@ -384,22 +419,17 @@ class ClientCredentials:
         if expires_in is None:
             return DEFAULT_EXPIRES_IN
         # Some endpoints send the number as a string ("3600"): accepted, digits only.
-        if (
-            isinstance(expires_in, str)
-            and 0 < len(expires_in) <= 12
-            and expires_in.isascii()
-            and expires_in.isdigit()
-        ):
-            expires_in = int(expires_in)
+        if isinstance(expires_in, str) and expires_in.isascii() and expires_in.isdigit():
+            expires_in = int(expires_in) if len(expires_in) <= _INT_DIGITS else _HUGE
         if not _is_number(expires_in) or expires_in < 0:
             raise OAuth2Error(
                 self.token_url,
                 "response",
                 f"HTTP {status}: 'expires_in' must be a number of seconds >= 0, "
-                f"not {_quote(json.dumps(expires_in), shown)}",
+                f"not {_quote(_shown_value(expires_in), shown)}",
                 status=status,
             )
-        return float(expires_in)
+        return min(float(expires_in), MAX_EXPIRES_IN)
 
     def _refused(self, status: int, document: Any, text: str, shown: Redactor) -> OAuth2Error:
         error = description = None
@@ -477,6 +507,57 @@ def _is_number(value: Any) -> bool:
         return math.isfinite(value)
     except OverflowError:  # an int too large for a float
         return False
+
+
+def _token_candidates(text: str) -> Iterator[str]:
+    """Every spelling of what may be a token in ``text``, found without parsing it."""
+    for match in _JSON_TOKEN.finditer(text):
+        raw = match[1]
+        yield raw
+        try:
+            decoded = json.loads(f'"{raw}"')
+        except ValueError:  # cut inside an escape: the raw spelling is all there is
+            continue
+        yield decoded
+    for match in _FORM_TOKEN.finditer(text):
+        yield match[1]
+        yield unquote_plus(match[1])
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) <= _INT_DIGITS:
+        return int(digits)
+    return -_HUGE if digits.startswith("-") else _HUGE
+
+
+def _document(text: str) -> tuple[Any, str]:
+    """The reply as a JSON value, else as a form with an ``access_token``.
+
+    ``(None, why)`` when it is neither; ``why`` quotes none of the text (the
+    parser's own reasons name a position, not what is there).
+    """
+    try:
+        return jsonvalues.loads(text, parse_int=_bounded_int), ""
+    except ValueError as exc:
+        # Only the reason is kept: the exception holds the whole text (``doc``).
+        why = f"not JSON: {exc}"
+    if "=" in text:
+        try:
+            pairs = parse_qsl(
+                text.strip(), keep_blank_values=True, strict_parsing=True, max_num_fields=64
+            )
+        except ValueError:
+            pairs = []
+        names = [name for name, _ in pairs]
+        if "access_token" in names and len(set(names)) == len(names):
+            return dict(pairs), ""
+    return None, why
+
+
+def _shown_value(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _HUGE:
+        return f"a number of more than {_INT_DIGITS} digits"
+    return json.dumps(value)
 
 
 def _string(value: Any, shown: Redactor) -> str | None:
