@@ -35,6 +35,9 @@ _MASK: Final = "the value"
 #: How deep a finding follows the alternatives of ``oneOf`` / ``anyOf`` inside others.
 _MAX_DEPTH: Final = 8
 _ALTERNATIVES: Final = ("oneOf", "anyOf")
+_SCALARS: Final = (str, int, float, bool, type(None))
+#: A description whose YAML aliases expand it past this many values is not checked.
+MAX_VALUES: Final = 5_000_000
 
 _METASCHEMAS: Final = {
     "2.0": "swagger-2.0.json",
@@ -80,7 +83,7 @@ def _validator(version: str) -> Any:
     """The meta-schema of ``version``, compiled (once a process)."""
     import jsonschema_rs
 
-    text = resources.files(__package__).joinpath("metaschemas", _METASCHEMAS[version]).read_text()
+    text = (resources.files(__package__) / "metaschemas" / _METASCHEMAS[version]).read_text()
     return jsonschema_rs.validator_for(json.loads(text), retriever=_refuse, mask=_MASK)
 
 
@@ -90,14 +93,49 @@ def _refuse(uri: str) -> Any:
 
 
 def _findings(validator: Any, document: dict[str, Any]) -> Iterator[DescriptionProblem]:
-    try:
-        errors = list(validator.iter_errors(document))
-    except ValueError:
-        # What JSON cannot hold (YAML's integer keys and dates) stops the conversion
-        # before any validation: the check then reads the description as JSON would.
-        errors = list(validator.iter_errors(_as_json(document)))
-    for error in errors:
+    values, plain = _shape(document)
+    if values is None:
+        yield problem("#", "not checked: a YAML alias makes the description contain itself")
+        return
+    if values > MAX_VALUES:
+        # The validator copies what a finding is about: an alias bomb would fill memory.
+        yield problem("#", f"not checked: YAML aliases expand it to {values:,} values")
+        return
+    # What JSON cannot hold (YAML's integer keys and dates) the check reads as JSON would.
+    for error in validator.iter_errors(document if plain else _as_json(document)):
         yield from _located(error, 0)
+
+
+def _shape(document: Any) -> tuple[int | None, bool]:
+    """How many values the description holds with every YAML alias expanded (None
+    when an alias makes it contain itself), and whether all are JSON's own; in time
+    linear in the distinct values."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+    plain = True
+    stack: list[tuple[Any, bool]] = [(document, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        children = node.values() if isinstance(node, dict) else node
+        if finished:
+            open_.discard(key)
+            sizes[key] = 1 + sum(sizes.get(id(child), 1) for child in children)
+            continue
+        if key in sizes:
+            continue
+        if key in open_:
+            return None, plain
+        open_.add(key)
+        stack.append((node, True))
+        if plain and isinstance(node, dict) and not all(type(name) is str for name in node):
+            plain = False
+        for child in children:
+            if isinstance(child, (dict, list)):
+                stack.append((child, False))
+            elif plain and not isinstance(child, _SCALARS):
+                plain = False
+    return sizes[id(document)], plain
 
 
 def _located(error: Any, depth: int) -> Iterator[DescriptionProblem]:

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -104,7 +104,7 @@ def listening() -> Iterator[tuple[str, list[str]]]:
         server.server_close()
 
 
-REF_FORMS = {
+REF_FORMS: dict[str, Callable[[Path, str], str]] = {
     "file URL": lambda files, origin: (files / "secret.env").as_uri(),
     "file URL with pointer": lambda files, origin: (files / "secret.env").as_uri() + "#/x",
     "relative file": lambda files, origin: "secret.env",
@@ -262,7 +262,7 @@ def test_a_finding_never_quotes_the_value_it_rejects(document: dict[str, Any]) -
 
 
 def test_a_broken_description_reports_the_first_findings_and_counts_the_rest() -> None:
-    paths = {f"/p{index}": {"get": {"responses": {"200": {}}}} for index in range(200)}
+    paths: dict[str, Any] = {f"/p{i}": {"get": {"responses": {"200": {}}}} for i in range(200)}
     findings = check_description(v30(paths=paths))
     assert findings is not None
     assert len(findings) == MAX_FINDINGS + 1
@@ -285,3 +285,34 @@ def test_a_broken_description_reports_the_first_findings_and_counts_the_rest() -
 )
 def test_yaml_values_json_lacks_are_checked_as_json_would_read_them(text: str) -> None:
     assert check_description(yaml.safe_load(text)) == []
+
+
+BOMB = "".join(
+    f"{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]\n"
+    for previous, name in zip("abcdefgh", "bcdefghi", strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (
+            "openapi: 3.0.3\ninfo: {title: T, version: '1'}\npaths: &p\n"
+            "  /a: {get: {responses: {'200': {description: ok}}, x-self: *p}}\n",
+            "not checked: a YAML alias makes the description contain itself",
+        ),
+        (
+            "openapi: 3.0.3\ninfo: {title: T, version: '1'}\npaths: {}\na: &a [x, x, x, x]\n"
+            + BOMB,
+            "not checked: YAML aliases expand it to",
+        ),
+    ],
+    ids=["recursive alias", "alias bomb"],
+)
+def test_a_description_yaml_aliases_blow_up_is_not_checked_and_says_so(
+    text: str, says: str
+) -> None:
+    findings = check_description(yaml.safe_load(text))
+    assert findings is not None
+    assert [finding.pointer for finding in findings] == ["#"]
+    assert findings[0].message.startswith(says)
