@@ -89,8 +89,9 @@ def _bench(name: str, spec: Path, folder: Path, target: float) -> list[str]:
         statistics.median(figures) for figures in zip(*times["--no-check"], strict=True)
     )
     size = spec.stat().st_size / 1e6
+    possessive = name + ("'" if name.endswith("s") else "'s")
     lines = [
-        f"openapi: {name}'s description ({size:.1f} MB; CPU time of the command, "
+        f"openapi: {possessive} description ({size:.1f} MB; CPU time of the command, "
         f"median of {RUNS} runs)",
         f"  agentkit import openapi (the check: {checked}) {cpu:6.2f} s (wall {wall:.2f} s)",
         f"  agentkit import openapi --no-check     {bare_cpu:6.2f} s (wall {bare_wall:.2f} s)",

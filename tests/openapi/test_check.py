@@ -20,6 +20,7 @@ from agentkit.cli import main
 from agentkit.openapi import check, importer
 from agentkit.openapi.check import MAX_FINDINGS, check_description
 from agentkit.openapi.swagger import ORIGINAL_KEY
+from tests.declarative.loopback import running
 
 pytest.importorskip("jsonschema_rs")
 
@@ -95,13 +96,8 @@ def listening() -> Iterator[tuple[str, list[str]]]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
+    with running(server):
         yield f"http://127.0.0.1:{server.server_address[1]}", requests
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 REF_FORMS: dict[str, Callable[[Path, str], str]] = {
