@@ -13,6 +13,9 @@ NODE_STAMP := node_modules/.installed
 # GitHub's full REST description for the OpenAPI bench (npm, 13 MB of it; the
 # package is 385 MB, so only `make bench` installs it). Without npm the bench skips.
 BENCH_NODE_STAMP := benchmarks/github/node_modules/.installed
+# Kubernetes' Swagger 2.0 description for the same bench (npm kubernetes-client,
+# which ships it gzipped; 26 MB installed). Without npm that part skips.
+BENCH_K8S_STAMP := benchmarks/kubernetes/node_modules/.installed
 
 .PHONY: demo test lint typecheck unit bench scale-check conformance clean
 
@@ -55,7 +58,14 @@ $(BENCH_NODE_STAMP): benchmarks/github/package-lock.json
 		echo "npm not found: the OpenAPI import bench will skip"; \
 	fi
 
-bench: $(BENCH_STAMP) $(BENCH_NODE_STAMP)
+$(BENCH_K8S_STAMP): benchmarks/kubernetes/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd benchmarks/kubernetes && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else \
+		echo "npm not found: the Kubernetes part of the OpenAPI import bench will skip"; \
+	fi
+
+bench: $(BENCH_STAMP) $(BENCH_NODE_STAMP) $(BENCH_K8S_STAMP)
 	$(BIN)/python benchmarks/run.py
 
 # Two stateless `agentkit serve --http` behind haproxy (apt-get install haproxy);
@@ -70,4 +80,4 @@ conformance: $(STAMP)
 	$(BIN)/python scripts/conformance.py
 
 clean:
-	rm -rf $(VENV) node_modules benchmarks/github/node_modules build *.egg-info .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
+	rm -rf $(VENV) node_modules benchmarks/github/node_modules benchmarks/kubernetes/node_modules build *.egg-info .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

@@ -65,7 +65,7 @@ class ImportReport:
     renamed: list[Renamed] = field(default_factory=list)
     deprecated: list[str] = field(default_factory=list)
     notes: int = 0
-    #: What ``openapi-spec-validator`` found; None when it is not installed.
+    #: What the schema check (``agentkit.openapi.check``) found; None when it did not run.
     findings: list[DescriptionProblem] | None = None
 
 
@@ -164,7 +164,7 @@ def import_openapi(
 
     Also writes ``SOURCE.openapi-lock.json``, what was generated, so a later
     ``update_openapi`` can tell the reviewer's edits from the generator's.
-    ``check``: check the description with ``openapi-spec-validator`` first (when it is
+    ``check``: check the description against its OpenAPI meta-schema first (when the extra is
     installed; ``report.findings`` is None otherwise, or when ``check`` is false).
 
     Raises ``OpenAPIError`` when the description cannot be read, a filter names no
