@@ -193,11 +193,19 @@ class HttpBackend:
             context.report.output_schema = binary.OUTPUT_SCHEMA
         # With no credential, nothing secret goes anywhere.
         if spec.plain_http and credentials:
-            whose = f" (the base_url of source '{sources[0].name}', {sources[0].location})"
+            whose = (
+                f" (the base_url of source '{sources[0].name}', {sources[0].location})"
+                if sources
+                else ""
+            )
+            what = (
+                f"an OAuth2 token got with credentials ({', '.join(credentials)})"
+                if isinstance(spec.auth, OAuth2Auth)
+                else f"credentials ({', '.join(credentials)})"
+            )
             context.warn(
-                f"backend.http: credentials ({', '.join(credentials)}) would be sent over "
-                f"plain http:// to {spec.origin}{whose if sources else ''}, readable by anyone "
-                "on the way; use https://"
+                f"backend.http: {what} would be sent over plain http:// to {spec.origin}"
+                f"{whose}, readable by anyone on the way; use https://"
             )
         if isinstance(spec.auth, OAuth2Auth) and is_plain_remote(spec.auth.grant.token_url):
             context.warn(
