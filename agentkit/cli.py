@@ -30,11 +30,16 @@ from agentkit import __version__, jsonvalues
 from agentkit.toolerrors import AgentKitError, UsageError, did_you_mean
 
 if TYPE_CHECKING:
+    from agentkit.context import CallContext
+    from agentkit.credentials import CredentialsManager
     from agentkit.diff import ToolDiff
     from agentkit.mcp_reload import Reloader
     from agentkit.openapi import ImportReport
     from agentkit.tool import Tool
+    from agentkit.toolerrors import DeclinedError
+    from agentkit.toolexecutor import ToolExecutor
     from agentkit.toolregistry import ToolRegistry
+    from agentkit.toolresult import ToolResult
     from agentkit.toolschema import Parameter, ToolSchema
 
 __all__ = ["UsageError", "main"]
@@ -48,7 +53,12 @@ EXIT_STATUSES = (
         "`call`: the tool call failed (its result is printed); `validate --strict`: warnings;"
         " `diff`: a version bump is missing; `import openapi --update`: conflicts (yours kept)",
     ),
-    (EXIT_USAGE, "a usage or definition error: `error: ...` on stderr, nothing was run"),
+    (
+        EXIT_USAGE,
+        "a usage or definition error, or a `confirm: true` call not allowed (declined, Ctrl-C"
+        " or end of input at its prompt; no terminal and no --yes): `error: ...` on stderr,"
+        " nothing was run",
+    ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
 )
 MAX_NAME, MAX_DESCRIPTION, MAX_TOOLS = 64, 1024, 128
@@ -301,15 +311,142 @@ def _read_input_file(name: str) -> str:
 
 
 def cmd_call(args: argparse.Namespace) -> int:
+    """Run the tool, or with --dry-run show the request it would send.
+
+    A ``confirm: true`` tool asks first, on the terminal, what the server would ask
+    its client's user (the same ``agentkit.context.confirm`` question); with no
+    terminal it is refused unless --yes. Declined, nothing is run (exit 2)."""
     from agentkit.credentials import CredentialsManager
     from agentkit.toolexecutor import ToolExecutor
 
     tool = _tool(_load(args), args.name)
     inputs = _inputs(tool, args)
-    executor = ToolExecutor(credentials=CredentialsManager.from_env(args.credentials_file))
-    result = executor.execute(tool, inputs, raise_on_failure=False)
+    credentials = CredentialsManager.from_env(args.credentials_file)
+    if args.dry_run:
+        return _dry_run(tool, inputs, credentials)
+    if tool.CONFIRM and not args.yes and not sys.stdin.isatty():
+        raise UsageError(
+            f"Tool '{tool.name}' asks before it acts (confirm: true), and there is no "
+            "terminal to ask on (stdin is not a terminal): nothing was run. Pass --yes "
+            "to run it without asking, or --dry-run to see what it would send."
+        )
+    with ToolExecutor(credentials=credentials) as executor:
+        if tool.CONFIRM and not args.yes:
+            result = _asking_first(tool, inputs, executor)
+        else:
+            result = executor.execute(tool, inputs, raise_on_failure=False)
     _print_json(result.to_dict())
     return EXIT_OK if result.succeeded else EXIT_FAILED
+
+
+def _asking_first(tool: Tool, inputs: dict[str, Any], executor: ToolExecutor) -> ToolResult:
+    """The result of calling ``tool``, a ``confirm: true`` one, once the user at the
+    terminal allowed what it is about to do; ``UsageError`` when they did not.
+
+    The call runs as ``agentkit serve`` runs it, the terminal standing in for the
+    client: the tool's own ``confirm`` asks, with its own preview (an HTTP tool's
+    request, a Python tool's arguments), just before it acts. The question is read
+    on this (the main) thread, where Ctrl-C lands: it declines, as end of input does.
+    No event loop of ``asyncio.run`` is used: its Ctrl-C handler would only cancel
+    the call and leave the prompt waiting."""
+    import asyncio
+
+    from agentkit.context import arguments_shown, serving
+    from agentkit.toolerrors import DeclinedError, ToolExecutionError
+
+    context = _terminal_asking(tool.name)
+    loop = context.loop = asyncio.new_event_loop()
+
+    async def call() -> ToolResult:
+        with serving(context):
+            if tool.definition is None:  # a hand-written tool says not what it sends
+                checked = tool.input_schema.check(inputs)
+                if not checked.problems:
+                    await context.aconfirm(arguments_shown(checked.values))
+            return await executor.aexecute(tool, inputs, raise_on_failure=False)
+
+    try:
+        result = loop.run_until_complete(call())
+    except DeclinedError as exc:
+        raise _declined(tool.name, exc) from None
+    finally:
+        loop.close()
+    cause = result.error.cause if isinstance(result.error, ToolExecutionError) else None
+    if isinstance(cause, DeclinedError):
+        raise _declined(tool.name, cause)
+    return result
+
+
+def _declined(tool: str, declined: DeclinedError) -> UsageError:
+    how = "you declined" if declined.action == "decline" else "the question was dismissed"
+    return UsageError(
+        f"Tool '{tool}' was not run: {how} (only y or yes allows it; Ctrl-C or end of "
+        "input declines); nothing was sent"
+    )
+
+
+def _terminal_asking(tool: str) -> CallContext:
+    """The ``CallContext`` of a call of ``tool`` run at the terminal: it asks the question
+    on stderr and reads the answer from stdin, in this thread (the main one, where
+    Ctrl-C lands). Only a confirmation is asked: the terminal has no forms, and a
+    tool's own ``elicit`` fails as it does outside a served call."""
+    from agentkit.context import CONFIRM_FORM, CallContext, Elicited
+
+    class TerminalAsking(CallContext):
+        bounds_questions = True  # a person at a terminal is given all the time they need
+
+        async def aelicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+            if dict(schema) != dict(CONFIRM_FORM):
+                return await super().aelicit(message, schema)
+            _echo(message, error=True)
+            try:
+                sys.stderr.write("[y/N] ")
+                sys.stderr.flush()
+                answer = sys.stdin.readline()
+            except KeyboardInterrupt:
+                answer = ""
+            if not answer:  # Ctrl-C or end of input: dismissed
+                _echo(error=True)
+                return Elicited(action="cancel")
+            accepted = answer.strip().lower() in ("y", "yes")
+            return Elicited(action="accept" if accepted else "decline")
+
+    context = TerminalAsking()
+    context.confirming = tool
+    return context
+
+
+def _dry_run(tool: Tool, inputs: dict[str, Any], credentials: CredentialsManager) -> int:
+    """Print what an HTTP tool's call would send first, sending nothing."""
+    from agentkit.declarative.http_backend import HttpBackend
+    from agentkit.toolerrors import CredentialError
+
+    backend = getattr(tool, "BACKEND", None)
+    if tool.definition is None or not isinstance(backend, HttpBackend):
+        kind = tool.backend_kind
+        raise UsageError(
+            f"Tool '{tool.name}' has a {kind} backend: a dry run cannot show what its "
+            f"{'Python ' if kind == 'python' else ''}code will do, so nothing was run "
+            "(--dry-run shows the request of an http tool; drop it to run this one)"
+        )
+    values, problems = tool.input_schema.check(inputs)
+    if problems:
+        from agentkit.toolerrors import ToolValidationError
+
+        raise UsageError(str(ToolValidationError(tool.name, "input", problems)))
+    try:
+        secrets = credentials.resolve(tool.name, tool.credential_names)
+    except CredentialError as exc:
+        raise UsageError(f"{exc} (a dry run needs them too, to build the request)") from None
+    try:
+        shown = backend.dry_run(values, secrets)
+    except AgentKitError as exc:
+        _echo(f"error: Tool '{tool.name}': {exc}; nothing was sent", error=True)
+        return EXIT_FAILED
+    from agentkit.context import visible
+
+    _echo(f"Dry run of tool '{tool.name}': nothing was sent. A call would {visible(shown)}")
+    return EXIT_OK
 
 
 def _inputs(tool: Tool, args: argparse.Namespace) -> dict[str, Any]:
@@ -779,6 +916,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     call.add_argument("--input", metavar="JSON", help="inputs as a JSON object")
     call.add_argument("--input-file", metavar="FILE", help="inputs from a JSON file")
+    call.add_argument(
+        "--yes",
+        action="store_true",
+        help="run a confirm: true tool without asking; without it such a tool asks on the "
+        "terminal (y or yes allows it; anything else, Ctrl-C or end of input declines: "
+        "exit 2, nothing sent), and with no terminal it is refused (exit 2)",
+    )
+    call.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the request an http tool would send (secrets masked, no OAuth2 token "
+        "fetched) and send nothing; a python tool's code cannot be shown (exit 2)",
+    )
     call.set_defaults(run=cmd_call)
 
     export = command("export", "Print the tools in an LLM provider's format.")

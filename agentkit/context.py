@@ -437,7 +437,9 @@ def shortened(
     (``"Routine refund. Rou… [1,780 more characters]"``); a list or a nested mapping of
     more than ``MAX_ENTRIES`` entries keeps its first ones and says how many more there
     are (``"… [2,990 more items]"``, a ``"…"`` key); every field of a top-level mapping
-    is kept. So no field can be pushed out of sight by padding another. Each string is
+    is kept, and keys that are alike once cut each keep their entry, told apart by a
+    note (``"… [another key shown alike, #2]"``). So no field can be pushed out of
+    sight by padding another, nor stand in for another. Each string is
     redacted (``redact``, by default the call's active redactor) before it is cut, so
     that a secret straddling the cut is still whole when it is matched."""
     if redact is None:
@@ -452,9 +454,12 @@ def shortened(
         if isinstance(item, Mapping):
             entries = list(item.items())
             kept = entries if top else entries[:MAX_ENTRIES]
-            shown = {short(str(key)): short(entry) for key, entry in kept}
+            shown: dict[str, Any] = {}
+            for key, entry in kept:
+                shown[_distinct(short(str(key)), shown)] = short(entry)
             if len(kept) < len(entries):
-                shown["\u2026"] = f"[{len(entries) - len(kept):,} more entries]"
+                more = f"[{len(entries) - len(kept):,} more entries]"
+                shown[_distinct("\u2026", shown)] = more
             return shown
         if isinstance(item, (list, tuple)):
             listed = [short(entry) for entry in item[:MAX_ENTRIES]]
@@ -466,6 +471,18 @@ def shortened(
         return short(str(item))  # shown as text, as json.dumps(default=str) would
 
     return short(value, top=True)
+
+
+def _distinct(name: str, shown: Mapping[str, Any]) -> str:
+    """``name``, or when an entry shown already has it (two keys sharing their first
+    ``MAX_VALUE_CHARS`` characters, ``1`` and ``"1"``) ``name`` with a note that tells
+    them apart: one entry never stands for two."""
+    if name not in shown:
+        return name
+    number = 2
+    while f"{name} [another key shown alike, #{number}]" in shown:
+        number += 1
+    return f"{name} [another key shown alike, #{number}]"
 
 
 #: The kinds of character a confirmation spells out instead of showing (Unicode general

@@ -137,3 +137,125 @@ def test_validate_does_not_warn_for_a_plain_http_tool_without_credentials(
     )
     code, _, err = run(capsys, "validate", "--strict", str(tool))
     assert code == 0, err
+
+
+def _tool(url: str, auth: str = "", headers: str = "") -> str:
+    return (
+        "name: secretive\nversion: 1.0.0\ndescription: d\ncredentials: [tok, user]\n"
+        f"backend:\n  http:\n    url: {url}\n{auth}{headers}"
+    )
+
+
+BEARER = "    auth: {bearer: tok}\n"
+OAUTH2 = (
+    "    auth: {oauth2: {token_url: 'https://auth.example.com/t', client_id: user, "
+    "client_secret: tok}}\n"
+)
+PLAIN = "credentials (tok, user) would be sent over plain http:// to "
+
+
+@pytest.mark.parametrize(
+    ("definition", "warned"),
+    [
+        pytest.param(
+            _tool(
+                "http://api.example.com/x",
+                headers='    headers: {X-Key: "{{ credentials.tok }}"}\n',
+            ),
+            f"{PLAIN}http://api.example.com,",
+            id="credential-in-a-header",
+        ),
+        pytest.param(
+            _tool(
+                "http://api.example.com/x",
+                "    auth: {api_key: {credential: tok, in: query, name: key}}\n",
+            ),
+            f"{PLAIN}http://api.example.com,",
+            id="query-api-key",
+        ),
+        pytest.param(
+            _tool(
+                "http://api.example.com/x", "    auth: {basic: {username: user, password: tok}}\n"
+            ),
+            f"{PLAIN}http://api.example.com,",
+            id="basic-auth",
+        ),
+        pytest.param(
+            _tool("http://api.example.com:8080/v1/x", BEARER),
+            f"{PLAIN}http://api.example.com:8080,",
+            id="port-and-path",
+        ),
+        pytest.param(
+            _tool("http://api.example.com", BEARER), f"{PLAIN}http://api.example.com,", id="no-path"
+        ),
+        pytest.param(
+            _tool("HTTP://API.example.com/x", BEARER),
+            "would be sent over plain http://",
+            id="uppercase-scheme",
+        ),
+        pytest.param(
+            _tool("http://[2001:db8::1]:8080/x", BEARER),
+            f"{PLAIN}http://[2001:db8::1]:8080,",
+            id="ipv6-remote",
+        ),
+        pytest.param(
+            _tool("http://api.example.com/x", OAUTH2),
+            "an OAuth2 token got with credentials (tok, user) would be sent over plain http://",
+            id="oauth2",
+        ),
+        pytest.param(_tool("http://[::1]:8080/x", BEARER), None, id="ipv6-loopback"),
+        pytest.param(_tool("http://[::1]/x", BEARER), None, id="ipv6-loopback-no-port"),
+        pytest.param(_tool("http://127.0.0.1/x", BEARER), None, id="loopback-v4"),
+        pytest.param(_tool("http://LOCALHOST:9/x", BEARER), None, id="localhost-uppercase"),
+        pytest.param(_tool("https://api.example.com/x", BEARER), None, id="https"),
+        pytest.param(_tool("HTTPS://api.example.com/x", BEARER), None, id="https-uppercase"),
+    ],
+)
+def test_validate_warns_of_plain_http_for_every_kind_of_credential_without_a_traceback(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, definition: str, warned: str | None
+) -> None:
+    tool = tmp_path / "t.yaml"
+    tool.write_text(definition)
+    code, out, err = run(capsys, "validate", str(tool))
+    assert "Traceback" not in err
+    assert code == 0, err
+    if warned is None:
+        assert "plain http://" not in err
+        assert out == "ok: 1 tool in 1 file(s)\n"
+    else:
+        assert f"warning: {tool}:1: backend.http: " in err
+        assert warned in err
+        assert "readable by anyone on the way; use https://" in err
+        assert "(the base_url of source" not in err
+    assert run(capsys, "validate", "--strict", str(tool))[0] == (0 if warned is None else 1)
+
+
+OAUTH2_SOURCE = """\
+source: api
+base_url: ${API_URL}/v1
+credentials: [client-id, client-secret]
+auth: {oauth2: {token_url: 'https://auth.example.com/t', client_id: client-id, client_secret: client-secret}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("url", "warned"),
+    [
+        pytest.param("http://api.example.com", True, id="plain-remote"),
+        pytest.param("HTTP://api.example.com:8443", True, id="uppercase-with-port"),
+        pytest.param("http://[::1]:8080", False, id="loopback-v6"),
+        pytest.param("https://api.example.com", False, id="https"),
+    ],
+)
+def test_validate_warns_of_an_oauth2_sources_plain_http_origin_from_a_variable(
+    capsys: pytest.CaptureFixture[str], folder: Path, url: str, warned: bool, tmp_path: Path
+) -> None:
+    (folder / "source.yaml").write_text(OAUTH2_SOURCE)
+    env_file = tmp_path / "env"
+    env_file.write_text(f"API_URL={url}\n")
+    code, _, err = run(capsys, "validate", "--tools", str(folder), "--env-file", str(env_file))
+    assert "Traceback" not in err
+    assert code == 0, err
+    said = "an OAuth2 token got with credentials (client-id, client-secret) would be sent over plain http://"
+    assert (said in err) is warned
+    assert (f"(the base_url of source 'api', {folder}/source.yaml:1)" in err) is warned

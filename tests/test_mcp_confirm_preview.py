@@ -355,7 +355,7 @@ def test_a_text_body_shows_a_bounded_number_of_lines_and_every_argument(tmp_path
     asked = _asked(tmp_path, HEAD + body, arguments)
     assert asked.count("\n") < 100
     assert "\u2026 [5,963 more lines]" in asked
-    assert "(The body was made from these arguments:" in asked
+    assert "(Not all of it is shown above; the request was made from these arguments:" in asked
     assert '"to_account": "ATTACKER-IBAN"' in asked
 
 
@@ -369,3 +369,24 @@ def test_the_invisible_are_spelled_out_and_marks_on_letters_are_not() -> None:
         == "caf\u0065\u0301 \u1ec7 \u0065\u0323\u0302"
     )
     assert visible("\u0301x") == "\\u0301x"
+
+
+ONE_LINE_BODIES = {
+    "text": '    body: "memo={{ inputs.memo }} to_account={{ inputs.to_account }}"\n',
+    "json-string": '    json: {note: "{{ inputs.memo }} {{ inputs.to_account }}"}\n',
+    "form-field": '    form: {note: "{{ inputs.memo }} {{ inputs.to_account }}"}\n',
+    "header": '    headers: {X-Note: "{{ inputs.memo }} {{ inputs.to_account }}"}\n',
+}
+
+
+@pytest.mark.parametrize("body", list(ONE_LINE_BODIES))
+def test_a_long_argument_cannot_carry_the_next_one_out_of_sight(tmp_path: Path, body: str) -> None:
+    arguments = {"memo": "Routine refund. " * 200, "to_account": "ATTACKER-IBAN"}
+    asked = _asked(tmp_path, HEAD + ONE_LINE_BODIES[body], arguments)
+    request, _, listed = asked.partition(
+        "(Not all of it is shown above; the request was made from these arguments:\n"
+    )
+    assert "ATTACKER-IBAN" not in request  # cut off with the end of the long one...
+    assert '"to_account": "ATTACKER-IBAN"' in listed  # ...and listed after the request
+    assert "[2,900 more characters]" in listed
+    assert len(asked) < 2000

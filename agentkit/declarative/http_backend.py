@@ -145,6 +145,30 @@ class ResponseView:
 
 
 _UNPARSED: Final = object()
+#: What a dry run's auth header says of an OAuth2 token.
+NOT_FETCHED: Final = "an OAuth2 token would be fetched first; none was"
+#: What a call can fail in before anything is sent, or while sending.
+_FAILURES: Final = (
+    TemplateRenderError,
+    PaginationError,
+    MultipartError,
+    HttpCallError,
+    OAuth2Error,
+)
+
+
+def _call_error(exc: Exception) -> HttpCallError:
+    """``exc`` (one of ``_FAILURES``) as the call's failure."""
+    if isinstance(exc, TemplateRenderError):
+        return HttpCallError("template", str(exc))
+    if isinstance(exc, PaginationError):
+        return HttpCallError("paginate", str(exc))
+    if isinstance(exc, MultipartError):
+        return HttpCallError("request", str(exc))
+    if isinstance(exc, OAuth2Error):  # its message names the token URL, never a secret
+        return HttpCallError("auth", str(exc), status=exc.status)
+    assert isinstance(exc, HttpCallError)
+    return exc
 
 
 class HttpBackend:
@@ -193,11 +217,19 @@ class HttpBackend:
             context.report.output_schema = binary.OUTPUT_SCHEMA
         # With no credential, nothing secret goes anywhere.
         if spec.plain_http and credentials:
-            whose = f" (the base_url of source '{sources[0].name}', {sources[0].location})"
+            whose = (
+                f" (the base_url of source '{sources[0].name}', {sources[0].location})"
+                if sources
+                else ""
+            )
+            what = (
+                f"an OAuth2 token got with credentials ({', '.join(credentials)})"
+                if isinstance(spec.auth, OAuth2Auth)
+                else f"credentials ({', '.join(credentials)})"
+            )
             context.warn(
-                f"backend.http: credentials ({', '.join(credentials)}) would be sent over "
-                f"plain http:// to {spec.origin}{whose if sources else ''}, readable by anyone "
-                "on the way; use https://"
+                f"backend.http: {what} would be sent over plain http:// to {spec.origin}"
+                f"{whose}, readable by anyone on the way; use https://"
             )
         if isinstance(spec.auth, OAuth2Auth) and is_plain_remote(spec.auth.grant.token_url):
             context.warn(
@@ -258,18 +290,29 @@ class HttpBackend:
                     )
                 response = self._dispatch(credentials, session, deadline, request)
                 return self._output(view_inputs, response, deadline)
-            except TemplateRenderError as exc:
-                failure = HttpCallError("template", str(exc))
-            except PaginationError as exc:
-                failure = HttpCallError("paginate", str(exc))
-            except MultipartError as exc:
-                failure = HttpCallError("request", str(exc))
-            except HttpCallError as exc:
-                failure = exc
-            except OAuth2Error as exc:  # its message names the token URL, never a secret
-                failure = HttpCallError("auth", str(exc), status=exc.status)
+            except _FAILURES as exc:
+                failure = _call_error(exc)
         # Raised outside the handler, cleaned: neither the message nor the chain
         # (a requests error holds the prepared request, headers and all) keeps a secret.
+        raise redactor.clean_exception(failure)
+
+    def dry_run(self, inputs: Mapping[str, Any], credentials: Mapping[str, str]) -> str:
+        """The request ``call`` would send first for ``inputs`` (checked already), as its
+        confirmation shows it -- ``"send this request:\\n..."``, every secret masked, a
+        paginated tool's further pages said -- with nothing sent and no OAuth2 token
+        fetched. Raises ``HttpCallError`` (cleaned of secrets) when the request cannot be
+        built, as ``call`` would before sending."""
+        redactor = Redactor()
+        redactor.add(*credentials.values())
+        view_inputs = {name: inputs.get(name) for name in self.spec.input_names}
+        deadline = time.monotonic() + self.spec.total_timeout
+        with redacting(redactor):
+            try:
+                request = build_request(self.spec, view_inputs, credentials, deadline)
+                shown = preview(self.spec, request, view_inputs, token=NOT_FETCHED)
+                return redactor.redact(shown)
+            except _FAILURES as exc:
+                failure = _call_error(exc)
         raise redactor.clean_exception(failure)
 
     def _dispatch(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 from urllib.parse import quote
 
 from agentkit.context import MAX_LINES, arguments_shown, blank, shortened
@@ -35,25 +35,39 @@ from agentkit.declarative.templates import Template
 from agentkit.redaction import redact_also
 from agentkit.toolerrors import HttpCallError
 
-__all__ = ["Request", "build_request", "header_value_problem", "preview"]
+__all__ = ["FETCHED_ONCE_ALLOWED", "Request", "build_request", "header_value_problem", "preview"]
 
 #: URL, query pairs, headers, and the body as ``requests`` keywords (json/data/files).
 Request: TypeAlias = tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]]
 
 
-def preview(spec: HttpSpec, request: Request, inputs: Mapping[str, Any] | None = None) -> str:
+#: What the auth header of an OAuth2 tool says of its token in a confirmation.
+FETCHED_ONCE_ALLOWED: Final = "an OAuth2 token, fetched once you allow it"
+
+
+def preview(
+    spec: HttpSpec,
+    request: Request,
+    inputs: Mapping[str, Any] | None = None,
+    *,
+    token: str = FETCHED_ONCE_ALLOWED,
+) -> str:
     """What a confirmation shows of ``request``: its method, URL, headers and body, as
     sent, and, for a paginated tool, the further pages it may fetch.
 
     A credential-bearing header (the auth header, one whose template uses
     ``credentials``) shows ``***`` for its secret part; the call's redactor, active
-    while ``confirm`` asks, masks every other secret. Every header and every field of
-    the body is shown, each long value shortened (``agentkit.context.shortened``): a
-    JSON body's strings (its lists and nested mappings bounded), a form's fields, any
-    other text body's lines (a run of blank ones said in one line; past ``MAX_LINES``
-    its first and last ones, and then every one of ``inputs``, the arguments it was
-    made of). Padding one field never pushes another out of sight;
-    ``agentkit.context.confirm`` makes invisible and control characters visible."""
+    while ``confirm`` asks, masks every other secret. An OAuth2 tool's auth header,
+    not made yet, says ``token`` of its token. Every header and every field of the
+    body is shown, each long value shortened (``agentkit.context.shortened``): a JSON
+    body's strings (its lists and nested mappings bounded), a form's fields, any other
+    text body's lines (a run of blank ones said in one line; past ``MAX_LINES`` its
+    first and last ones). Whenever anything made from ``inputs`` is not shown whole
+    (a value cut, lines or entries counted, a masked header that also holds an
+    argument, a binary body), every one of ``inputs``, the arguments the request was
+    made of, is listed after it: a long argument cannot carry another out of sight on
+    its line, in its header or in its string. ``agentkit.context.confirm`` makes
+    invisible and control characters visible."""
     import requests
 
     url, params, headers, body = request
@@ -65,21 +79,46 @@ def preview(spec: HttpSpec, request: Request, inputs: Mapping[str, Any] | None =
         return f"send this request:\n{spec.method} {url}{_pages_shown(spec)}"
     lines = [f"{prepared.method} {prepared.url}"]
     secret = _secret_headers(spec)
+    # A masked header made from an argument too hides that argument.
+    cut = any(_masks_an_input(spec, name, secret) for name in prepared.headers)
     for name, value in prepared.headers.items():
-        lines.append(f"{name}: {_header_shown(value, secret=name.lower() in secret)}")
+        shown_value = _header_shown(value, secret=name.lower() in secret)
+        cut = cut or (name.lower() not in secret and shown_value != value)
+        lines.append(f"{name}: {shown_value}")
     if isinstance(spec.auth, OAuth2Auth):
-        lines.append("Authorization: Bearer *** (an OAuth2 token, fetched once you allow it)")
+        lines.append(f"Authorization: Bearer *** ({token})")
     shown = "send this request:\n" + "\n".join(lines)
     payload = prepared.body
-    if not payload:
-        return shown + _pages_shown(spec)
-    if isinstance(payload, bytes):
-        try:
-            payload = payload.decode("utf-8")
-        except UnicodeDecodeError:
-            kind = prepared.headers.get("Content-Type", "a binary body")
-            return f"{shown}\n\n({len(payload)} bytes of {kind}){_pages_shown(spec)}"
-    return f"{shown}\n\n{_body_shown(body, str(payload), inputs)}{_pages_shown(spec)}"
+    if payload:
+        if isinstance(payload, bytes):
+            try:
+                payload = payload.decode("utf-8")
+            except UnicodeDecodeError:
+                kind = prepared.headers.get("Content-Type", "a binary body")
+                shown += f"\n\n({len(payload)} bytes of {kind}, not shown)"
+                payload, cut = None, True
+        if payload is not None:
+            text, body_cut = _body_shown(body, str(payload))
+            shown += f"\n\n{text}"
+            cut = cut or body_cut
+    if cut and inputs:
+        made = arguments_shown(inputs).partition("\n")[2]
+        shown += (
+            "\n\n(Not all of it is shown above; the request was made from these "
+            f"arguments:\n{made})"
+        )
+    return shown + _pages_shown(spec)
+
+
+def _masks_an_input(spec: HttpSpec, name: str, secret: set[str]) -> bool:
+    """Whether header ``name`` is shown masked although an argument is part of it."""
+    if name.lower() not in secret:
+        return False
+    return any(
+        isinstance(value, Template) and any(root == "inputs" for root, _ in value.references)
+        for header, value in spec.headers
+        if header.lower() == name.lower()
+    )
 
 
 def _secret_headers(spec: HttpSpec) -> set[str]:
@@ -126,24 +165,26 @@ def _pages_shown(spec: HttpSpec) -> str:
     )
 
 
-def _body_shown(body: Mapping[str, Any], payload: str, inputs: Mapping[str, Any] | None) -> str:
-    """``payload`` (the body as sent) with each long value shortened."""
+def _body_shown(body: Mapping[str, Any], payload: str) -> tuple[str, bool]:
+    """``payload`` (the body as sent) with each long value shortened, and whether
+    anything of it was cut or counted rather than shown."""
     if body.get("json") is not None:  # as requests encodes it, one value at a time
-        return json.dumps(shortened(body["json"]), ensure_ascii=False, allow_nan=False)
+        shown_json = shortened(body["json"])
+        text = json.dumps(shown_json, ensure_ascii=False, allow_nan=False)
+        return text, shown_json != body["json"]
     if body.get("data") is not None and not body.get("files") and "\n" not in payload:
-        return "&".join(shortened(field) for field in payload.split("&"))  # a form: field=value&...
-    lines = _blank_runs_said([shortened(line) for line in payload.split("\n")])  # multipart, text
+        fields = payload.split("&")  # a form: field=value&...
+        shown_fields = [str(shortened(field)) for field in fields]
+        return "&".join(shown_fields), shown_fields != fields
+    raw_lines = payload.split("\n")  # multipart, text
+    cut_lines = [str(shortened(line)) for line in raw_lines]
+    lines = _blank_runs_said(cut_lines)
     if len(lines) <= MAX_LINES:
-        return "\n".join(lines)
-    # Too long to show whole: its first and last lines, and what it was made of, so
-    # that lines of padding in one argument cannot hide another.
+        return "\n".join(lines), cut_lines != raw_lines
+    # Too long to show whole: its first and last lines (the arguments follow).
     head, tail = MAX_LINES * 3 // 4, MAX_LINES // 4
-    cut = len(lines) - head - tail
-    shown = [*lines[:head], f"\u2026 [{cut:,} more lines]", *lines[-tail:]]
-    if inputs:
-        made = arguments_shown(inputs).partition("\n")[2]
-        shown.append(f"\n(The body was made from these arguments:\n{made})")
-    return "\n".join(shown)
+    more = len(lines) - head - tail
+    return "\n".join([*lines[:head], f"\u2026 [{more:,} more lines]", *lines[-tail:]]), True
 
 
 def _blank_runs_said(lines: list[str]) -> list[str]:

@@ -1,0 +1,360 @@
+"""``agentkit call`` of a ``confirm: true`` tool: it asks on the terminal what the server
+would ask its client's user, refuses with no terminal unless ``--yes``, and ``--dry-run``
+shows the request without sending it.
+
+Every request goes to a real loopback server that records what reaches it; the terminal
+is a real pseudo-terminal (``pty.fork``) with ``agentkit call`` running on it."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import select
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli import ROOT, run
+
+SECRET = "s3cret-token-0123456789"
+WAIT_SECONDS = 30
+
+
+class Recorder(ThreadingHTTPServer):
+    """A loopback API answering every request ``{"done": true}``, keeping each path and body."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.received: list[tuple[str, str, bytes]] = []
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: Recorder
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        self.server.received.append((self.command, self.path, self.rfile.read(length)))
+        body = b'{"done": true, "access_token": "tok-1", "expires_in": 3600}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def api() -> Iterator[Recorder]:
+    server = Recorder()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _http_tool(origin: str, extra: str = "") -> str:
+    return f"""\
+name: send
+version: 1.0.0
+description: Send money.
+confirm: true
+credentials: [api-token]
+input_schema:
+  parameters:
+    - {{name: memo, type: string}}
+    - {{name: to_account, type: string}}
+output_schema: {{parameters: [{{name: done, type: boolean}}]}}
+backend:
+  http:
+    method: POST
+    url: {origin}/send
+    auth: {{bearer: api-token}}
+    json: {{memo: "{{{{ inputs.memo }}}}", to_account: "{{{{ inputs.to_account }}}}"}}
+{extra}"""
+
+
+PYTHON_TOOL = """\
+name: touch
+version: 1.0.0
+description: Touch a file.
+confirm: true
+input_schema: {parameters: [{name: path, type: string}]}
+output_schema: {parameters: [{name: done, type: boolean}]}
+backend: {python: "toucher:touch"}
+"""
+TOUCHER = """\
+from pathlib import Path
+
+
+def touch(path):
+    Path(path).write_text("ran")
+    return {"done": True}
+"""
+
+
+@pytest.fixture
+def tools(tmp_path: Path, api: Recorder, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    (folder / "send.yaml").write_text(_http_tool(api.origin))
+    (folder / "touch.yaml").write_text(PYTHON_TOOL)
+    (tmp_path / "toucher.py").write_text(TOUCHER)
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    monkeypatch.delenv("AGENTKIT_TOOLS", raising=False)
+    return folder
+
+
+def _on_a_terminal(argv: list[str], answer: bytes | None) -> tuple[int, str]:
+    """Run ``agentkit`` on a pseudo-terminal; once it asks, type ``answer`` (None: Ctrl-C).
+    Returns its exit status and everything it wrote to the terminal."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: stdin, stdout and stderr are the terminal
+        os.execv(sys.executable, [sys.executable, "-m", "agentkit", *argv])
+    seen = b""
+    typed = False
+    deadline = time.monotonic() + WAIT_SECONDS
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:  # the child is gone: the terminal is closed
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            if not typed and b"[y/N] " in seen:
+                typed = True
+                if answer is None:
+                    os.write(fd, b"\x03")  # the terminal sends SIGINT, as a user's Ctrl-C
+                else:
+                    os.write(fd, answer)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            pytest.fail(f"agentkit did not finish on the terminal; it wrote: {seen!r}")
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    return os.waitstatus_to_exitcode(status), seen.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def _call(tools: Path, *argv: str) -> list[str]:
+    return ["call", "--tools", str(tools), "--python-path", str(tools.parent), *argv]
+
+
+SEND = ("send", "memo=refund", "to_account=DE00 1234")
+
+
+# -- on a terminal -------------------------------------------------------------------------------
+
+
+def test_on_a_terminal_it_asks_with_the_servers_preview_and_y_runs_it(
+    tools: Path, api: Recorder
+) -> None:
+    code, seen = _on_a_terminal(_call(tools, *SEND), b"y\n")
+    assert code == 0, seen
+    assert f"Tool 'send' wants to send this request:\nPOST {api.origin}/send\n" in seen
+    assert "Authorization: Bearer ***\n" in seen
+    assert '{"memo": "refund", "to_account": "DE00 1234"}' in seen
+    assert "Allow it?\n[y/N] " in seen
+    assert SECRET not in seen
+    assert '"status": "success"' in seen
+    assert [(method, path) for method, path, _ in api.received] == [("POST", "/send")]
+
+
+@pytest.mark.parametrize(
+    ("answer", "how"),
+    [
+        pytest.param(b"n\n", "you declined", id="no"),
+        pytest.param(b"\n", "you declined", id="enter"),
+        pytest.param(b"sure\n", "you declined", id="anything-else"),
+        pytest.param(b"\x04", "the question was dismissed", id="end-of-input"),
+        pytest.param(None, "the question was dismissed", id="ctrl-c"),
+    ],
+)
+def test_on_a_terminal_anything_but_yes_sends_nothing_and_exits_2(
+    tools: Path, api: Recorder, answer: bytes | None, how: str
+) -> None:
+    code, seen = _on_a_terminal(_call(tools, *SEND), answer)
+    assert code == 2, seen
+    assert f"error: Tool 'send' was not run: {how}" in seen
+    assert "nothing was sent" in seen
+    assert "Traceback" not in seen
+    assert api.received == []
+
+
+@pytest.mark.parametrize("answer", [b"y\n", b"YES\n", b"n\n"], ids=["y", "YES", "n"])
+def test_a_python_tool_asks_with_its_arguments(tools: Path, tmp_path: Path, answer: bytes) -> None:
+    target = tmp_path / "touched"
+    code, seen = _on_a_terminal(_call(tools, "touch", f"path={target}"), answer)
+    assert (
+        f'Tool \'touch\' wants to run with these arguments:\n{{\n  "path": "{target}"\n}}' in seen
+    )
+    allowed = answer.strip().lower() in (b"y", b"yes")
+    assert code == (0 if allowed else 2), seen
+    assert target.exists() is allowed
+
+
+# -- no terminal, --yes ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tool", [SEND, ("touch", "path=/nonexistent/x")], ids=["http", "python"])
+def test_with_no_terminal_it_is_refused_with_the_yes_hint(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tools: Path,
+    api: Recorder,
+    tool: tuple[str, ...],
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))  # piped: not a terminal
+    code, out, err = run(capsys, *_call(tools, *tool))
+    assert code == 2
+    assert out == ""
+    assert f"error: Tool '{tool[0]}' asks before it acts (confirm: true)" in err
+    assert "Pass --yes to run it without asking" in err
+    assert api.received == []
+
+
+def test_yes_runs_it_without_asking(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tools: Path, api: Recorder
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    code, out, err = run(capsys, *_call(tools, *SEND, "--yes"))
+    assert code == 0, err
+    assert '"status": "success"' in out
+    assert "Allow it?" not in out + err
+    [(method, path, body)] = api.received
+    assert (method, path) == ("POST", "/send")
+    assert b'"to_account": "DE00 1234"' in body
+
+
+# -- --dry-run -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stdin", ["a terminal", "not a terminal"])
+def test_a_dry_run_prints_the_request_and_sends_nothing(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tools: Path,
+    api: Recorder,
+    stdin: str,
+) -> None:
+    fake = io.StringIO("")
+    monkeypatch.setattr(fake, "isatty", lambda: stdin == "a terminal")
+    monkeypatch.setattr(sys, "stdin", fake)
+    code, out, err = run(capsys, *_call(tools, *SEND, "--dry-run"))
+    assert code == 0, err
+    assert out.startswith(
+        "Dry run of tool 'send': nothing was sent. A call would send this request:\n"
+        f"POST {api.origin}/send\n"
+    )
+    assert "Authorization: Bearer ***\n" in out
+    assert '{"memo": "refund", "to_account": "DE00 1234"}' in out
+    assert SECRET not in out + err
+    assert "Allow it?" not in out + err  # a dry run needs no confirmation
+    assert api.received == []
+
+
+def test_a_dry_run_of_a_paginated_tool_says_more_pages_may_follow(
+    capsys: pytest.CaptureFixture[str], tools: Path, api: Recorder
+) -> None:
+    paginated = _http_tool(
+        api.origin,
+        "    paginate:\n      page: {param: p}\n      output: items\n      max_pages: 3\n",
+    ).replace(
+        "output_schema: {parameters: [{name: done, type: boolean}]}",
+        "output_schema: {parameters: [{name: items, type: list}, {name: truncated, type: boolean}]}",
+    )
+    (tools / "send.yaml").write_text(paginated)
+    code, out, err = run(capsys, *_call(tools, *SEND, "--dry-run"))
+    assert code == 0, err
+    assert "It may then send up to 2 more requests like it, for the next pages," in out
+    assert api.received == []
+
+
+def test_a_dry_run_fetches_no_oauth2_token(
+    capsys: pytest.CaptureFixture[str], tools: Path, api: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    oauth2 = (
+        _http_tool(api.origin)
+        .replace("credentials: [api-token]", "credentials: [client-id, api-token]")
+        .replace(
+            "auth: {bearer: api-token}",
+            f"auth: {{oauth2: {{token_url: {api.origin}/token, client_id: client-id, "
+            "client_secret: api-token}}",
+        )
+    )
+    (tools / "send.yaml").write_text(oauth2)
+    monkeypatch.setenv("CLIENT_ID", "the-client")
+    code, out, err = run(capsys, *_call(tools, *SEND, "--dry-run"))
+    assert code == 0, err
+    assert "Authorization: Bearer *** (an OAuth2 token would be fetched first; none was)" in out
+    assert api.received == []  # neither the token endpoint nor the API
+
+
+def test_a_dry_run_of_a_python_tool_runs_nothing_and_exits_2(
+    capsys: pytest.CaptureFixture[str], tools: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "touched"
+    code, out, err = run(capsys, *_call(tools, "touch", f"path={target}", "--dry-run"))
+    assert code == 2
+    assert out == ""
+    assert "error: Tool 'touch' has a python backend: a dry run cannot show what its " in err
+    assert "Python code will do, so nothing was run" in err
+    assert not target.exists()
+
+
+def test_a_dry_run_that_cannot_build_the_request_says_so(
+    capsys: pytest.CaptureFixture[str], tools: Path, api: Recorder
+) -> None:
+    (tools / "send.yaml").write_text(
+        _http_tool(api.origin).replace(
+            "url: " + api.origin + "/send", "url: " + api.origin + "/send/{{ inputs.memo }}"
+        )
+    )
+    code, _, err = run(capsys, *_call(tools, "send", "memo=..", "to_account=x", "--dry-run"))
+    assert code == 1
+    assert "error: Tool 'send': " in err
+    assert "URL path segment 2 rendered to '..'" in err
+    assert err.rstrip().endswith("nothing was sent")
+    assert api.received == []
+
+
+def test_help_documents_yes_dry_run_and_the_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    assert "a `confirm: true` call not allowed (declined, Ctrl-C" in " ".join(out.split())
+    code, out, _ = run(capsys, "call", "--help")
+    text = " ".join(out.split())
+    assert "--yes run a confirm: true tool without asking" in text
+    assert "Ctrl-C or end of input declines: exit 2, nothing sent" in text
+    assert "--dry-run print the request an http tool would send" in text
+
+
+def test_the_shipped_tools_still_run_without_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    code, out, err = run(capsys, "call", "text_stats", "text=a b a")
+    assert code == 0, err
+    assert '"status": "success"' in out
