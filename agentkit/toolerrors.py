@@ -17,6 +17,8 @@ the same thing.
     │                               problem located by a JSON pointer)
     ├── UnexpressibleOperation      an operation of a description the definition format cannot
     │                               say; the import skips it and reports why
+    ├── PointerError                (also a ValueError) a ``$ref`` that is no JSON pointer in a
+    │                               URI fragment; the import reports it, located, as a reason
     ├── DefinitionError             tool definition files with problems (each file:line:column)
     ├── TemplateSyntaxProblem       a broken template; the loader reports it as a problem
     ├── CredentialError             a credential that cannot be resolved
@@ -78,6 +80,7 @@ __all__ = [
     "OpenAPIError",
     "PaginationError",
     "PluginError",
+    "PointerError",
     "Problem",
     "RedactedError",
     "ReplayMissError",
@@ -193,6 +196,10 @@ class OpenAPIError(SemanticError):
         self.problems = tuple(problems)
         lines = "\n".join(f"  {path}{problem}" for problem in self.problems)
         super().__init__(f"cannot import {path}:\n{lines}")
+
+
+class PointerError(AgentKitError, ValueError):
+    """A ``$ref`` that is no JSON pointer in a URI fragment; the message says why."""
 
 
 class UnexpressibleOperation(AgentKitError):

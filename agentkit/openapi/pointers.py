@@ -15,12 +15,10 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
+from agentkit.toolerrors import PointerError
+
 #: A ``%`` with the two hex digits of the byte it encodes, or a stray one.
 _PERCENT: Final = re.compile(r"%(?:[0-9A-Fa-f]{2})?")
-
-
-class PointerError(ValueError):
-    """A ``$ref`` that is no JSON pointer in a URI fragment; the message says why."""
 
 
 def pointer_join(pointer: str, *keys: object) -> str:

@@ -9,8 +9,13 @@ from typing import Any, Final
 import yaml
 
 from agentkit.openapi import swagger
-from agentkit.openapi.pointers import PointerError, Pointers, pointer_join, pointer_keys
-from agentkit.toolerrors import DescriptionProblem, OpenAPIError, UnexpressibleOperation
+from agentkit.openapi.pointers import Pointers, pointer_join, pointer_keys
+from agentkit.toolerrors import (
+    DescriptionProblem,
+    OpenAPIError,
+    PointerError,
+    UnexpressibleOperation,
+)
 
 __all__ = ["Resolver", "load_description", "pointer_join", "problem", "unexpressible"]
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from agentkit.openapi.pointers import PointerError, pointer_join, pointer_keys
+from agentkit.openapi.pointers import pointer_join, pointer_keys
+from agentkit.toolerrors import PointerError
 
 #: Where the converted document keeps its table of moved pointers.
 POINTERS_KEY: Final = "x-agentkit-swagger-pointers"

@@ -18,9 +18,9 @@ import yaml
 
 from agentkit.cli import main
 from agentkit.openapi import OpenAPIError, import_openapi
-from agentkit.openapi.pointers import PointerError, pointer_join, pointer_keys
+from agentkit.openapi.pointers import pointer_join, pointer_keys
 from agentkit.openapi.reader import Resolver
-from agentkit.toolerrors import UnexpressibleOperation
+from agentkit.toolerrors import PointerError, UnexpressibleOperation
 from tests.openapi.test_import import FINE, OK, definition, inputs, minimal, write_spec
 
 
