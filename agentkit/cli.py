@@ -771,14 +771,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if importlib.util.find_spec("mcp") is None:
             raise UsageError("agentkit serve needs the MCP SDK: pip install 'agentkit[mcp]'")
         from agentkit import mcp_front
+        from agentkit.mcp_claim import claim_stdio
 
         limits = _limits(args)
-        mcp_front.serve(
-            lambda: _load(args),
-            credentials_file=args.credentials_file,
-            **_reloading(args),
-            **limits,
-        )
+        reloading = _reloading(args)
+        # Claimed before the tools load (a module may print as it is imported), and
+        # never given back: the process ends with serving, and a tool's thread or an
+        # atexit hook writing to stdout after the last answer would reach the client.
+        with claim_stdio(restore=False) as wire:
+            mcp_front.serve(
+                lambda: _load(args),
+                wire=wire,
+                credentials_file=args.credentials_file,
+                **reloading,
+                **limits,
+            )
         return EXIT_OK
     try:
         from agentkit import mcp_http

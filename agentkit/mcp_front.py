@@ -22,7 +22,7 @@ import os
 import signal
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
@@ -33,6 +33,7 @@ from agentkit.mcp_wire import REPLAY_ID, Front, file_state
 if TYPE_CHECKING:
     from types import FrameType
 
+    from agentkit.mcp_claim import StdioWire
     from agentkit.toolregistry import ToolRegistry
 
 __all__ = ["IDLE_SECONDS", "answer_first", "serve"]
@@ -44,7 +45,7 @@ _REPLAYED_ANSWER: Final = f'{{"jsonrpc":"2.0","id":"{REPLAY_ID}",'
 
 
 class _Writer(Protocol):
-    async def write(self, text: str) -> None: ...
+    async def write(self, text: str) -> object: ...
 
     async def flush(self) -> None: ...
 
@@ -57,12 +58,14 @@ def serve(
     load: Callable[[], ToolRegistry],
     files: Callable[[], Iterable[Path]],
     *,
+    wire: StdioWire,
     watch: bool = False,
     interval: float = 1.0,
     credentials_file: str | None = None,
     **options: Any,
 ) -> None:
-    """Serve the tools ``load()`` gives on stdin/stdout until the client disconnects.
+    """Serve the tools ``load()`` gives on ``wire`` (the client's stdin and stdout, as
+    ``agentkit.mcp_claim.claim_stdio`` keeps them) until the client disconnects.
 
     ``files()`` lists the files a reload watches (with ``watch``, every ``interval``
     seconds; see ``agentkit.mcp_reload.Reloader``); ``options`` are
@@ -72,7 +75,7 @@ def serve(
     state = file_state(files()) if watch else ()
     registry = load()
     credentials = CredentialsManager.from_env(credentials_file)
-    front = Front.for_tools(registry) if stdio_pipes() else None
+    front = Front.for_tools(registry) if stdio_pipes(wire) else None
     hangup = _Hangup()
     replay: list[str] = []
     unread = b""
@@ -81,9 +84,10 @@ def serve(
         # the first listing is out.
         hangup.install()
         try:
-            lines = PipeLines(0, wake=hangup.wake)
-            sys.stdout.flush()  # anything Python buffered for stdout goes first
-            replay = answer_first(front, lines, _write_stdout)
+            lines = PipeLines(wire.read_fd, wake=hangup.wake)
+            replay = answer_first(
+                front, lines, lambda answer: write_all(wire.write_fd, answer.encode("utf-8"))
+            )
             unread = lines.rest()
         finally:
             hangup.close()
@@ -107,11 +111,10 @@ def serve(
     )
 
     async def run() -> None:
-        async with loop_stdio(unread) as (wire_in, wire_out):
+        async with loop_stdio(wire, unread) as (wire_in, wire_out):
             lines: Any = wire_in
             out: Any = wire_out
-            # stdio_pipes() held for the front, so the loop serves the same pipes.
-            if front is not None and wire_in is not None and wire_out is not None:
+            if front is not None:
                 lines = _Replaying(replay, wire_in)
                 out = _WithoutReplayedAnswer(wire_out, front.expected)
             reloader = Reloader(
@@ -129,10 +132,6 @@ def serve(
 
     with executor:  # the thread pool goes when the client does
         anyio.run(run)
-
-
-def _write_stdout(text: str) -> None:
-    write_all(1, text.encode("utf-8"))
 
 
 @final
@@ -211,9 +210,9 @@ def answer_first(
 class _Replaying:
     """The lines to replay, then the rest of ``lines``: what the SDK reads."""
 
-    def __init__(self, replay: list[str], lines: AsyncIterator[str]) -> None:
+    def __init__(self, replay: list[str], lines: AsyncIterable[str]) -> None:
         self._replay = deque(replay)
-        self._lines = lines
+        self._lines = aiter(lines)
 
     def __aiter__(self) -> _Replaying:
         return self
@@ -221,7 +220,7 @@ class _Replaying:
     async def __anext__(self) -> str:
         if self._replay:
             return self._replay.popleft()
-        return await self._lines.__anext__()
+        return await anext(self._lines)
 
 
 @final

@@ -19,6 +19,8 @@ import time
 from collections import deque
 from typing import Final, final
 
+from agentkit.mcp_claim import StdioWire
+
 __all__ = ["PipeLines", "stdio_pipes", "take_lines", "write_all"]
 
 #: The most one read takes from the pipe (what asyncio's pipe transport reads).
@@ -50,10 +52,10 @@ def _is_pipe(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-def stdio_pipes() -> bool:
-    """Whether stdin and stdout (fds 0 and 1) are pipes this module and the event loop
-    can serve: both pipes or sockets, and not on Windows (``select`` takes no pipe there)."""
-    return sys.platform != "win32" and _is_pipe(0) and _is_pipe(1)
+def stdio_pipes(wire: StdioWire) -> bool:
+    """Whether the wire's stdin and stdout are pipes this module and the event loop can
+    serve: both pipes or sockets, and not on Windows (``select`` takes no pipe there)."""
+    return sys.platform != "win32" and _is_pipe(wire.read_fd) and _is_pipe(wire.write_fd)
 
 
 @final

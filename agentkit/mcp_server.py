@@ -66,6 +66,7 @@ from agentkit.context import (
 )
 from agentkit.credentials import CredentialsManager
 from agentkit.forms import Form
+from agentkit.mcp_claim import StdioWire, claim_stdio
 from agentkit.mcp_content import call_result, encodable, error_result
 from agentkit.mcp_limits import (
     DEFAULT_ANSWER_SECONDS,
@@ -623,15 +624,17 @@ def serve(
 
     A call still running when stdin closes gets its answer, within ``drain_seconds``.
     ``reloader`` (made on the same ``ServedTools``) reloads them while serving.
-    ``allow_unconfirmed``: see ``build_server``.
+    ``allow_unconfirmed``: see ``build_server``. While serving, stdout is the wire's
+    alone: what else would write to it writes to stderr (``agentkit.mcp_claim``);
+    stdin and stdout are given back on return.
     """
     executor = ToolExecutor(
         credentials=CredentialsManager.from_env(credentials_file),
         max_workers=worker_threads(max_calls, max_waiting),
     )
 
-    async def run() -> None:
-        async with loop_stdio() as (wire_in, wire_out):
+    async def run(wire: StdioWire) -> None:
+        async with loop_stdio(wire) as (wire_in, wire_out):
             await serve_stdio(
                 tools,
                 executor,
@@ -647,8 +650,9 @@ def serve(
                 allow_unconfirmed=allow_unconfirmed,
             )
 
-    with executor:  # the thread pool goes when the client does
-        anyio.run(run)
+    # The thread pool goes when the client does.
+    with claim_stdio() as wire, executor:
+        anyio.run(run, wire)
 
 
 async def serve_stdio(
@@ -668,8 +672,8 @@ async def serve_stdio(
     allow_unconfirmed: bool = False,
 ) -> None:
     """``serve``'s work on the running loop, reading lines from ``wire_in`` and writing
-    to ``wire_out`` (``loop_stdio``'s, or ``None`` for the SDK's own stdin and stdout).
-    ``reload_now``: a SIGHUP came before the reloader was listening (``mcp_front``)."""
+    to ``wire_out`` (``loop_stdio``'s). ``reload_now``: a SIGHUP came before the
+    reloader was listening (``mcp_front``)."""
     gate = CallLimits(
         max_in_flight=max_calls,
         max_queued=max_queued,
@@ -696,10 +700,9 @@ async def serve_stdio(
         stdin_closed.set()
 
     # A line the SDK cannot read is answered here (``refusal``): the SDK would drop it.
-    # Where the SDK reads stdin itself (wire_in None) its lines cannot be seen.
-    lines = ReadLines(wire_in) if wire_in is not None else None
+    lines = ReadLines(wire_in)
     # The SDK types its streams as anyio files; it only iterates lines and awaits
-    # write and flush, which loop_stdio's do on the loop, without a thread each.
+    # write and flush, which loop_stdio's pipes do on the loop, without a thread each.
     async with (
         stdio_server(lines, wire_out) as (stdin, stdout),  # type: ignore[arg-type]
         anyio.create_task_group() as group,

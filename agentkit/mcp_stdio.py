@@ -3,16 +3,16 @@
 The SDK's ``stdio_server`` reads each line and writes each message through a worker
 thread (``anyio.wrap_file``): three thread hand-offs a call, most of a sequential
 call's time on a busy machine. ``loop_stdio`` gives it streams of its own instead,
-served by the event loop's pipe transports, and keeps the SDK's guarantees: while
-serving, fd 0 reads the null device and fd 1 writes to stderr (a tool's stray
-``print`` or a child process cannot corrupt the wire), lines are UTF-8 with bad bytes
-replaced, and both descriptors are restored, blocking again, on exit.
+served by the event loop's pipe transports on the fds ``agentkit.mcp_claim`` keeps
+for the wire (fd 1 itself writes to stderr while serving, so that nothing but the
+server's messages reaches the client), and keeps the SDK's guarantees: lines are
+UTF-8 with bad bytes replaced, and the fds are blocking again on exit.
 
 Where the loop cannot serve them (stdin or stdout is a regular file or a terminal,
-Windows, another event loop than asyncio) it yields ``None`` for both, and the SDK
-does as it always has. Lines are split with ``agentkit.mcp_pipes.take_lines``, as
-the stdio front split the lines it read first (``loop_stdio``'s ``unread`` are the
-bytes it read past them).
+Windows, another event loop than asyncio) it gives the SDK the wire's fds wrapped as
+the SDK wraps its own stdin and stdout. Lines are split with
+``agentkit.mcp_pipes.take_lines``, as the stdio front split the lines it read first
+(``loop_stdio``'s ``unread`` are the bytes it read past them).
 
 The SDK drops a line it cannot read (no JSON, a ``\\ud800`` escape its parser refuses,
 no JSON-RPC message) without an answer, and a client would wait for its id forever.
@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import os
-import sys
 from collections import deque
-from collections.abc import AsyncIterator
-from typing import Any, Final, final
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any, Final, Literal, final
 
 import anyio
 
+from agentkit.mcp_claim import StdioWire
 from agentkit.mcp_pipes import stdio_pipes, take_lines
 from agentkit.mcp_wire import lone_surrogate, writable
 
@@ -184,30 +185,26 @@ class LineWriter(asyncio.Protocol):
 
 @contextlib.asynccontextmanager
 async def loop_stdio(
+    wire: StdioWire,
     unread: bytes = b"",
-) -> AsyncIterator[tuple[LineReader, LineWriter] | tuple[None, None]]:
-    """stdin and stdout served by the running asyncio loop, or ``(None, None)`` where they
-    cannot be (then the SDK's ``stdio_server`` reads and writes them its own way).
-    ``unread``: bytes already read from stdin and not taken (``PipeLines.rest``)."""
+) -> AsyncIterator[tuple[AsyncIterable[str], LineWriter | anyio.AsyncFile[str]]]:
+    """The lines read from the wire and a writer to it, for the SDK's ``stdio_server``:
+    served by the running asyncio loop's pipe transports where they can be, otherwise
+    (a file or a terminal, Windows, trio) as the SDK wraps its own stdin and stdout,
+    each read and write in a worker thread. ``unread``: bytes already read from the
+    wire's pipe and not taken (``PipeLines.rest``), read first; only pipes have them.
+    """
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # not asyncio (trio)
         loop = None
-    if loop is None or not stdio_pipes():
-        yield None, None
+    if loop is None or not stdio_pipes(wire):
+        if unread:
+            raise ValueError("bytes read ahead of the SDK can only be given back to a pipe")
+        yield _text_file(wire.read_fd, "rb"), _text_file(wire.write_fd, "wb")
         return
-    wire_in = os.dup(0)
-    wire_out = os.dup(1)
-    stdin_file = os.fdopen(wire_in, "rb", buffering=0, closefd=False)
-    stdout_file = os.fdopen(wire_out, "wb", buffering=0, closefd=False)
-    null = os.open(os.devnull, os.O_RDONLY)
-    try:
-        # Flushed first: anything Python buffered for stdout goes to the wire, not stderr.
-        sys.stdout.flush()
-        os.dup2(null, 0)
-        os.dup2(2, 1)
-    finally:
-        os.close(null)
+    stdin_file = os.fdopen(wire.read_fd, "rb", buffering=0, closefd=False)
+    stdout_file = os.fdopen(wire.write_fd, "wb", buffering=0, closefd=False)
     reading: asyncio.ReadTransport | None = None
     writing: tuple[asyncio.WriteTransport, LineWriter] | None = None
     try:
@@ -222,12 +219,17 @@ async def loop_stdio(
             writing[0].close()
             with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_SECONDS):
                 await writing[1].closed()
-        for wire, fd in ((wire_in, 0), (wire_out, 1)):
+        for fd in (wire.read_fd, wire.write_fd):  # the transports made them non-blocking
             with contextlib.suppress(OSError):
-                os.set_blocking(wire, True)
-                os.dup2(wire, fd)
-            with contextlib.suppress(OSError):
-                os.close(wire)
+                os.set_blocking(fd, True)
+
+
+def _text_file(fd: int, mode: Literal["rb", "wb"]) -> anyio.AsyncFile[str]:
+    """``fd`` as UTF-8 text, read and written in worker threads, as the SDK's
+    ``stdio_server`` wraps stdin and stdout (bad bytes read are replaced). The fd is
+    the wire's to close: a worker thread may still be blocked reading it."""
+    binary = os.fdopen(fd, mode, closefd=False)
+    return anyio.wrap_file(io.TextIOWrapper(binary, encoding="utf-8", errors="replace"))
 
 
 @final
@@ -239,15 +241,15 @@ class ReadLines:
     ``taken()``, called for each, gives the line it came from.
     """
 
-    def __init__(self, lines: AsyncIterator[str]) -> None:
-        self._lines = lines
+    def __init__(self, lines: AsyncIterable[str]) -> None:
+        self._lines = aiter(lines)
         self._read: deque[str] = deque()
 
     def __aiter__(self) -> ReadLines:
         return self
 
     async def __anext__(self) -> str:
-        line = await self._lines.__anext__()
+        line = await anext(self._lines)
         self._read.append(line)
         return line
 

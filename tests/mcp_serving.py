@@ -269,25 +269,95 @@ async def session(
         yield client
 
 
+#: How ``agentkit serve`` is started: the running Python's ``-m agentkit serve``.
+SERVE: tuple[str, ...] = (sys.executable, "-m", "agentkit", "serve")
+
+
+def client_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The whole environment an MCP client starts ``agentkit serve`` in: the SDK's stdio
+    client's (``get_default_environment()``: PATH, HOME and a few more; no
+    PYTHONUNBUFFERED, nothing else of the test runner's), plus ``extra``, what a test
+    needs (its credentials). Every test that starts a stdio server starts it in this."""
+    from mcp.client.stdio import get_default_environment
+
+    return {**get_default_environment(), **(extra or {})}
+
+
+def stdio_parameters(
+    args: Sequence[str], env: Mapping[str, str] | None = None, *, command: Sequence[str] = SERVE
+) -> Any:
+    """The SDK's ``StdioServerParameters`` for ``agentkit serve ARGS`` (``command``,
+    then ``ARGS``), run from the checkout in ``client_environment(env)``."""
+    from mcp.client.stdio import StdioServerParameters
+
+    return StdioServerParameters(
+        command=command[0],
+        args=[*command[1:], *args],
+        cwd=str(ROOT),
+        env=client_environment(env),
+    )
+
+
+def stdio_process(
+    args: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    *,
+    command: Sequence[str] = SERVE,
+    stdin: Any = subprocess.PIPE,
+) -> subprocess.Popen[str]:
+    """``agentkit serve ARGS`` (``command``, then ``ARGS``) started as an MCP client
+    starts it: from the checkout, in ``client_environment(env)``, stdout and stderr
+    pipes (UTF-8 text), and stdin a pipe unless given."""
+    return subprocess.Popen(
+        [*command, *args],
+        cwd=ROOT,
+        env=client_environment(env),
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+
+
+def run_stdio(
+    args: Sequence[str],
+    text: str = "",
+    env: Mapping[str, str] | None = None,
+    *,
+    command: Sequence[str] = SERVE,
+    stdin: Any = None,
+) -> subprocess.CompletedProcess[str]:
+    """``agentkit serve ARGS`` (``command``, then ``ARGS``) as ``stdio_process`` starts
+    it, fed ``text`` through a pipe (or reading ``stdin``, a file, when given) until it
+    exits; what it wrote."""
+    piped = subprocess.PIPE if stdin is None else stdin
+    with stdio_process(args, env, command=command, stdin=piped) as process:
+        try:
+            out, err = process.communicate(None if stdin is not None else text, STARTUP_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            out, err = process.communicate()
+            raise AssertionError(f"agentkit serve did not exit:\n{err}") from None
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
 @contextlib.asynccontextmanager
 async def stdio_session(
     args: Sequence[str],
-    env: dict[str, str],
+    env: Mapping[str, str] | None = None,
     *,
     on_message: Any = None,
     elicitation: Any = None,
 ) -> AsyncIterator[Any]:
     """An initialized ``ClientSession`` over the SDK's stdio client, with ``agentkit serve
-    ARGS`` as its server process (``env`` its whole environment); ``on_message`` and
+    ARGS`` as its server process (in ``client_environment(env)``); ``on_message`` and
     ``elicitation`` as for ``session``."""
     from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.stdio import stdio_client
 
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "agentkit", "serve", *args], cwd=str(ROOT), env=env
-    )
     async with (
-        stdio_client(params) as (read, write),
+        stdio_client(stdio_parameters(args, env)) as (read, write),
         ClientSession(
             read, write, message_handler=on_message, elicitation_callback=elicitation
         ) as client,

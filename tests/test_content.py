@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import sys
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
@@ -419,13 +418,11 @@ async def _call_each(client: Any) -> dict[str, Any]:
 def test_mcp_over_stdio_gives_each_kind_of_block() -> None:
     pytest.importorskip("mcp")
     from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.stdio import stdio_client
 
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "agentkit", "serve", "--tools", str(CONFORMANCE_TOOLS)],
-        cwd=str(ROOT),
-    )
+    from tests.mcp_serving import stdio_parameters
+
+    params = stdio_parameters(["--tools", str(CONFORMANCE_TOOLS)])
 
     async def main() -> dict[str, Any]:
         with anyio.fail_after(60):

@@ -7,7 +7,6 @@ runs with the answer; the value given is shown nowhere."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,25 +18,25 @@ pytest.importorskip("mcp")
 pytest.importorskip("uvicorn")
 
 import mcp_types as types
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from tests.mcp_serving import (
     INITIALIZE,
     PROTOCOL_VERSION,
-    ROOT,
     Served,
     last_data,
     next_data,
     post,
     serving,
     session,
+    stdio_parameters,
     stdio_session,
     streaming_post,
 )
 
 WAIT_SECONDS = 60
 SECRET = "pin-0123456789-secret"
-ENV = {"PATH": ""}
+ENV: dict[str, str] = {}
 
 ASKING = """\
 name: {name}
@@ -100,12 +99,7 @@ async def _handshake_era(target: Any, user: User, name: str, arguments: dict[str
 
 async def _modern(target: Any, user: User, name: str, arguments: dict[str, Any]) -> Any:
     if not isinstance(target, str):
-        target = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "agentkit", "serve", *target],
-            cwd=str(ROOT),
-            env=ENV,
-        )
+        target = stdio_parameters(target, ENV)
     async with Client(target, elicitation_callback=user) as client:
         assert client.protocol_version == "2026-07-28"
         return await client.call_tool(name, arguments)

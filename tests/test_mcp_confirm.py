@@ -215,7 +215,7 @@ def test_a_stateless_server_cannot_ask_so_it_refuses(
 def test_confirm_over_stdio(folder: Path, upstream: tuple[str, Upstream]) -> None:
     recorder = upstream[1]
     user = User("accept")
-    env = {"API_TOKEN": SECRET, "PATH": ""}
+    env = {"API_TOKEN": SECRET}
 
     async def run() -> Any:
         with anyio.fail_after(WAIT_SECONDS):

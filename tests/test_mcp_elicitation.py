@@ -104,7 +104,7 @@ def test_the_sync_form_in_an_async_tool_is_refused_not_a_deadlock(server: Served
 
 def test_asking_over_stdio(folder: Path) -> None:
     user = User("accept")
-    env = {"API_TOKEN": SECRET, "PATH": ""}
+    env = {"API_TOKEN": SECRET}
 
     async def run() -> list[Any]:
         with anyio.fail_after(WAIT_SECONDS):

@@ -34,6 +34,7 @@ from agentkit.mcp_wire import HANDSHAKE_VERSIONS, Front, wire_json
 from agentkit.tool import Tool
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
+from tests.mcp_serving import stdio_process
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT_SECONDS = 60
@@ -558,15 +559,8 @@ sys.exit(main(sys.argv[1:]))
 
 
 def _started(folder: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-c", PROBE, "serve", "--tools", str(folder), *args],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    return stdio_process(
+        ["--tools", str(folder), *args], command=(sys.executable, "-c", PROBE, "serve")
     )
 
 

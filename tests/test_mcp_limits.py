@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -20,10 +18,10 @@ pytest.importorskip("uvicorn")
 from agentkit.mcp_limits import Busy, CallCut, CallLimits
 from tests.mcp_serving import (
     INITIALIZE,
-    ROOT,
     Served,
     open_session,
     post,
+    run_stdio,
     server_fixture,
     session,
     start,
@@ -233,14 +231,8 @@ def test_stdio_a_call_in_flight_when_stdin_closes_still_gets_its_answer(folder: 
             "params": {"name": "doze", "arguments": {"seconds": 1}},
         },
     ]
-    process = subprocess.run(
-        [sys.executable, "-m", "agentkit", "serve", "--tools", str(folder)],
-        input="".join(json.dumps(message) + "\n" for message in messages),
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=WAIT_SECONDS,
-        check=False,
+    process = run_stdio(
+        ["--tools", str(folder)], "".join(json.dumps(message) + "\n" for message in messages)
     )
     answers = {answer["id"]: answer for answer in map(json.loads, process.stdout.splitlines())}
     assert process.returncode == 0, process.stderr

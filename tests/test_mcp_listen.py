@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import signal
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +20,10 @@ import pytest
 pytest.importorskip("mcp")
 pytest.importorskip("uvicorn")
 
-from mcp import Client, StdioServerParameters  # after the skips: the SDK is an extra
+from mcp import Client  # after the skips: the SDK is an extra
 from mcp.shared.subscriptions import ToolsListChanged
 
-from tests.mcp_serving import serving, session, tools_folder
+from tests.mcp_serving import serving, session, stdio_parameters, tools_folder
 from tests.test_mcp_reload import STATS, Notifications, _nap
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,11 +72,7 @@ def test_a_2026_client_hears_of_a_reload_on_its_listen_stream(
 
 
 def test_a_2026_client_over_stdio_hears_of_a_reload(folder: Path) -> None:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "agentkit", "serve", "--tools", str(folder), *RELOAD],
-        cwd=str(ROOT),
-    )
+    params = stdio_parameters(["--tools", str(folder), *RELOAD])
     seen = _run(_listen_through_a_reload, params, folder)
     assert seen["event"] == ToolsListChanged()
     assert seen["tools"] == {"nap", "stats"}

@@ -156,7 +156,7 @@ def test_log_levels_and_messages_over_http(server: Served) -> None:
 
 def test_log_levels_and_messages_over_stdio(folder: Path) -> None:
     messages = Messages()
-    env = {"API_TOKEN": SECRET, "PATH": ""}
+    env = {"API_TOKEN": SECRET}
 
     async def run() -> dict[str, Any]:
         with anyio.fail_after(WAIT_SECONDS):

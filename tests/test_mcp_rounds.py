@@ -5,7 +5,6 @@ reached it; and what a client sends back, tried as an attacker would."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,9 +16,9 @@ pytest.importorskip("mcp")
 pytest.importorskip("uvicorn")
 
 import mcp_types as types
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
-from tests.mcp_serving import Served, serving, start
+from tests.mcp_serving import Served, serving, start, stdio_parameters
 from tests.test_mcp_confirm import CLOSE, CLOSE_ARGS, SECRET, WIPE, Upstream, User
 from tests.test_mcp_confirm import upstream as upstream  # the fixture, shared
 from tests.test_mcp_elicitation import _asking
@@ -144,12 +143,7 @@ def test_a_tools_own_question_is_answered(server: Served, tool: str) -> None:
 
 def test_confirm_over_stdio(folder: Path, upstream: tuple[str, Upstream]) -> None:
     recorder = upstream[1]
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "agentkit", "serve", "--tools", str(folder)],
-        cwd=str(ROOT),
-        env={**ENV, "PATH": ""},
-    )
+    params = stdio_parameters(["--tools", str(folder)], ENV)
     before = len(recorder.bodies)
     user = User("accept")
     result = _run(_call, params, user, "close_issue", CLOSE_ARGS)
@@ -383,12 +377,7 @@ def test_what_a_call_says_after_its_question_goes_with_the_answering_round(
 
 
 def test_a_tools_own_question_over_stdio(folder: Path) -> None:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "agentkit", "serve", "--tools", str(folder)],
-        cwd=str(ROOT),
-        env={**ENV, "PATH": ""},
-    )
+    params = stdio_parameters(["--tools", str(folder)], ENV)
     user = Naming()
     result = _run(_call, params, user, "ask", {"question": "Name?"})
     assert result.structured_content == {"action": "accept", "name": "Ada"}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,8 @@ pytest.importorskip("mcp")
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
+
+from tests.mcp_serving import stdio_parameters
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,20 +36,8 @@ backend:
 
 
 async def _session_results(secrets: Path, extra: Path) -> dict[str, Any]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m",
-            "agentkit",
-            "serve",
-            "--tools",
-            "tools.d",
-            "--tools",
-            str(extra),
-            "--credentials-file",
-            str(secrets),
-        ],
-        cwd=str(ROOT),
+    params = stdio_parameters(
+        ["--tools", "tools.d", "--tools", str(extra), "--credentials-file", str(secrets)]
     )
     found: dict[str, Any] = {}
     with anyio.fail_after(60):

@@ -6,7 +6,6 @@ import asyncio
 import json
 import queue
 import subprocess
-import sys
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 pytest.importorskip("mcp")
 
 from agentkit.mcp_stdio import HIGH_WATER, LineReader, LineWriter, lost_answer, refusal
-from tests.mcp_serving import INITIALIZE, ROOT
+from tests.mcp_serving import INITIALIZE, run_stdio, stdio_process
 
 WAIT_SECONDS = 60
 T = TypeVar("T")
@@ -185,30 +184,37 @@ def loud(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _serve(folder: Path, requests: list[dict[str, Any]], *, from_file: Path | None = None) -> Any:
-    """``agentkit serve`` on ``folder``, fed ``requests`` through a pipe, or from a
-    regular file when ``from_file`` is given; its answers by id, and the process."""
-    text = "".join(json.dumps(message) + "\n" for message in requests)
-    command = [sys.executable, "-m", "agentkit", "serve", "--tools", str(folder)]
-    command += ["--python-path", str(folder)]
+def _served(
+    folder: Path, lines: list[str], *, from_file: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``agentkit serve`` on ``folder``, fed ``lines`` through a pipe, or from a regular
+    file when ``from_file`` is given; what it wrote, once it exited as it should."""
+    text = "".join(f"{line}\n" for line in lines)
+    args = ["--tools", str(folder), "--python-path", str(folder)]
     if from_file is None:
-        process = subprocess.run(
-            command, input=text, capture_output=True, text=True, cwd=ROOT, timeout=WAIT_SECONDS
-        )
+        process = run_stdio(args, text)
     else:
         from_file.write_text(text)
         with from_file.open() as stdin:
-            process = subprocess.run(
-                command, stdin=stdin, capture_output=True, text=True, cwd=ROOT, timeout=WAIT_SECONDS
-            )
+            process = run_stdio(args, stdin=stdin)
     assert process.returncode == 0, process.stderr
+    return process
+
+
+def _serve(folder: Path, requests: list[dict[str, Any]], *, from_file: Path | None = None) -> Any:
+    """``_served`` with ``requests``; its answers by id, and the process."""
+    process = _served(folder, [json.dumps(message) for message in requests], from_file=from_file)
     # Every line of stdout must be a JSON-RPC message.
     answers = {answer["id"]: answer for answer in map(json.loads, process.stdout.splitlines())}
     return answers, process
 
 
-def test_a_tools_stray_output_goes_to_stderr_not_the_wire(loud: Path) -> None:
-    answers, process = _serve(loud, _messages("one", "two"))
+@pytest.mark.parametrize("stdin", ["pipe", "file"])
+def test_a_tools_stray_output_goes_to_stderr_not_the_wire(
+    loud: Path, tmp_path: Path, stdin: str
+) -> None:
+    from_file = tmp_path / "requests.jsonl" if stdin == "file" else None
+    answers, process = _serve(loud, _messages("one", "two"), from_file=from_file)
     assert answers[2]["result"]["structuredContent"] == {"text": "one"}
     assert answers[3]["result"]["structuredContent"] == {"text": "two"}
     assert process.stderr.count("a stray print") == 2
@@ -238,16 +244,13 @@ def _request(params: str, *, request_id: str = "7", method: str = "tools/call") 
     return f'{{"jsonrpc":"2.0","id":{request_id},"method":"{method}","params":{params}}}'
 
 
-def _serve_lines(folder: Path, lines: list[str]) -> list[dict[str, Any]]:
-    """``agentkit serve`` on ``folder`` through a pipe, fed ``lines`` after initialize;
-    every message it wrote, in order (each line of stdout must be one)."""
-    text = "".join(f"{line}\n" for line in [json.dumps(message) for message in _messages()] + lines)
-    command = [sys.executable, "-m", "agentkit", "serve", "--tools", str(folder)]
-    command += ["--python-path", str(folder)]
-    process = subprocess.run(
-        command, input=text, capture_output=True, text=True, cwd=ROOT, timeout=WAIT_SECONDS
-    )
-    assert process.returncode == 0, process.stderr
+def _serve_lines(
+    folder: Path, lines: list[str], *, from_file: Path | None = None
+) -> list[dict[str, Any]]:
+    """``_served`` with ``lines`` after initialize; every message it wrote, in order
+    (each line of stdout must be one)."""
+    handshake = [json.dumps(message) for message in _messages()]
+    process = _served(folder, handshake + lines, from_file=from_file)
     return [json.loads(line) for line in process.stdout.splitlines()]
 
 
@@ -323,6 +326,20 @@ def test_a_request_the_sdk_cannot_read_is_answered_and_serving_goes_on(
     assert answers[-1]["result"]["structuredContent"] == {"text": "still serving"}
 
 
+@pytest.mark.parametrize(
+    ("line", "request_id", "code", "message"), UNREADABLE[:2] + UNREADABLE[6:8]
+)
+def test_a_request_the_sdk_cannot_read_from_a_file_is_answered_too(
+    loud: Path, tmp_path: Path, line: str, request_id: Any, code: int, message: str
+) -> None:
+    # With stdin a file the SDK reads it through agentkit's stream as well.
+    answers = _serve_lines(loud, [line, LIST, CALL], from_file=tmp_path / "requests.jsonl")
+    [refused] = [answer for answer in answers if "error" in answer]
+    assert (refused["id"], refused["error"]["code"]) == (request_id, code)
+    assert message in refused["error"]["message"]
+    assert answers[-1]["result"]["structuredContent"] == {"text": "still serving"}
+
+
 def test_no_answer_is_due_to_a_notification_a_response_or_a_blank_line(loud: Path) -> None:
     notification = '{"jsonrpc":"2.0","method":"notifications/progress","params":{"x":"\\ud800"}}'
     response = '{"jsonrpc":"2.0","id":99,"result":{"content":{"name":"\\ud800"}}}'
@@ -366,15 +383,12 @@ backend: {python: "tests.serve_tools:ask_async"}
 def test_an_answer_the_sdk_cannot_read_ends_the_question_at_once(tmp_path: Path) -> None:
     # Without a stand-in the question would wait out its 600 s for an answer that was lost.
     (tmp_path / "ask.yaml").write_text(ASKING)
-    command = [sys.executable, "-m", "agentkit", "serve", "--tools", str(tmp_path)]
     initialize = json.loads(json.dumps(INITIALIZE))
     initialize["params"]["capabilities"] = {"elicitation": {}}
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
     call["params"] = {"name": "ask", "arguments": {"question": "Name?"}}
     heard: queue.Queue[str] = queue.Queue()
-    with subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT
-    ) as process:
+    with stdio_process(["--tools", str(tmp_path)]) as process:
         stdin, stdout = process.stdin, process.stdout
         assert stdin is not None
         assert stdout is not None

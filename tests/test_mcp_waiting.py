@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -33,7 +32,15 @@ from agentkit.mcp_limits import (
     watching,
 )
 from agentkit.toolerrors import ElicitationError, SemanticError
-from tests.mcp_serving import ROOT, Served, serving, session, stdio_session, tools_folder
+from tests.mcp_serving import (
+    Served,
+    run_stdio,
+    serving,
+    session,
+    stdio_process,
+    stdio_session,
+    tools_folder,
+)
 
 WAIT_SECONDS = 60
 KEY = "agentkit/question"
@@ -450,23 +457,7 @@ def test_stdio_a_question_waiting_when_stdin_ends_is_withdrawn_and_the_server_ex
 ) -> None:
     """The drain rules let running calls finish; a question can get no answer once stdin
     is closed, so its call ends at once (before: it waited out --drain-seconds)."""
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "agentkit",
-            "serve",
-            "--tools",
-            str(folder),
-            "--drain-seconds",
-            "600",
-        ],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = stdio_process(["--tools", str(folder), "--drain-seconds", "600"])
     assert process.stdin is not None
     assert process.stdout is not None
     try:
@@ -507,8 +498,7 @@ def test_stdio_takes_the_waiting_options_too(folder: Path) -> None:
 
     async def scenario() -> Any:
         args = ["--tools", str(folder), "--answer-timeout", "1", "--max-waiting", "1"]
-        env = {"PATH": "", "PYTHONPATH": str(ROOT)}
-        async with stdio_session(args, env, elicitation=never) as client:
+        async with stdio_session(args, elicitation=never) as client:
             return await client.call_tool("wipe", {"seconds": 0})
 
     result = _bounded(scenario)
@@ -796,17 +786,7 @@ def test_watching_notes_the_clients_leaving_in_the_scope() -> None:
 def test_serve_refuses_bad_waiting_options(
     folder: Path, option: str, value: str, message: str
 ) -> None:
-    started = time.monotonic()
-    process = subprocess.run(
-        [sys.executable, "-m", "agentkit", "serve", "--tools", str(folder), option, value],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=WAIT_SECONDS,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
-    assert time.monotonic() - started < WAIT_SECONDS
+    process = run_stdio(["--tools", str(folder), option, value], stdin=subprocess.DEVNULL)
     assert process.returncode == 2, process.stderr
     assert message in process.stderr
     assert "Traceback" not in process.stderr

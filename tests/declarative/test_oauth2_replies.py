@@ -10,7 +10,6 @@ whole exception chain, the events a listener saw, or the MCP ``isError`` text.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -226,7 +225,7 @@ def test_a_malformed_reply_is_a_clear_error_that_never_shows_the_token(
 async def _mcp_call(folder: Path) -> Any:
     from tests.mcp_serving import stdio_session
 
-    env = {**os.environ, "CLIENT_ID": CLIENT_ID, "CLIENT_SECRET": SECRET}
+    env = {"CLIENT_ID": CLIENT_ID, "CLIENT_SECRET": SECRET}
     with anyio.fail_after(60):
         async with stdio_session(["--tools", str(folder)], env) as client:
             return await client.call_tool("get_item", {})
