@@ -68,6 +68,14 @@ async def _await_file(path: Path) -> None:
             await anyio.sleep(0.02)
 
 
+def _only_broken_streams(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or is a group holding only, ``anyio.BrokenResourceError``."""
+    inner = getattr(exc, "exceptions", None)
+    if inner is None:
+        return isinstance(exc, anyio.BrokenResourceError)
+    return all(_only_broken_streams(each) for each in inner)
+
+
 def _bounded(scenario: Callable[[], Awaitable[T]]) -> T:
     """``anyio.run(scenario)``, failing after WAIT_SECONDS."""
 
@@ -140,12 +148,20 @@ def test_a_cancelled_request_stops_the_async_tool(server: Served, tmp_path: Path
     marker = str(tmp_path / "cancelled")
 
     async def scenario() -> None:
-        async with session(server.url) as client:
-            async with anyio.create_task_group() as group:
-                group.start_soon(client.call_tool, "nap", {"seconds": 30, "marker": marker})
-                await _await_file(Path(marker + ".started"))
-                group.cancel_scope.cancel()  # the SDK sends notifications/cancelled
-            await _await_file(Path(marker + ".cancelled"))
+        try:
+            async with session(server.url) as client:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(client.call_tool, "nap", {"seconds": 30, "marker": marker})
+                    await _await_file(Path(marker + ".started"))
+                    group.cancel_scope.cancel()  # the SDK sends notifications/cancelled
+                await _await_file(Path(marker + ".cancelled"))
+        except Exception as exc:
+            # The server answers the cancelled request (-32800, as the SDK's own server does
+            # for a handshake-era client); when that answer reaches the SDK's client after
+            # its session has closed, the client's transport raises BrokenResourceError as
+            # it shuts down. That is the client's teardown, not the server under test.
+            if not _only_broken_streams(exc):
+                raise
 
     _bounded(scenario)
     assert not Path(marker + ".finished").exists()
