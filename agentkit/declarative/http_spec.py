@@ -568,7 +568,8 @@ def _parse_auth(
     if not isinstance(raw, dict) or len(raw) != 1:
         problems.add(
             location,
-            "expected one of {bearer: CRED}, {basic: {username: CRED, password: CRED}}, "
+            "expected one of {bearer: CRED}, {basic: {username: CRED | ${VAR} | {value: TEXT}, "
+            "password: CRED}}, "
             "{api_key: {credential: CRED, in: header|query, name: NAME}}, "
             "{oauth2: {token_url: URL, client_id: CRED, client_secret: CRED, scopes: [...]}}",
         )
@@ -581,9 +582,11 @@ def _parse_auth(
     if kind == "basic":
         if not check_keys(value, ("username", "password"), here, problems, "basic auth"):
             return None
-        user = context.credential(value.get("username"), (*here, "username"))
+        user, literal = _basic_username(value.get("username"), (*here, "username"), context)
         password = context.credential(value.get("password"), (*here, "password"))
-        return BasicAuth(username=user, password=password) if user and password else None
+        if not (user and password):
+            return None
+        return BasicAuth(username=user, password=password, literal_username=literal)
     if kind == "api_key":
         if not check_keys(value, ("credential", "in", "name"), here, problems, "api_key auth"):
             return None
@@ -603,6 +606,46 @@ def _parse_auth(
         return _parse_oauth2(value, here, context)
     hint = did_you_mean(str(kind), ("bearer", "basic", "api_key", "oauth2"))
     problems.add(here, f"unknown auth '{kind}'{hint}")
+    return None
+
+
+def _basic_username(raw: Any, location: Location, context: _Context) -> tuple[str | None, bool]:
+    """A basic-auth username: ``(credential name, False)``, or ``(the username, True)``
+    when the definition gives it (``{value: TEXT}``, or what ``${VAR}`` became), being
+    no secret. ``(None, ...)`` after a problem."""
+    if isinstance(raw, dict) and set(raw) == {"value"}:
+        raw = raw["value"]
+        if not isinstance(raw, str):
+            context.problems.add((*location, "value"), "expected the username as text")
+            return None, True
+        literal = True
+    else:
+        literal = isinstance(raw, LiteralText)
+        if not literal:
+            if isinstance(raw, str) and raw and raw not in context.credentials:
+                hint = context.problems.did_you_mean(raw, context.credentials)
+                context.problems.add(
+                    location,
+                    f"credential '{raw}' is used but not declared; add it under "
+                    f"'credentials:'{hint}, or write a username that is not secret as "
+                    f"{{value: {raw}}} (or ${{VAR}})",
+                )
+                return None, False
+            return context.credential(raw, location), False
+    problem = _username_problem(raw)
+    if problem:
+        context.problems.add(location, problem)
+        return None, True
+    return str(raw), True
+
+
+def _username_problem(user: str) -> str | None:
+    if not user:
+        return "expected a username, got an empty one"
+    if ":" in user:
+        return "a basic-auth username cannot hold ':' (RFC 7617 splits the pair at the first one)"
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in user):
+        return "a basic-auth username cannot hold a control character (a line break, a NUL)"
     return None
 
 

@@ -80,19 +80,26 @@ class BearerAuth:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BasicAuth:
-    """``auth: {basic: {username: CRED, password: CRED}}``: ``Authorization: Basic ...``."""
+    """``auth: {basic: {username: CRED | ${VAR} | {value: TEXT}, password: CRED}}``:
+    ``Authorization: Basic ...``.
+
+    ``username`` names a credential, or -- with ``literal_username`` -- is the username
+    itself, written in the definition (or by ``${VAR}``) because it is not secret.
+    """
 
     username: str
     password: str
+    literal_username: bool = False
     placement: ClassVar[Placement] = "header"
     name: ClassVar[str] = "Authorization"
 
     @property
     def credential_names(self) -> tuple[str, ...]:
-        return (self.username, self.password)
+        return (self.password,) if self.literal_username else (self.username, self.password)
 
     def value(self, credentials: Mapping[str, str]) -> str:
-        pair = f"{credentials[self.username]}:{credentials[self.password]}"
+        user = self.username if self.literal_username else credentials[self.username]
+        pair = f"{user}:{credentials[self.password]}"
         redact_also(pair)  # its base64 is found as a whole, not only each part's core
         return "Basic " + base64.b64encode(pair.encode()).decode("ascii")
 
