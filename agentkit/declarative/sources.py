@@ -244,33 +244,37 @@ def substitute_pairs(raw: Any, location: Location, substituter: Substituter) -> 
 
 
 def substitute_auth(mapping: dict[str, Any], location: Location, substituter: Substituter) -> None:
-    """Substitute ``${VAR}`` in the OAuth2 ``token_url`` and the basic-auth ``username``
-    of ``mapping["auth"]``, in place.
+    """Substitute ``${VAR}`` in the OAuth2 ``token_url`` and ``client_id`` and the
+    basic-auth ``username`` of ``mapping["auth"]`` (or in their ``value:``), in place.
 
     The token endpoint is configuration like a base URL (it differs between staging and
-    production), and so is a username that is not secret; they take ``${VAR}`` the
-    same way. Credentials stay named credentials. When the substitution has a problem,
-    ``auth`` is dropped: the problem is reported and fails the load, and the auth
-    parser would only report it a second time.
+    production), and so is a username or client id that is not secret; they take
+    ``${VAR}`` the same way. Credentials stay named credentials. When a substitution
+    has a problem, ``auth`` is dropped: the problem is reported and fails the load, and
+    the auth parser would only report it a second time.
     """
     auth = mapping.get("auth")
     if not isinstance(auth, dict) or len(auth) != 1:
         return  # the HTTP parser says what is wrong with it
     ((kind, value),) = auth.items()
-    field = {"oauth2": ("token_url",), "basic": ("username",)}.get(kind)
-    if field is None or not isinstance(value, dict):
-        return
-    keys = (*field, "value") if isinstance(value.get(field[0]), dict) else field
-    raw: Any = value
-    for key in keys:
-        raw = raw.get(key) if isinstance(raw, dict) else None
-    if not isinstance(raw, str) or "${" not in raw:
-        return
-    text = substituter.text(raw, (*location, kind, *keys))
-    if text is None:
-        del mapping["auth"]
-    else:
-        mapping["auth"] = {kind: _replaced(value, keys, text)}
+    names = _SUBSTITUTED_AUTH.get(kind, ()) if isinstance(value, dict) else ()
+    for name in names:
+        keys = (name, "value") if isinstance(value.get(name), dict) else (name,)
+        raw: Any = value
+        for key in keys:
+            raw = raw.get(key) if isinstance(raw, dict) else None
+        if not isinstance(raw, str) or "${" not in raw:
+            continue
+        text = substituter.text(raw, (*location, kind, *keys))
+        if text is None:
+            del mapping["auth"]
+            return
+        value = _replaced(value, keys, text)
+        mapping["auth"] = {kind: value}
+
+
+#: The auth fields that take ``${VAR}``: configuration, not credentials.
+_SUBSTITUTED_AUTH: Final = {"oauth2": ("token_url", "client_id"), "basic": ("username",)}
 
 
 def _replaced(mapping: dict[str, Any], keys: tuple[str, ...], text: str) -> dict[str, Any]:

@@ -160,3 +160,56 @@ def test_a_username_that_cannot_be_sent_is_a_located_problem(
         _tool(write, origin, username, "[api-password]", **environ)
     assert problem in str(info.value)
     assert "auth.basic.username" in str(info.value)
+
+
+# -- an OAuth2 client id is sent as a basic-auth username: the same two ways -------------------
+
+OAUTH2_TOOL = """\
+name: items
+version: 1.0.0
+credentials: [client-secret]
+output_schema:
+  parameters:
+    - {{name: user, type: string}}
+backend:
+  http:
+    url: {origin}/items
+    auth:
+      oauth2:
+        token_url: {token_url}
+        client_id: {client_id}
+        client_secret: client-secret
+    output:
+      user: "{{{{ response.json.user }}}}"
+"""
+
+
+@pytest.mark.parametrize(
+    ("client_id", "environ"),
+    [
+        ("{value: agent-7}", {}),
+        ("'${CLIENT:-agent-7}'", {}),
+        ("'${CLIENT}'", {"CLIENT": "agent-7"}),
+    ],
+    ids=["literal", "variable-default", "variable"],
+)
+def test_an_oauth2_client_id_that_is_not_secret_is_written(
+    write: WriteFile, client_id: str, environ: dict[str, str]
+) -> None:
+    from tests.declarative.token_endpoint import serving
+
+    def items(handler: loopback.Handler) -> None:
+        handler.reply(200, {"user": "agent-7"})  # the client id may be answered
+
+    with serving() as endpoint, loopback.serve({"/items": items}) as origin:
+        endpoint.issue("token-for-agent-7", expires_in=3600)
+        text = OAUTH2_TOOL.format(origin=origin, token_url=endpoint.url, client_id=client_id)
+        registry = ToolRegistry()
+        load_tools(write(text), registry=registry, environ=environ)
+        tool = registry["items"]
+        result = ToolExecutor(credentials={"client-secret": PASSWORD}).execute(tool, {})
+        [request] = endpoint.seen
+    assert tool.credential_names == ("client-secret",)
+    assert result.output == {"user": "agent-7"}
+    user = base64.b64decode(request.headers["Authorization"].split()[1]).decode()
+    assert user.split(":")[0] == "agent-7"
