@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias, final
 from agentkit.toolerrors import SecretInOutputError, SemanticError
 
 if TYPE_CHECKING:
-    from agentkit.redaction import Redactor
+    from agentkit.redaction import Leak, Redactor
 
 __all__ = [
     "Audio",
@@ -285,12 +285,19 @@ def secret_in_answer(
     ``output`` (keys included) or a block (its URI, text or bytes) holds a secret
     ``redactor`` knows."""
     leak = redactor.leak(output, "output")
+    if leak is None and blocks:
+        leak = _leak_in_blocks(blocks, redactor)
+    return None if leak is None else SecretInOutputError(tool_name, leak.credentials, leak.where)
+
+
+def _leak_in_blocks(blocks: tuple[Block, ...], redactor: Redactor) -> Leak | None:
     for position, block in enumerate(blocks):
         for field in ("uri", "text", "data"):
             value = getattr(block, field, None)
-            if leak is None and value is not None:
-                leak = redactor.leak(value, f"content[{position}].{field}")
-    return None if leak is None else SecretInOutputError(tool_name, leak.credentials, leak.where)
+            leak = None if value is None else redactor.leak(value, f"content[{position}].{field}")
+            if leak is not None:
+                return leak
+    return None
 
 
 def block_from_json(data: Any) -> Block:

@@ -529,22 +529,32 @@ class Redactor:
     string shorter than the shortest spelling of any secret is not even searched.
     """
 
-    __slots__ = ("_compiled", "_names", "_secrets")
+    __slots__ = ("_compiled", "_named", "_secrets")
 
     def __init__(
         self, secrets: Iterable[str] = (), *, named: Mapping[str, str] | None = None
     ) -> None:
-        names: dict[str, tuple[str, ...]] = {}
-        for name, value in (named or {}).items():
-            names[value] = (*names.get(value, ()), name)
-        known = frozenset(_long_enough((*secrets, *names)))
-        self._names = names
+        # Made for every call with credentials: nothing more is worked out here than
+        # the set (its pattern is cached), the names only once a leak is found. A
+        # copy of them: the executor's mapping is the tool's to change.
+        if named:
+            self._named = dict(named)
+            known = frozenset(self._named.values())
+            if secrets != ():
+                known = known.union(secrets)
+        else:
+            self._named = {}
+            known = frozenset(secrets)
+        for secret in known:
+            if len(secret) < MIN_SECRET_LENGTH:  # rare: filtered only then
+                known = frozenset(secret for secret in known if len(secret) >= MIN_SECRET_LENGTH)
+                break
         self._secrets = known
         self._compiled = _compile(known) if known else None
 
     def add(self, *secrets: str) -> None:
         """Also redact ``secrets`` (those shorter than ``MIN_SECRET_LENGTH`` are not taken)."""
-        new = set(_long_enough(secrets)) - self._secrets
+        new = {secret for secret in secrets if len(secret) >= MIN_SECRET_LENGTH} - self._secrets
         if not new:
             return
         # One assignment of what readers use: a thread redacting meanwhile sees the
@@ -616,9 +626,16 @@ class Redactor:
         compiled = self._compiled
         if compiled is None:
             return None
-        if isinstance(value, (bytes, bytearray, memoryview)):
+        if type(value) is dict:  # the usual answer: the fast walk, no location kept
+            if not _any_holds_secret(compiled, value.keys(), 0) and not _any_holds_secret(
+                compiled, value.values(), 0
+            ):
+                return None
+        elif isinstance(value, (bytes, bytearray, memoryview)):
             found = compiled.binary.search(bytes(value))
             return None if found is None else self._leak(where, found[0])
+        elif not _holds_secret(compiled, value, 0):
+            return None
         found_at = _find(compiled, value, (), 0)
         if found_at is None:
             return None
@@ -631,16 +648,14 @@ class Redactor:
     def _leak(self, where: str, found: str | bytes) -> Leak:
         # Which credentials: each alone searched in what held the match (the failure
         # path only, so its patterns may be made now).
-        named: list[str] = []
-        for value, names in self._names.items():
+        named = []
+        for name, value in self._named.items():
             if len(value) < MIN_SECRET_LENGTH:
                 continue
             alone = _compile(frozenset([value]))
             if alone.binary.search(found) if isinstance(found, bytes) else alone.search(found):
-                named.extend(names)
-        if not named:
-            named = [name for names in self._names.values() for name in names]
-        return Leak(where=where, credentials=tuple(sorted(set(named))))
+                named.append(name)
+        return Leak(where=where, credentials=tuple(sorted(named or self._named)))
 
     def clean_exception(self, error: BaseException) -> BaseException:
         """A copy of ``error`` and its chain that carries no secret this redactor knows.
@@ -656,10 +671,6 @@ class Redactor:
         if self._compiled is None:
             return error
         return _Cleaner(self).clean(error, 0)
-
-
-def _long_enough(secrets: Iterable[str]) -> Iterator[str]:
-    return (secret for secret in secrets if len(secret) >= MIN_SECRET_LENGTH)
 
 
 def _holds_secret(compiled: _Compiled, value: Any, depth: int) -> bool:
@@ -681,10 +692,14 @@ def _holds_secret(compiled: _Compiled, value: Any, depth: int) -> bool:
 def _any_holds_secret(compiled: _Compiled, items: Iterable[Any], depth: int) -> bool:
     # Strings and numbers are tested in this loop, not by a call each: for the
     # usual flat output the whole walk is three calls.
-    search, shortest = compiled.search, compiled.shortest
+    # The pattern's own search first (a C call); the wrapped-base64 reading only for
+    # a string with a line break in it.
+    search, shortest, wrapped = compiled.pattern.search, compiled.shortest, compiled.search
     for item in items:
         if type(item) is str:
-            if len(item) >= shortest and search(item):
+            if len(item) >= shortest and (
+                search(item) is not None or (("\n" in item or "\\n" in item) and wrapped(item))
+            ):
                 return True
         elif type(item) not in _NOT_SEARCHED and _holds_secret(compiled, item, depth + 1):
             return True

@@ -479,7 +479,7 @@ class ToolExecutor:
                     blocks = raw.blocks
                     raw = raw.structured
                 output = _checked(name, spec.output_schema, raw, redactor)
-                if redactor:
+                if redactor is not None:
                     # An answer is given as the tool made it, or not at all: one that
                     # holds a credential fails the call, never altered to hide it.
                     leak = secret_in_answer(name, output, blocks, redactor)
