@@ -230,5 +230,5 @@ def _too_short(provider: CredentialProvider, name: str) -> str:
         f"characters, the least a credential needs: so short a value turns up by chance in "
         "ordinary text, and could be kept out of neither errors nor answers. Give the whole "
         "credential; a value that is not secret (a basic-auth username) is written in the "
-        "definition instead (see docs/tool-definitions.md, auth)"
+        "definition instead (docs/tool-definitions.md, Basic auth)"
     )

@@ -75,8 +75,8 @@ def test_a_short_credential_in_the_environment_is_a_problem(
         "its value from environment variable API_TOKEN is shorter than 8 characters, the least "
         "a credential needs: so short a value turns up by chance in ordinary text, and could be "
         "kept out of neither errors nor answers. Give the whole credential; a value that is not "
-        "secret (a basic-auth username) is written in the definition instead (see "
-        "docs/tool-definitions.md, auth)\n"
+        "secret (a basic-auth username) is written in the definition instead "
+        "(docs/tool-definitions.md, Basic auth)\n"
     )
 
 

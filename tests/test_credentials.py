@@ -154,7 +154,7 @@ def test_a_credential_shorter_than_the_minimum_is_refused_naming_its_source(
         f"shorter than {MIN_SECRET_LENGTH} characters, the least a credential needs: so short "
         "a value turns up by chance in ordinary text, and could be kept out of neither errors "
         "nor answers. Give the whole credential; a value that is not secret (a basic-auth "
-        "username) is written in the definition instead (see docs/tool-definitions.md, auth)"
+        "username) is written in the definition instead (docs/tool-definitions.md, Basic auth)"
     )
 
 

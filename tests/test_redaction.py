@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote, quote_plus
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentkit import Redactor
@@ -62,6 +62,7 @@ def test_redact_value_walks_containers_and_never_rewrites_a_key() -> None:
     assert redactor.redact_value(value) == {"k": ["a ***", {"kept": 2}], "n": 3}
 
 
+@settings(deadline=None)  # a new secret's pattern is compiled per example
 @given(st.text(min_size=MIN_SECRET_LENGTH, max_size=30), st.text(max_size=40), st.text(max_size=40))
 def test_no_spelling_survives(secret: str, before: str, after: str) -> None:
     redactor = Redactor([secret])
@@ -101,6 +102,7 @@ def test_escaped_spellings_are_redacted(secret: str, escape: Callable[[str], str
     assert Redactor([secret]).redact(f"a {escape(secret)} b") == "a *** b"
 
 
+@settings(deadline=None)  # a new secret's pattern is compiled per example
 @given(
     st.sampled_from(SECRETS),
     st.binary(max_size=7),
@@ -258,6 +260,7 @@ _SECRET_TEXT = st.text(
 )
 
 
+@settings(deadline=None)  # a new secret's pattern is compiled per example
 @given(_SECRET_TEXT, st.data())
 def test_the_fast_path_redacts_exactly_what_a_full_search_does(secret: str, data: Any) -> None:
     redactor = Redactor([secret])
@@ -334,6 +337,7 @@ def _base64_of(text: str) -> set[str]:
     return {base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode().rstrip("=")}
 
 
+@settings(deadline=None)  # a new secret's pattern is compiled per example
 @given(
     st.text(
         st.characters(whitelist_categories=["Lu", "Ll", "Lt", "Nd"]), min_size=MIN_SECRET_LENGTH
@@ -417,6 +421,7 @@ def test_a_secret_in_wrapped_base64_is_found_wherever_a_break_falls(
             assert redactor.leak({"pem": text}, "output") is not None
 
 
+@settings(deadline=None)  # a new secret's pattern is compiled per example
 @given(st.sampled_from(SECRETS), st.binary(max_size=150), st.binary(max_size=40), st.data())
 def test_wrapped_base64_is_redacted_at_any_width_and_offset(
     secret: str, before: bytes, after: bytes, data: Any
