@@ -170,12 +170,37 @@ def cmd_validate(args: argparse.Namespace) -> int:
             )
     if len(registry) > MAX_TOOLS:
         warnings.append(f"{len(registry)} tools in one set; providers accept at most {MAX_TOOLS}")
+    refused = _refused_credentials(registry, args.credentials_file)
     for warning in warnings:
         _echo(f"warning: {warning}", error=True)
+    for problem in refused:
+        _echo(f"error: {problem}", error=True)
     noun = "tool" if len(registry) == 1 else "tools"
-    status = "ok" if not warnings else f"{len(warnings)} warning(s)"
-    _echo(f"{status}: {len(registry)} {noun} in {len(files)} file(s)")
+    counts = [f"{len(refused)} problem(s)"] if refused else []
+    counts += [f"{len(warnings)} warning(s)"] if warnings else []
+    _echo(f"{', '.join(counts) or 'ok'}: {len(registry)} {noun} in {len(files)} file(s)")
+    if refused:
+        return EXIT_USAGE
     return EXIT_FAILED if warnings and args.strict else EXIT_OK
+
+
+def _refused_credentials(tools: ToolRegistry, credentials_file: str | None) -> list[str]:
+    """Each credential a tool names that resolves here (the environment, --credentials-file)
+    to a value its call would refuse (too short), as ``source: message``; no value shown.
+    One that does not resolve here is not judged: it may be given where the tools run."""
+    from agentkit.credentials import CredentialsManager
+    from agentkit.toolerrors import CredentialError
+
+    credentials = CredentialsManager.from_env(credentials_file)
+    refused = []
+    for tool in tools:
+        for name in tool.credential_names:
+            try:
+                credentials.resolve(tool.name, [name])
+            except CredentialError as exc:
+                if exc.refused is not None:
+                    refused.append(f"{tool.source}: {exc}")
+    return refused
 
 
 def _summary(tool: Tool) -> dict[str, Any]:

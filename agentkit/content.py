@@ -24,8 +24,10 @@ The blocks:
 
 The executor checks ``structured`` (default ``{}``) against the output schema
 like any output and gives it as ``ToolResult.output``; the blocks come back as
-``ToolResult.content``, each text with the call's credential values redacted and
-each byte string with their UTF-8 bytes masked. Events (``ToolEvent.content``)
+``ToolResult.content``, as the tool made them. An answer that holds one of the
+call's credential values -- in the structured output, a text, a URI, or as UTF-8
+bytes in any letter case in an image, a sound or a resource -- is not given: the
+call fails (``secret_in_answer``). Events (``ToolEvent.content``)
 and recordings carry the blocks; a block's ``repr`` and ``describe()`` name its
 media type and size, never its bytes. The MCP server sends each block as the
 content block of its kind (and ``structured`` as ``structuredContent``);
@@ -42,10 +44,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias, final
 
-from agentkit.toolerrors import SemanticError
+from agentkit.toolerrors import SecretInOutputError, SemanticError
 
 if TYPE_CHECKING:
-    from agentkit.redaction import Redactor
+    from agentkit.redaction import Leak, Redactor
 
 __all__ = [
     "Audio",
@@ -56,7 +58,7 @@ __all__ = [
     "Text",
     "block_from_json",
     "is_media_type",
-    "redacted",
+    "secret_in_answer",
 ]
 
 # type "/" subtype, each an RFC 9110 token, lower-case.
@@ -276,30 +278,26 @@ class Output:
         return f"Output({shown}, structured={self.structured!r})"
 
 
-def redacted(blocks: tuple[Block, ...], redactor: Redactor) -> tuple[Block, ...]:
-    """``blocks`` with ``redactor``'s secrets redacted from every text and URI and masked
-    in every byte string; the same tuple when none holds one."""
-    cleaned = tuple(_redacted(block, redactor) for block in blocks)
-    return blocks if all(a is b for a, b in zip(cleaned, blocks, strict=True)) else cleaned
+def secret_in_answer(
+    tool_name: str, output: Mapping[str, Any], blocks: tuple[Block, ...], redactor: Redactor
+) -> SecretInOutputError | None:
+    """Why a call's answer cannot be given, or ``None``: the first place where
+    ``output`` (keys included) or a block (its URI, text or bytes) holds a secret
+    ``redactor`` knows."""
+    leak = redactor.leak(output, "output")
+    if leak is None and blocks:
+        leak = _leak_in_blocks(blocks, redactor)
+    return None if leak is None else SecretInOutputError(tool_name, leak.credentials, leak.where)
 
 
-def _redacted(block: Block, redactor: Redactor) -> Block:
-    if isinstance(block, Text):
-        said = redactor.redact(block.text)
-        return block if said is block.text else Text(said)
-    if isinstance(block, (Image, Audio)):
-        masked = redactor.redact_bytes(block.data)
-        if masked is block.data:
-            return block
-        return type(block)(data=masked, media_type=block.media_type)
-    uri = redactor.redact(block.uri)
-    if not _URI.fullmatch(uri):  # the whole URI was a secret: still a URI
-        uri = f"redacted:{uri}"
-    text = redactor.redact(block.text) if block.text is not None else None
-    data = redactor.redact_bytes(block.data) if block.data is not None else None
-    if uri is block.uri and text is block.text and data is block.data:
-        return block
-    return Resource(uri=uri, text=text, data=data, media_type=block.media_type)
+def _leak_in_blocks(blocks: tuple[Block, ...], redactor: Redactor) -> Leak | None:
+    for position, block in enumerate(blocks):
+        for field in ("uri", "text", "data"):
+            value = getattr(block, field, None)
+            leak = None if value is None else redactor.leak(value, f"content[{position}].{field}")
+            if leak is not None:
+                return leak
+    return None
 
 
 def block_from_json(data: Any) -> Block:

@@ -4,7 +4,9 @@ A ``CredentialsManager`` asks an ordered chain of providers for each name and
 takes the first value found. The providers shipped here read a mapping given in
 code, environment variables, and ``.env``-style secrets files. A credential that
 no provider has fails the call with a ``CredentialError`` naming every place
-that was looked in -- never a value.
+that was looked in -- never a value. So does one shorter than
+``MIN_SECRET_LENGTH`` characters, naming where it came from: so short a value
+turns up by chance in ordinary text, and could be kept out of nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from agentkit.redaction import MIN_SECRET_LENGTH
 from agentkit.textfile import TextFileError, read_text_file
 from agentkit.toolerrors import CredentialError, SemanticError
 
@@ -188,20 +191,44 @@ class CredentialsManager:
         return CredentialsManager(chain)
 
     def get(self, name: str) -> str | None:
+        found = self._find(name)
+        return found[0] if found is not None else None
+
+    def _find(self, name: str) -> tuple[str, CredentialProvider] | None:
+        """The first value found for ``name``, and the provider that had it."""
         for provider in self._providers:
             value = provider.get(name)
             if value:
-                return value
+                return value, provider
         return None
 
     def resolve(self, tool_name: str, names: Sequence[str]) -> dict[str, str]:
-        """Every credential in ``names``, or ``CredentialError`` for the first one missing."""
+        """Every credential in ``names``, or ``CredentialError`` for the first one missing,
+        or shorter than ``MIN_SECRET_LENGTH`` (named with where it came from, never its value).
+        """
         resolved: dict[str, str] = {}
         for name in names:
-            value = self.get(name)
-            if value is None:
+            found = self._find(name)
+            if found is None:
                 raise CredentialError(
                     tool_name, name, [provider.describe(name) for provider in self._providers]
                 )
+            value, provider = found
+            if len(value) < MIN_SECRET_LENGTH:
+                raise CredentialError(
+                    tool_name, name, [provider.describe(name)], refused=_too_short(provider, name)
+                )
             resolved[name] = value
         return resolved
+
+
+def _too_short(provider: CredentialProvider, name: str) -> str:
+    """Why a credential's value from ``provider`` is refused: fewer than
+    ``MIN_SECRET_LENGTH`` characters (its length is not said, nor its value)."""
+    return (
+        f"its value from {provider.describe(name)} is shorter than {MIN_SECRET_LENGTH} "
+        f"characters, the least a credential needs: so short a value turns up by chance in "
+        "ordinary text, and could be kept out of neither errors nor answers. Give the whole "
+        "credential; a value that is not secret (a basic-auth username) is written in the "
+        "definition instead (docs/tool-definitions.md, Basic auth)"
+    )

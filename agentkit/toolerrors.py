@@ -27,6 +27,8 @@ the same thing.
     ├── ToolExecutionError          a tool call that failed; the cause is kept
     ├── ToolTimeoutError            (also a TimeoutError) a call that did not finish in time;
     │                               the cause of the ToolExecutionError that reports it
+    ├── SecretInOutputError         a call whose answer held a credential's value: the cause
+    │                               of the ToolExecutionError that reports it (never the value)
     ├── HttpCallError               an HTTP backend call failed (status, timeout, deadline...)
     ├── OAuth2Error                 getting an OAuth 2.0 token failed
     ├── PaginationError             following an HTTP tool's pages failed
@@ -87,6 +89,7 @@ __all__ = [
     "ReplayedFailure",
     "SchemaDefinitionError",
     "SchemaProblem",
+    "SecretInOutputError",
     "SemanticError",
     "TemplateRenderError",
     "TemplateSyntaxProblem",
@@ -475,6 +478,37 @@ class ToolTimeoutError(AgentKitError, TimeoutError):
         super().__init__(
             f"did not finish within {float(timeout)} s; {fate}. "
             "Pass a longer timeout= if the tool needs more time."
+        )
+
+
+class SecretInOutputError(AgentKitError):
+    """A tool's successful answer held the value of a credential it was given.
+
+    The executor fails the call with this as the cause of its ``ToolExecutionError``
+    rather than answer: a success never carries a credential, and is never altered
+    to hide one. ``credentials`` names the credentials found (every one the call
+    has when only a form derived from them was, ``redact_also``); ``where`` is the
+    place in the answer (``output.items[2].token``, ``a key of output.labels``,
+    ``content[1].text``). Neither the value nor the text around it is kept.
+    """
+
+    def __init__(self, tool_name: str, credentials: Sequence[str], where: str) -> None:
+        self.tool_name = tool_name
+        self.credentials = tuple(credentials)
+        self.where = where
+        named = ", ".join(f"'{name}'" for name in self.credentials)
+        what = (
+            f"the value of credential {named}"
+            if len(self.credentials) == 1
+            else f"the value of one of the credentials {named}"
+            if self.credentials
+            else "a secret"
+        )
+        super().__init__(
+            f"the answer holds {what} at {where} (in some spelling or letter case), so it "
+            "was withheld: a call never returns a credential it uses, and never returns "
+            "an answer altered to hide one. Change the tool so that its output does not "
+            "echo the credential"
         )
 
 

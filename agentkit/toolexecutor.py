@@ -14,7 +14,7 @@ from contextlib import nullcontext
 from types import CoroutineType, MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from agentkit.content import Block, Output, redacted
+from agentkit.content import Block, Output, secret_in_answer
 from agentkit.credentials import CredentialsManager
 from agentkit.jsonvalues import MAX_DEPTH, checked_copy
 from agentkit.observability import (
@@ -110,8 +110,10 @@ class ToolExecutor:
     4. validate the output against the output schema;
     5. return a ``ToolResult`` -- or, in strict mode, raise the failure.
 
-    Credential values are redacted from every error message, event, span and
-    output the call produces. ``credentials`` is a ``CredentialsManager`` or a
+    Credential values are redacted from every error message, event and span the
+    call produces; an answer (output and content blocks) that holds one is not
+    given: the call fails with a ``ToolExecutionError`` whose cause is a
+    ``SecretInOutputError`` saying where. ``credentials`` is a ``CredentialsManager`` or a
     plain mapping (default: environment variables). ``replay`` answers calls
     from a recording instead of running the tools (no credentials are resolved).
 
@@ -428,7 +430,7 @@ class ToolExecutor:
                 return spec, listeners, call_id, span, values, None, None, validated, raw, None
             if spec.credential_names:  # the instance's own, when it was given some
                 credentials = self._resolve(name, spec.credential_names)
-                redactor = Redactor(credentials.values())
+                redactor = Redactor(named=credentials)
                 return (
                     spec, listeners, call_id, span, values, credentials, redactor, validated,
                     None, None,
@@ -474,14 +476,16 @@ class ToolExecutor:
             try:
                 if type(raw) is not dict and isinstance(raw, Output):
                     # Content blocks beside the structured output, which is checked as usual.
-                    blocks = raw.blocks if redactor is None else redacted(raw.blocks, redactor)
+                    blocks = raw.blocks
                     raw = raw.structured
-                if redactor is None:
-                    output = _checked(name, spec.output_schema, raw, None)
-                else:
-                    output = redactor.redact_value(
-                        _checked(name, spec.output_schema, raw, redactor)
-                    )
+                output = _checked(name, spec.output_schema, raw, redactor)
+                if redactor is not None:
+                    # An answer is given as the tool made it, or not at all: one that
+                    # holds a credential fails the call, never altered to hide it.
+                    leak = secret_in_answer(name, output, blocks, redactor)
+                    if leak is not None:
+                        output, blocks = None, ()
+                        error = ToolExecutionError(name, leak)
             except ToolValidationError as exc:
                 error = exc
             except RecursionError as exc:

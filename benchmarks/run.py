@@ -14,6 +14,7 @@ from benchmarks import (
     bench_executor,
     bench_openapi,
     bench_overhead,
+    bench_redaction,
     bench_scaling,
     bench_serve,
     bench_sources,
@@ -24,6 +25,7 @@ def main() -> None:
     for bench in (
         bench_executor,
         bench_overhead,
+        bench_redaction,
         bench_concurrency,
         bench_declarative,
         bench_sources,

@@ -92,3 +92,24 @@ def logged_exception(error: BaseException) -> str:
     finally:
         logger.removeHandler(handler)
     return "\n".join(records)
+
+
+def case_variants(secret: str) -> set[str]:
+    """``secret`` as an upstream that changes letter case may echo it."""
+    return {
+        secret.upper(),
+        secret.lower(),
+        secret.casefold(),
+        secret.swapcase(),
+        secret.title(),
+        secret.capitalize(),
+        "".join(char.upper() if index % 2 else char.lower() for index, char in enumerate(secret)),
+    }
+
+
+def leaked_in_any_case(text: str, secrets: Iterable[str] = SECRETS) -> list[str]:
+    """``leaked``, whatever the letter case of the text or of the spelling."""
+    folded = text.casefold()
+    return sorted(
+        {form for secret in secrets for form in spellings(secret) if form.casefold() in folded}
+    )

@@ -23,6 +23,7 @@ from agentkit import (
     STATUS_FAILURE,
     AsyncTool,
     ExecutionRecorder,
+    SecretInOutputError,
     SemanticError,
     Tool,
     ToolEvent,
@@ -532,11 +533,14 @@ def test_parity_of_a_failure(
     assert (snapshot.count, snapshot.failures) == (2, 2)
 
 
-def test_parity_of_output_redaction(call: Call, probe: Probe) -> None:
+def test_parity_of_withholding_an_answer_that_holds_a_secret(call: Call, probe: Probe) -> None:
     events: list[ToolEvent] = []
     executor = ToolExecutor(credentials={"api-key": SECRET}, listeners=[events.append])
-    result = call(executor, probe(echoes_secret), {})
-    assert result.output == {"answer": "key=***"}
+    result = call(executor, probe(echoes_secret), {}, raise_on_failure=False)
+    assert result.output is None
+    assert isinstance(result.error, ToolExecutionError)
+    assert isinstance(result.error.cause, SecretInOutputError)
+    assert result.error.cause.where == "output.answer"
     assert all(SECRET not in repr(event) for event in events)
 
 
@@ -641,7 +645,9 @@ def test_a_form_derived_from_a_secret_is_redacted_on_both_paths(call: Call, prob
 
     events: list[ToolEvent] = []
     executor = ToolExecutor(credentials={"api-key": SECRET}, listeners=[events.append])
-    assert call(executor, probe(sends_derived), {}).output == {"answer": "sent ***"}
+    withheld = call(executor, probe(sends_derived), {}, raise_on_failure=False)
+    assert isinstance(withheld.error, ToolExecutionError)
+    assert isinstance(withheld.error.cause, SecretInOutputError)
     failed = call(executor, probe(fails_with_derived), {}, raise_on_failure=False)
     assert str(failed.error) == "Tool 'probe' failed: RuntimeError: rejected ***"
     assert all(derived not in repr(event) for event in events)
@@ -655,10 +661,11 @@ def test_concurrent_async_calls_keep_their_own_redactors() -> None:
 
     def note(inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
         async def body() -> dict[str, Any]:
-            redact_also(f"form-{inputs['q']}")
+            redact_also(f"derived-form-{inputs['q']}")
             await asyncio.sleep(0.01)
             seen[inputs["q"]] = active_redactor()
-            return {"answer": f"form-{inputs['q']} form-{'b' if inputs['q'] == 'a' else 'a'}"}
+            other = "b" if inputs["q"] == "a" else "a"
+            return {"answer": f"derived-form-{other}"}  # the other call's: not a secret here
 
         return body()
 
@@ -667,8 +674,8 @@ def test_concurrent_async_calls_keep_their_own_redactors() -> None:
         executor.aexecute_many([(AsyncProbe(note), {"q": "a"}), (AsyncProbe(note), {"q": "b"})])
     )
     assert [result.output for result in results] == [
-        {"answer": "*** form-b"},
-        {"answer": "*** form-a"},
+        {"answer": "derived-form-b"},
+        {"answer": "derived-form-a"},
     ]
     assert seen["a"] is not seen["b"]
 

@@ -12,7 +12,16 @@ import anyio
 import pytest
 import responses
 
-from agentkit import DefinitionError, Tool, ToolExecutor, ToolRegistry, binary, load_tools
+from agentkit import (
+    DefinitionError,
+    SecretInOutputError,
+    Tool,
+    ToolExecutionError,
+    ToolExecutor,
+    ToolRegistry,
+    binary,
+    load_tools,
+)
 from agentkit.export import export_tools
 from tests.leaks import SECRETS, leaked
 
@@ -107,10 +116,11 @@ def test_a_failing_status_still_fails_a_binary_tool(tmp_path: Path) -> None:
 @pytest.mark.parametrize("shift", [0, 1, 2], ids=["aligned", "shift-1", "shift-2"])
 @pytest.mark.parametrize("secret", SECRETS[:4], ids=["symbols", "umlauts", "escapes", "alnum"])
 @responses.activate
-def test_a_credential_inside_binary_content_is_redacted_from_its_base64(
+def test_a_credential_inside_binary_content_withholds_the_answer(
     tmp_path: Path, secret: str, shift: int
 ) -> None:
-    # A server that echoes the token inside a file: the base64 output must not carry it.
+    # A server that echoes the token inside a file: its base64 (found at each byte
+    # alignment) fails the call, and the output is not given.
     body = b"\x89PNG" + b"\x00" * shift + secret.encode() + b"\xff" * 7
     responses.get(URL, body=body, content_type="image/png")
     tool = load(
@@ -120,9 +130,12 @@ def test_a_credential_inside_binary_content_is_redacted_from_its_base64(
             "binary: true\n    auth: {api_key: {credential: token, in: query, name: key}}",
         ),
     )
-    result = ToolExecutor(credentials={"token": secret}).execute(tool, {})
-    assert result.output is not None
-    assert leaked(result.output["data"], [secret]) == []
+    result = ToolExecutor(credentials={"token": secret}).execute(tool, {}, raise_on_failure=False)
+    assert result.output is None
+    assert isinstance(result.error, ToolExecutionError)
+    assert isinstance(result.error.cause, SecretInOutputError)
+    assert result.error.cause.where == "output.data"
+    assert leaked(repr(result) + str(result.error), [secret]) == []
 
 
 @pytest.mark.parametrize(

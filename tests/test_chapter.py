@@ -813,7 +813,7 @@ class Lookup(Tool):
         return {"credentials": sorted(credentials)}
 
 
-CREDENTIALS = {"search-key": "search-7a1c", "maps-key": "maps-93bd", "geo-key": "geo-52ef"}
+CREDENTIALS = {"search-key": "search-7a1c", "maps-key": "maps-93bd7", "geo-key": "geo-52ef3"}
 
 
 @pytest.mark.parametrize(
@@ -950,7 +950,7 @@ def test_lowercase_class_declarations_are_used(
     assert tool.credential_names == names
     assert tool.tags == tags
     assert names == cls.CREDENTIAL_NAMES
-    values = {"maps-key": "maps-93bd", "a": "a-4410", "b": "b-8812", "k": "k-1207"}
+    values = {"maps-key": "maps-93bd7", "a": "a-4410-59", "b": "b-8812-37", "k": "k-1207-81"}
     result = ToolExecutor(credentials=values).execute(tool, {})
     assert result.output == {"credentials": sorted(names)}
 

@@ -17,9 +17,11 @@ import pytest
 from agentkit import (
     AsyncTool,
     ExecutionRecorder,
+    SecretInOutputError,
     SemanticError,
     Tool,
     ToolEvent,
+    ToolExecutionError,
     ToolExecutor,
     ToolRegistry,
     ToolValidationError,
@@ -240,26 +242,20 @@ def test_a_structured_part_that_breaks_the_schema_fails_the_call() -> None:
 
 
 @pytest.mark.parametrize("secret", SECRETS, ids=range(len(SECRETS)))
-def test_credentials_are_redacted_from_every_block(secret: str) -> None:
+def test_blocks_holding_a_credential_withhold_the_answer(secret: str) -> None:
     recorder = ExecutionRecorder()
     executor = ToolExecutor(credentials={"token": secret}, listeners=[recorder])
-    result = executor.execute(Leaky(), {})
-    text, image, text_resource, blob_resource = result.content
-    assert isinstance(text, Text)
-    assert text.text == "token=***"
-    assert isinstance(image, Image)
-    assert image.data == b"\x89PNG***\xff"
-    assert isinstance(text_resource, Resource)
-    assert text_resource.text == "key: ***"
-    assert isinstance(blob_resource, Resource)
-    assert blob_resource.data == b"\x89PNG***\xff"
-    assert result.output == {"echo": "***"}
+    result = executor.execute(Leaky(), {}, raise_on_failure=False)
+    assert (result.output, result.content) == (None, ())
+    assert isinstance(result.error, ToolExecutionError)
+    assert isinstance(result.error.cause, SecretInOutputError)
+    assert result.error.cause.where == "output.echo"  # the first place of many
     everything = json.dumps([recorder.calls[0].to_json(), result.to_dict()], ensure_ascii=False)
     everything += repr(result) + repr(recorder.calls)
     assert leaked(everything, [secret]) == []
 
 
-def test_a_uri_that_is_all_secret_stays_a_uri() -> None:
+def test_a_uri_that_is_all_secret_withholds_the_answer() -> None:
     class Named(Tool):
         TOOL_NAME = "named"
         CREDENTIAL_NAMES = ("token",)
@@ -267,10 +263,13 @@ def test_a_uri_that_is_all_secret_stays_a_uri() -> None:
         def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> Output:
             return Output(Resource(uri=credentials["token"], text="x"))
 
-    result = ToolExecutor(credentials={"token": "urn:secret-value-1"}).execute(Named(), {})
-    [resource] = result.content
-    assert isinstance(resource, Resource)
-    assert resource.uri == "redacted:***"
+    result = ToolExecutor(credentials={"token": "urn:secret-value-1"}).execute(
+        Named(), {}, raise_on_failure=False
+    )
+    assert isinstance(result.error, ToolExecutionError)
+    assert isinstance(result.error.cause, SecretInOutputError)
+    assert result.error.cause.where == "content[0].uri"
+    assert "secret-value" not in str(result.error)
 
 
 def test_events_carry_the_blocks_and_logs_never_the_bytes(

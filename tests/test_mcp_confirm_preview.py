@@ -68,7 +68,7 @@ def _asked(tmp_path: Path, definition: str, arguments: dict[str, Any]) -> str:
     registry = ToolRegistry()
     load_tools(tmp_path, registry=registry)
     user = User("decline")
-    credentials = {"api-token": SECRET, "user-name": "ada"}
+    credentials = {"api-token": SECRET, "user-name": "ada.lovelace"}
 
     async def run() -> Any:
         executor = ToolExecutor(credentials=credentials)
@@ -123,7 +123,7 @@ def test_the_headers_are_shown_credentials_masked(tmp_path: Path, auth: str, sho
     assert "X-Memo: refund" in lines
     assert "Content-Type: application/json" in lines
     assert shown in lines
-    assert "ada" not in asked  # the basic-auth user name is a credential too
+    assert "ada.lovelace" not in asked  # the basic-auth user name is a credential too
 
 
 PAGINATE = {

@@ -327,7 +327,7 @@ def test_the_span_is_current_while_the_tool_runs(
         seen.append(trace.get_current_span().get_span_context().span_id.to_bytes(8, "big").hex())
         return {"answer": "ok"}
 
-    ToolExecutor(credentials={"api-key": "k"}, tracer=tracer).execute(Scripted(look), {})
+    ToolExecutor(credentials={"api-key": "k-0123456789"}, tracer=tracer).execute(Scripted(look), {})
     (span,) = exporter.get_finished_spans()
     assert span.context is not None
     assert seen == [span.context.span_id.to_bytes(8, "big").hex()]

@@ -93,7 +93,7 @@ def test_replay_of_a_recorded_output_failure() -> None:
     def bad(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
         return {"answer": 1}
 
-    live = ToolExecutor(credentials={"api-key": "k"})
+    live = ToolExecutor(credentials={"api-key": "k-0123456789"})
     recorder = ExecutionRecorder(live)
     live.execute(Scripted(bad), {}, raise_on_failure=False)
     replaying = ToolExecutor(credentials={}, replay=recorder)
@@ -108,7 +108,7 @@ def test_identical_calls_replay_in_order_then_repeat_the_last() -> None:
     def sequence(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
         return {"answer": next(answers)}
 
-    live = ToolExecutor(credentials={"api-key": "k"})
+    live = ToolExecutor(credentials={"api-key": "k-0123456789"})
     recorder = ExecutionRecorder(live)
     live.execute(Scripted(sequence), {})
     live.execute(Scripted(sequence), {})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import json
 import re
 from collections.abc import Callable
@@ -10,12 +11,19 @@ from typing import Any
 from urllib.parse import quote, quote_plus
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentkit import Redactor
-from agentkit.redaction import MASK, MAX_WALK, excerpt, redact_also, redacting
-from tests.leaks import SECRETS, leaked, spellings
+from agentkit.redaction import (
+    MASK,
+    MAX_WALK,
+    MIN_SECRET_LENGTH,
+    excerpt,
+    redact_also,
+    redacting,
+)
+from tests.leaks import SECRETS, case_variants, leaked, leaked_in_any_case, spellings
 
 SECRET = 'p@ss w/rd+"q\\'
 
@@ -48,15 +56,14 @@ def test_empty_secrets_are_ignored() -> None:
     assert Redactor([""]).redact("text") == "text"
 
 
-def test_redact_value_walks_containers() -> None:
-    redactor = Redactor(["s3cret"])
-    assert redactor.redact_value({"k": ["a s3cret", {"s3cret": 1}], "n": 3}) == {
-        "k": ["a ***", {"***": 1}],
-        "n": 3,
-    }
+def test_redact_value_walks_containers_and_never_rewrites_a_key() -> None:
+    redactor = Redactor(["s3cret-value"])
+    value = {"k": ["a s3cret-value", {"s3cret-value": 1, "kept": 2}], "n": 3}
+    assert redactor.redact_value(value) == {"k": ["a ***", {"kept": 2}], "n": 3}
 
 
-@given(st.text(min_size=4, max_size=30), st.text(max_size=40), st.text(max_size=40))
+@settings(deadline=None)  # a new secret's pattern is compiled per example
+@given(st.text(min_size=MIN_SECRET_LENGTH, max_size=30), st.text(max_size=40), st.text(max_size=40))
 def test_no_spelling_survives(secret: str, before: str, after: str) -> None:
     redactor = Redactor([secret])
     for spelling in (secret, quote(secret, safe=""), json.dumps(secret)[1:-1]):
@@ -95,6 +102,7 @@ def test_escaped_spellings_are_redacted(secret: str, escape: Callable[[str], str
     assert Redactor([secret]).redact(f"a {escape(secret)} b") == "a *** b"
 
 
+@settings(deadline=None)  # a new secret's pattern is compiled per example
 @given(
     st.sampled_from(SECRETS),
     st.binary(max_size=7),
@@ -149,10 +157,10 @@ def test_an_excerpt_uses_the_active_redactor() -> None:
 
 def test_redact_also_extends_only_the_running_call() -> None:
     redact_also("nothing-runs")  # no active redactor: nothing to do, no error
-    redactor = Redactor(["base"])
+    redactor = Redactor(["base-secret"])
     with redacting(redactor):
         redact_also("derived-form")
-    assert redactor.redact("base derived-form nothing-runs") == "*** *** nothing-runs"
+    assert redactor.redact("base-secret derived-form nothing-runs") == "*** *** nothing-runs"
     assert "base" not in repr(redactor)
 
 
@@ -182,12 +190,14 @@ def test_a_value_holding_a_secret_anywhere_is_copied_redacted(secret: str) -> No
     assert leaked(repr(redacted), [secret]) == []
     assert redacted["clean"] == "ok"
     assert redacted["deep"][0][0][0]["k"][0] == "t"
-    assert MASK in redacted
+    assert set(redacted) == {"clean", "deep", "escaped"}  # the key holding it left out
     assert value["escaped"] == json.dumps(secret)[1:-1]  # the original is left alone
 
 
 @pytest.mark.parametrize(
-    "secret", ["k", "ab", "abc", "abcd", "é", SECRETS[2]], ids=["1", "2", "3", "4", "é", "long"]
+    "secret",
+    ["k" * 8, "ab" * 5, "abcdefghi", "a1b2c3d4e5f", "é" * 8, "ß" * 8, SECRETS[2]],
+    ids=["8", "10", "9", "11", "é", "ß", "long"],
 )
 def test_skipping_short_strings_never_skips_a_spelling(secret: str) -> None:
     # A string shorter than any spelling is not searched. Each spelling alone must
@@ -228,11 +238,16 @@ _PAD = "\x01" * 400  # longer than any spelling below; no secret here holds \x01
 
 
 def _searched(redactor: Redactor, value: Any) -> Any:
-    """What redact_value must give: every string searched whole, however short."""
+    """What redact_value must give: every string searched whole, however short; an
+    entry whose key holds a secret left out."""
     if isinstance(value, str):
         return redactor.redact(_PAD + value + _PAD)[len(_PAD) : -len(_PAD)]
     if isinstance(value, dict):
-        return {_searched(redactor, k): _searched(redactor, v) for k, v in value.items()}
+        return {
+            k: _searched(redactor, v)
+            for k, v in value.items()
+            if _searched(redactor, k) == k  # a match is never as short as MASK: it changes k
+        }
     if isinstance(value, list):
         return [_searched(redactor, item) for item in value]
     return value
@@ -240,11 +255,12 @@ def _searched(redactor: Redactor, value: Any) -> Any:
 
 _SECRET_TEXT = st.text(
     st.characters(blacklist_categories=["Cs"], blacklist_characters="\x01"),
-    min_size=1,
-    max_size=12,
+    min_size=MIN_SECRET_LENGTH,
+    max_size=14,
 )
 
 
+@settings(deadline=None)  # a new secret's pattern is compiled per example
 @given(_SECRET_TEXT, st.data())
 def test_the_fast_path_redacts_exactly_what_a_full_search_does(secret: str, data: Any) -> None:
     redactor = Redactor([secret])
@@ -277,3 +293,193 @@ def test_a_secret_of_bytes_that_are_not_utf8_is_redacted_as_sent() -> None:
     assert redactor.redact(f"Basic {base64.b64encode(raw).decode()}") == "Basic ***"
     assert redactor.redact(f"q={quote(raw)}") == "q=***"
     assert redactor.redact(f"v={secret}") == "v=***"
+
+
+# -- a secret too short to keep out of text is not taken ---------------------------------------
+
+
+@pytest.mark.parametrize("length", range(1, MIN_SECRET_LENGTH))
+def test_a_secret_shorter_than_the_minimum_rewrites_nothing(length: int) -> None:
+    secret = "sam-open-state"[:length]
+    text = '{"state": "open, assigned to sam"} ' + secret
+    redactor = Redactor([secret])
+    redactor.add(secret.upper())
+    with redacting(redactor):
+        redact_also(secret)
+    assert not redactor
+    assert redactor.redact(text) is text
+    assert redactor.redact_value({"state": text}) == {"state": text}
+    assert redactor.leak({"state": text}) is None
+
+
+def test_a_secret_of_the_minimum_length_is_taken() -> None:
+    secret = "s" * MIN_SECRET_LENGTH
+    assert Redactor([secret]).redact(f"a {secret} b") == "a *** b"
+    assert Redactor([secret[1:]]).redact(f"a {secret} b") == f"a {secret} b"
+
+
+# -- any letter case ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("secret", SECRETS, ids=range(len(SECRETS)))
+def test_a_secret_in_another_letter_case_is_redacted_in_every_spelling(secret: str) -> None:
+    redactor = Redactor([secret])
+    for variant in case_variants(secret):
+        for form in spellings(variant):
+            if form in _base64_of(variant):
+                continue  # base64 is case-sensitive: another case is other bytes, not found
+            shown = redactor.redact(f"<{form}>")
+            assert leaked_in_any_case(shown, [secret]) == [], (variant, form)
+
+
+def _base64_of(text: str) -> set[str]:
+    raw = text.encode()
+    return {base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode().rstrip("=")}
+
+
+@settings(deadline=None)  # a new secret's pattern is compiled per example
+@given(
+    st.text(
+        st.characters(whitelist_categories=["Lu", "Ll", "Lt", "Nd"]), min_size=MIN_SECRET_LENGTH
+    ),
+    st.lists(st.booleans(), min_size=40, max_size=40),
+    st.sampled_from([str, json.dumps, lambda s: quote(s, safe=""), lambda s: html.escape(s)]),
+)
+def test_any_mix_of_letter_cases_is_found(
+    secret: str, uppers: list[bool], spell: Callable[[str], str]
+) -> None:
+    mixed = "".join(
+        char.upper() if upper else char.lower()
+        for char, upper in zip(secret, uppers * 2, strict=False)
+    )
+    redactor = Redactor([secret])
+    assert redactor.contains_secret(spell(mixed)), mixed
+    assert leaked_in_any_case(redactor.redact(f"x {spell(mixed)} y"), [secret]) == []
+
+
+@pytest.mark.parametrize(
+    ("secret", "echoed"),
+    [
+        ("straße-token-1", "STRASSE-TOKEN-1"),  # one character, two in upper case
+        ("ﬁle-secret-key", "FILE-SECRET-KEY"),  # a ligature
+        ("İstanbul-key-9", "i̇stanbul-key-9"),  # İ lower-cased is two code points
+        ("ΟΔΥΣΣΕΥΣ-key", "οδυσσευς-key"),  # final sigma
+        ("ǅemal-secret", "ǆemal-secret"),  # a title-case letter
+        ("kelvin-secret", "KELVIN-SECRET"),
+    ],
+)
+def test_unicode_case_changes_are_found(secret: str, echoed: str) -> None:
+    redactor = Redactor([secret])
+    assert redactor.redact(f"upstream said: {echoed}.") == "upstream said: ***."
+    assert redactor.redact(f"{json.dumps(echoed)}") == '"***"'
+    assert redactor.redact(quote(echoed, safe="")) == MASK
+
+
+def test_a_case_folded_secret_in_bytes_is_found() -> None:
+    secret = "Grüße-Token-42"
+    redactor = Redactor([secret])
+    for variant in case_variants(secret):
+        data = b"\x89PNG\x00" + variant.encode() + b"\xff"
+        assert redactor.redact_bytes(data) == b"\x89PNG\x00***\xff", variant
+        assert redactor.leak(data, "data") is not None, variant
+
+
+# -- wrapped base64 ---------------------------------------------------------------------------
+
+_BREAKS = {"LF": "\n", "CRLF": "\r\n", "JSON LF": "\\n", "JSON CRLF": "\\r\\n"}
+
+
+def _wrapped(encoded: str, width: int, line_break: str) -> str:
+    return line_break.join(encoded[i : i + width] for i in range(0, len(encoded), width))
+
+
+def _unwrapped_leaks(text: str, secret: str) -> list[str]:
+    """The secret's base64 cores found in ``text`` with every line break taken out."""
+    joined = re.sub(r"\r?\n|\\r\\n|\\n", "", text)
+    return leaked(joined, [secret])
+
+
+@pytest.mark.parametrize("line_break", sorted(_BREAKS), ids=sorted(_BREAKS))
+@pytest.mark.parametrize("width", [16, 17, 30, 64, 76, 100])
+@pytest.mark.parametrize("secret", SECRETS, ids=range(len(SECRETS)))
+def test_a_secret_in_wrapped_base64_is_found_wherever_a_break_falls(
+    secret: str, width: int, line_break: str
+) -> None:
+    redactor = Redactor([secret])
+    # Every alignment of the secret's bytes (3) and every place of the break in it.
+    for before in range(0, 3 * width, 1 if width <= 30 else 7):
+        raw = b"\x00\xff" * 40 + bytes(range(before % 256)) + secret.encode() + b"\xfe" * 40
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            text = "-----BEGIN DATA-----\n" + _wrapped(
+                encode(raw).decode(), width, _BREAKS[line_break]
+            )
+            shown = redactor.redact(text)
+            assert MASK in shown, before
+            assert _unwrapped_leaks(shown, secret) == [], before
+            assert shown.startswith("-----BEGIN DATA-----\n")
+            assert redactor.contains_secret(text)
+            assert redactor.leak({"pem": text}, "output") is not None
+
+
+@settings(deadline=None)  # a new secret's pattern is compiled per example
+@given(st.sampled_from(SECRETS), st.binary(max_size=150), st.binary(max_size=40), st.data())
+def test_wrapped_base64_is_redacted_at_any_width_and_offset(
+    secret: str, before: bytes, after: bytes, data: Any
+) -> None:
+    width = data.draw(st.integers(min_value=16, max_value=120))
+    line_break = data.draw(st.sampled_from(sorted(_BREAKS.values())))
+    encoded = base64.b64encode(before + secret.encode() + after).decode()
+    text = _wrapped(encoded, width, line_break)
+    assert _unwrapped_leaks(Redactor([secret]).redact(text), secret) == []
+
+
+def test_lines_of_wrapped_base64_around_a_secret_are_kept() -> None:
+    secret = SECRETS[3]
+    filler = base64.b64encode(b"\x01" * 300).decode()
+    secret_part = base64.b64encode(b"\x01\x01\x01" + secret.encode() + b"\x02\x02\x02").decode()
+    text = _wrapped(filler + secret_part + filler, 64, "\r\n")
+    shown = Redactor([secret]).redact(text)
+    assert shown.startswith(text[:200])
+    assert shown.endswith(text[-200:])
+    assert len(shown) < len(text)
+
+
+def test_a_long_tokens_pattern_grows_linearly() -> None:
+    from agentkit.redaction import _compile
+
+    sizes = {}
+    for length in (1_000, 4_000):
+        token = "".join(chr(ord("a") + (i * 7) % 26) for i in range(length))
+        sizes[length] = len(_compile(frozenset([token])).pattern.pattern)
+        wrapped = _wrapped(base64.b64encode(b"\x00" * 50 + token.encode()).decode(), 76, "\n")
+        assert Redactor([token]).redact(wrapped) != wrapped
+    assert sizes[4_000] < 4.2 * sizes[1_000]
+    assert sizes[4_000] < 12 * 4_000
+
+
+# -- where an answer holds a secret ------------------------------------------------------------
+
+
+def test_a_leak_names_the_place_never_the_value() -> None:
+    secret = SECRETS[0]
+    redactor = Redactor(named={"api-key": secret, "other": SECRETS[1]})
+    value = {"a": 1, "items": [{"x": "ok"}, {"name": f"got {secret.upper()}"}]}
+    leak = redactor.leak(value, "output")
+    assert leak is not None
+    assert leak.where == "output.items[1].name"
+    assert leak.credentials == ("api-key",)
+    assert leaked_in_any_case(repr(leak), [secret]) == []
+    keyed = redactor.leak({"labels": {f"k-{secret}": 1}}, "output")
+    assert keyed is not None
+    assert keyed.where == "a key of output.labels"
+    assert redactor.leak({"clean": ["nothing", {"here": 1}]}, "output") is None
+
+
+def test_a_leak_of_a_derived_form_names_every_credential_of_the_redactor() -> None:
+    redactor = Redactor(named={"user": "ann.user@example.test", "token": SECRETS[3]})
+    with redacting(redactor):
+        redact_also("sig-" + SECRETS[3][::-1])
+    leak = redactor.leak(["x", "header sig-" + SECRETS[3][::-1]], "output")
+    assert leak is not None
+    assert leak.where == "output[1]"
+    assert leak.credentials == ("token", "user")

@@ -5,11 +5,22 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentkit import EVENT_FAILED, EVENT_STARTED, ToolEvent, ToolExecutor, ToolValidationError
+from agentkit import (
+    EVENT_FAILED,
+    EVENT_STARTED,
+    CredentialError,
+    SecretInOutputError,
+    ToolEvent,
+    ToolExecutionError,
+    ToolExecutor,
+    ToolValidationError,
+)
+from agentkit.credentials import CredentialsManager, EnvironmentProvider, SecretsFileProvider
 from agentkit.redaction import redact_also
 from tests.helpers import Scripted
 from tests.leaks import SECRETS, leaked
@@ -58,10 +69,12 @@ def test_a_form_the_tool_derives_is_redacted_everywhere() -> None:
 
     events: list[ToolEvent] = []
     executor = ToolExecutor(credentials={"api-key": secret}, listeners=[events.append])
-    ok = executor.execute(Scripted(sign), {"q": "go"})
+    answered = executor.execute(Scripted(sign), {"q": "go"}, raise_on_failure=False)
     failed = executor.execute(Scripted(sign), {"q": "fail"}, raise_on_failure=False)
-    assert ok.output == {"answer": "sent ***"}
-    seen = [repr(ok), repr(failed), json.dumps(failed.to_dict()), str(failed.error)]
+    assert isinstance(answered.error, ToolExecutionError)
+    assert isinstance(answered.error.cause, SecretInOutputError)  # withheld, not altered
+    assert str(failed.error) == "Tool 'scripted' failed: RuntimeError: the server refused ***"
+    seen = [repr(answered), repr(failed), json.dumps(failed.to_dict()), str(failed.error)]
     seen += [repr(event) for event in events]
     assert leaked("\n".join(seen), [secret, derived]) == []
 
@@ -77,15 +90,19 @@ def test_inputs_holding_a_secret_are_redacted_in_every_event() -> None:
 # -- the fast path: clean values pass uncopied, deep ones never break a call --------------------
 
 
-def test_a_clean_output_is_not_copied_and_a_secret_in_it_still_is_redacted() -> None:
+def test_a_clean_output_is_not_copied_and_one_holding_a_secret_is_withheld() -> None:
     secret = SECRETS[0]
     clean = {"answer": "nothing to hide"}
     executor = ToolExecutor(credentials={"api-key": secret})
     assert executor.execute(Scripted(lambda i, c: clean), {}).output is clean
     derived = base64.b64encode(f"user:{secret}".encode()).decode()
-    result = executor.execute(Scripted(lambda i, c: {"answer": f"Basic {derived}"}), {})
-    assert result.output is not None
-    assert leaked(repr(result.output), [secret]) == []
+    result = executor.execute(
+        Scripted(lambda i, c: {"answer": f"Basic {derived}"}), {}, raise_on_failure=False
+    )
+    assert result.output is None
+    assert isinstance(result.error, ToolExecutionError)
+    assert isinstance(result.error.cause, SecretInOutputError)
+    assert leaked(repr(result) + str(result.error), [secret]) == []
 
 
 @pytest.mark.parametrize("depth", [70, 900, 5_000], ids=["past-limit", "near-recursion", "deep"])
@@ -104,3 +121,51 @@ def test_deep_inputs_with_credentials_and_a_listener_fail_cleanly(depth: int) ->
     assert [event.name for event in events] == [EVENT_STARTED, EVENT_FAILED]
     shown = repr(events) + json.dumps(events[-1].to_dict())
     assert leaked(shown, [secret]) == []
+
+
+# -- a credential too short to keep out of text is refused when it is resolved -----------------
+
+
+def _providers(tmp_path: Path, value: str) -> dict[str, tuple[CredentialsManager, str]]:
+    secrets = tmp_path / "secrets.env"
+    secrets.write_text(f"API_KEY={value}\n")
+    return {
+        "mapping": (
+            CredentialsManager.from_mapping({"api-key": value}),
+            "the mapping given in code",
+        ),
+        "environment": (
+            CredentialsManager([EnvironmentProvider({"API_KEY": value})]),
+            "environment variable API_KEY",
+        ),
+        "secrets file": (
+            CredentialsManager([SecretsFileProvider(secrets)]),
+            f"secrets file {secrets}",
+        ),
+    }
+
+
+@pytest.mark.parametrize("source", ["mapping", "environment", "secrets file"])
+@pytest.mark.parametrize("value", ["s", "ab", "hunter2", "é" * 7, "  x  "])
+def test_a_short_credential_fails_the_call_before_the_tool_runs(
+    tmp_path: Path, source: str, value: str
+) -> None:
+    credentials, where = _providers(tmp_path, value)[source]
+    events: list[ToolEvent] = []
+    tool = Scripted(lambda i, c: {"answer": "open, assigned to sam"})
+    executor = ToolExecutor(credentials=credentials, listeners=[events.append])
+    result = executor.execute(tool, {"q": "state"}, raise_on_failure=False)
+    assert tool.calls == 0
+    assert isinstance(result.error, ToolExecutionError)
+    cause = result.error.cause
+    assert isinstance(cause, CredentialError)
+    assert (cause.tool_name, cause.credential) == ("scripted", "api-key")
+    message = str(result.error)
+    assert where in message
+    assert "shorter than 8 characters" in message
+    # Nothing rewritten for want of a longer secret: the inputs are shown as they were.
+    assert [event.inputs for event in events] == [{"q": "state"}] * 2
+    # The message says nothing of the value, not even its length: another one gives it too.
+    other, _ = _providers(tmp_path, "q")[source]  # the file read already is written again
+    again = ToolExecutor(credentials=other).execute(tool, {}, raise_on_failure=False)
+    assert str(again.error) == message

@@ -279,11 +279,14 @@ def test_a_secret_in_an_exception_message_is_redacted(executor: ToolExecutor) ->
     assert SECRET not in str(result.to_dict())
 
 
-def test_a_secret_in_the_output_is_redacted(executor: ToolExecutor) -> None:
+def test_a_secret_in_the_output_fails_the_call_instead_of_being_altered(
+    executor: ToolExecutor,
+) -> None:
     def echo(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
         return {"answer": f"your key is {credentials['api-key']}"}
 
-    assert executor.execute(Scripted(echo), {}).output == {"answer": "your key is ***"}
+    with pytest.raises(ToolExecutionError, match=r"SecretInOutputError: .* at output\.answer"):
+        executor.execute(Scripted(echo), {})
 
 
 def test_a_secret_in_an_output_validation_error_is_redacted(executor: ToolExecutor) -> None:

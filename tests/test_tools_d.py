@@ -28,7 +28,9 @@ def registry() -> ToolRegistry:
 
 @pytest.fixture
 def executor() -> ToolExecutor:
-    return ToolExecutor(credentials={"weather-api-key": "owm-key", "github-token": "ghp_test"})
+    return ToolExecutor(
+        credentials={"weather-api-key": "owm-key-0123", "github-token": "ghp_test-0123"}
+    )
 
 
 def test_everything_in_tools_d_loads(registry: ToolRegistry) -> None:
@@ -49,7 +51,9 @@ def test_everything_in_tools_d_loads(registry: ToolRegistry) -> None:
 def test_fetch_weather(registry: ToolRegistry, executor: ToolExecutor) -> None:
     responses.get(
         "https://api.openweathermap.org/data/2.5/weather",
-        match=[matchers.query_param_matcher({"q": "Oslo", "units": "metric", "appid": "owm-key"})],
+        match=[
+            matchers.query_param_matcher({"q": "Oslo", "units": "metric", "appid": "owm-key-0123"})
+        ],
         json={"main": {"temp": -3.5, "humidity": 74}, "weather": [{"description": "light snow"}]},
     )
     result = executor.execute(registry["fetch_weather"], {"city": "Oslo"})
@@ -230,7 +234,7 @@ def test_each_github_tool_on_a_loopback_github(
     (request,) = stub.requests
     assert (request["method"], request["path"], request["query"], request["json"]) == sent
     headers = request["headers"]
-    assert headers["Authorization"] == "Bearer ghp_test"  # from the source
+    assert headers["Authorization"] == "Bearer ghp_test-0123"  # from the source
     assert headers["Accept"] == "application/vnd.github+json"
     assert headers["X-GitHub-Api-Version"] == "2022-11-28"
 

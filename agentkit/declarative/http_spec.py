@@ -502,6 +502,7 @@ class _OAuth2Settings:
     scopes: tuple[str, ...]
     audience: str | None
     client_auth: Literal["basic", "body"]
+    literal_client_id: bool = False
 
 
 def _oauth2(
@@ -520,7 +521,10 @@ def _oauth2(
         problems.add((*location, field), exc.reason)
         return None
     return OAuth2Auth(
-        grant=grant, client_id=settings.client_id, client_secret=settings.client_secret
+        grant=grant,
+        client_id=settings.client_id,
+        client_secret=settings.client_secret,
+        literal_client_id=settings.literal_client_id,
     )
 
 
@@ -535,7 +539,9 @@ def _parse_oauth2(raw: Any, here: Location, context: _Context) -> _OAuth2Setting
             (*here, "token_url"),
             "expected the token endpoint's URL, such as https://auth.example.com/oauth/token",
         )
-    client_id = context.credential(raw.get("client_id"), (*here, "client_id"))
+    client_id, literal = _written_or_credential(
+        raw.get("client_id"), (*here, "client_id"), context, "client id"
+    )
     secret = context.credential(raw.get("client_secret"), (*here, "client_secret"))
     scopes = raw.get("scopes", [])
     if not isinstance(scopes, list) or not all(isinstance(scope, str) for scope in scopes):
@@ -558,6 +564,7 @@ def _parse_oauth2(raw: Any, here: Location, context: _Context) -> _OAuth2Setting
         scopes=tuple(scopes),
         audience=audience,
         client_auth=client_auth,
+        literal_client_id=literal,
     )
 
 
@@ -568,7 +575,8 @@ def _parse_auth(
     if not isinstance(raw, dict) or len(raw) != 1:
         problems.add(
             location,
-            "expected one of {bearer: CRED}, {basic: {username: CRED, password: CRED}}, "
+            "expected one of {bearer: CRED}, {basic: {username: CRED | ${VAR} | {value: TEXT}, "
+            "password: CRED}}, "
             "{api_key: {credential: CRED, in: header|query, name: NAME}}, "
             "{oauth2: {token_url: URL, client_id: CRED, client_secret: CRED, scopes: [...]}}",
         )
@@ -581,9 +589,13 @@ def _parse_auth(
     if kind == "basic":
         if not check_keys(value, ("username", "password"), here, problems, "basic auth"):
             return None
-        user = context.credential(value.get("username"), (*here, "username"))
+        user, literal = _written_or_credential(
+            value.get("username"), (*here, "username"), context, "username"
+        )
         password = context.credential(value.get("password"), (*here, "password"))
-        return BasicAuth(username=user, password=password) if user and password else None
+        if not (user and password):
+            return None
+        return BasicAuth(username=user, password=password, literal_username=literal)
     if kind == "api_key":
         if not check_keys(value, ("credential", "in", "name"), here, problems, "api_key auth"):
             return None
@@ -603,6 +615,50 @@ def _parse_auth(
         return _parse_oauth2(value, here, context)
     hint = did_you_mean(str(kind), ("bearer", "basic", "api_key", "oauth2"))
     problems.add(here, f"unknown auth '{kind}'{hint}")
+    return None
+
+
+def _written_or_credential(
+    raw: Any, location: Location, context: _Context, what: str
+) -> tuple[str | None, bool]:
+    """A basic-auth username or an OAuth2 client id (``what``), which is sent as a
+    basic-auth username: ``(credential name, False)``, or ``(the value, True)`` when the
+    definition gives it (``{value: TEXT}``, or what ``${VAR}`` became), being no
+    secret. ``(None, ...)`` after a problem."""
+    if isinstance(raw, dict) and set(raw) == {"value"}:
+        raw = raw["value"]
+        if not isinstance(raw, str):
+            context.problems.add((*location, "value"), f"expected the {what} as text")
+            return None, True
+        literal = True
+    else:
+        literal = isinstance(raw, LiteralText)
+        if not literal:
+            if isinstance(raw, str) and raw and raw not in context.credentials:
+                hint = context.problems.did_you_mean(raw, context.credentials)
+                context.problems.add(
+                    location,
+                    f"credential '{raw}' is used but not declared; add it under "
+                    f"'credentials:'{hint}, or write a {what} that is not secret as "
+                    f"{{value: {raw}}} (or ${{VAR}})",
+                )
+                return None, False
+            return context.credential(raw, location), False
+    problem = _written_problem(raw, what)
+    if problem:
+        context.problems.add(location, problem)
+        return None, True
+    return str(raw), True
+
+
+def _written_problem(value: str, what: str) -> str | None:
+    if not value:
+        return f"expected a {what}, got an empty one"
+    # A client id is form-encoded into its basic-auth pair (RFC 6749); a username is not.
+    if ":" in value and what == "username":
+        return "a basic-auth username cannot hold ':' (RFC 7617 splits the pair at the first one)"
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in value):
+        return f"a {what} cannot hold a control character (a line break, a NUL)"
     return None
 
 

@@ -80,19 +80,26 @@ class BearerAuth:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BasicAuth:
-    """``auth: {basic: {username: CRED, password: CRED}}``: ``Authorization: Basic ...``."""
+    """``auth: {basic: {username: CRED | ${VAR} | {value: TEXT}, password: CRED}}``:
+    ``Authorization: Basic ...``.
+
+    ``username`` names a credential, or -- with ``literal_username`` -- is the username
+    itself, written in the definition (or by ``${VAR}``) because it is not secret.
+    """
 
     username: str
     password: str
+    literal_username: bool = False
     placement: ClassVar[Placement] = "header"
     name: ClassVar[str] = "Authorization"
 
     @property
     def credential_names(self) -> tuple[str, ...]:
-        return (self.username, self.password)
+        return (self.password,) if self.literal_username else (self.username, self.password)
 
     def value(self, credentials: Mapping[str, str]) -> str:
-        pair = f"{credentials[self.username]}:{credentials[self.password]}"
+        user = self.username if self.literal_username else credentials[self.username]
+        pair = f"{user}:{credentials[self.password]}"
         redact_also(pair)  # its base64 is found as a whole, not only each part's core
         return "Basic " + base64.b64encode(pair.encode()).decode("ascii")
 
@@ -117,22 +124,27 @@ class ApiKeyAuth:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OAuth2Auth:
-    """``auth: {oauth2: {token_url, client_id: CRED, client_secret: CRED, scopes}}``.
+    """``auth: {oauth2: {token_url, client_id: CRED | ${VAR} | {value: TEXT},
+    client_secret: CRED, scopes}}``.
 
     ``Authorization: Bearer <token>``, the token from the grant's cache (shared
     by the tools of a source) or fetched when there is none still fresh. Unlike
     the others its value needs the network: the backend calls ``token()``
-    within the call's deadline, and ``invalidate()`` once on a 401.
+    within the call's deadline, and ``invalidate()`` once on a 401. ``client_id``
+    names a credential, or -- with ``literal_client_id`` -- is the id itself.
     """
 
     grant: ClientCredentials
     client_id: str
     client_secret: str
+    literal_client_id: bool = False
     placement: ClassVar[Placement] = "header"
     name: ClassVar[str] = "Authorization"
 
     @property
     def credential_names(self) -> tuple[str, ...]:
+        if self.literal_client_id:
+            return (self.client_secret,)
         return (self.client_id, self.client_secret)
 
     def token(
@@ -140,7 +152,7 @@ class OAuth2Auth:
     ) -> str:
         """A bearer token; raises ``OAuth2Error``. The secret and token join the redactor."""
         return self.grant.token(
-            credentials[self.client_id],
+            self.client_id if self.literal_client_id else credentials[self.client_id],
             credentials[self.client_secret],
             deadline=deadline,
             session=session,

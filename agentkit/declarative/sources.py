@@ -244,25 +244,43 @@ def substitute_pairs(raw: Any, location: Location, substituter: Substituter) -> 
 
 
 def substitute_auth(mapping: dict[str, Any], location: Location, substituter: Substituter) -> None:
-    """Substitute ``${VAR}`` in the OAuth2 ``token_url`` of ``mapping["auth"]``, in place.
+    """Substitute ``${VAR}`` in the OAuth2 ``token_url`` and ``client_id`` and the
+    basic-auth ``username`` of ``mapping["auth"]`` (or in their ``value:``), in place.
 
     The token endpoint is configuration like a base URL (it differs between staging and
-    production), so it takes ``${VAR}`` the same way; credentials stay named credentials.
-    When the substitution has a problem, ``auth`` is dropped: the problem is reported and
-    fails the load, and the auth parser would only report it a second time.
+    production), and so is a username or client id that is not secret; they take
+    ``${VAR}`` the same way. Credentials stay named credentials. When a substitution
+    has a problem, ``auth`` is dropped: the problem is reported and fails the load, and
+    the auth parser would only report it a second time.
     """
     auth = mapping.get("auth")
-    if not isinstance(auth, dict) or not isinstance(auth.get("oauth2"), dict):
+    if not isinstance(auth, dict) or len(auth) != 1:
         return  # the HTTP parser says what is wrong with it
-    oauth2 = auth["oauth2"]
-    token_url = oauth2.get("token_url")
-    if not isinstance(token_url, str) or "${" not in token_url:
-        return
-    text = substituter.text(token_url, (*location, "oauth2", "token_url"))
-    if text is None:
-        del mapping["auth"]
-    else:
-        mapping["auth"] = {**auth, "oauth2": {**oauth2, "token_url": text}}
+    ((kind, value),) = auth.items()
+    names = _SUBSTITUTED_AUTH.get(kind, ()) if isinstance(value, dict) else ()
+    for name in names:
+        keys = (name, "value") if isinstance(value.get(name), dict) else (name,)
+        raw: Any = value
+        for key in keys:
+            raw = raw.get(key) if isinstance(raw, dict) else None
+        if not isinstance(raw, str) or "${" not in raw:
+            continue
+        text = substituter.text(raw, (*location, kind, *keys))
+        if text is None:
+            del mapping["auth"]
+            return
+        value = _replaced(value, keys, text)
+        mapping["auth"] = {kind: value}
+
+
+#: The auth fields that take ``${VAR}``: configuration, not credentials.
+_SUBSTITUTED_AUTH: Final = {"oauth2": ("token_url", "client_id"), "basic": ("username",)}
+
+
+def _replaced(mapping: dict[str, Any], keys: tuple[str, ...], text: str) -> dict[str, Any]:
+    """A copy of ``mapping`` with ``text`` at ``keys`` (the mappings on the way copied too)."""
+    first, *rest = keys
+    return {**mapping, first: _replaced(mapping[first], tuple(rest), text) if rest else text}
 
 
 def use_source(

@@ -27,7 +27,9 @@ def tool_from(write: WriteFile, text: str = HTTP_TOOL) -> Any:
 
 @pytest.fixture
 def executor() -> ToolExecutor:
-    return ToolExecutor(credentials={"api-key": SECRET, "user": "ann", "password": "pw-" + SECRET})
+    return ToolExecutor(
+        credentials={"api-key": SECRET, "user": "ann.user", "password": "pw-" + SECRET}
+    )
 
 
 @responses.activate
@@ -192,7 +194,7 @@ def test_post_json_body_native_values_and_basic_auth(
         "title": "Bug",
         "meta": {"count": 1, "fixed": [1, "two"], "note": "made by Bug"},
     }
-    expected = base64.b64encode(f"ann:pw-{SECRET}".encode()).decode()
+    expected = base64.b64encode(f"ann.user:pw-{SECRET}".encode()).decode()
     assert request.headers["Authorization"] == f"Basic {expected}"
 
 

@@ -93,15 +93,18 @@ def test_auth_is_a_class_that_says_where_it_goes(
 
 
 def test_each_auth_makes_its_value_from_the_credentials() -> None:
-    credentials = {"token": "t0k", "user": "ann", "password": "pw"}
-    assert BearerAuth(credential="token").value(credentials) == "Bearer t0k"
-    assert ApiKeyAuth(credential="token", name="key").value(credentials) == "t0k"
+    credentials = {"token": "t0k-1234", "user": "ann", "password": "pw-12345"}
+    assert BearerAuth(credential="token").value(credentials) == "Bearer t0k-1234"
+    assert ApiKeyAuth(credential="token", name="key").value(credentials) == "t0k-1234"
     redactor = Redactor()
     with redacting(redactor):
         basic = BasicAuth(username="user", password="password").value(credentials)
-    assert basic == "Basic YW5uOnB3"  # base64 of "ann:pw"
+    assert basic == "Basic YW5uOnB3LTEyMzQ1"  # base64 of "ann:pw-12345"
     # The pair is a derived form of two secrets: it joins the running call's redactor.
-    assert redactor.redact("ann:pw") != "ann:pw"
+    assert redactor.redact("ann:pw-12345") == "***"
+    written = BasicAuth(username="bob", password="password", literal_username=True)
+    assert written.credential_names == ("password",)
+    assert written.value(credentials) == "Basic Ym9iOnB3LTEyMzQ1"  # the username as written
 
 
 def test_a_json_body_is_a_tree_of_typed_nodes(write: WriteFile) -> None:

@@ -24,7 +24,7 @@ from tests.declarative import loopback
 from tests.declarative.token_endpoint import Reply, TokenEndpoint, serving
 from tests.leaks import SECRETS, chain_text, leaked, logged_exception
 
-CLIENT_ID = "agent-7"
+CLIENT_ID = "agent-7-client"
 SECRET = SECRETS[1]
 #: The token the endpoint hands out, in every reply below.
 TOKEN = "gho_16C7e42F292c6912E7710c838347Ae178B4a"

@@ -52,7 +52,7 @@ def problems(*paths: Path, **options: Any) -> list[str]:
 
 
 def executor() -> ToolExecutor:
-    return ToolExecutor(credentials={"tracker-token": "t0k", "other": "o"})
+    return ToolExecutor(credentials={"tracker-token": "t0k-tracker", "other": "other-key"})
 
 
 @responses.activate
@@ -66,7 +66,7 @@ def test_a_tool_takes_its_sources_origin_auth_headers_and_query(write: WriteFile
             matchers.query_param_matcher({"format": "full"}),
             matchers.header_matcher(
                 {
-                    "Authorization": "Bearer t0k",
+                    "Authorization": "Bearer t0k-tracker",
                     "Accept": "application/json",
                     "X-Client": "agentkit",
                 }
@@ -103,7 +103,7 @@ def test_a_tools_keys_merge_over_the_sources(write: WriteFile) -> None:
     assert [name for name in sent if name.lower() == "accept"] == ["accept"]
     assert sent["X-Client"] == "agentkit"
     assert sent["X-Extra"] == "1"
-    assert sent["Authorization"] == "Bearer o"
+    assert sent["Authorization"] == "Bearer other-key"
     spec = tool.DEFINITION.backend.spec
     assert (spec.read_timeout, spec.total_timeout) == (3.0, 60.0)  # replaced, not merged
     assert tool.credential_names == ("other", "tracker-token")

@@ -17,8 +17,10 @@ import pytest
 
 from agentkit import (
     DefinitionError,
+    SecretInOutputError,
     Tool,
     ToolEvent,
+    ToolExecutionError,
     ToolExecutor,
     ToolRegistry,
     load_tools,
@@ -27,7 +29,7 @@ from tests.declarative import loopback
 from tests.declarative.token_endpoint import Reply, TokenEndpoint, serving
 from tests.leaks import SECRETS, chain_text, leaked
 
-CLIENT_ID = "agent-7"
+CLIENT_ID = "agent-7-client"
 SECRET = SECRETS[1]
 
 SOURCE = """\
@@ -163,7 +165,7 @@ def test_a_401_refreshes_the_token_once_and_resends(
 def test_a_second_401_fails_the_call_without_a_loop(
     registry: ToolRegistry, endpoint: TokenEndpoint, api: tuple[Api, str]
 ) -> None:
-    endpoint.issue("token-1", "token-2", "token-3", expires_in=3600)
+    endpoint.issue("token-0001", "token-0002", "token-0003", expires_in=3600)
     events: list[ToolEvent] = []
     result = executor(events).execute(registry["get_item"], {}, raise_on_failure=False)
     assert not result.succeeded
@@ -172,7 +174,7 @@ def test_a_second_401_fails_the_call_without_a_loop(
     assert len(api[0].seen) == 2
     assert result.error is not None
     text = json.dumps(result.to_dict()) + chain_text(result.error) + repr(events)
-    for token in ("token-1", "token-2"):
+    for token in ("token-0001", "token-0002"):
         assert token not in text
     assert "***" in str(result.error)  # the echoed header, redacted
 
@@ -183,8 +185,11 @@ def test_the_token_and_secret_never_reach_output_or_events(
     endpoint.issue("tok-9f8e7d", expires_in=3600)
     api[0].valid = {"tok-9f8e7d"}
     events: list[ToolEvent] = []
-    result = executor(events).execute(registry["get_item"], {})
-    assert result.output == {"seen": "Bearer ***"}
+    result = executor(events).execute(registry["get_item"], {}, raise_on_failure=False)
+    # The API echoes the header it got: the answer holds the token, so it is withheld.
+    assert isinstance(result.error, ToolExecutionError)
+    assert isinstance(result.error.cause, SecretInOutputError)
+    assert result.error.cause.where == "output.seen"
     text = json.dumps(result.to_dict()) + repr(events)
     assert "tok-9f8e7d" not in text
     assert not leaked(text, [SECRET])

@@ -118,7 +118,9 @@ def test_each_page_carries_the_token_and_a_revoked_one_is_refreshed_mid_way(
     with serving() as endpoint, loopback.serve({"/records": pages}) as origin:
         endpoint.issue("token-1", "token-2", expires_in=3600)
         tool = make_tool(PAGED_WITH_TOKEN.format(origin=origin, token_url=endpoint.url))
-        executor = ToolExecutor(credentials={"client-id": "agent", "client-secret": "s3cret"})
+        executor = ToolExecutor(
+            credentials={"client-id": "agent-client", "client-secret": "s3cret-value"}
+        )
         result = executor.execute(tool, {})
         assert endpoint.count == 2
     assert result.output == {"records": [{"page": 1}, {"page": 2}, {"page": 3}], "truncated": False}

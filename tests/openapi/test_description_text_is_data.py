@@ -241,7 +241,10 @@ def test_no_loaded_value_holds_the_environment_and_requests_carry_the_text(
         assert used == {"API_BASE", "API_HOME"}
 
         executor = ToolExecutor(
-            credentials={"api-oauth-client-id": "cid", "api-oauth-client-secret": "csecret"}
+            credentials={
+                "api-oauth-client-id": "client-id-1",
+                "api-oauth-client-secret": "csecret-1",
+            }
         )
         listed = executor.execute(registry["list_items"], {"filter_name": "n"})
         made = executor.execute(registry["make_item"], {"meta": {}})

@@ -723,7 +723,10 @@ def test_imported_tools_call_a_loopback_server(tmp_path: Path) -> None:
         registry = ToolRegistry()
         load_tools(out, registry=registry, environ={"NOTES_BASE_URL": f"{origin}/api"})
         executor = ToolExecutor(
-            credentials={"notes-basic-auth-username": "u", "notes-basic-auth-password": "p"}
+            credentials={
+                "notes-basic-auth-username": "user-notes",
+                "notes-basic-auth-password": "pass-notes",
+            }
         )
         result = executor.execute(
             registry["get_note"], {"note_id": "n 1", "fields": ["a", "b"], "x_tenant": "t1"}
@@ -736,7 +739,7 @@ def test_imported_tools_call_a_loopback_server(tmp_path: Path) -> None:
             "method": "GET",
             "path": "/api/notes/n%201?fields=a&fields=b",
             "tenant": "t1",
-            "authorization": "Basic dTpw",
+            "authorization": "Basic dXNlci1ub3RlczpwYXNzLW5vdGVz",
             "body": None,
         }
     ]

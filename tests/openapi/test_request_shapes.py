@@ -14,7 +14,14 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 import yaml
 
-from agentkit import ToolExecutor, ToolRegistry, ToolResult, load_tools
+from agentkit import (
+    SecretInOutputError,
+    ToolExecutionError,
+    ToolExecutor,
+    ToolRegistry,
+    ToolResult,
+    load_tools,
+)
 from agentkit.cli import main
 from agentkit.toolerrors import ToolValidationError
 from tests.declarative.loopback import Handler, serve
@@ -404,7 +411,7 @@ def test_an_api_key_in_a_cookie_is_sent_with_the_cookie_parameters(tmp_path: Pat
         source = yaml.safe_load((out / "api.source.yaml").read_text())
         registry = ToolRegistry()
         load_tools(out, registry=registry, environ={})
-        executor = ToolExecutor(credentials={"api-key": "s3cr;t", "api-other": "o"})
+        executor = ToolExecutor(credentials={"api-key": "s3cr;t-key", "api-other": "other-key"})
         for name, arguments in [
             ("plain", {}),
             ("with_cookies", {"theme": "dark"}),
@@ -418,10 +425,10 @@ def test_an_api_key_in_a_cookie_is_sent_with_the_cookie_parameters(tmp_path: Pat
         {"Cookie": "key={{ credentials['api-key'] | urlencode }}"},
     )
     assert [handler.headers.get("Cookie") for handler in recorder.seen] == [
-        "key=s3cr%3Bt",
-        "key=s3cr%3Bt; theme=dark",
-        "key=s3cr%3Bt",
-        "sess.id=o",  # the tool's own scheme replaces the source's cookie
+        "key=s3cr%3Bt-key",
+        "key=s3cr%3Bt-key; theme=dark",
+        "key=s3cr%3Bt-key",
+        "sess.id=other-key",  # the tool's own scheme replaces the source's cookie
     ]
     assert definition(out, "own_key")["credentials"] == ["api-other"]
 
@@ -472,7 +479,7 @@ def test_lengths_become_a_pattern_and_formats_words(tmp_path: Path) -> None:
     assert len(recorder.seen) == 1  # nothing sent for a value out of bounds
 
 
-def test_an_api_key_cookie_echoed_back_is_redacted(tmp_path: Path) -> None:
+def test_an_api_key_cookie_echoed_back_withholds_the_answer(tmp_path: Path) -> None:
     def echo(handler: Handler) -> None:
         handler.reply(200, {"seen": handler.headers.get("Cookie")})
 
@@ -496,9 +503,14 @@ def test_an_api_key_cookie_echoed_back_is_redacted(tmp_path: Path) -> None:
         out, _ = imported(tmp_path, write_spec(tmp_path, document), source="api")
         registry = ToolRegistry()
         load_tools(out, registry=registry, environ={})
-        result = ToolExecutor(credentials={"api-key": "hunter2 pw"}).execute(registry["a"], {})
-    assert result.succeeded, result.error
-    assert result.output == {"seen": "***"}  # the header rendered from the key, whole
+        result = ToolExecutor(credentials={"api-key": "hunter2 pw"}).execute(
+            registry["a"], {}, raise_on_failure=False
+        )
+    # The header rendered from the key, whole, is a form of it: the answer is not given.
+    assert isinstance(result.error, ToolExecutionError)
+    assert isinstance(result.error.cause, SecretInOutputError)
+    assert result.error.cause.where == "output.seen"
+    assert "hunter2" not in str(result.error)
 
 
 @pytest.mark.parametrize(

@@ -159,9 +159,9 @@ def test_imported_swagger_tools_call_a_loopback_server(tmp_path: Path) -> None:
         load_tools(out, registry=registry, environ={"KENNEL_BASE_URL": f"{origin}/v1"})
         executor = ToolExecutor(
             credentials={
-                "kennel-key": "k3y",
-                "kennel-basic-username": "u",
-                "kennel-basic-password": "p",
+                "kennel-key": "k3y-kennel",
+                "kennel-basic-username": "user-kennel",
+                "kennel-basic-password": "pass-kennel",
             }
         )
         results = [
@@ -175,10 +175,10 @@ def test_imported_swagger_tools_call_a_loopback_server(tmp_path: Path) -> None:
     assert [result.error for result in results] == [None, None, None]
     assert results[0].output == {"items": [{"name": "Rex", "id": 1}]}
     assert listing.query() == [("limit", "10"), ("tags", "a,b"), ("status", "x"), ("status", "y")]
-    assert listing.seen[0].headers["X-Api-Key"] == "k3y"
+    assert listing.seen[0].headers["X-Api-Key"] == "k3y-kennel"
     assert json.loads(posting.bodies[0]) == {"name": "Rex"}
     assert uploading.parts()["photo"] == ("photo", "application/octet-stream", picture)
-    assert uploading.seen[0].headers["Authorization"] == "Basic dTpw"
+    assert uploading.seen[0].headers["Authorization"] == "Basic dXNlci1rZW5uZWw6cGFzcy1rZW5uZWw="
 
 
 def test_the_schema_check_reads_the_swagger_file_as_written(tmp_path: Path) -> None:
