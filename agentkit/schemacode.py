@@ -288,7 +288,13 @@ def generate_validator(
             indent = "            "
         if not param.required:
             lines.append(f"{indent}if value is None:")
-            lines.append(f"{indent}    {fill or f'del values[{name}]'}")
+            if fill:
+                lines.append(f"{indent}    {fill}")
+            else:
+                # Left out: no longer one of the names seen, or an unknown name
+                # beside it would pass unreported.
+                lines.append(f"{indent}    del values[{name}]")
+                lines.append(f"{indent}    seen -= 1")
             lines.append(f"{indent}else:")
             lines.append(f"{indent}    values[{name}] = {check}(value, prefix + {name}, errors)")
         else:

@@ -50,6 +50,21 @@ def test_every_problem_is_reported_at_once() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("values", "unknown"),
+    [
+        pytest.param({"city": "Oslo", "units": None, "kind": 1}, ["kind"], id="beside-a-none"),
+        pytest.param({"city": "Oslo", "units": None, "a": 1, "b": 2}, ["a", "b"], id="two"),
+        pytest.param({"city": "Oslo", "days": None, "kind": 1}, ["kind"], id="beside-a-default"),
+    ],
+)
+def test_an_unknown_name_beside_an_optional_given_none_is_reported(
+    values: dict[str, Any], unknown: list[str]
+) -> None:
+    assert WEATHER.validate(dict(values)) == [f"Unknown parameter: '{name}'" for name in unknown]
+    assert [problem.path for problem in WEATHER.check(values).problems] == unknown
+
+
 def test_invalid_values_are_left_unchanged() -> None:
     values: dict[str, Any] = {"days": "3"}
     WEATHER.validate(values)
