@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from agentkit import SchemaDefinitionError, Tool, ToolExecutor, ToolSchema, ToolValidationError
 from agentkit.jsonvalues import MAX_DEPTH
 from agentkit.toolschema import Checked
+from benchmarks import bench_executor
 
 NAN, INF = float("nan"), float("inf")
 
@@ -685,3 +686,14 @@ def test_a_missing_required_value_is_an_error(path: str) -> None:
 )
 def test_constraints_hold_on_the_fast_tier(path: str, value: Any, message: str) -> None:
     assert message in both_ways(Rows(), changed(path, value))
+
+
+@pytest.mark.parametrize("shape", list(bench_executor.SHAPES))
+def test_the_benchmarks_shapes_take_the_one_stretch(shape: str) -> None:
+    """benchmarks/bench_executor.py measures the fast tier, in and out, not the steps."""
+    tool = bench_executor.shape_tool(shape)
+    given = bench_executor.shape_inputs(shape)
+    checked = tool.input_schema.fast_check(given)
+    assert checked is not None
+    assert same(checked, given)
+    assert tool.output_schema.fast_check(tool.execute(checked, {})) is not None
