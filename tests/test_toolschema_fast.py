@@ -697,3 +697,46 @@ def test_the_benchmarks_shapes_take_the_one_stretch(shape: str) -> None:
     assert checked is not None
     assert same(checked, given)
     assert tool.output_schema.fast_check(tool.execute(checked, {})) is not None
+
+
+def _deep_schema(levels: int) -> tuple[dict[str, Any], Any]:
+    """A definition nesting ``levels`` lists of objects, each with an optional field, and a
+    value of it whose innermost score is ``0.5``."""
+    definition: dict[str, Any] = {"type": "float"}
+    value: Any = 0.5
+    for level in range(levels):
+        definition = {
+            "type": "list",
+            "items": {
+                "type": "dictionary",
+                "parameters": [
+                    {"name": "inner", **definition},
+                    {"name": "tag", "type": "string", "required": False, "default": f"t{level}"},
+                ],
+            },
+        }
+        value = [{"inner": value}]
+    return definition, value
+
+
+@pytest.mark.parametrize("levels", [1, 5, 6, 7, 12, 30])
+def test_deeply_nested_schemas_are_checked_past_the_inlined_levels(levels: int) -> None:
+    definition, value = _deep_schema(levels)
+    schema = ToolSchema.from_dict({"parameters": [{"name": "root", **definition}]})
+    checked = schema.fast_check({"root": value})
+    assert checked is not None
+    assert same(checked, full_tier(schema, {"root": value}).values)
+    innermost = checked["root"]
+    for _ in range(levels - 1):
+        assert innermost[0]["tag"].startswith("t")
+        innermost = innermost[0]["inner"]
+    assert innermost == [{"inner": 0.5, "tag": "t0"}]
+
+    bad = copy.deepcopy(value)
+    target = bad
+    for _ in range(levels - 1):
+        target = target[0]["inner"]
+    target[0]["inner"] = NAN
+    assert schema.fast_check({"root": bad}) is None
+    path = "root" + "[0].inner" * levels
+    assert [problem.path for problem in schema.check({"root": bad}).problems] == [path]
