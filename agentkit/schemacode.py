@@ -292,12 +292,8 @@ def _full_tier(params: Sequence[ParameterSpec], namespace: dict[str, Any]) -> li
         namespace[name] = param.name
         namespace[check] = param._check
         namespace[default] = param.default
-        if isinstance(param.default, (list, dict)):
-            fill = f"values[{name}] = deepcopy({default})"
-        elif param.has_default:
-            fill = f"values[{name}] = {default}"
-        else:
-            fill = ""
+        filled = _default(param, default)
+        fill = f"values[{name}] = {filled}" if filled else ""
         lines.append(f"    value = values.get({name}, ABSENT)")
         lines.append("    if value is ABSENT:")
         if param.required:
@@ -332,6 +328,14 @@ def _full_tier(params: Sequence[ParameterSpec], namespace: dict[str, Any]) -> li
     lines.append("        report_unknown(values, prefix, errors)")
     lines.append("    return values")
     return lines
+
+
+def _default(param: ParameterSpec, default: str) -> str | None:
+    """The expression of ``param``'s default (bound as ``default``) as a call gets it --
+    a list or dictionary copied afresh, so no two calls share it -- or None without one."""
+    if isinstance(param.default, (list, dict)):
+        return f"deepcopy({default})"
+    return default if param.has_default else None
 
 
 #: How many levels of nested lists and objects the fast tier writes out inline;
@@ -393,11 +397,8 @@ class _FastTier:
                 if self.check_value(param, value, indent, level):
                     stores.append((0, f"{var}[{name}] = {value}"))
                 continue
-            fill = "ABSENT"  # no default: left out
-            if isinstance(param.default, (list, dict)):
-                fill = f"deepcopy({self.new_name('D', param.default)})"
-            elif param.has_default:
-                fill = self.new_name("D", param.default)
+            # No default: ABSENT, left out.
+            fill = _default(param, self.new_name("D", param.default)) or "ABSENT"
             self.add(indent, f"{value} = {var}.get({name}, ABSENT)")
             if param.has_default:
                 self.add(indent, f"if {value} is ABSENT:")
