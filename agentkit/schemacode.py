@@ -498,8 +498,9 @@ class _FastTier:
         self.add(indent, f"{var} = {copied}")
 
     def call_check(self, spec: ParameterSpec, var: str, indent: int) -> bool:
-        """A union, or nesting past _INLINED_LEVELS: the parameter's own check, its
-        messages unread (the full tier makes them again)."""
+        """A union, a list or dictionary with constraints of its own, or nesting past
+        _INLINED_LEVELS: the parameter's own check, its messages unread (the full
+        tier makes them again)."""
         self.calls_checks = True
         self.add(indent, f"{var} = {self.new_name('C', spec._check)}({var}, '', errors)")
         return True

@@ -449,8 +449,8 @@ class ToolExecutor:
                         f"got '{type(inputs).__name__}'"
                     ],
                 )
-            # check() changes nothing: its values are the caller's dict when
-            # nothing had to change, else a changed copy.
+            # check() changes nothing: its values are a fresh copy, except
+            # FREE_FORM's, which are the caller's mapping itself.
             values, problems = spec.input_schema.check(inputs)
             if problems:
                 raise ToolValidationError(name, "input", problems)
