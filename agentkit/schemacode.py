@@ -2,8 +2,10 @@
 
 Validation runs twice on every call, so a schema is not interpreted but
 compiled: each parameter into one closure (``compile_check``), each schema into
-one generated function (``generate_validator``). Both append ``Problem`` values
-in the chapter's wording and return the value to use; neither changes its input.
+generated functions (``generate_validator``): a fast tier that takes plainly
+valid values whole, nested ones included, and a full tier that appends
+``Problem`` values in the chapter's wording. All return the value to use;
+none changes its input.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from types import CodeType
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
-from agentkit.jsonvalues import checked_copy
+from agentkit.jsonvalues import checked_copy, plain_copy
 from agentkit.schematypes import (
     ABSENT,
     EXACT_TYPES,
@@ -42,9 +44,8 @@ Validator = Callable[[dict[str, Any], str, list[Problem]], Any]
 class _Nested(Protocol):
     _check: Validator
 
-
-class _Element(Protocol):
-    _check: Check
+    @property
+    def parameters(self) -> Sequence[ParameterSpec]: ...
 
 
 class ParameterSpec(Protocol):
@@ -61,7 +62,7 @@ class ParameterSpec(Protocol):
     @property
     def enum(self) -> tuple[Any, ...] | None: ...
     @property
-    def items(self) -> _Element | None: ...
+    def items(self) -> ParameterSpec | None: ...
     @property
     def parameters(self) -> _Nested | None: ...
     @property
@@ -191,35 +192,40 @@ def generate_validator(
     *,
     result: type[tuple[Any, ...]],
     refuse: Callable[[Any], Any],
-) -> tuple[Validator, Callable[[Any], Any]]:
-    """Compile a schema's parameters into two straight-line functions of one body.
+) -> tuple[Validator, Callable[[Any], Any], Callable[[Any], Any]]:
+    """Compile a schema's parameters into three functions: two tiers, two ways to call them.
 
-    ``validate(values, prefix, problems)`` appends to ``problems`` and returns
-    the values to use (nested schemas call it with their path as ``prefix``);
-    ``check(values)`` is the same body as one whole call: it returns a
-    ``result`` (a named tuple type) of ``(values, problems)`` -- ``refuse(values)``
-    for a value that is not a mapping -- with no second Python call on the way
-    (``tuple.__new__`` straight), as it runs twice a tool call.
+    - ``fast_check(values)``, the fast tier: the values a call gets when ``values``
+      is plainly valid -- an exact ``dict``, each value of exactly its declared
+      type (an integer for a ``float``) and within its constraints, no name no
+      parameter has, every nested list and dictionary the same all the way down.
+      It returns them as the full tier would (defaults filled in, ``None`` for an
+      optional left out) in a fresh copy that shares no list or dictionary with
+      ``values``, or ``None`` for anything else (it never says why);
+    - ``validate(values, prefix, problems)``: the fast tier, else the full tier,
+      which checks each parameter in turn through its ``compile_check`` closure,
+      appends every problem to ``problems`` in the chapter's wording and returns
+      the values to use (nested schemas call it with their path as ``prefix``);
+    - ``check(values)``: the same as one whole call, returning a ``result`` (a
+      named tuple type) of ``(values, problems)`` -- ``refuse(values)`` for a value
+      that is not a mapping -- built with ``tuple.__new__`` straight.
 
-    Validation runs twice on every call, so it is generated code in two tiers
-    (benchmarks/ has the figures behind this):
-
-    - the fast tier, one boolean expression, holds when every parameter is
-      present with exactly its declared type and nothing else was given -- the
-      usual case; it costs about half of checking the parameters one by one.
-      An unconstrained required ``float`` given as a finite float is part of
-      the expression too; when no parameter needs a conversion the fast tier
-      returns the caller's mapping itself, without even a list for problems;
-    - otherwise the full tier checks each parameter in turn: defaults, ``None``
-      for optionals, conversions, constraints, and every error message.
+    Validation runs twice on every call, so the fast tier is straight-line code
+    with the nested schemas' checks written out inline: no Python call per
+    parameter, per nested object or per list item, each container copied whole
+    in C (figures in docs/performance.md). Only a union, a free-form value or
+    nesting past ``_INLINED_LEVELS`` costs a call. The full tier runs for what
+    the fast tier declines: a value with a problem, a subclass of a type, a
+    mapping that is not a dict.
 
     The generated source holds only fixed code and generated names (``N0``,
-    ``C0``, ...): every name, default and check reaches it through the namespace,
-    never as text, so no definition can inject code.
+    ``C0``, ``v_4``, ...): every name, default and check reaches it through the
+    namespace, never as text, so no definition can inject code.
     """
     namespace: dict[str, Any] = {
         "ABSENT": ABSENT,
         "deepcopy": copy.deepcopy,
+        "plain_copy": plain_copy,
         "report_unknown": report_unknown,
         "Problem": Problem,
         "Mapping": Mapping,
@@ -227,49 +233,67 @@ def generate_validator(
         "new_tuple": tuple.__new__,
         "refuse": refuse,
     }
-    conditions = [f"len(values) == {len(params)}"]
-    fast_checks = []
-    for index, param in enumerate(params):
-        namespace[f"N{index}"] = param.name
-        if param.is_trivial and isinstance(param.type, str):  # trivial: one type, never a union
-            namespace[f"T{index}"] = EXACT_TYPES[param.type]
-            lookup = f"values[N{index}]" if param.required else f"values.get(N{index})"
-            conditions.append(f"type({lookup}) is T{index}")
-        elif param.required and _plain_float(param):
-            # A float given as a finite float needs nothing more: no conversion,
-            # no bound (``x - x == 0.0`` is False for NaN and the infinities).
-            conditions.append(
-                f"type(values[N{index}]) is float and values[N{index}] - values[N{index}] == 0.0"
-            )
-        else:
-            conditions.append(f"values.get(N{index}) is not None")
-            fast_checks.append(
-                f"        values[N{index}] = C{index}(values[N{index}], prefix + N{index}, errors)"
-            )
+    fast = _FastTier(namespace)
+    fast.check_object(params, "values", 2, 0)
     lines = [
+        "def fast_check(values):",
+        "    if type(values) is not dict:",
+        "        return None",
+        *(["    errors = []"] if fast.calls_checks else []),
         "    try:",
-        f"        fast = {' and '.join(conditions)}",
-        "    except KeyError:",
-        "        fast = False",
-        "    if fast:",
-        *(["        values = dict(values)", *fast_checks] if fast_checks else []),
-        "        return values",
+        *fast.lines,
+        # A parameter missing, a huge integer for a float, a value nested past
+        # the recursion limit: the full tier says what is wrong.
+        "    except (KeyError, OverflowError, RecursionError):",
+        "        return None",
+        *(["    if errors:", "        return None"] if fast.calls_checks else []),
+        "    return values",
     ]
-    fast_tier = len(lines)
-    lines += [
+    full_tier = _full_tier(params, namespace)
+    whole = "return new_tuple(result, (values, tuple(errors) if errors else ()))"
+    source = "\n".join(
+        [
+            *lines,
+            "def validate(values, prefix, errors):",
+            "    accepted = fast_check(values)",
+            "    if accepted is not None:",
+            "        return accepted",
+            *full_tier,
+            "def check(values):",
+            "    if type(values) is not dict and not isinstance(values, Mapping):",
+            "        return refuse(values)",
+            "    accepted = fast_check(values)",
+            "    if accepted is not None:",
+            "        return new_tuple(result, (accepted, ()))",
+            '    prefix = ""',
+            "    errors = []",
+            *(line.replace("return values", whole) for line in full_tier),
+        ]
+    )
+    exec(_compiled(source), namespace)
+    functions = [namespace["validate"], namespace["check"], namespace["fast_check"]]
+    for function in functions:
+        # Each function gets its own copy of the shared code: CPython keeps
+        # specialised bytecode (LOAD_GLOBAL caches keyed to one globals dict) on the
+        # code object, so functions sharing one undo each other's caches every call.
+        function.__code__ = function.__code__.replace()
+    validate, whole_check, fast_check = functions
+    return validate, whole_check, fast_check
+
+
+def _full_tier(params: Sequence[ParameterSpec], namespace: dict[str, Any]) -> list[str]:
+    """The full tier's body: each parameter in turn, with every message."""
+    lines = [
         "    values = dict(values)",
         "    seen = 0",
     ]
     for index, param in enumerate(params):
         name, check, default = f"N{index}", f"C{index}", f"D{index}"
+        namespace[name] = param.name
         namespace[check] = param._check
         namespace[default] = param.default
-        if isinstance(param.default, (list, dict)):
-            fill = f"values[{name}] = deepcopy({default})"
-        elif param.has_default:
-            fill = f"values[{name}] = {default}"
-        else:
-            fill = ""
+        filled = _default(param, default)
+        fill = f"values[{name}] = {filled}" if filled else ""
         lines.append(f"    value = values.get({name}, ABSENT)")
         lines.append("    if value is ABSENT:")
         if param.required:
@@ -283,12 +307,19 @@ def generate_validator(
         lines.append("    else:")
         lines.append("        seen += 1")
         indent = "        "
-        if param.is_trivial:
+        if param.is_trivial and isinstance(param.type, str):  # trivial: never a union
+            namespace[f"T{index}"] = EXACT_TYPES[param.type]
             lines.append(f"        if type(value) is not T{index}:")
             indent = "            "
         if not param.required:
             lines.append(f"{indent}if value is None:")
-            lines.append(f"{indent}    {fill or f'del values[{name}]'}")
+            if fill:
+                lines.append(f"{indent}    {fill}")
+            else:
+                # Left out: no longer one of the names seen, or an unknown name
+                # beside it would pass unreported.
+                lines.append(f"{indent}    del values[{name}]")
+                lines.append(f"{indent}    seen -= 1")
             lines.append(f"{indent}else:")
             lines.append(f"{indent}    values[{name}] = {check}(value, prefix + {name}, errors)")
         else:
@@ -296,47 +327,183 @@ def generate_validator(
     lines.append("    if seen != len(values):")
     lines.append("        report_unknown(values, prefix, errors)")
     lines.append("    return values")
-    whole = "return new_tuple(result, (values, tuple(errors) if errors else ()))"
-    valid = "return new_tuple(result, (values, ()))"
-    source = "\n".join(
-        [
-            "def validate(values, prefix, errors):",
-            *lines,
-            "def check(values):",
-            "    if type(values) is not dict and not isinstance(values, Mapping):",
-            "        return refuse(values)",
-            '    prefix = ""',
-            # Without a conversion the fast tier finds no problem: it returns
-            # before any list of them is made.
-            *(["    errors = []"] if fast_checks else []),
-            *(
-                line.replace("return values", whole if fast_checks else valid)
-                for line in lines[:fast_tier]
-            ),
-            *([] if fast_checks else ["    errors = []"]),
-            *(line.replace("return values", whole) for line in lines[fast_tier:]),
-        ]
-    )
-    exec(_compiled(source), namespace)
-    validate: Validator = namespace["validate"]
-    whole_check: Callable[[Any], Any] = namespace["check"]
-    # Each function gets its own copy of the shared code: CPython keeps
-    # specialised bytecode (LOAD_GLOBAL caches keyed to one globals dict) on the
-    # code object, so functions sharing one undo each other's caches every call.
-    validate.__code__ = validate.__code__.replace()
-    whole_check.__code__ = whole_check.__code__.replace()
-    return validate, whole_check
+    return lines
 
 
-def _plain_float(param: ParameterSpec) -> bool:
-    """A ``float`` parameter with no constraint: only its type and finiteness to check."""
-    return (
-        param.type == "float"
-        and param.enum is None
-        and param.minimum is None
-        and param.maximum is None
-        and param.pattern is None
-    )
+def _default(param: ParameterSpec, default: str) -> str | None:
+    """The expression of ``param``'s default (bound as ``default``) as a call gets it --
+    a list or dictionary copied afresh, so no two calls share it -- or None without one."""
+    if isinstance(param.default, (list, dict)):
+        return f"deepcopy({default})"
+    return default if param.has_default else None
+
+
+#: How many levels of nested lists and objects the fast tier writes out inline;
+#: a value nested deeper is checked by its parameter's own check (a call, and
+#: CPython allows only 20 nested loops in one function).
+_INLINED_LEVELS: Final = 6
+
+
+class _FastTier:
+    """The lines of ``fast_check``'s body, and the names they bind in the namespace.
+
+    Each ``check_*`` method writes lines that leave in a variable the value a
+    call gets, or ``return None`` from ``fast_check`` for anything it does not
+    take as it is. What the lines accept, they accept exactly as the full tier
+    does (tests/test_toolschema_fast.py runs both on the same values).
+    """
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self.lines: list[str] = []
+        self.namespace = namespace
+        self.calls_checks = False  # a parameter's own check needs the list of problems
+        self._count = 0
+
+    def new_name(self, prefix: str, value: Any = ABSENT) -> str:
+        """A fresh generated name, bound to ``value`` in the namespace when one is given.
+
+        ``N_3``, ``v_4``: never one of the full tier's ``N3``.
+        """
+        name = f"{prefix}_{self._count}"
+        self._count += 1
+        if value is not ABSENT:
+            self.namespace[name] = value
+        return name
+
+    def add(self, indent: int, line: str) -> None:
+        self.lines.append("    " * indent + line)
+
+    def check_object(
+        self, params: Sequence[ParameterSpec], var: str, indent: int, level: int
+    ) -> None:
+        """``var``, a dict of ``params``: leave in it a checked copy, as the full tier
+        makes it -- defaults filled in, an optional parameter given ``None`` left
+        out or defaulted -- or return None (a name missing or unknown, a bad value)."""
+        required = sum(1 for param in params if param.required)
+        seen = ""
+        if required == len(params):
+            self.add(indent, f"if len({var}) != {len(params)}:")
+            self.add(indent + 1, "return None")
+        else:
+            seen = self.new_name("seen")
+            self.add(indent, f"{seen} = {required}")
+        stores: list[tuple[int, str]] = []  # what writes the checked values into the copy
+        for param in params:
+            name = self.new_name("N", param.name)
+            value = self.new_name("v")
+            if param.required:
+                # A missing name raises KeyError: fast_check returns None.
+                self.add(indent, f"{value} = {var}[{name}]")
+                if self.check_value(param, value, indent, level):
+                    stores.append((0, f"{var}[{name}] = {value}"))
+                continue
+            # No default: ABSENT, left out.
+            fill = _default(param, self.new_name("D", param.default)) or "ABSENT"
+            self.add(indent, f"{value} = {var}.get({name}, ABSENT)")
+            if param.has_default:
+                self.add(indent, f"if {value} is ABSENT:")
+                self.add(indent + 1, f"{value} = {fill}")
+                self.add(indent, f"elif {value} is None:")
+            else:
+                self.add(indent, f"if {value} is None:")
+            self.add(indent + 1, f"{seen} += 1")
+            self.add(indent + 1, f"{value} = {fill}")
+            self.add(indent, "else:" if param.has_default else f"elif {value} is not ABSENT:")
+            self.add(indent + 1, f"{seen} += 1")
+            changed = self.check_value(param, value, indent + 1, level)
+            if param.has_default:
+                stores.append((0, f"{var}[{name}] = {value}"))
+                continue
+            stores += [(0, f"if {value} is ABSENT:"), (1, f"{var}.pop({name}, None)")]
+            if changed:
+                stores += [(0, "else:"), (1, f"{var}[{name}] = {value}")]
+        if seen:
+            self.add(indent, f"if len({var}) != {seen}:")  # a name no parameter has
+            self.add(indent + 1, "return None")
+        self.add(indent, f"{var} = {var}.copy()")
+        for offset, line in stores:
+            self.add(indent + offset, line)
+
+    def check_value(self, spec: ParameterSpec, var: str, indent: int, level: int) -> bool:
+        """Lines that check ``var`` (not absent) against ``spec``; True when they may
+        replace its value (a conversion, a copy)."""
+        declared = spec.type
+        if not isinstance(declared, str):  # a union: its own check (enum_key matching)
+            return self.call_check(spec, var, indent)
+        constraints = self.constraint_tests(spec, var)
+        if declared in ("string", "integer", "boolean"):
+            exact = self.new_name("T", EXACT_TYPES[declared])
+            self.add(indent, f"if {' or '.join([f'type({var}) is not {exact}', *constraints])}:")
+            self.add(indent + 1, "return None")
+            return False
+        if declared == "float":
+            # A finite float as it is; an integer as a float (OverflowError when too
+            # large). ``x - x != 0.0`` holds for NaN and the infinities alone.
+            self.add(indent, f"if type({var}) is not float:")
+            self.add(indent + 1, f"if type({var}) is not int:")
+            self.add(indent + 2, "return None")
+            self.add(indent + 1, f"{var} = float({var})")
+            self.add(indent, f"elif {var} - {var} != 0.0:")
+            self.add(indent + 1, "return None")
+            if constraints:
+                self.add(indent, f"if {' or '.join(constraints)}:")
+                self.add(indent + 1, "return None")
+            return True
+        if constraints or level >= _INLINED_LEVELS:
+            return self.call_check(spec, var, indent)
+        self.add(indent, f"if type({var}) is not {'list' if declared == 'list' else 'dict'}:")
+        self.add(indent + 1, "return None")
+        if spec.parameters is not None:
+            self.check_object(spec.parameters.parameters, var, indent, level + 1)
+        elif spec.items is not None:
+            self.check_items(spec.items, var, indent, level + 1)
+        else:  # free-form: any plain JSON, nested within MAX_DEPTH
+            self.add(indent, f"{var} = plain_copy({var})")
+            self.add(indent, f"if {var} is None:")
+            self.add(indent + 1, "return None")
+        return True
+
+    def constraint_tests(self, spec: ParameterSpec, var: str) -> list[str]:
+        """Conditions that hold when ``var`` breaks a constraint: the tests of
+        ``_constraint_checks`` for a value of one type, as expressions."""
+        tests = []
+        if spec.enum is not None:
+            tests.append(f"{var} not in {self.new_name('E', spec.enum)}")
+        if spec.minimum is not None:
+            tests.append(f"{var} < {self.new_name('L', spec.minimum)}")
+        if spec.maximum is not None:
+            tests.append(f"{var} > {self.new_name('H', spec.maximum)}")
+        if spec.pattern is not None:
+            fullmatch = self.new_name("P", re.compile(spec.pattern).fullmatch)
+            tests.append(f"{fullmatch}({var}) is None")
+        return tests
+
+    def check_items(self, element: ParameterSpec, var: str, indent: int, level: int) -> None:
+        """``var``, a list: leave in it a copy with each item checked against ``element``."""
+        item = self.new_name("x")
+        outer = self.lines
+        self.lines = []
+        changed = self.check_value(element, item, indent + 1, level)
+        body, self.lines = self.lines, outer
+        if not changed:  # items kept as they are: one loop to look, one C copy
+            self.add(indent, f"for {item} in {var}:")
+            self.lines += body
+            self.add(indent, f"{var} = {var}.copy()")
+            return
+        copied = self.new_name("c")
+        self.add(indent, f"{copied} = []")
+        self.add(indent, f"for {item} in {var}:")
+        self.lines += body
+        self.add(indent + 1, f"{copied}.append({item})")
+        self.add(indent, f"{var} = {copied}")
+
+    def call_check(self, spec: ParameterSpec, var: str, indent: int) -> bool:
+        """A union, a list or dictionary with constraints of its own, or nesting past
+        _INLINED_LEVELS: the parameter's own check, its messages unread (the full
+        tier makes them again)."""
+        self.calls_checks = True
+        self.add(indent, f"{var} = {self.new_name('C', spec._check)}({var}, '', errors)")
+        return True
 
 
 @functools.lru_cache(maxsize=1024)
@@ -344,8 +511,8 @@ def _compiled(source: str) -> CodeType:
     """The code of a generated validator, compiled once per distinct source.
 
     The source depends only on a schema's shape (how many parameters, which are
-    required, trivial or defaulted); names and checks arrive through the
-    namespace. Schemas of one shape -- most of a tools.d folder -- share one
+    required, trivial or defaulted, what they nest); names and checks arrive
+    through the namespace. Schemas of one shape -- most of a tools.d folder -- share one
     compile, which was most of the load time of 1,000 definitions.
     """
     return compile(source, "<agentkit schema validator>", "exec")

@@ -261,7 +261,15 @@ class ToolSchema:
     nothing and accepts any dictionary.
     """
 
-    __slots__ = ("_by_name", "_check", "_free_form", "_names", "_parameters", "check")
+    __slots__ = (
+        "_by_name",
+        "_check",
+        "_free_form",
+        "_names",
+        "_parameters",
+        "check",
+        "fast_check",
+    )
 
     #: The six parameter types (the chapter's spelling of ``PARAMETER_TYPES``).
     SUPPORTED_TYPES: ClassVar[frozenset[str]] = frozenset(PARAMETER_TYPES)
@@ -276,12 +284,21 @@ class ToolSchema:
     _free_form: bool
     _check: Validator
     #: ``check(values) -> Checked(values, problems)``: the schema's check, changing
-    #: nothing -- what a call would get. ``values`` has the defaults applied,
-    #: integers given for ``float`` parameters as floats and optional parameters
-    #: given ``None`` left out; it may be the argument itself when nothing had to
-    #: change. ``problems`` is empty when the argument is valid. (Generated code
-    #: held per schema, not a method: it runs twice a tool call.)
+    #: nothing -- what a call would get. ``values`` is a fresh dict (``FREE_FORM``
+    #: hands back the mapping itself) with the defaults applied, integers given for
+    #: ``float`` parameters as floats and optional parameters given ``None`` left
+    #: out. ``problems`` is empty when the argument is valid. (Generated code held
+    #: per schema, not a method: it runs twice a tool call.)
     check: Callable[[Mapping[str, Any]], Checked]
+    #: ``fast_check(values) -> dict | None``: the check's fast tier alone, for a
+    #: caller that runs it on every call (the executor). When ``values`` is
+    #: plainly valid -- a ``dict`` whose every value has exactly its declared type
+    #: (an integer for a ``float``), all the way down, and no name no parameter
+    #: has -- the values a call gets, as ``check`` makes them: a fresh copy that
+    #: shares no list or dictionary with ``values``. ``None`` for anything else,
+    #: valid or not (``check`` judges it and says why). ``FREE_FORM``'s is a copy
+    #: of any dict.
+    fast_check: Callable[[Any], dict[str, Any] | None]
 
     def __init__(self, parameters: Iterable[Parameter | Mapping[str, Any]] | None = None) -> None:
         params = _as_parameters(parameters)
@@ -298,6 +315,7 @@ class ToolSchema:
         # checks every schema but need not compile code for ones never called.
         object.__setattr__(self, "_check", self._first_check)
         object.__setattr__(self, "check", self._first_whole_check)
+        object.__setattr__(self, "fast_check", self._first_fast_check)
 
     @classmethod
     def from_dict(cls, schema_data: Mapping[str, Any]) -> ToolSchema:
@@ -382,11 +400,12 @@ class ToolSchema:
 
     def _generate(self) -> None:
         # Two threads racing here each build equal functions; either pair may stay.
-        validate, check = generate_validator(
+        validate, check, fast_check = generate_validator(
             self._parameters, self._report_unknown, result=Checked, refuse=_refused
         )
         object.__setattr__(self, "_check", validate)
         object.__setattr__(self, "check", check)
+        object.__setattr__(self, "fast_check", fast_check)
 
     def _first_check(self, values: dict[str, Any], prefix: str, errors: list[Problem]) -> Any:
         self._generate()
@@ -395,6 +414,10 @@ class ToolSchema:
     def _first_whole_check(self, values: Mapping[str, Any]) -> Checked:
         self._generate()
         return self.check(values)
+
+    def _first_fast_check(self, values: Any) -> dict[str, Any] | None:
+        self._generate()
+        return self.fast_check(values)
 
     def _report_unknown(self, values: dict[str, Any], prefix: str, errors: list[Problem]) -> None:
         known = sorted(self._names)
@@ -440,11 +463,16 @@ def _accept_any_mapping(values: Mapping[str, Any]) -> Checked:
     return _refused(values)
 
 
+def _copy_any_dict(values: Any) -> dict[str, Any] | None:
+    return values.copy() if type(values) is dict else None
+
+
 def _free_form_schema() -> ToolSchema:
     schema = ToolSchema()
     object.__setattr__(schema, "_free_form", True)
     object.__setattr__(schema, "_check", _accept_any)
     object.__setattr__(schema, "check", _accept_any_mapping)
+    object.__setattr__(schema, "fast_check", _copy_any_dict)
     return schema
 
 

@@ -65,6 +65,11 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
 
 
-def target_line(what: str, figure: float, limit: float, unit: str = "x") -> str:
-    """``  target: <what> <= <limit>: <figure> -> PASS|MISS``, the line every target prints."""
-    return f"  target: {what} <= {limit:g}{unit}: {figure:.2f}{unit} -> {verdict(figure <= limit)}"
+def target_line(
+    what: str, figure: float, limit: float, unit: str = "x", *, at_least: bool = False
+) -> str:
+    """``  target: <what> <= <limit>: <figure> -> PASS|MISS``, the line every target prints
+    (``>=`` for a floor, ``at_least``)."""
+    held = figure >= limit if at_least else figure <= limit
+    sign = ">=" if at_least else "<="
+    return f"  target: {what} {sign} {limit:g}{unit}: {figure:.2f}{unit} -> {verdict(held)}"

@@ -12,7 +12,6 @@ import pytest
 from agentkit import (
     STATUS_FAILURE,
     STATUS_SUCCESS,
-    Checked,
     CredentialError,
     SemanticError,
     Tool,
@@ -21,6 +20,7 @@ from agentkit import (
     ToolRegistry,
     ToolValidationError,
 )
+from agentkit.content import Output, Text
 from tests.helpers import SECRET, WAIT_SECONDS, Adder, Scripted, WeatherTool
 
 
@@ -133,6 +133,79 @@ def test_result_mode_returns_the_failure(
     assert message in str(result.error)
 
 
+class Uncredentialed(Tool):
+    """Scripted without credentials: its calls take the executor's one stretch."""
+
+    TOOL_NAME = "uncredentialed"
+    INPUT_SCHEMA = Scripted.INPUT_SCHEMA
+    OUTPUT_SCHEMA = Scripted.OUTPUT_SCHEMA
+
+    def __init__(self, body: Callable[[dict[str, Any], Mapping[str, str]], Any]) -> None:
+        super().__init__()
+        self.body = body
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
+        return self.body(inputs, credentials)
+
+
+class AnswerDict(dict[str, Any]):
+    """An output the fast tier declines and the full check takes."""
+
+
+def with_content(inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
+    return Output(Text("shown"), structured={"answer": "42"})
+
+
+async def coroutine_body() -> dict[str, Any]:
+    return {"answer": "42"}
+
+
+@pytest.mark.parametrize(
+    ("body", "inputs"),
+    [
+        pytest.param(answer, {"q": "x"}, id="success"),
+        pytest.param(answer, {"q": None}, id="none-for-an-optional"),
+        pytest.param(answer, {"q": 7}, id="input-invalid"),
+        pytest.param(answer, {"qq": "x"}, id="input-unknown"),
+        pytest.param(raises, {}, id="execute-raises"),
+        pytest.param(wrong_output, {}, id="output-invalid"),
+        pytest.param(not_a_dict, {}, id="output-not-a-dict"),
+        pytest.param(
+            lambda inputs, credentials: AnswerDict(answer="42"), {}, id="output-a-subclass"
+        ),
+        pytest.param(with_content, {}, id="output-with-content"),
+        pytest.param(lambda inputs, credentials: coroutine_body(), {}, id="output-a-coroutine"),
+    ],
+)
+@pytest.mark.parametrize("raise_on_failure", [False, True], ids=["result-mode", "strict"])
+def test_the_one_stretch_ends_a_call_as_the_steps_do(
+    body: Callable[[dict[str, Any], Mapping[str, str]], Any],
+    inputs: dict[str, Any],
+    raise_on_failure: bool,
+) -> None:
+    # No listener: the one stretch (when the values pass the fast tier); one: the steps.
+    outcomes = []
+    for executor in (
+        ToolExecutor(credentials={}),
+        ToolExecutor(credentials={}, listeners=[lambda event: None]),
+    ):
+        try:
+            result = executor.execute(Uncredentialed(body), inputs, raise_on_failure)
+        except (ToolValidationError, ToolExecutionError) as exc:
+            outcome: tuple[Any, ...] = (
+                type(exc),
+                str(exc),
+                type(exc.__cause__),
+                exc.__context__ is exc.__cause__,
+            )
+        else:
+            error = (type(result.error), str(result.error)) if result.error else None
+            outcome = (result.status, result.output, error, result.content)
+        snapshot = executor.metrics.snapshot("uncredentialed")  # type: ignore[attr-defined]
+        outcomes.append((outcome, snapshot.count, snapshot.failures))
+    assert outcomes[0] == outcomes[1]
+
+
 def test_validation_errors_carry_direction(executor: ToolExecutor) -> None:
     result = executor.execute(Scripted(wrong_output), {}, raise_on_failure=False)
     assert isinstance(result.error, ToolValidationError)
@@ -230,15 +303,21 @@ def test_an_object_with_a_spec_of_its_own_is_not_a_tool(executor: ToolExecutor) 
 
 
 @pytest.mark.parametrize(
-    ("answer", "credentials"),
+    ("answer", "credentials", "expected"),
     [
-        pytest.param("fine", {}, id="valid"),
-        pytest.param(7, {}, id="invalid"),
-        pytest.param("fine", {"api-key": SECRET}, id="valid-with-a-credential"),
-        pytest.param(7, {"api-key": SECRET}, id="invalid-with-a-credential"),
+        pytest.param("fine", {}, ["input fast", "output fast"], id="valid"),
+        # The fast tier declines the bad output; the full check says why, once.
+        pytest.param(7, {}, ["input fast", "output fast", "output"], id="invalid"),
+        # A call with credentials takes the steps: one whole check a schema.
+        pytest.param(
+            "fine", {"api-key": SECRET}, ["input", "output"], id="valid-with-a-credential"
+        ),
+        pytest.param(7, {"api-key": SECRET}, ["input", "output"], id="invalid-with-a-credential"),
     ],
 )
-def test_each_schema_checks_once_a_call(answer: object, credentials: dict[str, str]) -> None:
+def test_each_schema_checks_once_a_call(
+    answer: object, credentials: dict[str, str], expected: list[str]
+) -> None:
     class Counted(Tool):
         TOOL_NAME = "counted"
         CREDENTIAL_NAMES = tuple(credentials)
@@ -250,20 +329,21 @@ def test_each_schema_checks_once_a_call(answer: object, credentials: dict[str, s
 
     checks: list[str] = []
 
-    def watched(label: str, check: Callable[[Any], Checked]) -> Callable[[Any], Checked]:
-        def counted(values: Any) -> Checked:
+    def watched(label: str, check: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def counted(values: Any) -> Any:
             checks.append(label)
             return check(values)
 
         return counted
 
     tool = Counted()
-    # Schemas are immutable; a test may still watch the compiled check of one.
-    object.__setattr__(tool.input_schema, "check", watched("input", tool.input_schema.check))
-    object.__setattr__(tool.output_schema, "check", watched("output", tool.output_schema.check))
+    # Schemas are immutable; a test may still watch the compiled checks of one.
+    for direction, schema in (("input", tool.input_schema), ("output", tool.output_schema)):
+        object.__setattr__(schema, "check", watched(direction, schema.check))
+        object.__setattr__(schema, "fast_check", watched(f"{direction} fast", schema.fast_check))
     result = ToolExecutor(credentials=credentials).execute(tool, {"q": "x"}, raise_on_failure=False)
     assert result.succeeded == (answer == "fine")
-    assert checks == ["input", "output"]
+    assert checks == expected
 
 
 # -- secrets -----------------------------------------------------------------------------------
