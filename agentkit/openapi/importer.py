@@ -135,6 +135,8 @@ class Generation:
     #: The keys (``METHOD /path``) of operations skipped as unexpressible.
     skipped_keys: set[str] = field(default_factory=set)
     layout: Layout = "operation"
+    #: The server variables read from the environment (``--server-variable``).
+    server_variables: tuple[str, ...] = ()
 
 
 def as_layout(value: object) -> Layout:
@@ -158,6 +160,7 @@ def import_openapi(
     selection: Selection | None = None,
     layout: Layout = "operation",
     check: bool = True,
+    server_variables: Sequence[str] = (),
 ) -> ImportReport:
     """Write one source file and one definition file per selected operation into ``out``
     (with ``layout="tag"``, one file per tag: ``SOURCE.TAG.yaml``, a YAML stream).
@@ -166,6 +169,9 @@ def import_openapi(
     ``update_openapi`` can tell the reviewer's edits from the generator's.
     ``check``: check the description against its OpenAPI meta-schema first (when the extra is
     installed; ``report.findings`` is None otherwise, or when ``check`` is false).
+    ``server_variables``: the first server's variables to read from the environment, as
+    ``SOURCE_SERVER_NAME`` (``agentkit.openapi.source.base_url``); the others are their
+    defaults.
 
     Raises ``OpenAPIError`` when the description cannot be read, a filter names no
     operation, or a file to write exists already (nothing is written then).
@@ -173,7 +179,13 @@ def import_openapi(
     selection = selection or Selection()
     out = Path(out)
     generation = generate(
-        spec, source=source, out=out, selection=selection, layout=layout, check=check
+        spec,
+        source=source,
+        out=out,
+        selection=selection,
+        layout=layout,
+        check=check,
+        server_variables=server_variables,
     )
     pieces: dict[Path, list[str]] = {}
     for piece in (generation.source, *generation.tools):
@@ -214,6 +226,7 @@ def lock_of(spec: str | Path, selection: Selection, generation: Generation) -> L
         source_file=generation.source.file.relative_to(folder).as_posix(),
         source_generated=generation.source.document,
         layout=generation.layout,
+        server_variables=list(generation.server_variables),
     )
     for tool in generation.tools:
         lock.entries[tool.key] = entry_of(tool, folder)
@@ -240,13 +253,16 @@ def generate(
     keep: Collection[str] = (),
     layout: Layout = "operation",
     check: bool = True,
+    server_variables: Sequence[str] = (),
+    from_lock: bool = False,
 ) -> Generation:
     """Every selected operation's definition, built in memory; nothing is written.
 
     Operations whose ``operationId`` or ``METHOD /path`` is in ``keep`` are built
     whatever the selection and deprecation say (``--update`` keeps what it tracks).
     ``layout`` says which file each tool goes in (``tag``: the file of its first tag).
-    ``check``: as ``import_openapi`` says.
+    ``check`` and ``server_variables``: as ``import_openapi`` says; ``from_lock``: the
+    server variables are an earlier import's, and one the URL no longer has is a note.
     """
     layout = as_layout(layout)
     if not _SOURCE_NAME.fullmatch(source):
@@ -267,7 +283,14 @@ def generate(
         source_notes.add("auth", exc.problem.pointer, exc.problem.message)
         source_auth = NO_AUTH
     out = Path(out)
-    url = base_url(document, source, source_notes, security.environment_names())
+    url = base_url(
+        document,
+        source,
+        source_notes,
+        expose=server_variables,
+        reserved=security.environment_names(),
+        gone_ok=from_lock,
+    )
     header = f"Imported from {Path(spec).name} by `agentkit import openapi`; review before use."
     source_file = Generated(
         file=out / f"{source}.source.yaml",
@@ -318,7 +341,7 @@ def generate(
     report.notes += len(source_notes.lines)
     if not tools:
         raise OpenAPIError(str(spec), _nothing_imported(document, found, selected, report))
-    return Generation(source_file, tools, report, skipped, layout)
+    return Generation(source_file, tools, report, skipped, layout, tuple(server_variables))
 
 
 def _nothing_imported(
