@@ -12,13 +12,15 @@ original pointer; ``Pointers.original`` maps any pointer through it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 from agentkit.toolerrors import PointerError
 
 #: A ``%`` with the two hex digits of the byte it encodes, or a stray one.
 _PERCENT: Final = re.compile(r"%(?:[0-9A-Fa-f]{2})?")
+#: How many ``$ref`` may follow one another before the chain counts as a loop.
+MAX_REF_CHAIN: Final = 32
 
 
 def pointer_join(pointer: str, *keys: object) -> str:
@@ -49,6 +51,20 @@ def pointer_keys(ref: str) -> list[str]:
     if not fragment.startswith("/"):
         raise PointerError(f"the pointer after '#' must start with '/' (got {fragment[:40]!r})")
     return [raw.replace("~1", "/").replace("~0", "~") for raw in fragment[1:].split("/")]
+
+
+def walk(document: Any, keys: Sequence[str]) -> tuple[Any, int]:
+    """The node ``keys`` name in ``document``, and how many of them were found: all of
+    them, or the node reached before the first key that names nothing."""
+    node = document
+    for index, key in enumerate(keys):
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return node, index
+    return node, len(keys)
 
 
 def _percent_decoded(text: str) -> str:
