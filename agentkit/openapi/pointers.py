@@ -25,10 +25,19 @@ MAX_REF_CHAIN: Final = 32
 
 def pointer_join(pointer: str, *keys: object) -> str:
     """``pointer`` extended by ``keys``, escaped as RFC 6901 says (``~`` -> ``~0``,
-    ``/`` -> ``~1``; in a URI fragment, ``%`` -> ``%25``)."""
+    ``/`` -> ``~1``; in a URI fragment, ``%`` -> ``%25``, and every character that is
+    not printable percent-encoded, so a key's line break or terminal escape never
+    reaches a message whole: ``a\nb`` -> ``a%0Ab``)."""
     for key in keys:
-        pointer += "/" + str(key).replace("~", "~0").replace("/", "~1").replace("%", "%25")
+        text = str(key).replace("~", "~0").replace("/", "~1").replace("%", "%25")
+        if not text.isprintable():
+            text = "".join(char if char.isprintable() else _percent(char) for char in text)
+        pointer += "/" + text
     return pointer
+
+
+def _percent(char: str) -> str:
+    return "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
 
 
 def pointer_keys(ref: str) -> list[str]:
