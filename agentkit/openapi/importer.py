@@ -14,7 +14,13 @@ from agentkit.openapi.base import Entry, Lock
 from agentkit.openapi.check import check_description
 from agentkit.openapi.emit import dump
 from agentkit.openapi.naming import NameTable, identifier, operation_name
-from agentkit.openapi.operations import METHODS, Operation, OperationConverter, operations
+from agentkit.openapi.operations import (
+    METHODS,
+    Operation,
+    OperationConverter,
+    operations,
+    path_items,
+)
 from agentkit.openapi.reader import Resolver, load_description, problem
 from agentkit.openapi.schemas import Notes
 from agentkit.openapi.source import NO_AUTH, Security, base_url, source_document
@@ -386,12 +392,14 @@ def _no_operations(document: dict[str, Any]) -> str:
             " ('webhooks' are calls the API makes, not tools)" if "webhooks" in document else ""
         )
         return f"missing 'paths': the description defines no operation{webhooks}; {fix}"
-    if not paths:
-        return f"'paths' is empty: the description defines no operation; {fix}"
-    by_ref = sum(1 for item in paths.values() if isinstance(item, dict) and "$ref" in item)
+    items = path_items(paths) if isinstance(paths, dict) else {}
+    if not items:
+        only = " but for x- extensions" if paths else ""
+        return f"'paths' is empty{only}: the description defines no operation; {fix}"
+    by_ref = sum(1 for item in items.values() if isinstance(item, dict) and "$ref" in item)
     ref_note = f" ({by_ref} given by a path item $ref, which is not followed)" if by_ref else ""
     methods = ", ".join(METHODS)
-    return f"none of the {len(paths)} path(s) has an operation ({methods}){ref_note}; {fix}"
+    return f"none of the {len(items)} path(s) has an operation ({methods}){ref_note}; {fix}"
 
 
 def _kept(op: Operation, keep: Collection[str]) -> bool:

@@ -57,10 +57,16 @@ class Operation:
         return self.node.get("deprecated") is True
 
 
+def path_items(paths: dict[str, Any]) -> dict[str, Any]:
+    """The path items of a ``paths`` object: every key but its ``x-`` extensions, which
+    the OpenAPI ``paths`` object allows beside the paths and which are no path."""
+    return {path: item for path, item in paths.items() if not str(path).startswith("x-")}
+
+
 def operations(document: dict[str, Any]) -> list[Operation]:
     """Every operation, in the order of the description's paths and of ``METHODS``."""
     found: list[Operation] = []
-    for path, item in (document.get("paths") or {}).items():
+    for path, item in path_items(document.get("paths") or {}).items():
         if not isinstance(item, dict):
             continue
         for method in METHODS:
