@@ -649,6 +649,7 @@ def cmd_import_openapi(args: argparse.Namespace) -> int:
         selection=selection,
         layout=args.layout or "operation",
         check=not args.no_check,
+        server_variables=args.server_variable,
     )
     _print_import(args.spec, report, checked=not args.no_check)
     if report.deprecated:
@@ -692,6 +693,12 @@ def _update_openapi(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--update keeps the first import's selection (in the lock file); {given} cannot "
             "change it: import into a new folder to select other operations"
+        )
+    if args.server_variable:
+        raise UsageError(
+            "--update keeps the first import's server variables (in the lock file); "
+            "--server-variable cannot change them: edit the source's base_url (your edit "
+            "is kept), or import into a new folder"
         )
     report = update_openapi(args.spec, source=args.source, out=args.out)
     _print_import(args.spec, report.generation)
@@ -1140,6 +1147,14 @@ def build_parser() -> argparse.ArgumentParser:
         openapi.add_argument(flag, action="append", default=[], metavar="VALUE", help=what)
     openapi.add_argument(
         "--include-deprecated", action="store_true", help="import deprecated operations too"
+    )
+    openapi.add_argument(
+        "--server-variable",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="read this variable of the server URL from SOURCE_SERVER_NAME when loading "
+        "(repeatable); the others are written as their defaults",
     )
     openapi.add_argument(
         "--layout",

@@ -57,6 +57,8 @@ class Lock:
     entries: dict[str, Entry] = field(default_factory=dict)
     #: The import's ``layout``: ``operation`` (a file each) or ``tag`` (a file per tag).
     layout: str = "operation"
+    #: The server variables read from the environment (``--server-variable``).
+    server_variables: list[str] = field(default_factory=list)
 
     def write(self, path: Path) -> None:
         data = {
@@ -71,6 +73,7 @@ class Lock:
             "source_file": self.source_file,
             "source_generated": self.source_generated,
             "layout": self.layout,
+            "server_variables": self.server_variables,
             "operations": {key: entry.to_json() for key, entry in sorted(self.entries.items())},
         }
         path.write_text(_lock_text(data), encoding="utf-8")
@@ -106,6 +109,7 @@ class Lock:
             source_file=_text(data["source_file"], "source_file"),
             source_generated=_mapping(data["source_generated"], "source_generated"),
             layout=_text(data.get("layout", "operation"), "layout"),
+            server_variables=_texts(data.get("server_variables", []), "server_variables"),
         )
         for key, raw in _mapping(data["operations"], "operations").items():
             where = f"operations.{key}"
@@ -134,8 +138,8 @@ def _selection(data: Any) -> dict[str, Any]:
         if key == "deprecated":
             if not isinstance(value, bool):
                 raise ValueError(f"selection.deprecated is {value!r}, expected true or false")
-        elif not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            raise ValueError(f"selection.{key} is {value!r}, expected a list of strings")
+        else:
+            _texts(value, f"selection.{key}")
     return selection
 
 
@@ -162,6 +166,12 @@ def _lock_text(data: dict[str, Any]) -> str:
 def _mapping(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ValueError(f"{where}: expected a mapping, got {type(value).__name__}")
+    return value
+
+
+def _texts(value: Any, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"{where} is {value!r}, expected a list of strings")
     return value
 
 

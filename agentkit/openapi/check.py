@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from importlib import resources
 from typing import Any, Final
 
+from agentkit.openapi.literal import shown
 from agentkit.openapi.reader import pointer_join, problem
 from agentkit.openapi.swagger import ORIGINAL_KEY
 from agentkit.toolerrors import DescriptionProblem
@@ -30,12 +31,21 @@ from agentkit.toolerrors import DescriptionProblem
 MAX_FINDINGS: Final = 50
 _MAX_MESSAGE: Final = 240
 #: Stands for every value of the description a message would quote: a finding says
-#: what rule failed where, and never repeats the description's data.
+#: what rule failed where, and never repeats the description's data (a key it names is
+#: shown escaped and clipped, so the user can find it under the finding's pointer).
 _MASK: Final = "the value"
 #: How deep a finding follows the alternatives of ``oneOf`` / ``anyOf`` inside others.
 _MAX_DEPTH: Final = 8
 _ALTERNATIVES: Final = ("oneOf", "anyOf")
 _SCALARS: Final = (str, int, float, bool, type(None))
+#: The errors that name keys of the description, and the word their message starts with.
+_UNEXPECTED_KEYS: Final = {
+    "additionalProperties": "Additional",
+    "unevaluatedProperties": "Unevaluated",
+}
+#: How many of the keys an error names a finding shows, and how much of each.
+_MAX_KEYS: Final = 3
+_MAX_KEY: Final = 40
 #: A description whose YAML aliases expand it past this many values is not checked.
 MAX_VALUES: Final = 5_000_000
 
@@ -149,7 +159,7 @@ def _located(error: Any, depth: int) -> Iterator[DescriptionProblem]:
         tried = "; ".join(_summary(branch[0], depth + 1) for branch in branches)
         yield _finding(error, f"fits none of its {len(branches)} alternatives: {tried}")
     else:
-        yield _finding(error, error.message)
+        yield _finding(error, _message(error))
 
 
 def _branches(error: Any, depth: int) -> list[list[Any]]:
@@ -165,7 +175,26 @@ def _summary(error: Any, depth: int) -> str:
     branches = _branches(error, depth)
     if len(branches) == 1:
         return _summary(branches[0][0], depth + 1)
-    return _short(error.message, 80)
+    return _short(_message(error), 80)
+
+
+def _message(error: Any) -> str:
+    """What ``error`` says, without the description's data: values are masked by the
+    validator; keys it quotes (an unexpected key, a key of the wrong form) are shown
+    escaped and clipped (``shown``), and a few of them at most."""
+    kind = error.kind.name
+    if kind in _UNEXPECTED_KEYS:
+        keys = list(getattr(error.kind, "unexpected", ()))
+        listed = ", ".join(shown(key, _MAX_KEY) for key in keys[:_MAX_KEYS])
+        more = f" and {len(keys) - _MAX_KEYS} more" if len(keys) > _MAX_KEYS else ""
+        verb = "was" if len(keys) == 1 else "were"
+        what = _UNEXPECTED_KEYS[kind]
+        return f"{what} properties are not allowed ({listed}{more} {verb} unexpected)"
+    if kind == "propertyNames":
+        inner = error.kind.error
+        # The inner error is about the key itself, as a value: masked.
+        return f"the key {shown(inner.instance, _MAX_KEY)}: {inner.message}"
+    return str(error.message)
 
 
 def _finding(error: Any, message: str) -> DescriptionProblem:

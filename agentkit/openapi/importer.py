@@ -14,7 +14,13 @@ from agentkit.openapi.base import Entry, Lock
 from agentkit.openapi.check import check_description
 from agentkit.openapi.emit import dump
 from agentkit.openapi.naming import NameTable, identifier, operation_name
-from agentkit.openapi.operations import METHODS, Operation, OperationConverter, operations
+from agentkit.openapi.operations import (
+    METHODS,
+    Operation,
+    OperationConverter,
+    operations,
+    path_items,
+)
 from agentkit.openapi.reader import Resolver, load_description, problem
 from agentkit.openapi.schemas import Notes
 from agentkit.openapi.source import NO_AUTH, Security, base_url, source_document
@@ -135,6 +141,8 @@ class Generation:
     #: The keys (``METHOD /path``) of operations skipped as unexpressible.
     skipped_keys: set[str] = field(default_factory=set)
     layout: Layout = "operation"
+    #: The server variables read from the environment (``--server-variable``).
+    server_variables: tuple[str, ...] = ()
 
 
 def as_layout(value: object) -> Layout:
@@ -158,6 +166,7 @@ def import_openapi(
     selection: Selection | None = None,
     layout: Layout = "operation",
     check: bool = True,
+    server_variables: Sequence[str] = (),
 ) -> ImportReport:
     """Write one source file and one definition file per selected operation into ``out``
     (with ``layout="tag"``, one file per tag: ``SOURCE.TAG.yaml``, a YAML stream).
@@ -166,6 +175,9 @@ def import_openapi(
     ``update_openapi`` can tell the reviewer's edits from the generator's.
     ``check``: check the description against its OpenAPI meta-schema first (when the extra is
     installed; ``report.findings`` is None otherwise, or when ``check`` is false).
+    ``server_variables``: the first server's variables to read from the environment, as
+    ``SOURCE_SERVER_NAME`` (``agentkit.openapi.source.base_url``); the others are their
+    defaults.
 
     Raises ``OpenAPIError`` when the description cannot be read, a filter names no
     operation, or a file to write exists already (nothing is written then).
@@ -173,7 +185,13 @@ def import_openapi(
     selection = selection or Selection()
     out = Path(out)
     generation = generate(
-        spec, source=source, out=out, selection=selection, layout=layout, check=check
+        spec,
+        source=source,
+        out=out,
+        selection=selection,
+        layout=layout,
+        check=check,
+        server_variables=server_variables,
     )
     pieces: dict[Path, list[str]] = {}
     for piece in (generation.source, *generation.tools):
@@ -214,6 +232,7 @@ def lock_of(spec: str | Path, selection: Selection, generation: Generation) -> L
         source_file=generation.source.file.relative_to(folder).as_posix(),
         source_generated=generation.source.document,
         layout=generation.layout,
+        server_variables=list(generation.server_variables),
     )
     for tool in generation.tools:
         lock.entries[tool.key] = entry_of(tool, folder)
@@ -240,13 +259,16 @@ def generate(
     keep: Collection[str] = (),
     layout: Layout = "operation",
     check: bool = True,
+    server_variables: Sequence[str] = (),
+    from_lock: bool = False,
 ) -> Generation:
     """Every selected operation's definition, built in memory; nothing is written.
 
     Operations whose ``operationId`` or ``METHOD /path`` is in ``keep`` are built
     whatever the selection and deprecation say (``--update`` keeps what it tracks).
     ``layout`` says which file each tool goes in (``tag``: the file of its first tag).
-    ``check``: as ``import_openapi`` says.
+    ``check`` and ``server_variables``: as ``import_openapi`` says; ``from_lock``: the
+    server variables are an earlier import's, and one the URL no longer has is a note.
     """
     layout = as_layout(layout)
     if not _SOURCE_NAME.fullmatch(source):
@@ -267,7 +289,14 @@ def generate(
         source_notes.add("auth", exc.problem.pointer, exc.problem.message)
         source_auth = NO_AUTH
     out = Path(out)
-    url = base_url(document, source, source_notes, security.environment_names())
+    url = base_url(
+        document,
+        source,
+        source_notes,
+        expose=server_variables,
+        reserved=security.environment_names(),
+        gone_ok=from_lock,
+    )
     header = f"Imported from {Path(spec).name} by `agentkit import openapi`; review before use."
     source_file = Generated(
         file=out / f"{source}.source.yaml",
@@ -318,7 +347,7 @@ def generate(
     report.notes += len(source_notes.lines)
     if not tools:
         raise OpenAPIError(str(spec), _nothing_imported(document, found, selected, report))
-    return Generation(source_file, tools, report, skipped, layout)
+    return Generation(source_file, tools, report, skipped, layout, tuple(server_variables))
 
 
 def _nothing_imported(
@@ -363,12 +392,14 @@ def _no_operations(document: dict[str, Any]) -> str:
             " ('webhooks' are calls the API makes, not tools)" if "webhooks" in document else ""
         )
         return f"missing 'paths': the description defines no operation{webhooks}; {fix}"
-    if not paths:
-        return f"'paths' is empty: the description defines no operation; {fix}"
-    by_ref = sum(1 for item in paths.values() if isinstance(item, dict) and "$ref" in item)
+    items = path_items(paths) if isinstance(paths, dict) else {}
+    if not items:
+        only = " but for x- extensions" if paths else ""
+        return f"'paths' is empty{only}: the description defines no operation; {fix}"
+    by_ref = sum(1 for item in items.values() if isinstance(item, dict) and "$ref" in item)
     ref_note = f" ({by_ref} given by a path item $ref, which is not followed)" if by_ref else ""
     methods = ", ".join(METHODS)
-    return f"none of the {len(paths)} path(s) has an operation ({methods}){ref_note}; {fix}"
+    return f"none of the {len(items)} path(s) has an operation ({methods}){ref_note}; {fix}"
 
 
 def _kept(op: Operation, keep: Collection[str]) -> bool:

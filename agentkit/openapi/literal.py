@@ -7,8 +7,12 @@ string defaults of input parameters. A description is data from whoever wrote it
 a ``${GITHUB_TOKEN}`` in its server URL or token URL, copied as it is, would be
 filled from the operator's environment and sent to the description's host. Every
 string the importer takes from a description into one of those places goes
-through this module; the ``${SOURCE_VAR:-default}`` the importer writes itself
-(the server variables) are its own code, their defaults data.
+through this module; the ``${SOURCE_...}`` the importer writes itself (the base
+URL, and the server variables the operator exposes) are its own code, their
+defaults data.
+
+A message (a note, an error, a finding) shows such text through ``shown``: quoted,
+its unprintable characters escaped, and clipped.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from typing import Final
 # escape of a literal "${", and the delimiters that make a value a template.
 _REFERENCE: Final = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^{}]*)?\}")
 _TEMPLATE_DELIMITERS: Final = ("{{", "{%", "{#")
+#: How much of the description's text a message shows.
+MAX_SHOWN: Final = 60
 
 
 def literal(text: str) -> str | None:
@@ -44,3 +50,14 @@ def url_text(text: str) -> str:
     encoded, they are what a client sends for them, and no ``${`` is left to substitute.
     """
     return text.replace("{", "%7B").replace("}", "%7D")
+
+
+def shown(text: object, limit: int = MAX_SHOWN) -> str:
+    """``text`` from the description as a message shows it: quoted, every character
+    that is not printable escaped (a line break cannot end a line of the message, a
+    terminal escape cannot restyle it), and at most ``limit`` characters (``…`` where
+    it is cut)."""
+    quoted = repr(str(text))  # repr escapes what str.isprintable says is not printable
+    if len(quoted) <= limit:
+        return quoted
+    return quoted[: limit - 2] + "…" + quoted[-1]

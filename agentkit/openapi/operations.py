@@ -24,6 +24,8 @@ _PATH_TEMPLATE = re.compile(r"\{([^{}]+)\}")
 #: A parameter name a matrix path segment spells out (``;id=5``), inside a template string.
 _MATRIX_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _DELIMITERS: Final = {"form": ",", "simple": ",", "spaceDelimited": " ", "pipeDelimited": "|"}
+#: Swagger 2.0's request body locations, read into the ``requestBody`` by its conversion.
+_BODY: Final = ("body", "formData")
 
 
 @dataclass
@@ -55,10 +57,16 @@ class Operation:
         return self.node.get("deprecated") is True
 
 
+def path_items(paths: dict[str, Any]) -> dict[str, Any]:
+    """The path items of a ``paths`` object: every key but its ``x-`` extensions, which
+    the OpenAPI ``paths`` object allows beside the paths and which are no path."""
+    return {path: item for path, item in paths.items() if not str(path).startswith("x-")}
+
+
 def operations(document: dict[str, Any]) -> list[Operation]:
     """Every operation, in the order of the description's paths and of ``METHODS``."""
     found: list[Operation] = []
-    for path, item in (document.get("paths") or {}).items():
+    for path, item in path_items(document.get("paths") or {}).items():
         if not isinstance(item, dict):
             continue
         for method in METHODS:
@@ -164,6 +172,7 @@ class OperationConverter:
                 if not isinstance(param, dict) or not isinstance(param.get("name"), str):
                     raise unexpressible(here, "expected a parameter with a 'name'")
                 found[(str(param.get("in")), param["name"])] = (param, here)
+        _check_body_parameters(op, found)
         in_path = _PATH_TEMPLATE.findall(request.path)
         for name in in_path:
             if ("path", name) not in found:
@@ -415,6 +424,28 @@ class OperationConverter:
             self.notes.add("auth", op.pointer, "needs no auth, but the source's is sent")
             return None
         return auth
+
+
+def _check_body_parameters(
+    op: Operation, found: dict[tuple[str, str], tuple[dict[str, Any], str]]
+) -> None:
+    """Raises ``UnexpressibleOperation`` when a ``body`` or ``formData`` parameter (Swagger
+    2.0's, keyed ``(in, name)`` in ``found``) is not the operation's one request body:
+    the tool would send the request without it."""
+    bodies = [(where, name, here) for (where, name), (_, here) in found.items() if where in _BODY]
+    if not bodies:
+        return
+    where, name, here = bodies[-1]
+    if "requestBody" not in op.node:
+        message = (
+            f"parameter {name!r} is in {where!r}, which no request body was read from "
+            "(an OpenAPI 3 operation gives its body as 'requestBody')"
+        )
+        raise unexpressible(here, message)
+    if len({where for where, _, _ in bodies}) > 1:
+        raise unexpressible(here, "body and formData parameters together: a request has one body")
+    if len(bodies) > 1 and where == "body":
+        raise unexpressible(here, "more than one body parameter: a request has one body")
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -12,21 +12,32 @@ original pointer; ``Pointers.original`` maps any pointer through it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 from agentkit.toolerrors import PointerError
 
 #: A ``%`` with the two hex digits of the byte it encodes, or a stray one.
 _PERCENT: Final = re.compile(r"%(?:[0-9A-Fa-f]{2})?")
+#: How many ``$ref`` may follow one another before the chain counts as a loop.
+MAX_REF_CHAIN: Final = 32
 
 
 def pointer_join(pointer: str, *keys: object) -> str:
     """``pointer`` extended by ``keys``, escaped as RFC 6901 says (``~`` -> ``~0``,
-    ``/`` -> ``~1``; in a URI fragment, ``%`` -> ``%25``)."""
+    ``/`` -> ``~1``; in a URI fragment, ``%`` -> ``%25``, and every character that is
+    not printable percent-encoded, so a key's line break or terminal escape never
+    reaches a message whole: ``a\nb`` -> ``a%0Ab``)."""
     for key in keys:
-        pointer += "/" + str(key).replace("~", "~0").replace("/", "~1").replace("%", "%25")
+        text = str(key).replace("~", "~0").replace("/", "~1").replace("%", "%25")
+        if not text.isprintable():
+            text = "".join(char if char.isprintable() else _percent(char) for char in text)
+        pointer += "/" + text
     return pointer
+
+
+def _percent(char: str) -> str:
+    return "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
 
 
 def pointer_keys(ref: str) -> list[str]:
@@ -49,6 +60,20 @@ def pointer_keys(ref: str) -> list[str]:
     if not fragment.startswith("/"):
         raise PointerError(f"the pointer after '#' must start with '/' (got {fragment[:40]!r})")
     return [raw.replace("~1", "/").replace("~0", "~") for raw in fragment[1:].split("/")]
+
+
+def walk(document: Any, keys: Sequence[str]) -> tuple[Any, int]:
+    """The node ``keys`` name in ``document``, and how many of them were found: all of
+    them, or the node reached before the first key that names nothing."""
+    node = document
+    for index, key in enumerate(keys):
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return node, index
+    return node, len(keys)
 
 
 def _percent_decoded(text: str) -> str:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import yaml
 
 from agentkit.openapi import swagger
-from agentkit.openapi.pointers import Pointers, pointer_join, pointer_keys
+from agentkit.openapi.pointers import MAX_REF_CHAIN, Pointers, pointer_join, pointer_keys, walk
 from agentkit.toolerrors import (
     DescriptionProblem,
     OpenAPIError,
@@ -21,8 +21,6 @@ __all__ = ["Resolver", "load_description", "pointer_join", "problem", "unexpress
 
 #: libyaml's parser when PyYAML has it: the same values as ``yaml.safe_load``, faster.
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-#: How many ``$ref`` may follow one another before the chain counts as a loop.
-MAX_REF_CHAIN: Final = 32
 
 
 def problem(pointer: str, message: str) -> DescriptionProblem:
@@ -120,16 +118,11 @@ class Resolver:
             raise unexpressible(
                 pointer, f"$ref {ref!r} is not a valid JSON pointer: {exc}"
             ) from None
-        node: Any = self.document
-        for index, key in enumerate(keys):
-            if isinstance(node, dict) and key in node:
-                node = node[key]
-            elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-                node = node[int(key)]
-            else:
-                found = pointer_join("#", *keys[:index])
-                message = f"$ref {ref!r} points at nothing: {found} has no {key!r}"
-                raise unexpressible(pointer, message)
+        node, found = walk(self.document, keys)
+        if found < len(keys):
+            reached = pointer_join("#", *keys[:found])
+            message = f"$ref {ref!r} points at nothing: {reached} has no {keys[found]!r}"
+            raise unexpressible(pointer, message)
         return node, pointer_join("#", *keys)
 
     def resolve(self, node: Any, pointer: str) -> tuple[Any, str, tuple[str, ...]]:
@@ -139,8 +132,11 @@ class Resolver:
         while isinstance(node, dict) and isinstance(node.get("$ref"), str):
             ref = node["$ref"]
             node, target = self._target(ref, pointer)
-            if target in refs or len(refs) >= MAX_REF_CHAIN:
+            if target in refs:
                 raise unexpressible(pointer, f"$ref {ref!r} refers to itself")
+            if len(refs) >= MAX_REF_CHAIN:
+                message = f"$ref {ref!r} is the {MAX_REF_CHAIN + 1}th of a chain; at most "
+                raise unexpressible(pointer, f"{message}{MAX_REF_CHAIN} are followed")
             refs.append(target)
             pointer = target
         return node, pointer, tuple(refs)

@@ -9,13 +9,20 @@ from typing import Any, Final
 
 from agentkit.credentials import environment_name
 from agentkit.openapi.bodies import COOKIE_NAME, Cookie, cookie_template
-from agentkit.openapi.literal import url_text
+from agentkit.openapi.literal import shown, url_text
 from agentkit.openapi.naming import snake_case
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
 from agentkit.openapi.schemas import Notes, trim
-from agentkit.toolerrors import UnexpressibleOperation
+from agentkit.toolerrors import UnexpressibleOperation, UsageError, did_you_mean
 
 _VARIABLE = re.compile(r"\{([^{}]+)\}")
+#: What the environment variables of exposed server variables have after the source's
+#: prefix (``SOURCE_SERVER_REGION``); no credential's does (``Security.credential``).
+_SERVER: Final = "SERVER"
+#: The credentials whose variables would be the base URL's own, renamed ``scheme-...``.
+_RESERVED_SCHEMES: Final = re.compile(r"base_url|server(_.*)?")
+#: How many of the server URL's variables an error lists.
+_MAX_LISTED: Final = 10
 #: What a scheme's credential name takes for each of a pair (basic, OAuth2 client).
 _CREDENTIAL_SUFFIXES: Final = ("", "-username", "-password", "-client-id", "-client-secret")
 
@@ -37,64 +44,143 @@ def env_prefix(source: str) -> str:
     return snake_case(source).upper() or "API"
 
 
+def server_variable_env(source: str, name: str) -> str:
+    """The environment variable a server variable the operator exposes is read from:
+    ``SOURCE_SERVER_NAME``. No credential of an import is read from one of this
+    form (``Security.credential``), and no other server variable is read at all."""
+    return f"{env_prefix(source)}_{_SERVER}_{snake_case(name).upper()}"
+
+
 def base_url(
-    document: dict[str, Any], source: str, notes: Notes, reserved: Collection[str] = ()
+    document: dict[str, Any],
+    source: str,
+    notes: Notes,
+    *,
+    expose: Collection[str] = (),
+    reserved: Collection[str] = (),
+    gone_ok: bool = False,
 ) -> str:
-    """The first server's URL, its variables as ``${SOURCE_VAR:-default}``.
+    """The first server's URL, each variable's default written in it as text.
 
-    A variable whose name would be one in ``reserved`` (the environment variables the
-    import's credentials are read from) gets ``_VAR`` added, with a note: loading would
-    otherwise put a credential in the URL, where it is logged and shown.
+    A variable's name is the description's text: were it to name an environment
+    variable, the description would choose which of the operator's variables fills
+    the URL (``{token}`` -> ``GITHUB_TOKEN``, put in the host, shown, sent). So only
+    the variables the operator names in ``expose`` are read from the environment, as
+    ``${SOURCE_SERVER_VAR:-default}`` (``server_variable_env``); every other one is
+    its default, with a note. Without an exposed variable the whole URL is
+    ``${SOURCE_BASE_URL:-url}``, so one variable the operator chose by ``source``
+    points every tool elsewhere (staging, a mock).
 
-    Without variables the whole URL is ``${SOURCE_BASE_URL:-url}``, so one variable
-    points every tool elsewhere (staging, a mock). The description's text (the URL,
-    the variables' defaults) is data: its braces are percent-encoded (``url_text``),
-    so no ``${`` of its own is left for the loader to fill from the environment.
+    The description's text (the URL, the defaults) is data: its braces are
+    percent-encoded (``url_text``), so no ``${`` of its own is left for the loader to
+    fill from the environment. Raises ``UsageError`` when a name in ``expose`` is not
+    a variable of the URL (a note when ``gone_ok``: an update's, from the lock file),
+    has no ASCII letter or digit, shares its environment variable with another, or
+    would be read from one in ``reserved`` (a credential's).
     """
     prefix = env_prefix(source)
     servers = document.get("servers")
     server = servers[0] if isinstance(servers, list) and servers else {}
     url = server.get("url") if isinstance(server, dict) else None
     if not isinstance(url, str) or not url.strip():
+        _check_exposed(expose, [], source, reserved, notes if gone_ok else None)
         notes.add("base_url", "#/servers", f"no server URL; set {prefix}_BASE_URL")
         return f"${{{prefix}_BASE_URL:-http://localhost}}"
     url = url.strip()
     variables = server.get("variables") if isinstance(server.get("variables"), dict) else {}
-
-    def variable(match: re.Match[str]) -> str:
-        name = match.group(1)
-        spec = variables.get(name) if isinstance(variables, dict) else None
-        default = spec.get("default") if isinstance(spec, dict) else None
-        env = f"{prefix}_{snake_case(name).upper()}"
-        if env in reserved:
-            wanted = env
-            while env in reserved:
-                env += "_VAR"
-            notes.add("base_url", "#/servers/0/url", f"{wanted} names a credential; {env} instead")
-        if default is None:
-            # Not a variable of the server's: its text stays, until the operator sets one.
-            what = (
-                "has no default" if isinstance(spec, dict) else "is not a declared server variable"
-            )
-            message = f"{match.group(0)} {what}; set {env}"
-            notes.add("base_url", "#/servers/0/url", message)
-            default = match.group(0)
-        return f"${{{env}:-{url_text(str(default))}}}"
-
-    pieces: list[str] = []
+    _check_exposed(expose, _VARIABLE.findall(url), source, reserved, notes if gone_ok else None)
+    written = ""
     position = 0
     for match in _VARIABLE.finditer(url):
-        text = url_text(url[position : match.start()])
-        if text.endswith("$"):
+        written += url_text(url[position : match.start()])
+        value = _variable(match, variables, source, expose, notes)
+        if value.startswith("${") and written.endswith("$"):
             # "$" before "${VAR}" would read as "$${", the escape of a literal "${".
-            text = text[:-1] + "%24"
-        pieces += (text, variable(match))
+            written = written[:-1] + "%24"
+        written += value
         position = match.end()
-    written = "".join(pieces) + url_text(url[position:])
+    written += url_text(url[position:])
     if "://" not in url:
         notes.add("base_url", "#/servers/0/url", f"a relative server URL; set {prefix}_BASE_URL")
         return f"${{{prefix}_BASE_URL:-http://localhost}}/{written.lstrip('/')}".rstrip("/")
-    return written if pieces else f"${{{prefix}_BASE_URL:-{written}}}"
+    # The description's text has no "${" left (url_text): one is an exposed variable's.
+    return written if "${" in written else f"${{{prefix}_BASE_URL:-{written}}}"
+
+
+def _variable(
+    match: re.Match[str],
+    variables: Any,
+    source: str,
+    expose: Collection[str],
+    notes: Notes,
+) -> str:
+    """What to write for the ``{name}`` of a server URL: ``${SOURCE_SERVER_NAME:-default}``
+    when ``name`` is in ``expose``, else its default as text (with a note); a name the
+    server declares no default for has its own text as its default."""
+    name = match.group(1)
+    spec = variables.get(name) if isinstance(variables, dict) else None
+    default = spec.get("default") if isinstance(spec, dict) else None
+    env = server_variable_env(source, name)
+    how = f"set {env}" if name in expose else f"set {env_prefix(source)}_BASE_URL"
+    if default is None:
+        # Not a variable of the server's: its own text stays, until the operator says.
+        what = "has no default" if isinstance(spec, dict) else "is not a declared server variable"
+        notes.add("base_url", "#/servers/0/url", f"{shown(match.group(0))} {what}; {how}")
+        default = match.group(0)
+    elif name not in expose:
+        message = (
+            f"server variable {shown(name)} is its default, {shown(str(default))}; "
+            f"{how} to point elsewhere, or import with --server-variable to read "
+            f"{shown(env)}"
+        )
+        notes.add("base_url", "#/servers/0/url", message)
+    if name in expose:
+        return f"${{{env}:-{url_text(str(default))}}}"
+    return url_text(str(default))
+
+
+def _check_exposed(
+    expose: Collection[str],
+    found: list[str],
+    source: str,
+    reserved: Collection[str],
+    gone: Notes | None,
+) -> None:
+    """``UsageError`` for the first name in ``expose`` that cannot be read from the
+    environment: not a variable of the server URL (``found``; a note in ``gone``
+    instead, when given), without an ASCII letter or digit, sharing its variable with
+    another, or reading a credential's."""
+    taken: dict[str, str] = {}
+    for name in expose:
+        if name not in found:
+            known = list(dict.fromkeys(found))
+            listed = ", ".join(shown(each) for each in known[:_MAX_LISTED]) or "none"
+            more = f" and {len(known) - _MAX_LISTED} more" if len(known) > _MAX_LISTED else ""
+            message = f"has no {{{name}}} (its variables: {listed}{more})"
+            if gone is not None:
+                note = f"--server-variable {name!r} of the first import: the URL {message}"
+                gone.add("base_url", "#/servers/0/url", note)
+                continue
+            raise UsageError(
+                f"--server-variable {name!r}: the first server's URL {message}"
+                f"{did_you_mean(name, known)}"
+            )
+        env = server_variable_env(source, name)
+        if not snake_case(name):
+            raise UsageError(
+                f"--server-variable {name!r}: a name without an ASCII letter or digit names no "
+                f"environment variable; set the whole URL with {env_prefix(source)}_BASE_URL"
+            )
+        if taken.get(env, name) != name:
+            raise UsageError(
+                f"--server-variable {name!r} and {taken[env]!r} would both be read from "
+                f"{env}; expose one of them"
+            )
+        if env in reserved:
+            raise UsageError(
+                f"--server-variable {name!r} would be read from {env}, a credential's variable"
+            )
+        taken[env] = name
 
 
 class Security:
@@ -112,8 +198,16 @@ class Security:
         self.resolver = resolver
 
     def credential(self, name: str) -> str:
-        """The credential scheme ``name`` is given by (and the prefix of its pairs')."""
-        return f"{self.source}-{snake_case(name).replace('_', '-') or 'auth'}"
+        """The credential scheme ``name`` is given by (and the prefix of its pairs').
+
+        A scheme whose credential would be read from one of the base URL's variables
+        (``SOURCE_BASE_URL``, ``SOURCE_SERVER_...``) gets ``scheme-`` in front: the
+        operator would set the secret there, and loading would put it in the URL.
+        """
+        scheme = snake_case(name) or "auth"
+        if _RESERVED_SCHEMES.fullmatch(scheme):
+            scheme = f"scheme_{scheme}"
+        return f"{self.source}-{scheme.replace('_', '-')}"
 
     def environment_names(self) -> frozenset[str]:
         """Every environment variable a credential of these schemes may be read from."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from agentkit.openapi.pointers import pointer_join, pointer_keys
+from agentkit.openapi.pointers import MAX_REF_CHAIN, pointer_join, pointer_keys, walk
 from agentkit.toolerrors import PointerError
 
 #: Where the converted document keeps its table of moved pointers.
@@ -231,19 +231,27 @@ class _Converter:
         return {"content": {media: {"schema": schema}}, "required": bool(required)}
 
     def resolve(self, node: Any, pointer: str) -> tuple[Any, str]:
-        """A parameter's ``$ref`` into ``#/parameters`` followed once, in the original."""
-        ref = node.get("$ref") if isinstance(node, dict) else None
-        if not isinstance(ref, str):
-            return node, pointer
-        try:
-            keys = pointer_keys(ref)
-        except PointerError:
-            return node, pointer  # the importer's resolver says what is wrong with it
-        if len(keys) == 2 and keys[0] == "parameters":
-            target = _mapping(self.original.get("parameters")).get(keys[1])
-            if target is not None:
-                return target, pointer_join("#", *keys)
-        return node, pointer
+        """A parameter with its ``$ref`` chain followed in the original, and its pointer.
+
+        A ref may name a parameter anywhere in the file (``#/parameters/Body%20Param``,
+        another operation's ``#/paths/~1e/post/parameters/0``) or another ref. A chain
+        that leads nowhere (a ref outside the file, invalid, naming nothing, a loop, more
+        than ``MAX_REF_CHAIN``) gives ``node`` back: the importer's resolver follows the
+        same chain and skips the operation with the reason.
+        """
+        found, here = node, pointer
+        passed: set[str] = set()
+        while isinstance(found, dict) and isinstance(found.get("$ref"), str):
+            try:
+                keys = pointer_keys(found["$ref"])
+            except PointerError:
+                return node, pointer
+            here = pointer_join("#", *keys)
+            found, reached = walk(self.original, keys)
+            if reached < len(keys) or here in passed or len(passed) >= MAX_REF_CHAIN:
+                return node, pointer
+            passed.add(here)
+        return found, here
 
     # -- parameters and responses ------------------------------------------------------------
 

@@ -136,6 +136,8 @@ def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateR
         selection=Selection.from_json(lock.selection),
         keep={key for key in keep if key},
         layout=as_layout(lock.layout),
+        server_variables=lock.server_variables,
+        from_lock=True,
     )
     report = UpdateReport(generation.report)
     folder = Folder(out)
@@ -148,6 +150,7 @@ def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateR
         source_file=lock.source_file,
         source_generated=generation.source.document,
         layout=generation.layout,
+        server_variables=lock.server_variables,
     )
     # The source first: its file is where new tools' neighbours are.
     found_source = folder.find_source(lock)

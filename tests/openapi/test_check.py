@@ -257,6 +257,110 @@ def test_a_finding_never_quotes_the_value_it_rejects(document: dict[str, Any]) -
     assert all(SECRET not in str(finding) for finding in findings)
 
 
+#: Keys a rule rejects, each one a key of the description: shown quoted, escaped and clipped.
+HOSTILE_KEYS = {
+    "plain": (SECRET, repr(SECRET)),
+    "long": ("k" * 5000, "'" + "k" * 37 + "…'"),
+    "line break": ("a\nwarning: forged", "'a\\nwarning: forged'"),
+    "terminal escape": ("\x1b[2Jwiped", "'\\x1b[2Jwiped'"),
+    "bidi": ("abc\u202edef", "'abc\\u202edef'"),
+}
+
+
+@pytest.mark.parametrize(
+    ("where", "place"),
+    [
+        (
+            lambda key: v30(info={"title": "T", "version": "1", key: 1}),
+            ("#/info", "Info", "additional"),
+        ),
+        (lambda key: v30(**{key: {}}), ("#", "the document", "additional")),
+        (
+            lambda key: v30(paths=operation(**{key: True})),
+            ("#/paths/~1a/get", "Operation", "additional"),
+        ),
+        (lambda key: v30(paths={key: {}}), ("#/paths", "Paths", "additional")),
+        (lambda key: v31(paths={key: {}}), ("#/paths", "paths", "unevaluated")),
+        (
+            lambda key: v31(info={"title": "T", "version": "1", key: 1}),
+            ("#/info", "info", "unevaluated"),
+        ),
+        (
+            lambda key: v20(info={"title": "T", "version": "1", key: 1}),
+            ("#/info", "info", "additional"),
+        ),
+    ],
+    ids=["3.0 info", "3.0 top", "3.0 operation", "3.0 paths", "3.1 paths", "3.1 info", "2.0 info"],
+)
+@pytest.mark.parametrize("key", HOSTILE_KEYS, ids=list(HOSTILE_KEYS))
+def test_a_rejected_key_is_shown_escaped_and_clipped_under_its_parent(
+    where: Callable[[str], dict[str, Any]], place: tuple[str, str, str], key: str
+) -> None:
+    text, shown = HOSTILE_KEYS[key]
+    pointer, rule, kind = place
+    findings = check_description(where(text))
+    assert findings
+    [finding] = [f for f in findings if f.pointer == pointer and f.message.startswith(rule)]
+    assert finding.message == (
+        f"{rule} ({kind}Properties) failed: {kind.capitalize()} properties are not allowed "
+        f"({shown} was unexpected)"
+    )
+    assert all(char.isprintable() for finding in findings for char in str(finding))
+
+
+def test_many_rejected_keys_show_the_first_few_and_count_the_rest() -> None:
+    info = {"title": "T", "version": "1", **{f"{SECRET}-{i}": i for i in range(10)}}
+    [finding] = check_description(v30(info=info)) or []
+    assert finding.message == (
+        f"Info (additionalProperties) failed: Additional properties are not allowed "
+        f"('{SECRET}-0', '{SECRET}-1', '{SECRET}-2' and 7 more were unexpected)"
+    )
+
+
+def test_a_key_of_the_wrong_form_is_shown_escaped_not_as_the_validator_quotes_it() -> None:
+    document = v31(components={"schemas": {"bad name\x1b[0m": {"type": "string"}}})
+    findings = check_description(document)
+    assert findings
+    [finding] = [f for f in findings if f.pointer == "#/components/schemas"]
+    assert finding.message == (
+        "components (propertyNames) failed: the key 'bad name\\x1b[0m': the value does not "
+        'match "^[a-zA-Z0-9._-]+$"'
+    )
+
+
+def test_keys_in_a_pointer_cannot_forge_or_restyle_a_line_of_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    forged = "\nwarning: forged\x1b[2J\u202e"
+    xml = {"required": True, "content": {"application/xml": {"schema": {}}}}
+    paths = {
+        "/a" + forged: {"get": {"operationId": "a", "responses": {"200": {}}}},
+        "/b" + forged: {"post": {"operationId": "b", "requestBody": xml, "responses": OK}},
+        "/fine": {"get": {"operationId": "fine", "responses": OK}},
+    }
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(v30(paths=paths)))
+    argv = ["import", "openapi", str(spec), "--source", "s", "--out", str(tmp_path / "o")]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    lines = (captured.out + captured.err).splitlines()
+    assert not [line for line in lines if line.startswith("warning: forged")]
+    assert "\x1b" not in captured.out + captured.err
+    assert "\u202e" not in captured.out + captured.err
+    encoded = "~1a%0Awarning: forged%1B[2J%E2%80%AE"
+    warning = f"warning: {spec}#/paths/{encoded}/get/responses/200: Response (required)"
+    assert any(line.startswith(warning) for line in lines)
+    assert any(line.startswith("skipped: b: #/paths/~1b%0Awarning") for line in lines)
+
+
+def test_extensions_beside_the_paths_are_allowed(tmp_path: Path) -> None:
+    for document in (
+        v30(paths={"/a": {"get": {"responses": OK}}, "x-internal": {"get": {}}}),
+        v31(paths={"/a": {"get": {"responses": OK}}, "x-internal": {"get": {}}}),
+    ):
+        assert check_description(document) == []
+
+
 def test_a_broken_description_reports_the_first_findings_and_counts_the_rest() -> None:
     paths: dict[str, Any] = {f"/p{i}": {"get": {"responses": {"200": {}}}} for i in range(200)}
     findings = check_description(v30(paths=paths))

@@ -3,8 +3,9 @@
 The loader fills ``${VAR}`` at load time in a source's ``base_url``, literal
 ``headers:``/``query:`` values, an OAuth2 ``token_url`` and input defaults. A
 description is someone else's data: whatever of its text the import writes there
-loads as the text itself. The importer's own server variables
-(``${SOURCE_VAR:-default}``) are the only variables a load uses.
+loads as the text itself. The importer's own variables (``${SOURCE_BASE_URL:-url}``,
+and ``${SOURCE_SERVER_VAR:-default}`` for a server variable the operator exposes) are
+the only variables a load uses.
 """
 
 from __future__ import annotations
@@ -29,7 +30,14 @@ from agentkit.openapi.literal import literal, url_text
 from tests.openapi.test_import import OK, minimal, write_spec
 
 #: What the operator's environment holds; none of it may reach a loaded value or a request.
-ENVIRON = {"HOME": "/home/operator", "GITHUB_TOKEN": "ghp_operator_secret", "X": "from-env"}
+ENVIRON = {
+    "HOME": "/home/operator",
+    "GITHUB_TOKEN": "ghp_operator_secret",
+    "X": "from-env",
+    # What a server variable {HOME} or {base} of source "api" might have been read from.
+    "API_HOME": "api-home-of-the-operator",
+    "API_BASE": "api-base-of-the-operator",
+}
 #: The text a hostile (or careless) description writes in every string it has.
 TEXT = "${HOME}-${GITHUB_TOKEN}-${X:-default}"
 VARIANTS = ["${HOME}", "${GITHUB_TOKEN}", "${X:-default}", "$${HOME}", "$$${X}", "a$", "${"]
@@ -218,13 +226,18 @@ def _loaded_values(registry: ToolRegistry) -> str:
     return "\n".join(parts)
 
 
+@pytest.mark.parametrize(
+    ("exposed", "variables"),
+    [((), {"API_BASE_URL"}), (("base", "HOME"), {"API_SERVER_BASE", "API_SERVER_HOME"})],
+    ids=["defaults", "exposed"],
+)
 def test_no_loaded_value_holds_the_environment_and_requests_carry_the_text(
-    tmp_path: Path,
+    tmp_path: Path, exposed: tuple[str, ...], variables: set[str]
 ) -> None:
     with _server() as (origin, seen):
         spec = write_spec(tmp_path, _description(origin))
         out = tmp_path / "tools.d"
-        report = import_openapi(spec, source="api", out=out)
+        report = import_openapi(spec, source="api", out=out, server_variables=exposed)
         assert report.skipped == []
         registry = ToolRegistry()
         load_tools(out, registry=registry, environ=ENVIRON)
@@ -237,8 +250,8 @@ def test_no_loaded_value_holds_the_environment_and_requests_carry_the_text(
             for name in registry.names()
             for item in registry[name].definition.loaded_with().get("substitutions", [])  # type: ignore[union-attr]
         }
-        # Only the importer's own variables, each under the source's prefix.
-        assert used == {"API_BASE", "API_HOME"}
+        # Only the importer's own variables: the base URL's, or the exposed ones.
+        assert used == variables
 
         executor = ToolExecutor(
             credentials={
@@ -277,16 +290,31 @@ def test_no_loaded_value_holds_the_environment_and_requests_carry_the_text(
     assert json.loads(post["body"]) == {"label": TEXT, "meta": {"inner": TEXT}}
 
 
-def test_the_written_files_escape_every_substituted_place(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("exposed", "base_url"),
+    [
+        (
+            (),
+            "${API_BASE_URL:-https://api.example.com/"
+            "$%7BHOME%7D-$%7BGITHUB_TOKEN%7D-$%7BX:-default%7D/$%7BHOME%7D}",
+        ),
+        (
+            ("base", "HOME"),
+            "https://api.example.com/${API_SERVER_BASE:-$%7BHOME%7D-$%7BGITHUB_TOKEN%7D-"
+            "$%7BX:-default%7D}/%24${API_SERVER_HOME:-%7BHOME%7D}",
+        ),
+    ],
+    ids=["defaults", "exposed"],
+)
+def test_the_written_files_escape_every_substituted_place(
+    tmp_path: Path, exposed: tuple[str, ...], base_url: str
+) -> None:
     spec = write_spec(tmp_path, _description("https://api.example.com"))
     out = tmp_path / "tools.d"
-    import_openapi(spec, source="api", out=out)
+    import_openapi(spec, source="api", out=out, server_variables=exposed)
     source = yaml.safe_load((out / "api.source.yaml").read_text(encoding="utf-8"))
     # The importer's variables are its own code; the description's text in them is encoded.
-    assert source["base_url"] == (
-        "https://api.example.com/${API_BASE:-$%7BHOME%7D-$%7BGITHUB_TOKEN%7D-$%7BX:-default%7D}"
-        "/%24${API_HOME:-%7BHOME%7D}"
-    )
+    assert source["base_url"] == base_url
     assert source["auth"]["oauth2"]["token_url"] == (
         "https://api.example.com/token?k=$%7BGITHUB_TOKEN%7D&d=$%7BX:-default%7D"
     )
@@ -300,45 +328,100 @@ def test_the_written_files_escape_every_substituted_place(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize(
-    ("server", "base_url"),
+    ("server", "exposed", "base_url", "loaded"),
     [
-        ({"url": "https://h.example/${HOME}"}, "https://h.example/%24${API_HOME:-%7BHOME%7D}"),
+        (
+            {"url": "https://h.example/${HOME}"},
+            (),
+            "${API_BASE_URL:-https://h.example/$%7BHOME%7D}",
+            "https://h.example/${HOME}",
+        ),
+        (
+            {"url": "https://h.example/${HOME}"},
+            ("HOME",),
+            "https://h.example/%24${API_SERVER_HOME:-%7BHOME%7D}",
+            "https://h.example/${HOME}",
+        ),
         (
             {"url": "https://h.example/{v}", "variables": {"v": {"default": "${X:-d}"}}},
-            "https://h.example/${API_V:-$%7BX:-d%7D}",
+            (),
+            "${API_BASE_URL:-https://h.example/$%7BX:-d%7D}",
+            "https://h.example/${X:-d}",
+        ),
+        (
+            {"url": "https://h.example/{v}", "variables": {"v": {"default": "${X:-d}"}}},
+            ("v",),
+            "https://h.example/${API_SERVER_V:-$%7BX:-d%7D}",
+            "https://h.example/${X:-d}",
         ),
         (
             {"url": "https://h.example/$$${X}", "variables": {"X": {"default": "x"}}},
-            "https://h.example/$$%24${API_X:-x}",
+            (),
+            "${API_BASE_URL:-https://h.example/$$$x}",
+            "https://h.example/$$$x",
         ),
-        ({"url": "https://h.example/a}b{"}, "${API_BASE_URL:-https://h.example/a%7Db%7B}"),
+        (
+            {"url": "https://h.example/$$${X}", "variables": {"X": {"default": "x"}}},
+            ("X",),
+            "https://h.example/$$%24${API_SERVER_X:-x}",
+            "https://h.example/$$$x",
+        ),
+        (
+            # A default ending in "$" right before an exposed variable.
+            {
+                "url": "https://h.example/{a}{b}",
+                "variables": {"a": {"default": "x$"}, "b": {"default": "y"}},
+            },
+            ("b",),
+            "https://h.example/x%24${API_SERVER_B:-y}",
+            "https://h.example/x$y",
+        ),
+        (
+            {"url": "https://h.example/a}b{"},
+            (),
+            "${API_BASE_URL:-https://h.example/a%7Db%7B}",
+            "https://h.example/a}b{",
+        ),
         (
             {"url": "/rel/${HOME}"},
-            "${API_BASE_URL:-http://localhost}/rel/%24${API_HOME:-%7BHOME%7D}",
+            (),
+            "${API_BASE_URL:-http://localhost}/rel/$%7BHOME%7D",
+            "http://localhost/rel/${HOME}",
+        ),
+        (
+            {"url": "/rel/${HOME}"},
+            ("HOME",),
+            "${API_BASE_URL:-http://localhost}/rel/%24${API_SERVER_HOME:-%7BHOME%7D}",
+            "http://localhost/rel/${HOME}",
         ),
     ],
     ids=[
         "undeclared-variable",
+        "undeclared-variable-exposed",
         "default-with-reference",
+        "default-with-reference-exposed",
         "dollars-before-variable",
+        "dollars-before-variable-exposed",
+        "default-ending-in-dollar",
         "braces",
         "relative",
+        "relative-exposed",
     ],
 )
 def test_server_urls_load_as_the_description_wrote_them(
-    tmp_path: Path, server: dict[str, Any], base_url: str
+    tmp_path: Path, server: dict[str, Any], exposed: tuple[str, ...], base_url: str, loaded: str
 ) -> None:
     spec = write_spec(
         tmp_path, minimal({"/a": {"get": {"operationId": "a", "responses": OK}}}, servers=[server])
     )
     out = tmp_path / "tools.d"
-    import_openapi(spec, source="api", out=out)
+    import_openapi(spec, source="api", out=out, server_variables=exposed)
     source = yaml.safe_load((out / "api.source.yaml").read_text(encoding="utf-8"))
     assert source["base_url"] == base_url
+    assert unquote(Environment(ENVIRON).expand(base_url).text) == loaded
     registry = ToolRegistry()
     load_tools(out, registry=registry, environ=ENVIRON)
-    loaded = _loaded_values(registry)
-    assert _leaks(loaded) == []
+    assert _leaks(_loaded_values(registry)) == []
 
 
 def test_a_default_that_is_a_template_holding_a_reference_is_left_out_with_a_note(
@@ -378,46 +461,4 @@ def test_the_cli_imports_a_hostile_description_that_loads_without_the_environmen
         shown = capsys.readouterr().out
         assert _leaks(shown) == []
         variables = {item["variable"] for item in json.loads(shown).get("substitutions", [])}
-        assert variables <= {"API_BASE", "API_HOME"}
-
-
-@pytest.mark.parametrize(
-    ("scheme", "variable", "secret_env"),
-    [
-        ({"type": "http", "scheme": "bearer"}, "token", "API_TOKEN"),
-        ({"type": "http", "scheme": "basic"}, "token-password", "API_TOKEN_PASSWORD"),
-        ({"type": "apiKey", "in": "header", "name": "K"}, "Token", "API_TOKEN"),
-        (
-            {
-                "type": "oauth2",
-                "flows": {"clientCredentials": {"tokenUrl": "https://a.example/t", "scopes": {}}},
-            },
-            "token_client_secret",
-            "API_TOKEN_CLIENT_SECRET",
-        ),
-    ],
-    ids=["bearer", "basic-password", "api-key-case", "oauth2-secret"],
-)
-def test_a_server_variable_named_like_a_credential_never_reads_it(
-    tmp_path: Path, scheme: dict[str, Any], variable: str, secret_env: str
-) -> None:
-    document = minimal(
-        {"/a": {"get": {"operationId": "a", "responses": OK}}},
-        servers=[
-            {
-                "url": "https://h.example/{" + variable + "}",
-                "variables": {variable: {"default": "v"}},
-            }
-        ],
-        components={"securitySchemes": {"token": scheme}},
-        security=[{"token": []}],
-    )
-    out = tmp_path / "tools.d"
-    import_openapi(write_spec(tmp_path, document), source="api", out=out)
-    text = (out / "api.source.yaml").read_text(encoding="utf-8")
-    source = yaml.safe_load(text)
-    assert source["base_url"] == f"https://h.example/${{{secret_env}_VAR:-v}}"
-    assert f"# note: base_url: {secret_env} names a credential; {secret_env}_VAR instead" in text
-    registry = ToolRegistry()
-    load_tools(out, registry=registry, environ={secret_env: "the-secret"})
-    assert "the-secret" not in _loaded_values(registry)
+        assert variables == {"API_BASE_URL"}

@@ -544,19 +544,49 @@ def test_filters_select_operations(
 # -- the source ---------------------------------------------------------------------------
 
 
-def test_server_variables_become_environment_variables(tmp_path: Path) -> None:
+def test_server_variables_are_their_defaults_and_one_variable_moves_the_source(
+    tmp_path: Path,
+) -> None:
     out, _ = imported(tmp_path)
-    source = yaml.safe_load((out / "tracker.source.yaml").read_text())
-    assert source == {
+    text = (out / "tracker.source.yaml").read_text()
+    assert yaml.safe_load(text) == {
         "source": "tracker",
         "description": "Tracker API 2.1",
-        "base_url": "https://${TRACKER_REGION:-eu}.tracker.example.com/v2",
+        "base_url": "${TRACKER_BASE_URL:-https://eu.tracker.example.com/v2}",
         "credentials": ["tracker-bearer-auth"],
         "auth": {"bearer": "tracker-bearer-auth"},
     }
+    assert (
+        "# note: base_url: server variable 'region' is its default, 'eu'; set TRACKER_BASE_URL "
+        "to point elsewhere, or import with --server-variable to read 'TRACKER_SERVER_REGION' "
+        "(#/servers/0/url)"
+    ) in text
     registry = ToolRegistry()
-    load_tools(out, registry=registry, environ={"TRACKER_REGION": "us"})
+    staging = "https://staging.tracker.example.com/v2"
+    load_tools(out, registry=registry, environ={"TRACKER_BASE_URL": staging})
     assert len(registry) == 11
+    assert {sub["value"] for sub in _substitutions(registry)} == {staging}
+
+
+def test_an_exposed_server_variable_is_read_from_its_own_name(tmp_path: Path) -> None:
+    out = tmp_path / "tools.d"
+    import_openapi(TRACKER, source="tracker", out=out, server_variables=["region"])
+    source = yaml.safe_load((out / "tracker.source.yaml").read_text())
+    assert source["base_url"] == "https://${TRACKER_SERVER_REGION:-eu}.tracker.example.com/v2"
+    registry = ToolRegistry()
+    environ = {"TRACKER_SERVER_REGION": "us", "TRACKER_REGION": "not-this-one"}
+    load_tools(out, registry=registry, environ=environ)
+    assert {(sub["variable"], sub["value"]) for sub in _substitutions(registry)} == {
+        ("TRACKER_SERVER_REGION", "us")
+    }
+
+
+def _substitutions(registry: ToolRegistry) -> list[dict[str, str]]:
+    return [
+        sub
+        for name in registry.names()
+        for sub in registry[name].definition.loaded_with().get("substitutions", [])  # type: ignore[union-attr]
+    ]
 
 
 @pytest.mark.parametrize(

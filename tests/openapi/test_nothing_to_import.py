@@ -67,6 +67,20 @@ def _run(tmp_path: Path, document: dict[str, Any], *options: str) -> tuple[int, 
         (_swagger(), f"#/paths: missing 'paths': the description defines no operation; {FIX}"),
         (_swagger(paths={}), "#/paths: 'paths' is empty: the description defines no operation"),
         (_swagger(paths=None), "#/paths: expected a mapping of paths to their operations"),
+        (
+            _openapi(paths={"x-internal": {"get": {"responses": OK}}, "x-n": 1}),
+            "#/paths: 'paths' is empty but for x- extensions: the description defines no "
+            f"operation; {FIX}",
+        ),
+        (
+            _swagger(paths={"x-internal": {"post": {"responses": OK}}}),
+            "#/paths: 'paths' is empty but for x- extensions: the description defines no operation",
+        ),
+        (
+            _openapi(paths={"/a": {"parameters": []}, "x-internal": {"get": {"responses": OK}}}),
+            "#/paths: none of the 1 path(s) has an operation (get, put, post, delete, options, "
+            f"head, patch, trace); {FIX}",
+        ),
     ],
     ids=[
         "missing",
@@ -79,6 +93,9 @@ def _run(tmp_path: Path, document: dict[str, Any], *options: str) -> tuple[int, 
         "swagger-missing",
         "swagger-empty",
         "swagger-null",
+        "only-extensions",
+        "swagger-only-extensions",
+        "extension-beside-a-path",
     ],
 )
 def test_a_description_without_operations_exits_2_with_a_located_problem(
@@ -184,3 +201,18 @@ def test_an_update_to_a_description_without_operations_writes_nothing(tmp_path: 
     with pytest.raises(OpenAPIError, match="'paths' is empty"):
         update_openapi(spec, source="api", out=out)
     assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+
+
+@pytest.mark.parametrize("document", [_openapi, _swagger], ids=["3.0", "2.0"])
+def test_an_extension_beside_the_paths_is_no_operation(tmp_path: Path, document: Any) -> None:
+    extension = {"get": {"operationId": "hidden", "responses": OK}, "post": {"responses": OK}}
+    paths = {"x-internal": extension, "/a": {"get": {"operationId": "a", "responses": OK}}}
+    report = import_openapi(
+        write_spec(tmp_path, document(paths=paths)), source="api", out=tmp_path / "o"
+    )
+    assert report.tools == 1
+    assert report.skipped == []
+    assert sorted(path.name for path in (tmp_path / "o").glob("*.yaml")) == [
+        "a.yaml",
+        "api.source.yaml",
+    ]

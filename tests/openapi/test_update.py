@@ -282,8 +282,13 @@ def test_the_cli_prints_each_tools_classification_and_exits_1_on_conflicts(
             "--update keeps the first import's selection (in the lock file); --tag cannot change it",
         ),
         (["--include-deprecated"], "--include-deprecated cannot change it"),
+        (
+            ["--server-variable", "region"],
+            "--update keeps the first import's server variables (in the lock file); "
+            "--server-variable cannot change them",
+        ),
     ],
-    ids=["filter", "deprecated"],
+    ids=["filter", "deprecated", "server-variable"],
 )
 def test_update_refuses_new_filters(
     tmp_path: Path,
@@ -478,16 +483,14 @@ def test_a_new_operation_does_not_take_a_name_the_reviewer_gave(tmp_path: Path) 
 def test_the_source_file_is_merged_too(tmp_path: Path) -> None:
     out = imported_v1(tmp_path)
     path = out / "tracker.source.yaml"
-    path.write_text(
-        path.read_text().replace("https://${TRACKER_REGION:-eu}", "https://${TRACKER_REGION:-us}")
-    )
+    path.write_text(path.read_text().replace("https://eu.tracker", "https://us.tracker"))
     v2 = description()
     v2["info"]["version"] = "2.2"
     v2["servers"][0]["variables"]["region"]["default"] = "ap"
     report = updated(tmp_path, out, v2)
     source = read(out, "tracker.source.yaml")
     assert source["description"] == "Tracker API 2.2"
-    assert source["base_url"].startswith("https://${TRACKER_REGION:-us}")
+    assert source["base_url"] == "${TRACKER_BASE_URL:-https://us.tracker.example.com/v2}"
     [conflict] = report.conflicts
     assert conflict.tool == "tracker"
     assert conflict.field == "base_url"
@@ -495,6 +498,65 @@ def test_the_source_file_is_merged_too(tmp_path: Path) -> None:
     assert line.startswith("base_url: ")
     # every tool uses the source, so each changed: a compatible change, a minor bump
     assert {tool.new_version for tool in report.classified} == {"1.1.0"}
+
+
+def test_an_update_keeps_the_exposed_server_variables(tmp_path: Path) -> None:
+    out = tmp_path / "tools.d"
+    import_openapi(
+        write(tmp_path / "v1.json", description()),
+        source="tracker",
+        out=out,
+        server_variables=["region"],
+    )
+    assert json.loads((out / LOCK).read_text())["server_variables"] == ["region"]
+    v2 = description()
+    v2["servers"][0]["variables"]["region"]["default"] = "ap"
+    updated(tmp_path, out, v2)
+    source = read(out, "tracker.source.yaml")
+    assert source["base_url"] == "https://${TRACKER_SERVER_REGION:-ap}.tracker.example.com/v2"
+    assert json.loads((out / LOCK).read_text())["server_variables"] == ["region"]
+    # The description drops the variable: the update goes on, and says so.
+    v3 = description()
+    v3["servers"] = [{"url": "https://tracker.example.com/v3"}]
+    updated(tmp_path, out, v3)
+    text = (out / "tracker.source.yaml").read_text()
+    assert yaml.safe_load(text)["base_url"] == "${TRACKER_BASE_URL:-https://tracker.example.com/v3}"
+    assert (
+        "# note: base_url: --server-variable 'region' of the first import: the URL has no "
+        "{region} (its variables: none) (#/servers/0/url)"
+    ) in text
+    assert json.loads((out / LOCK).read_text())["server_variables"] == ["region"]
+
+
+def test_an_update_stops_a_folder_reading_a_variable_the_description_named(
+    tmp_path: Path,
+) -> None:
+    # A folder as an earlier importer wrote it: {region} read from TRACKER_REGION.
+    out = imported_v1(tmp_path)
+    earlier = "https://${TRACKER_REGION:-eu}.tracker.example.com/v2"
+    lock = json.loads((out / LOCK).read_text())
+    lock["source_generated"]["base_url"] = earlier
+    del lock["server_variables"]
+    (out / LOCK).write_text(json.dumps(lock))
+    path = out / "tracker.source.yaml"
+    path.write_text(
+        path.read_text().replace("${TRACKER_BASE_URL:-https://eu.tracker.example.com/v2}", earlier)
+    )
+    report = updated(tmp_path, out, description())
+    assert report.conflicts == []
+    assert read(out, "tracker.source.yaml")["base_url"] == (
+        "${TRACKER_BASE_URL:-https://eu.tracker.example.com/v2}"
+    )
+
+
+def test_a_lock_written_before_server_variables_exposes_none(tmp_path: Path) -> None:
+    out = imported_v1(tmp_path)
+    lock = json.loads((out / LOCK).read_text())
+    del lock["server_variables"]
+    (out / LOCK).write_text(json.dumps(lock))
+    updated(tmp_path, out, description())
+    assert read(out, "tracker.source.yaml")["base_url"].startswith("${TRACKER_BASE_URL:-")
+    assert json.loads((out / LOCK).read_text())["server_variables"] == []
 
 
 def test_an_operation_that_cannot_be_imported_any_more_is_kept_as_it_is(tmp_path: Path) -> None:
