@@ -23,6 +23,8 @@ DEADLINE = 0.2
 #: Long enough that a tool waiting on it is always past DEADLINE; the tests release it.
 HELD_SECONDS = 30
 released = threading.Event()
+#: Set by the blocking tool once it runs, so a second call can be sent while it holds its slot.
+running = threading.Event()
 
 
 class Stuck(AsyncTool):
@@ -39,6 +41,7 @@ class Blocking(Tool):
     TOOL_DESCRIPTION = "Blocks its thread until released."
 
     def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
+        running.set()
         released.wait(HELD_SECONDS)
         return {}
 
@@ -61,16 +64,27 @@ class WithToken(AsyncTool):
         return {}
 
 
-def _call(name: str, limits: CallLimits | None = None, *, calls: int = 1) -> list[Any]:
+def _call(
+    name: str,
+    limits: CallLimits | None = None,
+    *,
+    calls: int = 1,
+    call_timeout: float = DEADLINE,
+) -> list[Any]:
+    """Call ``name`` ``calls`` times; each call after the first once the first is running."""
     registry = ToolRegistry([Stuck(), Blocking(), OwnTimeout(), WithToken()])
     executor = ToolExecutor(credentials={"token": "tok-secret-value"})
+    running.clear()
 
     async def main() -> list[Any]:
         results: list[Any] = []
-        server = build_server(registry, executor, call_timeout=DEADLINE, limits=limits)
+        server = build_server(registry, executor, call_timeout=call_timeout, limits=limits)
         with anyio.fail_after(HELD_SECONDS / 2):
             async with Client(server) as client, anyio.create_task_group() as group:
-                for _ in range(calls):
+                group.start_soon(lambda: _append(client, name, results))
+                if calls > 1:
+                    await anyio.to_thread.run_sync(running.wait, HELD_SECONDS / 4)
+                for _ in range(calls - 1):
                     group.start_soon(lambda: _append(client, name, results))
         return results
 
@@ -120,8 +134,10 @@ def test_a_deadline_of_the_tools_own_is_not_blamed_on_call_timeout() -> None:
 
 def test_a_call_that_waited_past_the_deadline_for_room_names_call_timeout() -> None:
     released.clear()
+    # The second call is sent once the first holds the only slot, and may wait for room a
+    # tenth of the first call's deadline: it is refused long before that slot frees.
     limits = CallLimits(max_in_flight=1, max_queued=1, queue_timeout=DEADLINE)
-    results = _call("blocking", limits, calls=2)
+    results = _call("blocking", limits, calls=2, call_timeout=10 * DEADLINE)
     texts = sorted(result.content[0].text for result in results)
     assert any(
         "busy, retry later: no room within 0.2 s, the call deadline (--call-timeout)" in text
