@@ -43,6 +43,7 @@ from agentkit.declarative.http_spec import (
     is_plain_remote,
     parse_http_spec,
 )
+from agentkit.declarative.http_url import authority, authority_problem
 from agentkit.declarative.http_values import (
     OAuth2Auth,
 )
@@ -183,6 +184,10 @@ class HttpBackend:
         self.spec = spec
         self._session = session
         self._session_lock = threading.Lock()
+        #: A proxy's password the environment gave (``proxy: environment``): a secret.
+        self._proxy_secrets: tuple[str, ...] = ()
+        #: What is wrong with the origin's host or port (loading refuses such a spec).
+        self._origin_problem = authority_problem(authority(spec.origin))
 
     @classmethod
     def parse(cls, raw: Any, context: BackendContext) -> HttpBackend | None:
@@ -250,20 +255,28 @@ class HttpBackend:
     @property
     def session(self) -> requests.Session:
         # One keep-alive pool per tool, made on first use (requests' pools are thread-safe).
-        import requests
-
         if self._session is None:
             with self._session_lock:
                 if self._session is None:
-                    from agentkit.declarative.http_transport import DeadlineAdapter
-
-                    session = requests.Session()
-                    session.trust_env = False  # no .netrc, no proxies from the environment
-                    session.verify = self.spec.verify  # an OAuth2 token request's too
-                    for prefix in ("http://", "https://"):
-                        session.mount(prefix, DeadlineAdapter())
-                    self._session = session
+                    self._session = self._new_session()
         return self._session
+
+    def _new_session(self) -> requests.Session:
+        """The tool's session: its proxies decided now, once (``http_transport.proxies``)."""
+        from agentkit.declarative import http_transport as transport
+
+        spec = self.spec
+        urls: tuple[str, ...] = (spec.origin,)
+        if isinstance(spec.auth, OAuth2Auth):
+            urls += (spec.auth.grant.token_url,)
+        try:
+            proxies = transport.proxies(spec.proxy, urls)
+        except transport.ProxyProblem as exc:
+            raise HttpCallError(
+                "connection", f"{spec.method} {spec.origin}: proxy: {spec.proxy}: {exc}"
+            ) from None
+        self._proxy_secrets = transport.proxy_secrets(proxies)
+        return transport.new_session(verify=spec.verify, proxies=proxies)
 
     def call(self, inputs: Mapping[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
         # The executor's redactor for this call when there is one, so that what
@@ -276,6 +289,8 @@ class HttpBackend:
         # Importing requests the first time (about 200 ms) is the process's cost,
         # not the call's; rendering the request counts against the deadline.
         session = self.session
+        if self._proxy_secrets:
+            redactor.add(*self._proxy_secrets)
         deadline = time.monotonic() + self.spec.total_timeout
         with redacting(redactor):
             try:
@@ -429,6 +444,11 @@ class HttpBackend:
         from agentkit.declarative.http_transport import Exchange
 
         spec = self.spec
+        if self._origin_problem is not None:
+            # A spec made in code, not loaded: urllib3 would fail on it in its own words.
+            raise HttpCallError(
+                "request", f"{spec.method} {spec.origin}: {self._origin_problem}; nothing was sent"
+            )
         try:
             prepared = requests.Request(
                 spec.method, url, params=params, headers=headers, **body
@@ -555,12 +575,16 @@ class HttpBackend:
         were left, but the request may have been processed and is not idempotent.
         """
         import requests
+        from requests.utils import select_proxy
 
         where = f"{prepared.method} {prepared.url}"
         kind = "timeout" if isinstance(exc, requests.Timeout) else "connection"
         if exchange.never_left:
             words = failures.connect_failure(
-                exc, prepared.url or "", connect_timeout=self.spec.connect_timeout
+                exc,
+                prepared.url or "",
+                connect_timeout=self.spec.connect_timeout,
+                proxy=select_proxy(prepared.url or "", self.session.proxies) or None,
             )
             return HttpCallError(
                 "connection",

@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, final
 from urllib.parse import parse_qsl, quote_plus, unquote_plus, urlsplit
 
 from agentkit import jsonvalues
+from agentkit.declarative.http_url import authority, authority_problem
 from agentkit.redaction import Redactor, excerpt, redact_also
 from agentkit.toolerrors import OAuth2Error
 
@@ -477,17 +478,20 @@ def _check_token_url(url: str) -> None:
         raise refuse(f"must be a string, not {type(url).__name__}")
     if "{{" in url or "{%" in url:
         raise refuse("must be literal: templates are not allowed in it")
+    if url.partition("://")[0].lower() not in ("http", "https"):
+        raise refuse("must start with https:// (or http://)")
+    netloc = authority(url)
+    if not netloc:
+        raise refuse("must name a host")
+    if "@" in netloc:
+        raise refuse("must not carry user info: give the client id and secret as credentials")
+    problem = authority_problem(netloc, "the token URL")
+    if problem is not None:
+        raise OAuth2Error(url, "config", problem)
     try:
         parts = urlsplit(url)
-        parts.port  # noqa: B018 -- parsing the port is the check
     except ValueError as exc:
         raise refuse(f"is not a valid URL ({exc})") from exc
-    if parts.scheme not in ("http", "https"):
-        raise refuse("must start with https:// (or http://)")
-    if not parts.hostname:
-        raise refuse("must name a host")
-    if "@" in parts.netloc:
-        raise refuse("must not carry user info: give the client id and secret as credentials")
     if parts.fragment or url.endswith("#"):
         raise refuse("must not have a fragment")
     if any(ord(char) <= 0x20 or ord(char) == 0x7F for char in url):

@@ -526,7 +526,9 @@ def test_the_secret_and_the_token_are_registered_with_the_running_calls_redactor
             {"token_url": "https://auth.test/to ken"}, r"spaces or control characters", id="space"
         ),
         pytest.param(
-            {"token_url": "https://auth.test:99999/token"}, r"is not a valid URL", id="bad-port"
+            {"token_url": "https://auth.test:99999/token"},
+            r"the token URL's port 99999 is out of range; give one from 1 to 65535",
+            id="bad-port",
         ),
         pytest.param(
             {"scopes": "read write"}, r"scopes must be a list of scope tokens", id="scopes-string"
