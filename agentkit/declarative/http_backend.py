@@ -16,15 +16,14 @@
 - Credential values, and every form the call derives from them (basic auth's
   pair, a header or query value rendered from ``credentials``), join the
   call's redactor: they are redacted from every error -- the excerpt of an
-  error body is redacted before it is cut -- and from urllib3's debug log lines
-  while the call runs.
+  error body is redacted before it is cut -- and from urllib3's log lines
+  while the call runs (``http_transport``).
 
 What went wrong is put in words by ``http_failures``.
 """
 
 from __future__ import annotations
 
-import logging
 import random
 import threading
 import time
@@ -74,32 +73,6 @@ _OWN_DEADLINE: Final = (
     "the tool's own deadline: raise timeout.total in its definition if the API needs longer"
 )
 _jitter = random.Random()
-
-
-# -- keeping secrets out of urllib3's debug lines -----------------------------------------------
-
-
-class _RedactingFilter(logging.Filter):
-    """Redacts the secrets of the call running in this context from each log record."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        redactor = active_redactor()
-        if redactor:
-            message = record.getMessage()
-            cleaned = redactor.redact(message)
-            if cleaned != message:
-                record.msg, record.args = cleaned, ()
-        return True
-
-
-_FILTER: Final = _RedactingFilter()
-for _name in (
-    "urllib3.connectionpool",
-    "urllib3.connection",
-    "urllib3.response",
-    "urllib3.util.retry",
-):
-    logging.getLogger(_name).addFilter(_FILTER)
 
 
 # -- the response as templates see it --------------------------------------------------------------

@@ -6,7 +6,11 @@ the innermost causes of a requests/urllib3 error), what a retry says, and the
 reader that returns after each socket read, so the caller can check the
 call's deadline between chunks.
 
-A failure to connect says when a proxy the environment names went unused
+A reply that breaks HTTP framing is described in words of our own
+(``framing``): urllib3 and http.client quote the raw bytes they choke on,
+which from a token endpoint may be a token, so where the bytes must not show
+(``what_happened(quote=False)``) none of their text is used. A failure to
+connect says when a proxy the environment names went unused
 (``ignored_proxy``), as HTTP tools connect directly unless told otherwise.
 """
 
@@ -25,6 +29,7 @@ __all__ = [
     "causes",
     "chunks",
     "connect_failure",
+    "framing",
     "ignored_proxy",
     "reason",
     "retry_after_seconds",
@@ -89,8 +94,13 @@ def retry_after_seconds(value: str | None, *, now: float) -> float | None:
         return None
 
 
-def what_happened(exc: Exception, *, replied: bool, read_timeout: float) -> str:
-    """What an attempt that sent its request ran into, from the innermost causes of ``exc``."""
+def what_happened(exc: Exception, *, replied: bool, read_timeout: float, quote: bool = True) -> str:
+    """What an attempt that sent its request ran into, from the innermost causes of ``exc``.
+
+    With ``quote`` the server's malformed bytes are quoted (escaped, cut) after the
+    words; without it (a token endpoint's reply: the bytes may be a token) only
+    these words are said, never urllib3's or http.client's, which quote them.
+    """
     import http.client
 
     import requests
@@ -109,16 +119,50 @@ def what_happened(exc: Exception, *, replied: bool, read_timeout: float) -> str:
             return "connection reset " + (
                 "in the middle of the reply" if replied else "before a reply"
             )
+        broken = framing(cause)
+        if broken is not None:
+            # ascii(): the server's bytes may hold line breaks or control characters.
+            shown = f" ({type(cause).__name__}: {str(cause)[:80]!a})" if quote else ""
+            return f"the reply broke HTTP framing: {broken}{shown}"
         if isinstance(cause, http.client.IncompleteRead):
             return "connection closed in the middle of the reply body"
         if isinstance(cause, urllib3.exceptions.DecodeError):
-            return f"the reply body could not be decoded ({reason(exc)})"
-        if isinstance(cause, http.client.HTTPException):
-            # ascii(): the server's bytes may hold line breaks or control characters.
-            return f"the reply was malformed ({type(cause).__name__}: {str(cause)[:80]!a})"
+            shown = f" ({reason(exc)})" if quote else ""
+            return f"the reply body does not decode as its Content-Encoding says{shown}"
+    if not quote:
+        innermost = list(causes(exc))[-1]
+        return f"the reply broke off ({type(innermost).__name__}; its text is not shown)"
     if replied:
         return f"the reply broke off ({reason(exc)})"
     return f"no usable reply ({reason(exc)})"
+
+
+def framing(error: BaseException) -> str | None:
+    """How ``error`` says a reply broke HTTP/1.1's framing, in words quoting none of
+    its bytes; None when it is not such an error."""
+    import http.client
+
+    import urllib3
+
+    if isinstance(error, urllib3.exceptions.InvalidChunkLength):
+        return "a bad chunk size in its chunked body"
+    if isinstance(error, http.client.RemoteDisconnected):
+        return None  # a connection closed, said as such
+    if isinstance(error, http.client.BadStatusLine):
+        line = error.args[0] if error.args else ""
+        if isinstance(line, str) and line.startswith("HTTP/"):
+            return "a malformed status line"
+        return "no status line (the reply does not start with 'HTTP/')"
+    if isinstance(error, http.client.LineTooLong):
+        return "a status or header line over http.client's length limit"
+    if isinstance(error, (urllib3.exceptions.InvalidHeader, urllib3.exceptions.HeaderParsingError)):
+        return "a malformed header"
+    if isinstance(error, http.client.IncompleteRead):
+        return None  # a body cut short: not a framing error
+    if isinstance(error, http.client.HTTPException):
+        # UnknownProtocol, too many headers, and the like.
+        return f"a malformed reply ({type(error).__name__})"
+    return None
 
 
 def connect_failure(

@@ -19,6 +19,12 @@ server. The connections made here record both facts themselves:
   processed the request; with a session not made here nothing is known, and
   the request counts as maybe sent.
 
+- Log lines: urllib3's log records pass a filter that redacts the running
+  call's secrets from them; while an exchange whose reply is itself secret (a
+  token endpoint's: ``Exchange(secret_reply=True)``) runs on the thread, an
+  exception in a record (urllib3 logs a header it cannot parse with the
+  unparsed bytes) is replaced by its type's name, and no traceback is kept.
+
 ``DeadlineAdapter`` is the requests adapter whose pools make such connections,
 with urllib3's own retries off, so nothing is resent behind the caller's back;
 ``new_session`` is a session sending through it, reading nothing from the
@@ -34,6 +40,7 @@ from __future__ import annotations
 
 import http.client
 import io
+import logging
 import socket
 import threading
 import time
@@ -47,6 +54,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.util.retry import Retry
 
 from agentkit.declarative.http_url import DIRECT, ENVIRONMENT
+from agentkit.redaction import active_redactor
 
 __all__ = [
     "DeadlineAdapter",
@@ -69,10 +77,13 @@ class Exchange:
     innermost one bounds the socket operations of its thread.
     """
 
-    __slots__ = ("_previous", "deadline", "dialled", "sent")
+    __slots__ = ("_previous", "deadline", "dialled", "secret_reply", "sent")
 
-    def __init__(self, deadline: float) -> None:
+    def __init__(self, deadline: float, *, secret_reply: bool = False) -> None:
         self.deadline = deadline
+        #: The reply may be a secret as a whole (a token endpoint's): no log record
+        #: made while it runs keeps an exception's text, which may quote it.
+        self.secret_reply = secret_reply
         self.dialled = False  # a connection of ours tried to connect in this attempt
         self.sent = False  # a request byte went to a socket in this attempt
         self._previous: Exchange | None = None
@@ -125,6 +136,47 @@ def _bound(sock: socket.socket, timeout: float | None) -> None:
             raise TimeoutError("the call's deadline passed")
         timeout = remaining if timeout is None else min(timeout, remaining)
     sock.settimeout(timeout)
+
+
+class _LogFilter(logging.Filter):
+    """Keeps the running call's secrets, and a secret reply's bytes, out of urllib3's logs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exchange = _running()
+        if exchange is not None and exchange.secret_reply:
+            _without_exceptions(record)
+        redactor = active_redactor()
+        if redactor:
+            message = record.getMessage()
+            cleaned = redactor.redact(message)
+            if cleaned != message:
+                record.msg, record.args = cleaned, ()
+        return True
+
+
+def _without_exceptions(record: logging.LogRecord) -> None:
+    """``record`` with each exception it would print replaced by its type's name."""
+    args = record.args
+    if isinstance(args, tuple):
+        record.args = tuple(
+            f"<{type(arg).__name__}: not shown, it may quote the reply>"
+            if isinstance(arg, BaseException)
+            else arg
+            for arg in args
+        )
+    if isinstance(record.msg, BaseException):
+        record.msg = f"<{type(record.msg).__name__}: not shown, it may quote the reply>"
+    record.exc_info = record.exc_text = record.stack_info = None
+
+
+_FILTER: Final = _LogFilter()
+for _name in (
+    "urllib3.connectionpool",
+    "urllib3.connection",
+    "urllib3.response",
+    "urllib3.util.retry",
+):
+    logging.getLogger(_name).addFilter(_FILTER)
 
 
 class _BoundedReader(io.RawIOBase):
