@@ -244,7 +244,7 @@ class HttpBackend:
             urls += (spec.auth.grant.token_url,)
         try:
             proxies = transport.proxies(spec.proxy, urls)
-        except transport.ProxyProblem as exc:
+        except ValueError as exc:  # what the environment names cannot be used
             raise HttpCallError(
                 "connection", f"{spec.method} {spec.origin}: proxy: {spec.proxy}: {exc}"
             ) from None

@@ -53,13 +53,12 @@ from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.util.retry import Retry
 
-from agentkit.declarative.http_url import DIRECT, ENVIRONMENT
+from agentkit.declarative.http_url import DIRECT, ENVIRONMENT, authority, authority_problem
 from agentkit.redaction import active_redactor
 
 __all__ = [
     "DeadlineAdapter",
     "Exchange",
-    "ProxyProblem",
     "new_session",
     "proxies",
     "proxy_secrets",
@@ -273,10 +272,6 @@ class DeadlineAdapter(HTTPAdapter):
 _POOLS: Final = {"http": _TrackedPool, "https": _TrackedHTTPSPool}
 
 
-class ProxyProblem(ValueError):
-    """A proxy the environment names cannot be used; the message never shows its password."""
-
-
 def new_session(*, verify: bool | str, proxies: dict[str, str]) -> requests.Session:
     """A session whose requests go through ``DeadlineAdapter``, with ``proxies`` only."""
     session = requests.Session()
@@ -295,7 +290,8 @@ def proxies(setting: str, urls: tuple[str, ...]) -> dict[str, str]:
     its token URL), for ``proxy:`` ``setting``: ``{}`` for ``DIRECT``; the proxy URL for
     every scheme when one is named; for ``ENVIRONMENT``, per URL's host, the proxy that
     HTTP_PROXY, HTTPS_PROXY or ALL_PROXY names (either case) unless NO_PROXY exempts
-    the host. Raises ``ProxyProblem`` for a variable that names no usable proxy."""
+    the host. Raises ``ValueError``, in words that never show a password, for a
+    variable that names no usable proxy."""
     if setting == DIRECT:
         return {}
     if setting != ENVIRONMENT:
@@ -311,12 +307,19 @@ def proxies(setting: str, urls: tuple[str, ...]) -> dict[str, str]:
         proxy = named.get(parts.scheme) or named.get("all")
         if not proxy:
             continue
-        scheme = urlsplit(proxy if "://" in proxy else f"http://{proxy}").scheme
+        if "://" not in proxy:
+            proxy = f"http://{proxy}"  # as requests reads a bare host:port
+        scheme = proxy.partition("://")[0].lower()
         if scheme not in ("http", "https"):
-            raise ProxyProblem(
+            raise ValueError(
                 f"the environment's proxy for {parts.scheme}:// URLs is a {scheme}:// proxy; "
                 "only http:// and https:// proxies are supported"
             )
+        # Its user info is allowed (and secret): only the host and port are checked.
+        where = f"the environment's proxy for {parts.scheme}:// URLs, whose URL"
+        problem = authority_problem(authority(proxy).rpartition("@")[2], where)
+        if problem is not None:
+            raise ValueError(problem)
         found[f"{parts.scheme}://{parts.hostname}"] = proxy
     return found
 
@@ -327,7 +330,7 @@ def proxy_secrets(proxies: dict[str, str]) -> tuple[str, ...]:
 
     secrets: list[str] = []
     for proxy in proxies.values():
-        parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        parts = urlsplit(proxy)  # checked by ``proxies``: a scheme, a valid host and port
         if parts.password:
             user, password = unquote(parts.username or ""), unquote(parts.password)
             secrets += [parts.password, password, f"{user}:{password}"]

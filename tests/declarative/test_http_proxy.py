@@ -174,15 +174,46 @@ def test_proxy_environment_without_a_variable_connects_directly(write: WriteFile
     assert _call(_tool(write, f"{api}/x", "    proxy: environment\n")).output == {"ok": True}
 
 
-def test_an_environment_proxy_that_is_not_http_fails_the_call_saying_so(
-    write: WriteFile, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("proxy", "said"),
+    [
+        pytest.param(
+            "socks5://user:pw-9@127.0.0.1:1080",
+            "is a socks5:// proxy; only http:// and https:// proxies are supported",
+            id="socks",
+        ),
+        pytest.param(
+            "http://user:pw-9@[::g]:3128",
+            "the environment's proxy for http:// URLs, whose URL's host '[::g]' is not a valid IPv6",
+            id="bad-ipv6",
+        ),
+        pytest.param(
+            "http://user:pw-9@proxy.example.com:0",
+            "the environment's proxy for http:// URLs, whose URL's port 0 is out of range",
+            id="port-0",
+        ),
+        pytest.param("user:pw-9@proxy..example.com:3128", "label 2 of 4 is empty", id="no-scheme"),
+    ],
+)
+def test_an_environment_proxy_that_cannot_be_used_fails_the_call_saying_so(
+    write: WriteFile, monkeypatch: pytest.MonkeyPatch, proxy: str, said: str
 ) -> None:
-    monkeypatch.setenv("HTTP_PROXY", "socks5://user:socks-secret-9@127.0.0.1:1080")
+    monkeypatch.setenv("HTTP_PROXY", proxy)
     result = _call(_tool(write, f"{UNRESOLVABLE}/x", "    proxy: environment\n"))
     message = str(result.error)
-    assert "proxy: environment: the environment's proxy for http:// URLs is a socks5:// " in message
-    assert "only http:// and https:// proxies are supported" in message
-    assert "socks-secret-9" not in message
+    assert f"GET {UNRESOLVABLE}: proxy: environment: " in message, message
+    assert said in message
+    assert "pw-9" not in message
+
+
+def test_an_environment_proxy_without_a_scheme_is_http(
+    write: WriteFile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with loopback.forward_proxy() as (proxy, seen):
+        monkeypatch.setenv("http_proxy", proxy.removeprefix("http://"))
+        result = _call(_tool(write, f"{UNRESOLVABLE}/x", "    proxy: environment\n"))
+    assert result.output == {"ok": True}, result.error
+    assert seen.targets == [f"{UNRESOLVABLE}/x"]
 
 
 def test_a_password_in_the_environments_proxy_never_shows(
