@@ -16,15 +16,14 @@
 - Credential values, and every form the call derives from them (basic auth's
   pair, a header or query value rendered from ``credentials``), join the
   call's redactor: they are redacted from every error -- the excerpt of an
-  error body is redacted before it is cut -- and from urllib3's debug log lines
-  while the call runs.
+  error body is redacted before it is cut -- and from urllib3's log lines
+  while the call runs (``http_transport``).
 
 What went wrong is put in words by ``http_failures``.
 """
 
 from __future__ import annotations
 
-import logging
 import random
 import threading
 import time
@@ -43,6 +42,7 @@ from agentkit.declarative.http_spec import (
     is_plain_remote,
     parse_http_spec,
 )
+from agentkit.declarative.http_url import authority, authority_problem
 from agentkit.declarative.http_values import (
     OAuth2Auth,
 )
@@ -73,32 +73,6 @@ _OWN_DEADLINE: Final = (
     "the tool's own deadline: raise timeout.total in its definition if the API needs longer"
 )
 _jitter = random.Random()
-
-
-# -- keeping secrets out of urllib3's debug lines -----------------------------------------------
-
-
-class _RedactingFilter(logging.Filter):
-    """Redacts the secrets of the call running in this context from each log record."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        redactor = active_redactor()
-        if redactor:
-            message = record.getMessage()
-            cleaned = redactor.redact(message)
-            if cleaned != message:
-                record.msg, record.args = cleaned, ()
-        return True
-
-
-_FILTER: Final = _RedactingFilter()
-for _name in (
-    "urllib3.connectionpool",
-    "urllib3.connection",
-    "urllib3.response",
-    "urllib3.util.retry",
-):
-    logging.getLogger(_name).addFilter(_FILTER)
 
 
 # -- the response as templates see it --------------------------------------------------------------
@@ -183,6 +157,10 @@ class HttpBackend:
         self.spec = spec
         self._session = session
         self._session_lock = threading.Lock()
+        #: A proxy's password the environment gave (``proxy: environment``): a secret.
+        self._proxy_secrets: tuple[str, ...] = ()
+        #: What is wrong with the origin's host or port (loading refuses such a spec).
+        self._origin_problem = authority_problem(authority(spec.origin))
 
     @classmethod
     def parse(cls, raw: Any, context: BackendContext) -> HttpBackend | None:
@@ -250,20 +228,28 @@ class HttpBackend:
     @property
     def session(self) -> requests.Session:
         # One keep-alive pool per tool, made on first use (requests' pools are thread-safe).
-        import requests
-
         if self._session is None:
             with self._session_lock:
                 if self._session is None:
-                    from agentkit.declarative.http_transport import DeadlineAdapter
-
-                    session = requests.Session()
-                    session.trust_env = False  # no .netrc, no proxies from the environment
-                    session.verify = self.spec.verify  # an OAuth2 token request's too
-                    for prefix in ("http://", "https://"):
-                        session.mount(prefix, DeadlineAdapter())
-                    self._session = session
+                    self._session = self._new_session()
         return self._session
+
+    def _new_session(self) -> requests.Session:
+        """The tool's session: its proxies decided now, once (``http_transport.proxies``)."""
+        from agentkit.declarative import http_transport as transport
+
+        spec = self.spec
+        urls: tuple[str, ...] = (spec.origin,)
+        if isinstance(spec.auth, OAuth2Auth):
+            urls += (spec.auth.grant.token_url,)
+        try:
+            proxies = transport.proxies(spec.proxy, urls)
+        except ValueError as exc:  # what the environment names cannot be used
+            raise HttpCallError(
+                "connection", f"{spec.method} {spec.origin}: proxy: {spec.proxy}: {exc}"
+            ) from None
+        self._proxy_secrets = transport.proxy_secrets(proxies)
+        return transport.new_session(verify=spec.verify, proxies=proxies)
 
     def call(self, inputs: Mapping[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
         # The executor's redactor for this call when there is one, so that what
@@ -276,6 +262,8 @@ class HttpBackend:
         # Importing requests the first time (about 200 ms) is the process's cost,
         # not the call's; rendering the request counts against the deadline.
         session = self.session
+        if self._proxy_secrets:
+            redactor.add(*self._proxy_secrets)
         deadline = time.monotonic() + self.spec.total_timeout
         with redacting(redactor):
             try:
@@ -429,6 +417,11 @@ class HttpBackend:
         from agentkit.declarative.http_transport import Exchange
 
         spec = self.spec
+        if self._origin_problem is not None:
+            # A spec made in code, not loaded: urllib3 would fail on it in its own words.
+            raise HttpCallError(
+                "request", f"{spec.method} {spec.origin}: {self._origin_problem}; nothing was sent"
+            )
         try:
             prepared = requests.Request(
                 spec.method, url, params=params, headers=headers, **body
@@ -555,12 +548,16 @@ class HttpBackend:
         were left, but the request may have been processed and is not idempotent.
         """
         import requests
+        from requests.utils import select_proxy
 
         where = f"{prepared.method} {prepared.url}"
         kind = "timeout" if isinstance(exc, requests.Timeout) else "connection"
         if exchange.never_left:
             words = failures.connect_failure(
-                exc, prepared.url or "", connect_timeout=self.spec.connect_timeout
+                exc,
+                prepared.url or "",
+                connect_timeout=self.spec.connect_timeout,
+                proxy=select_proxy(prepared.url or "", self.session.proxies) or None,
             )
             return HttpCallError(
                 "connection",

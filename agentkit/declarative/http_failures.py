@@ -5,6 +5,13 @@ the innermost causes of a requests/urllib3 error), what a retry says, and the
 ``Retry-After`` a reply carries (digits or an HTTP date only). Also the body
 reader that returns after each socket read, so the caller can check the
 call's deadline between chunks.
+
+A reply that breaks HTTP framing is described in words of our own
+(``framing``): urllib3 and http.client quote the raw bytes they choke on,
+which from a token endpoint may be a token, so where the bytes must not show
+(``what_happened(quote=False)``) none of their text is used. A failure to
+connect says when a proxy the environment names went unused
+(``ignored_proxy``), as HTTP tools connect directly unless told otherwise.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ __all__ = [
     "causes",
     "chunks",
     "connect_failure",
+    "framing",
+    "ignored_proxy",
     "reason",
     "retry_after_seconds",
     "retrying",
@@ -85,8 +94,13 @@ def retry_after_seconds(value: str | None, *, now: float) -> float | None:
         return None
 
 
-def what_happened(exc: Exception, *, replied: bool, read_timeout: float) -> str:
-    """What an attempt that sent its request ran into, from the innermost causes of ``exc``."""
+def what_happened(exc: Exception, *, replied: bool, read_timeout: float, quote: bool = True) -> str:
+    """What an attempt that sent its request ran into, from the innermost causes of ``exc``.
+
+    With ``quote`` the server's malformed bytes are quoted (escaped, cut) after the
+    words; without it (a token endpoint's reply: the bytes may be a token) only
+    these words are said, never urllib3's or http.client's, which quote them.
+    """
     import http.client
 
     import requests
@@ -105,30 +119,96 @@ def what_happened(exc: Exception, *, replied: bool, read_timeout: float) -> str:
             return "connection reset " + (
                 "in the middle of the reply" if replied else "before a reply"
             )
+        broken = framing(cause)
+        if broken is not None:
+            # ascii(): the server's bytes may hold line breaks or control characters.
+            shown = f" ({type(cause).__name__}: {str(cause)[:80]!a})" if quote else ""
+            return f"the reply broke HTTP framing: {broken}{shown}"
         if isinstance(cause, http.client.IncompleteRead):
             return "connection closed in the middle of the reply body"
         if isinstance(cause, urllib3.exceptions.DecodeError):
-            return f"the reply body could not be decoded ({reason(exc)})"
-        if isinstance(cause, http.client.HTTPException):
-            # ascii(): the server's bytes may hold line breaks or control characters.
-            return f"the reply was malformed ({type(cause).__name__}: {str(cause)[:80]!a})"
+            shown = f" ({reason(exc)})" if quote else ""
+            return f"the reply body does not decode as its Content-Encoding says{shown}"
+    if not quote:
+        innermost = list(causes(exc))[-1]
+        return f"the reply broke off ({type(innermost).__name__}; its text is not shown)"
     if replied:
         return f"the reply broke off ({reason(exc)})"
     return f"no usable reply ({reason(exc)})"
 
 
-def connect_failure(exc: Exception, url: str, *, connect_timeout: float) -> str | None:
-    """What went wrong reaching ``url``'s host, and what would fix it; None when ``exc``
-    is not a failure to connect (name resolution, TCP connect, TLS handshake)."""
-    import socket
-    import ssl
+def framing(error: BaseException) -> str | None:
+    """How ``error`` says a reply broke HTTP/1.1's framing, in words quoting none of
+    its bytes; None when it is not such an error."""
+    import http.client
+
+    import urllib3
+
+    if isinstance(error, urllib3.exceptions.InvalidChunkLength):
+        return "a bad chunk size in its chunked body"
+    if isinstance(error, http.client.RemoteDisconnected):
+        return None  # a connection closed, said as such
+    if isinstance(error, http.client.BadStatusLine):
+        line = error.args[0] if error.args else ""
+        if isinstance(line, str) and line.startswith("HTTP/"):
+            return "a malformed status line"
+        return "no status line (the reply does not start with 'HTTP/')"
+    if isinstance(error, http.client.LineTooLong):
+        return "a status or header line over http.client's length limit"
+    if isinstance(error, (urllib3.exceptions.InvalidHeader, urllib3.exceptions.HeaderParsingError)):
+        return "a malformed header"
+    if isinstance(error, http.client.IncompleteRead):
+        return None  # a body cut short: not a framing error
+    if isinstance(error, http.client.HTTPException):
+        # UnknownProtocol, too many headers, and the like.
+        return f"a malformed reply ({type(error).__name__})"
+    return None
+
+
+def connect_failure(
+    exc: Exception, url: str, *, connect_timeout: float, proxy: str | None = None
+) -> str | None:
+    """What went wrong reaching ``url``'s host (or ``proxy``, when the request went
+    through one), and what would fix it; None when ``exc`` is not a failure to
+    connect (name resolution, TCP connect, TLS handshake). When the request went
+    directly although the environment names a proxy for it, the words say that the
+    proxy was not used."""
     from urllib.parse import urlsplit
 
     import requests
 
     parts = urlsplit(url)
+    through_proxy = proxy is not None and isinstance(exc, requests.exceptions.ProxyError)
+    if through_proxy:
+        assert proxy is not None
+        parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
     host = parts.hostname or ""
     port = parts.port or (443 if parts.scheme == "https" else 80)
+    words = _unreachable(exc, host, port, connect_timeout)
+    if through_proxy:
+        return f"through the proxy {host}:{port}: " + (words or _tunnel_refused(exc))
+    if words is not None and proxy is None:
+        words += ignored_proxy(url)
+    return words
+
+
+def _tunnel_refused(exc: Exception) -> str:
+    """The proxy's answer to a ``CONNECT`` it refused (http.client: ``Tunnel connection
+    failed: 403 Forbidden``), else urllib3's reason."""
+    for cause in causes(exc):
+        said = str(cause)
+        if isinstance(cause, OSError) and said.startswith("Tunnel connection failed: "):
+            answer = said.removeprefix("Tunnel connection failed: ")
+            return f"the proxy refused to open a tunnel (CONNECT) to the API: {answer[:80]!a}"
+    return f"the proxy did not pass the request on ({reason(exc)})"
+
+
+def _unreachable(exc: Exception, host: str, port: int, connect_timeout: float) -> str | None:
+    import socket
+    import ssl
+
+    import requests
+
     where = f"{host}:{port}"
     if isinstance(exc, requests.ConnectTimeout):
         return (
@@ -167,6 +247,33 @@ def connect_failure(exc: Exception, url: str, *, connect_timeout: float) -> str 
                 "machine is online and the host in the URL is right"
             )
     return None
+
+
+#: The variables requests (and curl) read a proxy from, per URL scheme, in the order
+#: they win: the lower-case spelling first, as urllib reads them.
+_PROXY_VARIABLES: Final = {
+    "http": ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"),
+    "https": ("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"),
+}
+
+
+def ignored_proxy(url: str) -> str:
+    """``"; HTTPS_PROXY is set but not used: ..."`` when the environment names a proxy
+    for ``url`` (and ``NO_PROXY`` does not exempt its host) that a tool connecting
+    directly did not use; else ``""``. Read only when a connection failed."""
+    import os
+    from urllib.parse import urlsplit
+
+    from requests.utils import should_bypass_proxies
+
+    names = _PROXY_VARIABLES.get(urlsplit(url).scheme, ())
+    name = next((name for name in names if os.environ.get(name)), None)
+    if name is None or should_bypass_proxies(url, no_proxy=None):
+        return ""
+    return (
+        f"; {name} is set but not used: HTTP tools connect directly unless their "
+        "definition (or its source) says 'proxy: environment' (or names a proxy URL)"
+    )
 
 
 def _strerror(error: OSError) -> str:

@@ -5,8 +5,10 @@
   segment that renders empty, ``.`` or ``..`` fails the call.
 - A header value with CR, LF or NUL, or a character outside Latin-1, fails the
   call before anything is sent; the value is never shown.
-- A value rendered from ``credentials`` joins the call's redactor: it is a form
-  derived from a secret that the credential's own spellings may not match.
+- Every string of a value rendered by a template that reads ``credentials``
+  (in a list or mapping too, keys included) joins the call's redactor: it may
+  be a form derived from a secret that the credential's own spellings do not
+  match. The template's own text and the call's arguments are left out.
 
 ``build_request`` makes the ``Request`` that ``http_backend`` sends;
 ``preview`` is what a confirmation (``confirm: true``) shows of it.
@@ -32,10 +34,17 @@ from agentkit.declarative.http_values import (
 )
 from agentkit.declarative.multipart import MultipartBody
 from agentkit.declarative.templates import Template
-from agentkit.redaction import redact_also
+from agentkit.redaction import MIN_SECRET_LENGTH, redact_also
 from agentkit.toolerrors import HttpCallError
 
-__all__ = ["FETCHED_ONCE_ALLOWED", "Request", "build_request", "header_value_problem", "preview"]
+__all__ = [
+    "FETCHED_ONCE_ALLOWED",
+    "Request",
+    "build_request",
+    "header_value_problem",
+    "made_from_credentials",
+    "preview",
+]
 
 #: URL, query pairs, headers, and the body as ``requests`` keywords (json/data/files).
 Request: TypeAlias = tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]]
@@ -323,17 +332,75 @@ def _is_latin1(text: str) -> bool:
 
 
 def _render(value: Any, context: Mapping[str, Any], deadline: float) -> Any:
-    """A request template's value; one rendered from a credential joins the call's redactor.
+    """A request template's value; when the template reads ``credentials``, every
+    string in the value joins the call's redactor (``made_from_credentials``).
 
     Such text is a form derived from a secret (``token=abc; v=2``, a value a
-    filter changed) that the credential's own spellings may not match.
+    filter changed, an item of a list or a key or value of a mapping the
+    template built) that the credential's own spellings may not match. Every
+    value of a request passes here: path segments, query, headers, bodies of
+    each kind, multipart fields and files.
     """
     if not isinstance(value, Template):
         return value
     rendered = value.render(context, deadline=deadline)
-    if isinstance(rendered, str) and any(root == "credentials" for root, _ in value.references):
-        redact_also(rendered)
+    if any(root == "credentials" for root, _ in value.references):
+        redact_also(*made_from_credentials(rendered, value, context.get("inputs")))
     return rendered
+
+
+def made_from_credentials(rendered: Any, template: Template, inputs: Any) -> list[str]:
+    """Every string in ``rendered`` (nested in lists and mappings, keys too, numbers as
+    text), the value of a template that reads ``credentials``: what may be a secret in
+    a new spelling. One shorter than ``MIN_SECRET_LENGTH`` is left out, as a redactor
+    would not take it.
+
+    Left out too: what the template itself writes (``template.literals``) and the
+    strings of the call's own ``inputs``, which the caller gave and so knows; both
+    are public, and registering them would withhold every answer holding
+    "application/json" or the user name the caller passed.
+    """
+    public: set[str] | None = None
+    found: list[str] = []
+    pending = [rendered]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            text = item
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            text = str(item)
+        elif isinstance(item, Mapping):
+            pending += [*item.keys(), *item.values()]
+            continue
+        elif isinstance(item, (list, tuple)):
+            pending += item
+            continue
+        else:
+            continue
+        if len(text) < MIN_SECRET_LENGTH or text in template.literals:
+            continue
+        if public is None:
+            public = _strings(inputs)
+        if text not in public:
+            found.append(text)
+    return found
+
+
+def _strings(value: Any) -> set[str]:
+    """Every string in ``value`` (nested, keys too), numbers as text."""
+    found: set[str] = set()
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            found.add(item)
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            found.add(str(item))
+        elif isinstance(item, Mapping):
+            pending += [*item.keys(), *item.values()]
+        elif isinstance(item, (list, tuple)):
+            pending += item
+    return found
 
 
 def _fields(

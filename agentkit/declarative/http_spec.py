@@ -12,7 +12,13 @@ from typing import Any, Final, Literal, final
 from urllib.parse import urlsplit
 
 from agentkit.declarative.environment import LiteralText
-from agentkit.declarative.http_url import PathSegment, merge_query, parse_url
+from agentkit.declarative.http_url import (
+    DIRECT,
+    PathSegment,
+    merge_query,
+    parse_proxy,
+    parse_url,
+)
 from agentkit.declarative.http_values import (
     ApiKeyAuth,
     BasicAuth,
@@ -58,6 +64,7 @@ HTTP_KEYS: Final = (
     "follow_redirects",
     "verify",
     "ca_bundle",
+    "proxy",
     "output",
     "responses",
     "paginate",
@@ -111,6 +118,9 @@ class HttpSpec:
     binary: bool = False
     #: TLS: True (the system's trust), False (no check) or the path of a CA bundle.
     verify: bool | str = True
+    #: How requests leave: ``DIRECT`` (the default), ``ENVIRONMENT`` (the proxy the
+    #: standard variables name for each URL) or a proxy's URL.
+    proxy: str = "direct"
 
     @property
     def idempotent(self) -> bool:
@@ -311,6 +321,7 @@ def parse_http_spec(
     if not isinstance(follow, bool):
         problems.add(at("follow_redirects"), "expected true or false")
     verify = _parse_verify(raw, at, problems)
+    proxy = parse_proxy(raw.get("proxy", DIRECT), at("proxy"), problems)
     outputs_mapped = parse_outputs(
         raw,
         location,
@@ -369,6 +380,7 @@ def parse_http_spec(
         binary=binary,
         input_names=inputs.names if inputs is not None else (),
         verify=verify,
+        proxy=proxy,
     )
 
 

@@ -13,13 +13,25 @@ server. The connections made here record both facts themselves:
   and urllib3 then closes the connection. No thread is started: the budget is
   carried by the socket operations themselves.
 - ``Exchange.never_left``: this attempt dialled a connection and failed
-  before handing a request byte to a socket (a refused or timed-out connect),
-  so the server provably never saw it. After a byte left, the server may have
+  before handing a request byte to a socket (a refused or timed-out connect,
+  a proxy that refused the tunnel: its ``CONNECT`` is part of connecting), so
+  the server provably never saw it. After a byte left, the server may have
   processed the request; with a session not made here nothing is known, and
   the request counts as maybe sent.
 
+- Log lines: urllib3's log records pass a filter that redacts the running
+  call's secrets from them; while an exchange whose reply is itself secret (a
+  token endpoint's: ``Exchange(secret_reply=True)``) runs on the thread, an
+  exception in a record (urllib3 logs a header it cannot parse with the
+  unparsed bytes) is replaced by its type's name, and no traceback is kept.
+
 ``DeadlineAdapter`` is the requests adapter whose pools make such connections,
-with urllib3's own retries off, so nothing is resent behind the caller's back.
+with urllib3's own retries off, so nothing is resent behind the caller's back;
+``new_session`` is a session sending through it, reading nothing from the
+environment per request (no ``.netrc``, no proxy lookup: ``trust_env`` off).
+Its proxies are decided once, when it is made (``proxies``): none by default,
+the one a definition names, or with ``proxy: environment`` the ones the
+standard variables name for the tool's own URLs.
 
 This module imports requests and urllib3; import it where a request is made.
 """
@@ -28,18 +40,29 @@ from __future__ import annotations
 
 import http.client
 import io
+import logging
 import socket
 import threading
 import time
 from types import TracebackType
-from typing import Any, final
+from typing import Any, Final, final
 
+import requests
 from requests.adapters import HTTPAdapter
 from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.util.retry import Retry
 
-__all__ = ["DeadlineAdapter", "Exchange"]
+from agentkit.declarative.http_url import DIRECT, ENVIRONMENT, authority, authority_problem
+from agentkit.redaction import active_redactor
+
+__all__ = [
+    "DeadlineAdapter",
+    "Exchange",
+    "new_session",
+    "proxies",
+    "proxy_secrets",
+]
 
 _current = threading.local()
 
@@ -53,10 +76,13 @@ class Exchange:
     innermost one bounds the socket operations of its thread.
     """
 
-    __slots__ = ("_previous", "deadline", "dialled", "sent")
+    __slots__ = ("_previous", "deadline", "dialled", "secret_reply", "sent")
 
-    def __init__(self, deadline: float) -> None:
+    def __init__(self, deadline: float, *, secret_reply: bool = False) -> None:
         self.deadline = deadline
+        #: The reply may be a secret as a whole (a token endpoint's): no log record
+        #: made while it runs keeps an exception's text, which may quote it.
+        self.secret_reply = secret_reply
         self.dialled = False  # a connection of ours tried to connect in this attempt
         self.sent = False  # a request byte went to a socket in this attempt
         self._previous: Exchange | None = None
@@ -111,6 +137,47 @@ def _bound(sock: socket.socket, timeout: float | None) -> None:
     sock.settimeout(timeout)
 
 
+class _LogFilter(logging.Filter):
+    """Keeps the running call's secrets, and a secret reply's bytes, out of urllib3's logs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exchange = _running()
+        if exchange is not None and exchange.secret_reply:
+            _without_exceptions(record)
+        redactor = active_redactor()
+        if redactor:
+            message = record.getMessage()
+            cleaned = redactor.redact(message)
+            if cleaned != message:
+                record.msg, record.args = cleaned, ()
+        return True
+
+
+def _without_exceptions(record: logging.LogRecord) -> None:
+    """``record`` with each exception it would print replaced by its type's name."""
+    args = record.args
+    if isinstance(args, tuple):
+        record.args = tuple(
+            f"<{type(arg).__name__}: not shown, it may quote the reply>"
+            if isinstance(arg, BaseException)
+            else arg
+            for arg in args
+        )
+    if isinstance(record.msg, BaseException):
+        record.msg = f"<{type(record.msg).__name__}: not shown, it may quote the reply>"
+    record.exc_info = record.exc_text = record.stack_info = None
+
+
+_FILTER: Final = _LogFilter()
+for _name in (
+    "urllib3.connectionpool",
+    "urllib3.connection",
+    "urllib3.response",
+    "urllib3.util.retry",
+):
+    logging.getLogger(_name).addFilter(_FILTER)
+
+
 class _BoundedReader(io.RawIOBase):
     """A response's socket reader that bounds each receive by the running deadline."""
 
@@ -144,19 +211,25 @@ class _TrackedConnection(HTTPConnection):
     """Marks the running exchange as dialled and sent, and bounds every send by its deadline."""
 
     response_class = _BoundedResponse
+    #: Inside ``connect``: what is sent then (a proxy's CONNECT) is not the request.
+    _connecting = False
 
     def connect(self) -> None:
         exchange = _running()
         if exchange is not None:
             exchange.dialled = True
-        super().connect()
+        self._connecting = True
+        try:
+            super().connect()
+        finally:
+            self._connecting = False
 
     def send(self, data: Any) -> None:
         if self.sock is None:
             # Connect first: a connect failure must leave the exchange unsent.
             self.connect()
         exchange = _running()
-        if exchange is not None:
+        if exchange is not None and not self._connecting:
             exchange.sent = True
         _bound(self.sock, self.timeout)
         super().send(data)
@@ -186,7 +259,79 @@ class DeadlineAdapter(HTTPAdapter):
         self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any
     ) -> None:
         super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
-        self.poolmanager.pool_classes_by_scheme = {
-            "http": _TrackedPool,
-            "https": _TrackedHTTPSPool,
-        }
+        self.poolmanager.pool_classes_by_scheme = _POOLS
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        # Through a proxy too (an https:// API tunnelled by CONNECT included), every
+        # socket operation is bounded by the deadline and tracked.
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        manager.pool_classes_by_scheme = _POOLS
+        return manager
+
+
+_POOLS: Final = {"http": _TrackedPool, "https": _TrackedHTTPSPool}
+
+
+def new_session(*, verify: bool | str, proxies: dict[str, str]) -> requests.Session:
+    """A session whose requests go through ``DeadlineAdapter``, with ``proxies`` only."""
+    session = requests.Session()
+    # No .netrc and no proxy lookup on each request: what the environment says is
+    # read once, by ``proxies``, and only when the definition asks for it.
+    session.trust_env = False
+    session.verify = verify  # an OAuth2 token request's too
+    session.proxies = proxies
+    for prefix in ("http://", "https://"):
+        session.mount(prefix, DeadlineAdapter())
+    return session
+
+
+def proxies(setting: str, urls: tuple[str, ...]) -> dict[str, str]:
+    """requests' ``proxies`` for a session that sends to ``urls`` only (an API's origin,
+    its token URL), for ``proxy:`` ``setting``: ``{}`` for ``DIRECT``; the proxy URL for
+    every scheme when one is named; for ``ENVIRONMENT``, per URL's host, the proxy that
+    HTTP_PROXY, HTTPS_PROXY or ALL_PROXY names (either case) unless NO_PROXY exempts
+    the host. Raises ``ValueError``, in words that never show a password, for a
+    variable that names no usable proxy."""
+    if setting == DIRECT:
+        return {}
+    if setting != ENVIRONMENT:
+        return {"http": setting, "https": setting}
+    from urllib.parse import urlsplit
+
+    from requests.utils import get_environ_proxies
+
+    found: dict[str, str] = {}
+    for url in urls:
+        parts = urlsplit(url)
+        named = get_environ_proxies(url, no_proxy=None)  # {} when NO_PROXY exempts the host
+        proxy = named.get(parts.scheme) or named.get("all")
+        if not proxy:
+            continue
+        if "://" not in proxy:
+            proxy = f"http://{proxy}"  # as requests reads a bare host:port
+        scheme = proxy.partition("://")[0].lower()
+        if scheme not in ("http", "https"):
+            raise ValueError(
+                f"the environment's proxy for {parts.scheme}:// URLs is a {scheme}:// proxy; "
+                "only http:// and https:// proxies are supported"
+            )
+        # Its user info is allowed (and secret): only the host and port are checked.
+        where = f"the environment's proxy for {parts.scheme}:// URLs, whose URL"
+        problem = authority_problem(authority(proxy).rpartition("@")[2], where)
+        if problem is not None:
+            raise ValueError(problem)
+        found[f"{parts.scheme}://{parts.hostname}"] = proxy
+    return found
+
+
+def proxy_secrets(proxies: dict[str, str]) -> tuple[str, ...]:
+    """The passwords (and ``user:password`` pairs) in ``proxies``' URLs: secrets to redact."""
+    from urllib.parse import unquote, urlsplit
+
+    secrets: list[str] = []
+    for proxy in proxies.values():
+        parts = urlsplit(proxy)  # checked by ``proxies``: a scheme, a valid host and port
+        if parts.password:
+            user, password = unquote(parts.username or ""), unquote(parts.password)
+            secrets += [parts.password, password, f"{user}:{password}"]
+    return tuple(dict.fromkeys(secrets))

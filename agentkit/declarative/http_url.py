@@ -6,22 +6,55 @@
 - A literal query string is kept as pairs, a repeated name as a tuple, and
   merged with ``query:`` (``merge_query``); a template in it is refused.
 - A ``#fragment`` is refused: it never reaches a server.
+- ``proxy:`` is ``direct`` (the default), ``environment`` or a proxy's
+  ``http(s)://host:port`` URL without user info (``parse_proxy``).
+- The host is a valid host name (ASCII letters, digits, ``-`` and ``_``; labels
+  of 1 to 63 characters, 253 in all), a dotted-quad IPv4 address or a
+  bracketed IPv6 address, and a port is written ``1`` to ``65535`` without
+  leading zeros (``authority_problem``): a URL that would fail at every call,
+  or go to another origin than the one written, fails the load instead.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, final
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
 
 from agentkit.declarative.problems import Location, Problems
 from agentkit.declarative.template_base import DELIMITER_PATTERN
 from agentkit.declarative.templates import Template
+from agentkit.declarative.yamlsource import clip
 
-__all__ = ["PathSegment", "Segments", "merge_query", "parse_url"]
+__all__ = [
+    "DIRECT",
+    "ENVIRONMENT",
+    "PathSegment",
+    "Segments",
+    "authority",
+    "authority_problem",
+    "merge_query",
+    "parse_proxy",
+    "parse_url",
+]
 
+#: ``proxy: direct``: connect to the API itself, whatever the environment says (the default).
+DIRECT: Final = "direct"
+#: ``proxy: environment``: the proxy HTTP_PROXY / HTTPS_PROXY / ALL_PROXY name, unless
+#: NO_PROXY exempts the host, as curl and requests read them (never .netrc).
+ENVIRONMENT: Final = "environment"
+
+#: RFC 1035 section 2.3.4: a label is at most 63 octets, a name at most 255 on the wire,
+#: which is 253 characters written out (without a trailing dot).
+MAX_LABEL: Final = 63
+MAX_HOST_NAME: Final = 253
+
+# What a host name's labels may hold: DNS's letters, digits and hyphens, and the
+# underscore many internal names (containers, services) use and resolvers accept.
+_LABEL: Final = re.compile(r"[A-Za-z0-9_-]+")
 _TEMPLATE_SPAN: Final = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 _AUTHORITY_END: Final = re.compile(r"[/?#]")
 # ``{{ inputs.path | segments }}``: a whole path segment that may span several.
@@ -64,13 +97,18 @@ def parse_url(
             "and template only path segments",
         )
         return None, (), ()
-    parts = urlsplit(origin_text)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    scheme = origin_text[:scheme_end].lower() if scheme_end >= 0 else ""
+    netloc = authority(origin_text)
+    if scheme not in ("http", "https") or not netloc:
         problems.add(
             location, f"the URL must start with http:// or https:// and a host, got {raw!r}"
         )
         return None, (), ()
-    origin = f"{parts.scheme}://{parts.netloc}"
+    problem = authority_problem(netloc)
+    if problem is not None:
+        problems.add(location, problem)
+        return None, (), ()
+    origin = f"{scheme}://{netloc}"
     rest, _, query_string = raw[len(origin_text) :].partition("?")
     if "#" in rest or "#" in query_string:
         problems.add(location, "a URL sent to a server has no '#fragment'; remove it")
@@ -93,6 +131,164 @@ def parse_url(
     if _TEMPLATE_SPAN.sub("", rest).count("{{"):
         problems.add(location, "an unclosed '{{' in the URL path")
     return origin, segments, _parse_query_string(query_string)
+
+
+def parse_proxy(raw: Any, location: Location, problems: Problems) -> str:
+    """``proxy:``: ``direct``, ``environment`` or a proxy's ``http(s)://host:port`` URL."""
+    if raw in (DIRECT, ENVIRONMENT):
+        return str(raw)
+    # A password never shows, even in a value that is not a URL at all.
+    got = "a value with user info (not shown)" if "@" in str(raw) else repr(clip(raw))
+    scheme, separator, rest = raw.partition("://") if isinstance(raw, str) else ("", "", "")
+    netloc = authority(raw) if separator else ""
+    problem: str | None
+    if not separator:
+        problem = (
+            f"expected '{DIRECT}' (the default), '{ENVIRONMENT}' (HTTPS_PROXY, HTTP_PROXY and "
+            "NO_PROXY as curl reads them) or a proxy URL such as "
+            f"http://proxy.example.com:3128, got {got}"
+        )
+    elif scheme.lower() not in ("http", "https"):
+        problem = (
+            "a proxy URL starts with http:// or https:// (the scheme of the proxy itself; "
+            f"SOCKS proxies are not supported), got {got}"
+        )
+    elif "@" in netloc:
+        problem = (
+            "a proxy URL in a definition must not hold user info (user:password@): a "
+            "password does not belong in a definition file; set HTTPS_PROXY with it and "
+            f"write 'proxy: {ENVIRONMENT}'"
+        )
+    else:
+        problem = authority_problem(netloc, "the proxy URL")
+        if problem is None and rest[len(netloc) :] not in ("", "/"):
+            problem = "the proxy URL has a path, query or fragment; give only http(s)://host:port"
+    if problem is not None:
+        problems.add(location, problem)
+        return DIRECT
+    return f"{scheme.lower()}://{netloc}"
+
+
+def authority(url: str) -> str:
+    """The host and port of ``url`` as written: from ``://`` to the first ``/``, ``?`` or
+    ``#`` (what ``urlsplit`` calls the netloc, without its checks, which raise)."""
+    rest = url.partition("://")[2]
+    end = _AUTHORITY_END.search(rest)
+    return rest if end is None else rest[: end.start()]
+
+
+def authority_problem(netloc: str, what: str = "the URL") -> str | None:
+    """What is wrong with a URL's host and port (``netloc``), in words that name the
+    part (of ``what``: "the URL's host ..."); None when a request can go there as written.
+
+    Checked: no user info; the host a valid host name, a dotted-quad IPv4 address (a
+    name whose last label is digits is taken for one) or a bracketed IPv6 address
+    without a zone; the port, when given, ``1``-``65535`` written without leading
+    zeros (``00080`` is sent as ``80``, ``0`` not at all: another origin than written).
+    """
+    if "@" in netloc:
+        return (
+            f"{what} holds user info (user:password@): give credentials under 'auth:', "
+            "never in a URL"
+        )
+    port: str | None
+    if netloc.startswith("["):
+        host, bracket, after = netloc[1:].partition("]")
+        if not bracket or (after and not after.startswith(":")):
+            return (
+                f"{what}'s host {clip(netloc, 80)!r} has an unclosed '[' or text after ']'; "
+                "write an IPv6 host as [address] or [address]:port"
+            )
+        problem = _ipv6_problem(host, what)
+        port = after[1:] if after else None
+    else:
+        host, colon, given_port = netloc.partition(":")
+        port = given_port if colon else None
+        problem = host_problem(host, what)
+    if problem is not None:
+        return problem
+    return None if port is None else _port_problem(port, what)
+
+
+def host_problem(host: str, what: str = "the URL") -> str | None:
+    """What is wrong with ``host`` as a URL's host name or IPv4 address; None when fine."""
+    if not host:
+        return f"{what} names no host"
+    said = f"{what}'s host {clip(host, 80)!r}"
+    if not host.isascii():
+        return (
+            f"{said} is not ASCII; write it as the ASCII name it resolves as ({_ascii_name(host)})"
+        )
+    name = host[:-1] if host.endswith(".") else host  # a trailing dot: fully qualified
+    labels = name.split(".")
+    if labels[-1].isdigit():
+        try:
+            ipaddress.IPv4Address(name)
+        except ValueError:
+            return (
+                f"{said} is not a valid IPv4 address: write four numbers from 0 to 255 "
+                "without leading zeros, such as 192.0.2.10"
+            )
+        return None
+    for number, label in enumerate(labels, start=1):
+        where = f"label {number} of {len(labels)}"
+        if not label:
+            return (
+                f"{said} is not a valid host name: {where} is empty (a leading dot or two "
+                "dots in a row); remove the extra dot"
+            )
+        if len(label) > MAX_LABEL:
+            return (
+                f"{said} is not a valid host name: {where} is {len(label)} characters "
+                f"long, over the {MAX_LABEL} a label may have; check the host"
+            )
+        if not _LABEL.fullmatch(label):
+            bad = next(char for char in label if not _LABEL.fullmatch(char))
+            return (
+                f"{said} is not a valid host name: {bad!r} in {where}; a host name has "
+                "letters, digits, '-' and '_' between its dots"
+            )
+    if len(name) > MAX_HOST_NAME:
+        return (
+            f"{said} is not a valid host name: {len(name)} characters long, over the "
+            f"{MAX_HOST_NAME} a host name may have; check the host"
+        )
+    return None
+
+
+def _ipv6_problem(host: str, what: str) -> str | None:
+    said = f"{what}'s host {clip('[' + host + ']', 80)!r}"
+    if "%" in host:
+        return (
+            f"{said} has a zone (%25...), which cannot be sent; use an address without one "
+            "or a host name"
+        )
+    try:
+        ipaddress.IPv6Address(host)
+    except ValueError:
+        return f"{said} is not a valid IPv6 address; check the address between the brackets"
+    return None
+
+
+def _port_problem(port: str, what: str) -> str | None:
+    if not port:
+        return f"{what} has an empty port after ':'; give the port or remove the ':'"
+    if not (port.isascii() and port.isdigit()):
+        return f"{what}'s port {clip(port, 20)!r} is not a number; give one from 1 to 65535"
+    digits = port.lstrip("0") or "0"
+    number = int(digits) if len(digits) <= 5 else 65536  # int() refuses thousands of digits
+    if not 1 <= number <= 65535:
+        return f"{what}'s port {clip(port, 20)} is out of range; give one from 1 to 65535"
+    if port != str(number):
+        return f"{what}'s port {clip(port, 20)!r} has leading zeros; write it {number}"
+    return None
+
+
+def _ascii_name(host: str) -> str:
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return "its IDNA 'xn--' form"
 
 
 def _parse_segment(

@@ -25,13 +25,20 @@ when the cache has none that is still fresh::
 - **Secrets.** The client secret, the Basic header made from it and every token
   are registered with the running call's redactor (``redact_also``) and
   redacted from this module's errors even outside a call. An error names the
-  token URL, what went wrong (the HTTP status, and the endpoint's ``error`` and
-  ``error_description`` quoted) and never the secret or a token. The reply is
-  searched for tokens before it is parsed (any value of a name ending in
-  ``token``, in JSON or form spelling, whether or not the reply parses), so an
-  error about a malformed reply cannot show one; and a successful (2xx) reply
-  that is not a token document is described (its Content-Type, size and what
-  is wrong with it), never quoted, since the token may be anywhere in it.
+  token URL and what went wrong, and never the secret or a token:
+
+  - what the endpoint sent is never quoted beyond the ``error`` and
+    ``error_description`` of a refusal (RFC 6749 section 5.2), and those only
+    with every token the reply holds (any value of a name ending in
+    ``token``, found before the reply is parsed, whether or not it parses),
+    every token this cache was ever handed (``MAX_REMEMBERED`` of them, the
+    newest) and every word shaped like a token (``TOKEN_SHAPED``) masked;
+  - a reply that is not a usable token is described (its status, Content-Type,
+    size, the names of known fields, the types of wrong values), not quoted;
+  - a reply that breaks HTTP framing (a bad chunk size, no status line) is
+    said in our own words: urllib3's and http.client's quote the bytes, and
+    their exceptions are not kept as the error's cause; while the reply is
+    read, urllib3's log records keep no exception text either.
 - **Reading the reply.** RFC 6749 section 5.1: a JSON object, parsed strictly
   (``agentkit.jsonvalues``: nesting within ``MAX_DEPTH``, finite numbers;
   trailing data after the object is refused). A leading UTF-8 byte order mark
@@ -60,10 +67,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, final
-from urllib.parse import parse_qsl, quote_plus, unquote_plus, urlsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote_plus, urlsplit
 
 from agentkit import jsonvalues
-from agentkit.redaction import Redactor, excerpt, redact_also
+from agentkit.declarative.http_url import authority, authority_problem
+from agentkit.redaction import MASK, MIN_SECRET_LENGTH, Redactor, excerpt, redact_also
 from agentkit.toolerrors import OAuth2Error
 
 if TYPE_CHECKING:
@@ -73,7 +81,9 @@ __all__ = [
     "DEFAULT_EXPIRES_IN",
     "DEFAULT_EXPIRY_MARGIN",
     "MAX_EXPIRES_IN",
+    "MAX_REMEMBERED",
     "MAX_TOKEN_RESPONSE_BYTES",
+    "TOKEN_SHAPED",
     "ClientCredentials",
     "OAuth2Error",
     "TokenCache",
@@ -90,6 +100,14 @@ MAX_EXPIRES_IN: Final = 86400.0
 MAX_TOKEN_RESPONSE_BYTES: Final = 64 * 1024
 #: How much of the endpoint's own text an error quotes.
 _QUOTED: Final = 200
+#: How many tokens a ``TokenCache`` remembers (the newest) after handing them out, to
+#: keep them out of a later refusal's quoted text.
+MAX_REMEMBERED: Final = 1024
+#: A word of a quoted ``error``/``error_description`` masked as maybe a token: 16 or
+#: more characters a token is made of, with a digit or both letter cases in it
+#: (a prose word, an error code or a plain URL path has neither).
+TOKEN_SHAPED: Final = re.compile(r"[A-Za-z0-9._~+/=%-]{16,}")
+_SHAPE_MIXED: Final = re.compile(r"\d|[a-z][^A-Z]*[A-Z]|[A-Z][^a-z]*[A-Z][^A-Z]*[a-z]")
 #: Integers of more digits are only "huge": no lifetime needs them, and reading
 #: thousands of digits is slow (and past 4,300 refused by ``int``).
 _INT_DIGITS: Final = 18
@@ -121,6 +139,8 @@ ClientAuth = Literal["basic", "body"]
 class _Token:
     value: str
     expires_at: float
+    #: The reply's other tokens (a refresh token, an id token): secrets as well.
+    others: tuple[str, ...] = ()
 
 
 @final
@@ -131,12 +151,15 @@ class TokenCache:
     (the tools of one source) and that use the same clock.
     """
 
-    __slots__ = ("_flights", "_guard", "_tokens")
+    __slots__ = ("_flights", "_guard", "_seen", "_tokens")
 
     def __init__(self) -> None:
         self._guard = threading.Lock()
         self._tokens: dict[tuple[str, ...], _Token] = {}
         self._flights: dict[tuple[str, ...], threading.Lock] = {}
+        # Every token handed out (in order, the newest last), long after it expired:
+        # an endpoint may quote an old one in a refusal.
+        self._seen: dict[str, None] = {}
 
     def __len__(self) -> int:
         with self._guard:
@@ -156,6 +179,18 @@ class TokenCache:
     def _store(self, key: tuple[str, ...], token: _Token) -> None:
         with self._guard:
             self._tokens[key] = token
+
+    def _remember(self, values: Iterable[str]) -> None:
+        with self._guard:
+            for value in values:
+                self._seen.pop(value, None)
+                self._seen[value] = None
+            while len(self._seen) > MAX_REMEMBERED:
+                del self._seen[next(iter(self._seen))]
+
+    def _remembered(self) -> tuple[str, ...]:
+        with self._guard:
+            return tuple(self._seen)
 
     def _drop(self, value: str) -> bool:
         with self._guard:
@@ -252,7 +287,7 @@ class ClientCredentials:
         cached = self._cache._fresh(key, self._clock())
         if cached is None:
             cached = self._single_flight(key, client_id, client_secret, deadline, session)
-        redact_also(cached.value)
+        redact_also(cached.value, *cached.others)
         return cached.value
 
     def invalidate(self, token: str) -> bool:
@@ -290,9 +325,10 @@ class ClientCredentials:
             cached = self._cache._fresh(key, self._clock())
             if cached is not None:
                 return cached
-            value, lifetime = self._fetch(client_id, client_secret, deadline, session)
+            value, lifetime, others = self._fetch(client_id, client_secret, deadline, session)
             # The clock is read after the reply, so time spent waiting is not counted twice.
-            token = _Token(value, self._clock() + lifetime - min(self.expiry_margin, lifetime / 2))
+            expires_at = self._clock() + lifetime - min(self.expiry_margin, lifetime / 2)
+            token = _Token(value, expires_at, others)
             self._cache._store(key, token)
             return token
         finally:
@@ -300,8 +336,11 @@ class ClientCredentials:
 
     def _fetch(
         self, client_id: str, client_secret: str, deadline: float, session: requests.Session
-    ) -> tuple[str, float]:
+    ) -> tuple[str, float, tuple[str, ...]]:
+        import http.client
+
         import requests
+        import urllib3
 
         from agentkit.declarative.http_transport import Exchange
 
@@ -315,11 +354,12 @@ class ClientCredentials:
             form |= {"client_id": client_id, "client_secret": client_secret}
         else:
             headers |= self._basic(client_id, client_secret)
-        shown = Redactor(self._secret_forms(client_id, client_secret))
-        with Exchange(deadline) as exchange:
+        failure: OAuth2Error | None = None
+        with Exchange(deadline, secret_reply=True) as exchange:
             remaining = exchange.remaining
             if remaining <= 0:
                 raise OAuth2Error(self.token_url, "timeout", "the deadline passed before sending")
+            response = None
             try:
                 response = session.post(
                     self.token_url,
@@ -331,22 +371,72 @@ class ClientCredentials:
                 )
                 with response:
                     body = self._read(response, exchange)
-            except requests.RequestException as exc:
-                # The exception holds the request, body and headers included: only a
-                # redacted copy travels on as the cause.
-                cause = shown.clean_exception(exc)
-                if isinstance(exc, requests.Timeout) or exchange.timed_out:
-                    raise OAuth2Error(
-                        self.token_url,
-                        "timeout",
-                        f"no reply before the deadline ({type(exc).__name__})",
-                    ) from cause
-                raise OAuth2Error(
-                    self.token_url,
-                    "connection",
-                    f"no reply ({type(exc).__name__}: {excerpt(str(exc), _QUOTED, shown)})",
-                ) from cause
-        return self._parse(response.status_code, response.headers.get("Content-Type"), body, shown)
+            except (
+                requests.RequestException,
+                urllib3.exceptions.HTTPError,
+                http.client.HTTPException,
+                OSError,
+            ) as exc:
+                # Only words of our own travel on: the exception may quote the reply's
+                # bytes (a token), and holds the request, secret and all.
+                failure = self._no_reply(
+                    exc, exchange, session, replied=response is not None, timeout=remaining
+                )
+        if failure is not None:
+            raise failure  # raised here, outside the handler: no context to keep the bytes
+        assert response is not None
+        return self._parse(
+            response.status_code,
+            response.headers.get("Content-Type"),
+            body,
+            Redactor(self._secret_forms(client_id, client_secret)),
+        )
+
+    def _no_reply(
+        self,
+        exc: Exception,
+        exchange: Any,
+        session: requests.Session,
+        *,
+        replied: bool,
+        timeout: float,
+    ) -> OAuth2Error:
+        """The error for an exchange that gave no usable reply, in words quoting none of it."""
+        import requests
+        import urllib3
+        from requests.utils import select_proxy
+
+        from agentkit.declarative import http_failures as failures
+
+        if isinstance(exc, requests.Timeout) or exchange.timed_out:
+            return OAuth2Error(
+                self.token_url, "timeout", f"no reply before the deadline ({type(exc).__name__})"
+            )
+        proxy = select_proxy(self.token_url, session.proxies) or None
+        connecting = exchange.never_left or any(
+            isinstance(
+                cause,
+                (
+                    urllib3.exceptions.NewConnectionError,
+                    requests.exceptions.SSLError,
+                    requests.exceptions.ProxyError,
+                ),
+            )
+            for cause in failures.causes(exc)
+        )
+        words = (
+            failures.connect_failure(exc, self.token_url, connect_timeout=timeout, proxy=proxy)
+            if connecting
+            else None
+        )
+        if words is not None:
+            return OAuth2Error(self.token_url, "connection", f"could not connect: {words}")
+        happened = failures.what_happened(exc, replied=replied, read_timeout=timeout, quote=False)
+        return OAuth2Error(
+            self.token_url,
+            "connection",
+            f"{happened}; nothing of the reply is shown, as it may hold a token",
+        )
 
     def _read(self, response: requests.Response, exchange: Any) -> bytes:
         body = bytearray()
@@ -366,86 +456,84 @@ class ClientCredentials:
 
     def _parse(
         self, status: int, content_type: str | None, body: bytes, shown: Redactor
-    ) -> tuple[str, float]:
+    ) -> tuple[str, float, tuple[str, ...]]:
+        """The token, its lifetime and the reply's other tokens; else ``OAuth2Error``.
+
+        ``shown`` holds the client's secret forms; whatever may be a token joins it,
+        the call's redactor and this cache's memory before anything can fail.
+        """
         text = body.decode("utf-8", "replace").removeprefix("\ufeff")
-        # Before anything can fail: whatever may be a token is a secret from here on.
-        found = [form for form in _token_candidates(text) if form]
+        document, wrong = _document(text)
+        found = list(dict.fromkeys(form for form in _token_candidates(text, document) if form))
         shown.add(*found)
         redact_also(*found)
-        success = 200 <= status < 300
-        if success and text.strip():
-            shown.add(text.strip())  # the token may be anywhere in it: never quoted
-        document, wrong = _document(text)
-        if not success:
-            raise self._refused(status, document, text, shown)
+        self._cache._remember(found)
+        said = _Said(shown, self._cache._remembered())
+        what = f"Content-Type {said.media_type(content_type)}, {len(body)} bytes"
+        if not 200 <= status < 300:
+            raise self._refused(status, document, what, said, empty=not text.strip())
         if not isinstance(document, dict):
-            what = wrong if document is None else f"it is a JSON {type(document).__name__}"
-            raise OAuth2Error(
-                self.token_url,
-                "response",
-                f"HTTP {status}: the reply is not a JSON object "
-                f"(Content-Type {content_type!r}, {len(body)} bytes: "
-                f"{excerpt(what, _QUOTED, shown)}); its text is not shown, as it may hold "
-                "the token",
-                status=status,
-            )
+            kind = said(wrong) if document is None else f"it is a JSON {type(document).__name__}"
+            raise self._unusable(status, f"the reply is not a JSON object ({what}: {kind})")
         value = document.get("access_token")
         if not isinstance(value, str) or not value:
-            # The reply may hold a token under another name: show only its keys.
-            keys = excerpt(", ".join(sorted(map(str, document))), _QUOTED, shown)
-            raise OAuth2Error(
-                self.token_url,
-                "response",
-                f"HTTP {status}: the reply has no 'access_token' string "
-                f"(its keys: {keys or 'none'})",
-                status=status,
+            raise self._unusable(
+                status, f"the reply has no 'access_token' string ({_fields(document)})"
             )
-        shown.add(value)
-        redact_also(value)
         token_type = document.get("token_type")
         if token_type is not None and (
             not isinstance(token_type, str) or token_type.lower() != "bearer"
         ):
-            raise OAuth2Error(
-                self.token_url,
-                "response",
-                f"HTTP {status}: 'token_type' is {_quote(str(token_type), shown)}; "
-                "only 'Bearer' tokens can be sent",
-                status=status,
+            raise self._unusable(
+                status,
+                f"'token_type' is {_token_type_shown(token_type)}; only 'Bearer' tokens can "
+                "be sent",
             )
-        return value, self._lifetime(status, document.get("expires_in", None), shown)
+        lifetime = self._lifetime(status, document.get("expires_in", None))
+        return value, lifetime, tuple(form for form in found if form != value)
 
-    def _lifetime(self, status: int, expires_in: Any, shown: Redactor) -> float:
+    def _unusable(self, status: int, reason: str) -> OAuth2Error:
+        # A 2xx reply may hold the token anywhere: described, never quoted.
+        return OAuth2Error(
+            self.token_url,
+            "response",
+            f"HTTP {status}: {reason}; the reply itself is not shown, as it may hold a token",
+            status=status,
+        )
+
+    def _lifetime(self, status: int, expires_in: Any) -> float:
         if expires_in is None:
             return DEFAULT_EXPIRES_IN
         # Some endpoints send the number as a string ("3600"): accepted, digits only.
         if isinstance(expires_in, str) and expires_in.isascii() and expires_in.isdigit():
             expires_in = int(expires_in) if len(expires_in) <= _INT_DIGITS else _HUGE
         if not _is_number(expires_in) or expires_in < 0:
-            raise OAuth2Error(
-                self.token_url,
-                "response",
-                f"HTTP {status}: 'expires_in' must be a number of seconds >= 0, "
-                f"not {_quote(_shown_value(expires_in), shown)}",
-                status=status,
+            raise self._unusable(
+                status,
+                f"'expires_in' must be a number of seconds >= 0, not {_value_shown(expires_in)}",
             )
         return min(float(expires_in), MAX_EXPIRES_IN)
 
-    def _refused(self, status: int, document: Any, text: str, shown: Redactor) -> OAuth2Error:
+    def _refused(
+        self, status: int, document: Any, what: str, said: _Said, *, empty: bool
+    ) -> OAuth2Error:
+        """A refusal: its ``error`` and ``error_description`` quoted, masked; nothing else."""
         error = description = None
         if isinstance(document, dict):
-            error = _string(document.get("error"), shown)
-            description = _string(document.get("error_description"), shown)
+            error = said.field(document.get("error"))
+            description = said.field(document.get("error_description"))
         if error is not None:
-            said = f"error {error!r}" + (f": {description!r}" if description is not None else "")
+            told = f"error {error!r}" + (f": {description!r}" if description is not None else "")
+        elif empty:
+            told = "no reply body"
         else:
-            said = f"reply {_quote(text, shown)}" if text.strip() else "no reply body"
+            told = f"no OAuth2 error in the reply ({what}; not shown, as it may hold a token)"
         fix = _FIXES.get(error or "") or (_FIXES["invalid_client"] if status == 401 else None)
         hint = f" ({fix})" if fix else ""
         return OAuth2Error(
             self.token_url,
             "status",
-            f"HTTP {status}{hint}; {said}",
+            f"HTTP {status}{hint}; {told}",
             status=status,
             error=error,
             error_description=description,
@@ -477,17 +565,20 @@ def _check_token_url(url: str) -> None:
         raise refuse(f"must be a string, not {type(url).__name__}")
     if "{{" in url or "{%" in url:
         raise refuse("must be literal: templates are not allowed in it")
+    if url.partition("://")[0].lower() not in ("http", "https"):
+        raise refuse("must start with https:// (or http://)")
+    netloc = authority(url)
+    if not netloc:
+        raise refuse("must name a host")
+    if "@" in netloc:
+        raise refuse("must not carry user info: give the client id and secret as credentials")
+    problem = authority_problem(netloc, "the token URL")
+    if problem is not None:
+        raise OAuth2Error(url, "config", problem)
     try:
         parts = urlsplit(url)
-        parts.port  # noqa: B018 -- parsing the port is the check
     except ValueError as exc:
         raise refuse(f"is not a valid URL ({exc})") from exc
-    if parts.scheme not in ("http", "https"):
-        raise refuse("must start with https:// (or http://)")
-    if not parts.hostname:
-        raise refuse("must name a host")
-    if "@" in parts.netloc:
-        raise refuse("must not carry user info: give the client id and secret as credentials")
     if parts.fragment or url.endswith("#"):
         raise refuse("must not have a fragment")
     if any(ord(char) <= 0x20 or ord(char) == 0x7F for char in url):
@@ -509,8 +600,14 @@ def _is_number(value: Any) -> bool:
         return False
 
 
-def _token_candidates(text: str) -> Iterator[str]:
-    """Every spelling of what may be a token in ``text``, found without parsing it."""
+def _token_candidates(text: str, document: Any) -> Iterator[str]:
+    """Every spelling of what may be a token in ``text``, found without parsing it, and
+    the value of every name ending in ``token`` of ``document``, the text parsed (a name
+    written with escapes, ``access\\u005ftoken``, is found only there)."""
+    if isinstance(document, dict):
+        for name, value in document.items():
+            if isinstance(value, str) and value and str(name).lower().endswith("token"):
+                yield value
     for match in _JSON_TOKEN.finditer(text):
         raw = match[1]
         yield raw
@@ -554,17 +651,118 @@ def _document(text: str) -> tuple[Any, str]:
     return None, why
 
 
-def _shown_value(value: Any) -> str:
+#: token_type values of the IANA registry ("OAuth Access Token Types"): the only ones
+#: an error quotes; any other text may be the token itself.
+_TOKEN_TYPES: Final = frozenset({"bearer", "mac", "dpop", "n_a", "pop"})
+#: Field names an error may name (RFC 6749's, and spellings endpoints use instead);
+#: any other name of a reply is counted, not named: the token may be a name.
+_FIELD_NAMES: Final = frozenset(
+    {
+        "access_token",
+        "accessToken",
+        "token",
+        "id_token",
+        "idToken",
+        "refresh_token",
+        "refreshToken",
+        "token_type",
+        "tokenType",
+        "expires_in",
+        "expiresIn",
+        "scope",
+        "error",
+        "error_description",
+        "error_uri",
+        "data",
+        "result",
+    }
+)
+
+
+def _fields(document: dict[str, Any]) -> str:
+    """``its fields: token, expires_in and 2 more, not named``: known names only."""
+    named = sorted(name for name in document if name in _FIELD_NAMES)
+    others = len(document) - len(named)
+    if not named:
+        count = len(document)
+        return (
+            f"it has {count} field{'' if count == 1 else 's'}, not named"
+            if count
+            else ("it has no fields")
+        )
+    return f"its fields: {', '.join(named)}" + (f" and {others} more, not named" if others else "")
+
+
+def _token_type_shown(value: Any) -> str:
+    if isinstance(value, str):
+        if value.lower() in _TOKEN_TYPES:
+            return repr(value)
+        return f"a string of {len(value)} characters that is no registered token type"
+    return _value_shown(value)
+
+
+def _value_shown(value: Any) -> str:
+    """A wrong field's value: a number or constant as itself, a string or container by
+    its kind only (a string may be the token)."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _HUGE:
-        return f"a number of more than {_INT_DIGITS} digits"
-    return json.dumps(value)
+        return f"'a number of more than {_INT_DIGITS} digits'"
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(json.dumps(value))
+    if isinstance(value, str):
+        return f"a string of {len(value)} characters (not shown)"
+    return f"a JSON {'object' if isinstance(value, dict) else 'array'}"
 
 
-def _string(value: Any, shown: Redactor) -> str | None:
-    if value is None:
-        return None
-    return excerpt(value if isinstance(value, str) else json.dumps(value), _QUOTED, shown)
+@final
+class _Said:
+    """Text from a token endpoint as an error may quote it: the secret's forms and the
+    reply's tokens (``shown``), every token ``known`` to the cache (in the spellings an
+    echo takes) and every word shaped like a token masked, then cut to ``_QUOTED``."""
+
+    __slots__ = ("_forms", "_longest", "_shown")
+
+    def __init__(self, shown: Redactor, known: Iterable[str]) -> None:
+        self._shown = shown
+        # As any redactor, none shorter than MIN_SECRET_LENGTH: it could not be told from text.
+        spellings = {
+            form
+            for token in known
+            if len(token) >= MIN_SECRET_LENGTH
+            for form in (token, quote(token, safe=""), quote_plus(token), json.dumps(token)[1:-1])
+        }
+        # Longest first: a longer token may hold a shorter one.
+        self._forms = sorted(spellings, key=len, reverse=True)
+        self._longest = len(self._forms[0]) if self._forms else 0
+
+    def __call__(self, text: str) -> str:
+        # What starts past the cut is never shown: masking this much is masking it all.
+        text = self._shown.redact(text[: _QUOTED + max(self._shown.reach, self._longest) + 64])
+        for form in self._forms:
+            if form in text:
+                text = text.replace(form, MASK)
+        return excerpt(TOKEN_SHAPED.sub(_mask_shaped, text), _QUOTED)
+
+    def field(self, value: Any) -> str | None:
+        """A reply's ``error`` or ``error_description`` (not text: as JSON), or None."""
+        if value is None:
+            return None
+        return self(value if isinstance(value, str) else json.dumps(value))
+
+    def media_type(self, content_type: str | None) -> str:
+        """A reply's Content-Type, its ``type/subtype`` only (a header too may be a token)."""
+        if content_type is None:
+            return "none"
+        media_type = content_type.partition(";")[0].strip()
+        if not _MEDIA_TYPE.fullmatch(media_type):
+            return "not a media type (not shown)"
+        return repr(self(media_type))
 
 
-def _quote(text: str, shown: Redactor) -> str:
-    return repr(excerpt(text, _QUOTED, shown))
+#: ``type/subtype`` as RFC 9110 writes a media type's name.
+_MEDIA_TYPE: Final = re.compile(
+    r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}/[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}"
+)
+
+
+def _mask_shaped(match: re.Match[str]) -> str:
+    return MASK if _SHAPE_MIXED.search(match[0]) else match[0]

@@ -58,6 +58,7 @@ __all__ = [
     "Rendering",
     "check",
     "compile_source",
+    "constants",
     "plain_paths",
     "render",
 ]
@@ -438,6 +439,27 @@ def check(source: str, roots: frozenset[str]) -> tuple[str, frozenset[Reference]
         if name not in allowed:
             raise TemplateSyntaxProblem(unknown_root(name, allowed))
     return ("expression" if is_expression else "text"), references
+
+
+@functools.lru_cache(maxsize=4096)
+def constants(source: str) -> frozenset[str]:
+    """The text of every constant ``source`` writes: its string and number literals
+    (numbers as ``str()`` gives them) and its text outside the tags. ``source`` has
+    passed ``check``."""
+    stripped = source.strip()
+    single = SINGLE_EXPRESSION.fullmatch(stripped)
+    tree = ENVIRONMENT.parse(stripped if single is not None else source)
+    found: set[str] = set()
+    for node in tree.find_all((nodes.Const, nodes.TemplateData)):
+        if isinstance(node, nodes.TemplateData):
+            value: Any = node.data
+        elif isinstance(node, nodes.Const):
+            value = node.value
+        if isinstance(value, str) or (
+            isinstance(value, (int, float)) and not isinstance(value, bool)
+        ):
+            found.add(str(value))
+    return frozenset(found)
 
 
 def _refuse_statements(tree: nodes.Template) -> None:

@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 from agentkit.declarative.environment import LiteralText, Substituter, Substitution
 from agentkit.declarative.http_spec import parse_http_spec
+from agentkit.declarative.http_url import authority, authority_problem
 from agentkit.declarative.oauth2 import TokenCache
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.yamlsource import clip
@@ -63,6 +64,7 @@ SHARED_KEYS: Final = (
     "follow_redirects",
     "verify",
     "ca_bundle",
+    "proxy",
 )
 SOURCE_KEYS: Final = ("source", "description", "base_url", "credentials", *SHARED_KEYS)
 # Characters a URL cannot hold literally, and '{'/'}' so that no template can start in one.
@@ -194,6 +196,12 @@ def _base_url(raw: dict[str, Any], problems: Problems, substituter: Substituter)
         )
         return None
     shown = f" (from {given!r})" if text != given else ""
+    if "://" in text:
+        # Before urlsplit, which raises on some of what this finds (a port out of range).
+        problem = authority_problem(authority(text), "base_url")
+        if problem is not None:
+            problems.add(("base_url",), f"{problem}{shown}")
+            return None
     try:
         parts = urlsplit(text)
         parts.port  # noqa: B018 -- parsing the port is the check

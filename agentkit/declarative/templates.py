@@ -65,7 +65,16 @@ class _Path:
 class Template:
     """One compiled template; ``render(context)`` gives its value."""
 
-    __slots__ = ("_compiled", "_path", "_pieces", "field", "kind", "references", "source")
+    __slots__ = (
+        "_compiled",
+        "_literals",
+        "_path",
+        "_pieces",
+        "field",
+        "kind",
+        "references",
+        "source",
+    )
 
     def __init__(
         self,
@@ -83,10 +92,34 @@ class Template:
         self._path = path
         self._pieces = pieces
         self._compiled: sandbox.Rendering | None = None
+        self._literals: frozenset[str] | None = None
 
     @property
     def is_literal(self) -> bool:
         return self.kind == "literal"
+
+    @property
+    def literals(self) -> frozenset[str]:
+        """The text of every constant the template writes (its text outside ``{{ }}``,
+        string and number literals, the keys of a plain path): the strings a
+        rendered value may hold that no variable gave it. Worked out on first use."""
+        if self._literals is None:
+            if self.kind == "literal":
+                found = frozenset({self.source})
+            elif self._pieces is not None:
+                found = frozenset(
+                    text
+                    for piece in self._pieces
+                    for text in ((piece,) if isinstance(piece, str) else map(str, piece.steps))
+                )
+            elif self._path is not None:
+                found = frozenset(map(str, self._path.steps))
+            else:
+                from agentkit.declarative import sandbox
+
+                found = sandbox.constants(self.source)
+            self._literals = found
+        return self._literals
 
     def render(self, context: Mapping[str, Any], *, deadline: float | None = None) -> Any:
         """The template's value in ``context``; raises ``TemplateRenderError`` naming the field.

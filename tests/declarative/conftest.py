@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -11,6 +12,7 @@ import pytest
 import responses
 
 from agentkit import ToolExecutionError, ToolExecutor
+from tests.declarative import loopback
 
 
 class WriteFile:
@@ -29,6 +31,18 @@ class WriteFile:
 @pytest.fixture
 def write(tmp_path: Path) -> WriteFile:
     return WriteFile(tmp_path)
+
+
+@pytest.fixture
+def oauth2_api() -> Iterator[str]:
+    """An API on 127.0.0.1 whose ``/items/1`` answers ``{"seen": true}`` when it got an
+    ``Authorization`` header (the OAuth2 tests' tool calls it)."""
+
+    def behave(handler: loopback.Handler) -> None:
+        handler.reply(200, {"seen": bool(handler.headers.get("Authorization"))})
+
+    with loopback.serve({"/items/1": behave}) as origin:
+        yield origin
 
 
 HTTP_TOOL = """\

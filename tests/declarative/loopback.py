@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Final
 
 Behaviour = Callable[["Handler"], None]
 
@@ -144,3 +144,63 @@ def running(server: socketserver.BaseServer) -> Iterator[None]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+#: What ``forward_proxy`` answers: for a token request, a token; for an API call, ``ok``.
+PROXY_REPLY: Final = {"access_token": "via-proxy", "token_type": "bearer", "ok": True}
+
+
+class Forwarded:
+    """What a loopback forward proxy saw: each request's method, target and headers."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str, dict[str, str]]] = []
+        self.lock = threading.Lock()
+
+    @property
+    def targets(self) -> list[str]:
+        with self.lock:
+            return [target for _, target, _ in self.requests]
+
+
+@contextmanager
+def forward_proxy(
+    status: int = 200, *, echo_headers: bool = False
+) -> Iterator[tuple[str, Forwarded]]:
+    """A forward proxy on a free loopback port that answers every request itself (it
+    forwards nothing): ``status`` and ``PROXY_REPLY`` (a token reply and an API reply in
+    one), or with ``echo_headers`` a JSON object of the headers it got; a ``CONNECT`` (a
+    tunnel to an https:// API) gets 403. Yields its URL and what it saw."""
+    seen = Forwarded()
+
+    class ProxyHandler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _answer(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                self.rfile.read(length)
+            with seen.lock:
+                seen.requests.append((self.command, self.path, dict(self.headers)))
+            if self.command == "CONNECT":
+                self.send_response(403, "Tunnels Refused")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            payload = dict(self.headers) if echo_headers else PROXY_REPLY
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = do_CONNECT = _answer
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ProxyHandler)
+    server.daemon_threads = True
+    with running(server):
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen

@@ -281,7 +281,7 @@ def test_urllib3_debug_lines_carry_no_secret(
             "placeholder",
         )
         tool = tool_from(write)
-        from agentkit.declarative import http_backend  # noqa: F401 -- installs the log filter
+        from agentkit.declarative import http_transport  # noqa: F401 -- installs the log filter
         from agentkit.redaction import Redactor, redacting
 
         with redacting(Redactor([SECRET])):

@@ -21,8 +21,14 @@ RETRY = "    timeout: {read: 0.3, total: 10}\n    retry: {attempts: 3, backoff: 
 FAULTS = {
     "closed before a reply": (rawserver.close_before_reply, "connection closed before a reply"),
     "reset before a reply": (rawserver.reset_before_reply, "connection reset before a reply"),
-    "malformed status line": (rawserver.malformed_status_line, "the reply was malformed"),
-    "garbage instead of a reply": (rawserver.garbage_reply, "the reply was malformed"),
+    "malformed status line": (
+        rawserver.malformed_status_line,
+        "the reply broke HTTP framing: a malformed status line",
+    ),
+    "garbage instead of a reply": (
+        rawserver.garbage_reply,
+        "the reply broke HTTP framing: no status line (the reply does not start with 'HTTP/')",
+    ),
     "closed mid-body": (
         rawserver.close_mid_body,
         "connection closed in the middle of the reply body",
@@ -156,5 +162,6 @@ def test_urllib3_itself_never_retries() -> None:
 def test_a_malformed_reply_is_quoted_escaped(write: WriteFile, reply: rawserver.Reply) -> None:
     with rawserver.serve(reply) as server:
         message = str(run(load(write, server.origin, "POST")).error)
-    assert "the reply was malformed (BadStatusLine: '" in message
+    assert "the reply broke HTTP framing: " in message
+    assert "(BadStatusLine: '" in message
     assert not any(char in message for char in "\r\n\x00\xff")
