@@ -13,7 +13,6 @@ import pty
 import select
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from tests.declarative.loopback import running
 from tests.test_cli import ROOT, run
 
 SECRET = "s3cret-token-0123456789"
@@ -61,14 +61,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def api() -> Iterator[Recorder]:
-    server = Recorder()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running(Recorder()) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _http_tool(origin: str, extra: str = "") -> str:
