@@ -673,6 +673,7 @@ _HTTP_ONLY = (
     ("allowed_origin", "--allowed-origin"),
     ("max_request_bytes", "--max-request-bytes"),
     ("header_timeout", "--header-timeout"),
+    ("body_timeout", "--body-timeout"),
     ("idle_timeout", "--idle-timeout"),
     ("max_connections", "--max-connections"),
 )
@@ -876,13 +877,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     limits = _limits(args)
     host, port = mcp_http.parse_address(args.http)
     _positive(args.max_request_bytes, "--max-request-bytes", integer=True)
-    from agentkit.mcp_conn import check_limits
+    from agentkit.mcp_conn import check_body_timeout, check_limits
 
     header_timeout, idle_timeout, max_connections = check_limits(
         args.header_timeout, args.idle_timeout, args.max_connections
     )
     options = mcp_http.HttpOptions(
         header_timeout=header_timeout,
+        body_timeout=check_body_timeout(args.body_timeout),
         idle_timeout=idle_timeout,
         max_connections=max_connections,
         host=host,
@@ -1105,6 +1107,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="SECONDS",
         help="close a connection whose request head is not complete in time (default 10)",
+    )
+    serve.add_argument(
+        "--body-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="close a connection whose request body is not complete this long after its "
+        "head (default 30)",
     )
     serve.add_argument(
         "--idle-timeout",
