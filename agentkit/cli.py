@@ -349,24 +349,74 @@ def cmd_call(args: argparse.Namespace) -> int:
     credentials = CredentialsManager.from_env(args.credentials_file)
     if args.dry_run:
         return _dry_run(tool, inputs, credentials)
-    if tool.CONFIRM and not args.yes and not sys.stdin.isatty():
-        raise UsageError(
-            f"Tool '{tool.name}' asks before it acts (confirm: true), and there is no "
-            "terminal to ask on (stdin is not a terminal): nothing was run. Pass --yes "
-            "to run it without asking, or --dry-run to see what it would send."
-        )
-    with ToolExecutor(credentials=credentials) as executor:
-        if tool.CONFIRM and not args.yes:
-            result = _asking_first(tool, inputs, executor)
-        else:
-            result = executor.execute(tool, inputs, raise_on_failure=False)
+    terminal = None
+    if tool.CONFIRM and not args.yes:
+        terminal = _open_terminal()
+        if terminal is None:
+            raise UsageError(
+                f"Tool '{tool.name}' asks before it acts (confirm: true), and there is no "
+                "terminal to ask on (this process has no /dev/tty): nothing was run. Pass "
+                "--yes to run it without asking, or --dry-run to see what it would send."
+            )
+    try:
+        with ToolExecutor(credentials=credentials) as executor:
+            if terminal is not None:
+                result = _asking_first(tool, inputs, executor, terminal)
+            else:
+                result = executor.execute(tool, inputs, raise_on_failure=False)
+    finally:
+        if terminal is not None:
+            os.close(terminal)
     _print_json(result.to_dict())
     return EXIT_OK if result.succeeded else EXIT_FAILED
 
 
-def _asking_first(tool: Tool, inputs: dict[str, Any], executor: ToolExecutor) -> ToolResult:
-    """The result of calling ``tool``, a ``confirm: true`` one, once the user at the
-    terminal allowed what it is about to do; ``UsageError`` when they did not.
+def _open_terminal() -> int | None:
+    """The user's terminal (``/dev/tty``) open to read and write, whatever stdin, stdout
+    and stderr are; None where this process has none (no controlling terminal: a
+    service, a job started with ``setsid``; not a POSIX system)."""
+    try:
+        import termios  # noqa: F401  (POSIX only: asking needs it to flush the input)
+    except ImportError:
+        return None
+    try:
+        return os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return None
+
+
+def _ask(terminal: int, question: str) -> str:
+    """Write ``question`` on ``terminal`` and read the line typed after it ("" at end of
+    input). Whatever was typed before the question is written (a ``y`` typed ahead,
+    meant for an earlier prompt or typed while the call loaded) is discarded unread:
+    it answers nothing. (Discarded only before writing: an answer typed the moment
+    the question shows must not be lost.)"""
+    import locale
+    import termios
+
+    termios.tcflush(terminal, termios.TCIFLUSH)
+    encoding = locale.getpreferredencoding(False)
+    data = question.encode(encoding, "backslashreplace")
+    while data:
+        data = data[os.write(terminal, data) :]
+    typed = b""
+    while not typed.endswith(b"\n") and len(typed) < _MOST_TYPED:
+        chunk = os.read(terminal, _MOST_TYPED)
+        if not chunk:  # end of input (Ctrl-D)
+            break
+        typed += chunk
+    return typed.decode(encoding, "replace")
+
+
+#: The most bytes of an answer read: a longer one is no "y" anyway.
+_MOST_TYPED: Final = 4096
+
+
+def _asking_first(
+    tool: Tool, inputs: dict[str, Any], executor: ToolExecutor, terminal: int
+) -> ToolResult:
+    """The result of calling ``tool``, a ``confirm: true`` one, once the user at
+    ``terminal`` allowed what it is about to do; ``UsageError`` when they did not.
 
     The call runs as ``agentkit serve`` runs it, the terminal standing in for the
     client: the tool's own ``confirm`` asks, with its own preview (an HTTP tool's
@@ -379,7 +429,7 @@ def _asking_first(tool: Tool, inputs: dict[str, Any], executor: ToolExecutor) ->
     from agentkit.context import arguments_shown, serving
     from agentkit.toolerrors import DeclinedError, ToolExecutionError
 
-    context = _terminal_asking(tool.name)
+    context = _terminal_asking(tool.name, terminal)
     loop = context.loop = asyncio.new_event_loop()
 
     async def call() -> ToolResult:
@@ -410,11 +460,12 @@ def _declined(tool: str, declined: DeclinedError) -> UsageError:
     )
 
 
-def _terminal_asking(tool: str) -> CallContext:
+def _terminal_asking(tool: str, terminal: int) -> CallContext:
     """The ``CallContext`` of a call of ``tool`` run at the terminal: it asks the question
-    on stderr and reads the answer from stdin, in this thread (the main one, where
-    Ctrl-C lands). Only a confirmation is asked: the terminal has no forms, and a
-    tool's own ``elicit`` fails as it does outside a served call."""
+    on ``terminal`` (``/dev/tty``: where the user sees it, whatever stderr is) and reads
+    the answer there, in this thread (the main one, where Ctrl-C lands). Only a
+    confirmation is asked: the terminal has no forms, and a tool's own ``elicit``
+    fails as it does outside a served call."""
     from agentkit.context import CONFIRM_FORM, CallContext, Elicited
 
     class TerminalAsking(CallContext):
@@ -423,15 +474,12 @@ def _terminal_asking(tool: str) -> CallContext:
         async def aelicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
             if dict(schema) != dict(CONFIRM_FORM):
                 return await super().aelicit(message, schema)
-            _echo(message, error=True)
             try:
-                sys.stderr.write("[y/N] ")
-                sys.stderr.flush()
-                answer = sys.stdin.readline()
+                answer = _ask(terminal, f"{terminal_text(message)}\n[y/N] ")
             except KeyboardInterrupt:
                 answer = ""
             if not answer:  # Ctrl-C or end of input: dismissed
-                _echo(error=True)
+                os.write(terminal, b"\n")  # the prompt's line ends
                 return Elicited(action="cancel")
             accepted = answer.strip().lower() in ("y", "yes")
             return Elicited(action="accept" if accepted else "decline")
@@ -625,6 +673,7 @@ _HTTP_ONLY = (
     ("allowed_origin", "--allowed-origin"),
     ("max_request_bytes", "--max-request-bytes"),
     ("header_timeout", "--header-timeout"),
+    ("body_timeout", "--body-timeout"),
     ("idle_timeout", "--idle-timeout"),
     ("max_connections", "--max-connections"),
 )
@@ -828,13 +877,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     limits = _limits(args)
     host, port = mcp_http.parse_address(args.http)
     _positive(args.max_request_bytes, "--max-request-bytes", integer=True)
-    from agentkit.mcp_conn import check_limits
+    from agentkit.mcp_conn import check_body_timeout, check_limits
 
     header_timeout, idle_timeout, max_connections = check_limits(
         args.header_timeout, args.idle_timeout, args.max_connections
     )
     options = mcp_http.HttpOptions(
         header_timeout=header_timeout,
+        body_timeout=check_body_timeout(args.body_timeout),
         idle_timeout=idle_timeout,
         max_connections=max_connections,
         host=host,
@@ -1057,6 +1107,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="SECONDS",
         help="close a connection whose request head is not complete in time (default 10)",
+    )
+    serve.add_argument(
+        "--body-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="close a connection whose request body is not complete this long after its "
+        "head (default 30)",
     )
     serve.add_argument(
         "--idle-timeout",

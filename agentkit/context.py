@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import re
 import sys
 import threading
 import time
@@ -523,8 +524,21 @@ def invisible(char: str, *, after: str = "") -> bool:
 
 
 def blank(line: str) -> bool:
-    """Whether ``line`` shows nothing: only spaces and characters drawn as nothing."""
-    return all(char.isspace() or invisible(char) for char in line)
+    """Whether ``line`` shows nothing once ``visible``: it is empty or holds only U+0020
+    spaces. A line of characters drawn as nothing is not blank: each is spelled out."""
+    return not visible(line).strip(" ")
+
+
+#: What ``visible`` writes for a character it spells out: ``\u`` and four hex digits,
+#: or ``\U`` and eight.
+_SPELLED: Final = re.compile(r"\\(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})")
+
+
+def spelled_alike(text: str) -> bool:
+    """Whether ``text`` holds a backslash sequence that reads as a character ``visible``
+    spells out (``\\u200b`` typed as six characters): shown as it is, it could not be
+    told from that character, so a confirmation does not count it as shown whole."""
+    return "\\" in text and _SPELLED.search(text) is not None
 
 
 def visible(text: str) -> str:

@@ -1,16 +1,20 @@
-"""The connections of ``agentkit serve --http``: a request-head deadline and a connection cap.
+"""The connections of ``agentkit serve --http``: request deadlines and a connection cap.
 
 uvicorn bounds the idle time between requests (``timeout_keep_alive``) but not
-the time a client takes to send a request's head: a connection that sends one
-header byte a second is kept forever, before any authentication, and each holds
-a file descriptor. ``guarded_protocol`` wraps uvicorn's own HTTP protocol class
-(passed as its ``http=`` option; the server stays uvicorn's) with two rules:
+the time a client takes to send a request: a connection that sends one header
+byte a second, or a complete head and then its body a byte a second, is kept
+forever, before any authentication, and each holds a file descriptor.
+``guarded_protocol`` wraps uvicorn's own HTTP protocol class (passed as its
+``http=`` option; the server stays uvicorn's) with three rules:
 
 - **Head deadline.** From the moment a connection opens, and from the first
   byte of each later request, the request's head (request line and headers)
   must be complete within ``header_timeout`` seconds, else the connection gets
-  ``408`` and is closed. The body and the answer are not timed here (the body
-  is bounded by ``--max-request-bytes``, a call by ``--call-timeout``).
+  ``408`` and is closed.
+- **Body deadline.** From the moment a request's head is complete, its body
+  must be complete within ``body_timeout`` seconds, else the connection gets
+  ``408`` (or, if an answer has begun, is cut) and is closed. The answer is not
+  timed here (a call is bounded by ``--call-timeout``).
 - **Connection cap.** A connection beyond ``max_connections`` open ones gets
   ``503`` with ``Retry-After: 1`` and is closed at once, so it holds its file
   descriptor only for that moment. ``default_max_connections`` sizes the cap
@@ -30,10 +34,12 @@ from typing import Any, ClassVar, Final
 from agentkit.toolerrors import UsageError
 
 __all__ = [
+    "DEFAULT_BODY_TIMEOUT",
     "DEFAULT_HEADER_TIMEOUT",
     "DEFAULT_IDLE_TIMEOUT",
     "MAX_DEFAULT_CONNECTIONS",
     "accept_backlog",
+    "check_body_timeout",
     "check_limits",
     "default_max_connections",
     "guarded_protocol",
@@ -45,6 +51,9 @@ logger = logging.getLogger("agentkit.mcp_http")
 
 #: Seconds a client has to send a request's head; a real client sends it at once.
 DEFAULT_HEADER_TIMEOUT: Final = 10.0
+#: Seconds a client has to send a request's body once its head came: the default
+#: --max-request-bytes (4 MiB) at about 1 Mbit/s.
+DEFAULT_BODY_TIMEOUT: Final = 30.0
 #: Seconds an idle keep-alive connection is kept between requests (uvicorn's default).
 DEFAULT_IDLE_TIMEOUT: Final = 5
 #: The default cap when the open-file limit is high: far more than MCP clients need.
@@ -61,11 +70,20 @@ _REFUSAL: Final = (
     b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: 21\r\n\r\n"
     b"too many connections\n"
 )
-_TIMED_OUT: Final = (
-    b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
-    b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: 30\r\n\r\n"
-    b"the request head came too late"
-)
+
+
+def _timed_out(part: str) -> bytes:
+    """The answer to a request whose ``part`` (head, body) is late."""
+    text = f"the request {part} came too late".encode()
+    return (
+        b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
+        b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n\r\n%s"
+        % (len(text), text)
+    )
+
+
+_HEAD_TIMED_OUT: Final = _timed_out("head")
+_BODY_TIMED_OUT: Final = _timed_out("body")
 
 
 def raise_open_file_limit() -> int | None:
@@ -121,12 +139,7 @@ def check_limits(
     Raises the open-file limit (``raise_open_file_limit``) to size and check the
     cap. Raises ``UsageError`` naming the option, the value and the range.
     """
-    header = DEFAULT_HEADER_TIMEOUT if header_timeout is None else header_timeout
-    if not (math.isfinite(header) and 0 < header <= _MAX_SECONDS):
-        raise UsageError(
-            f"--header-timeout takes a number of seconds above 0 and at most "
-            f"{_MAX_SECONDS:.0f}, got {header_timeout}"
-        )
+    header = _seconds("--header-timeout", header_timeout, DEFAULT_HEADER_TIMEOUT)
     idle = DEFAULT_IDLE_TIMEOUT if idle_timeout is None else idle_timeout
     if not 1 <= idle <= _MAX_SECONDS:
         raise UsageError(
@@ -151,15 +164,32 @@ def check_limits(
     return header, idle, max_connections
 
 
+def check_body_timeout(body_timeout: float | None) -> float:
+    """``--body-timeout`` checked, its default filled in; ``UsageError`` out of range."""
+    return _seconds("--body-timeout", body_timeout, DEFAULT_BODY_TIMEOUT)
+
+
+def _seconds(option: str, given: float | None, default: float) -> float:
+    seconds = default if given is None else given
+    if not (math.isfinite(seconds) and 0 < seconds <= _MAX_SECONDS):
+        raise UsageError(
+            f"{option} takes a number of seconds above 0 and at most {_MAX_SECONDS:.0f}, "
+            f"got {given}"
+        )
+    return seconds
+
+
 class _Guard(asyncio.Protocol):
-    """The head deadline and the cap, mixed into uvicorn's HTTP protocol class.
+    """The head and body deadlines and the cap, mixed into uvicorn's HTTP protocol class.
 
     It reads what both of uvicorn's HTTP protocols keep: ``connections`` (the
     server's open connections), ``transport`` and ``cycle`` (the request being
-    answered; ``response_complete`` once answered).
+    answered, made once its head is read: ``more_body`` until its body is all read,
+    ``response_started`` and ``response_complete`` as it is answered).
     """
 
     header_timeout: ClassVar[float]
+    body_timeout: ClassVar[float]
     max_connections: ClassVar[int]
     _warned: ClassVar[float] = -math.inf
 
@@ -167,9 +197,11 @@ class _Guard(asyncio.Protocol):
     transport: asyncio.Transport
     cycle: Any
     _head_timer: asyncio.TimerHandle | None
+    _body_timer: asyncio.TimerHandle | None
+    _timed_body: Any  # the request whose body ``_body_timer`` times
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._head_timer = None
+        self._head_timer = self._body_timer = self._timed_body = None
         super().connection_made(transport)
         if len(self.connections) > self.max_connections:
             self._refuse()
@@ -182,9 +214,11 @@ class _Guard(asyncio.Protocol):
         super().data_received(data)
         if not self._awaiting_head():
             self._disarm()
+        self._time_body()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._stop_body_timer()
         super().connection_lost(exc)
 
     def _awaiting_head(self) -> bool:
@@ -204,8 +238,42 @@ class _Guard(asyncio.Protocol):
     def _head_overdue(self) -> None:
         self._head_timer = None
         if self._awaiting_head() and not self.transport.is_closing():
-            self.transport.write(_TIMED_OUT)
+            self.transport.write(_HEAD_TIMED_OUT)
             self.transport.close()
+
+    def _reading_body(self) -> Any:
+        """The request whose body is still coming, None when there is none."""
+        cycle = self.cycle
+        if cycle is None or cycle.response_complete or not cycle.more_body:
+            return None
+        return cycle
+
+    def _time_body(self) -> None:
+        """Start the body deadline when a request's head was just read (its body still
+        to come), stop it once the body is whole or the request answered."""
+        reading = self._reading_body()
+        if reading is None:
+            self._stop_body_timer()
+        elif reading is not self._timed_body:
+            self._stop_body_timer()
+            self._timed_body = reading
+            loop = asyncio.get_running_loop()
+            self._body_timer = loop.call_later(self.body_timeout, self._body_overdue)
+
+    def _stop_body_timer(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+        self._body_timer = self._timed_body = None
+
+    def _body_overdue(self) -> None:
+        reading = self._reading_body()
+        late = reading is not None and reading is self._timed_body
+        self._body_timer = self._timed_body = None
+        if not late or self.transport.is_closing():
+            return
+        if not reading.response_started:  # else a 408 would land inside the answer
+            self.transport.write(_BODY_TIMED_OUT)
+        self.transport.close()  # the app reading the body hears the client left
 
     def _refuse(self) -> None:
         now = time.monotonic()
@@ -220,11 +288,19 @@ class _Guard(asyncio.Protocol):
 
 
 def guarded_protocol(
-    base: type[asyncio.Protocol], *, header_timeout: float, max_connections: int
+    base: type[asyncio.Protocol],
+    *,
+    header_timeout: float,
+    max_connections: int,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
 ) -> type[asyncio.Protocol]:
-    """uvicorn's HTTP protocol class ``base`` with the head deadline and the cap."""
+    """uvicorn's HTTP protocol class ``base`` with the head and body deadlines and the cap."""
     return type(
         f"Guarded{base.__name__}",
         (_Guard, base),
-        {"header_timeout": header_timeout, "max_connections": max_connections},
+        {
+            "header_timeout": header_timeout,
+            "body_timeout": body_timeout,
+            "max_connections": max_connections,
+        },
     )

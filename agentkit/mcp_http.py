@@ -55,6 +55,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agentkit.credentials import CredentialsManager, read_user_file
 from agentkit.mcp_conn import (
+    DEFAULT_BODY_TIMEOUT,
     DEFAULT_HEADER_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT,
     accept_backlog,
@@ -147,6 +148,8 @@ class HttpOptions:
     #: keep-alive connection may stay open between requests.
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
     idle_timeout: int = DEFAULT_IDLE_TIMEOUT
+    #: Seconds a request's body may take once its head came (``agentkit.mcp_conn``).
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
     #: Open connections at most (None: sized from the open-file limit, raised at start).
     max_connections: int | None = None
 
@@ -929,11 +932,12 @@ def serve_http(
         # The calls in flight are drained before this; what is left is answers being
         # written and idle streams, which need only a moment.
         timeout_graceful_shutdown=2,
-        # uvicorn times the idle time between requests, not a request head that never
-        # ends, and does not cap connections: its own protocol class, guarded.
+        # uvicorn times the idle time between requests, not a request head or body
+        # that never ends, and does not cap connections: its own protocol class, guarded.
         http=guarded_protocol(
             AutoHTTPProtocol,
             header_timeout=options.header_timeout,
+            body_timeout=options.body_timeout,
             max_connections=max_connections,
         ),
         timeout_keep_alive=options.idle_timeout,

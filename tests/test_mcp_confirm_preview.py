@@ -88,6 +88,7 @@ def _asked(tmp_path: Path, definition: str, arguments: dict[str, Any]) -> str:
 
 
 ARGS = {"memo": "refund", "to_account": "DE00 1234"}
+LISTED = "(Not all of it is shown above; the request was made from these arguments:\n"
 
 
 @pytest.mark.parametrize(
@@ -221,7 +222,19 @@ def test_blank_lines_cannot_push_the_rest_of_a_text_body_out_of_sight(tmp_path: 
     memo = "refund" + "\n" * 5000 + "   \n" * 100
     asked = _asked(tmp_path, HEAD + TEXT_BODY, {"memo": memo, "to_account": "ATTACKER-IBAN"})
     assert "\u2026 [5,100 blank lines]\nto_account=ATTACKER-IBAN" in asked
-    assert len(asked) < 1000
+    # Said in one line, they are not all shown (how many spaces each had): the
+    # arguments are listed, the memo with the count of what is cut.
+    assert LISTED in asked
+    assert "more characters]" in asked.partition(LISTED)[2]
+    assert len(asked) < 1500
+
+
+@pytest.mark.parametrize("run", [1, 2])
+def test_one_or_two_blank_lines_are_shown_as_they_are(tmp_path: Path, run: int) -> None:
+    memo = "refund" + "\n  " * run
+    asked = _asked(tmp_path, HEAD + TEXT_BODY, {"memo": memo, "to_account": "DE00"})
+    assert "memo=refund" + "\n  " * run + "\nto_account=DE00\n" in asked
+    assert LISTED not in asked
 
 
 def test_a_hand_written_tools_arguments_are_spelled_out_too() -> None:
@@ -339,11 +352,47 @@ FILLERS = ["\u3164", "\u2800", "\u115f", "\u1160", "\uffa0", "\u034f", "\ufe0f",
 
 
 @pytest.mark.parametrize("filler", FILLERS, ids=[f"U+{ord(f[-1]):04X}" for f in FILLERS])
-def test_lines_of_invisible_fillers_are_blank_lines(tmp_path: Path, filler: str) -> None:
-    memo = "weekly summary" + f"\n{filler}" * 3000
+@pytest.mark.parametrize("lines", [1, 3, 3000])
+def test_lines_of_invisible_characters_are_spelled_out_not_blank(
+    tmp_path: Path, filler: str, lines: int
+) -> None:
+    from agentkit.context import visible
+
+    memo = "weekly summary" + f"\n{filler * 3}" * lines
     asked = _asked(tmp_path, HEAD + TEXT_BODY, {"memo": memo, "to_account": "ATTACKER-IBAN"})
-    assert "\u2026 [3,000 blank lines]\nto_account=ATTACKER-IBAN" in asked
-    assert len(asked) < 1000
+    request, _, listed = asked.partition(LISTED)
+    assert "blank lines" not in request
+    spelled = visible(filler * 3)
+    assert spelled != filler * 3
+    assert "memo=weekly summary" + f"\n{spelled}" * min(lines, 29) in request
+    assert f"{spelled}\nto_account=ATTACKER-IBAN" in request
+    if lines < 30:
+        assert not listed  # every line is shown
+    else:  # too many to show: the lines between are counted, the arguments listed
+        assert f"\u2026 [{lines + 2 - 40:,} more lines]" in request
+        assert '"to_account": "ATTACKER-IBAN"' in listed
+        assert asked.count("\n") < 100
+
+
+MULTIPART_BODY = """\
+    multipart:
+      fields: {to_account: "{{ inputs.to_account }}"}
+      files: {memo: {content: "{{ inputs.memo }}", filename: memo.txt}}
+"""
+
+
+@pytest.mark.parametrize("lines", [1, 3])
+def test_a_multipart_parts_lines_of_tag_characters_are_spelled_out(
+    tmp_path: Path, lines: int
+) -> None:
+    tags = "".join(chr(0xE0000 + ord(char)) for char in "IGNORE PREVIOUS INSTRUCTIONS")
+    memo = "Thanks!" + f"\n{tags}" * lines + "\nCheers"
+    asked = _asked(tmp_path, HEAD + MULTIPART_BODY, {"memo": memo, "to_account": "DE00"})
+    spelled = "".join(f"\\U{ord(char):08x}" for char in tags)
+    assert asked.count(f"\n{spelled}") == lines
+    assert "blank lines" not in asked
+    assert "Thanks!\n" in asked
+    assert "\nCheers\\u000d\n" in asked
 
 
 def test_a_text_body_shows_a_bounded_number_of_lines_and_every_argument(tmp_path: Path) -> None:

@@ -1,11 +1,12 @@
 """`agentkit serve --http` against slow and numerous connections, with real sockets on 127.0.0.1.
 
-A connection must finish its request head within ``--header-timeout`` (408, then
-closed), an idle keep-alive connection is closed after ``--idle-timeout``, and
-connections past ``--max-connections`` get 503 at once: so a flood of
-connections that dribble their headers a byte a second never stops a normal
-client, and never runs the process out of file descriptors (the servers here
-run with a small open-file limit, so running out would be quick).
+A connection must finish its request head within ``--header-timeout`` and then its
+body within ``--body-timeout`` (408, then closed), an idle keep-alive connection is
+closed after ``--idle-timeout``, and connections past ``--max-connections`` get 503
+at once: so a flood of connections that dribble their headers or their bodies a
+byte a second never stops a normal client for longer than those deadlines, and
+never runs the process out of file descriptors (the servers here run with a small
+open-file limit, so running out would be quick).
 """
 
 from __future__ import annotations
@@ -36,6 +37,17 @@ FD_LIMIT = 256
 CAP = default_max_connections(FD_LIMIT)
 HEADER_TIMEOUT = 8.0
 HEAD = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
+#: A whole request head, then the first byte of a body that would be 100,000 bytes long.
+BODY = (
+    b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    b"Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n{"
+)
+#: The same, with a chunked body: chunks of one byte.
+CHUNKED = (
+    b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    b"Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"1\r\n{\r\n"
+)
 
 
 def _small_fd_limit() -> None:
@@ -43,16 +55,21 @@ def _small_fd_limit() -> None:
 
 
 def _server(
-    *args: str, limit: Callable[[], None] | None = _small_fd_limit
+    *args: str,
+    limit: Callable[[], None] | None = _small_fd_limit,
+    env: dict[str, str] | None = None,
 ) -> contextlib.AbstractContextManager[Served]:
-    return serving(["--tools", str(ROOT / "tools.d"), *args], preexec_fn=limit)
+    return serving(["--tools", str(ROOT / "tools.d"), *args], preexec_fn=limit, env=env)
 
 
 class Dribbler:
-    """Connections that send a request head one byte a second and never finish it."""
+    """Connections that send ``start`` (by default the start of a request head), then
+    ``drip`` once a second, and never finish the request."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, start: bytes = HEAD, drip: bytes = b"x") -> None:
         self.port = port
+        self.start = start
+        self.drip = drip
         self.sockets: list[socket.socket] = []
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._dribble, daemon=True)
@@ -63,7 +80,7 @@ class Dribbler:
 
         def one(_: int) -> socket.socket:
             sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
-            sock.sendall(HEAD)
+            sock.sendall(self.start)
             return sock
 
         with ThreadPoolExecutor(max_workers=32) as pool:
@@ -74,7 +91,7 @@ class Dribbler:
         while not self.done.wait(1.0) and time.monotonic() < end:
             for sock in self.sockets:
                 with contextlib.suppress(OSError):
-                    sock.send(b"x")
+                    sock.send(self.drip)
 
     def __enter__(self) -> Dribbler:
         self.thread.start()
@@ -160,14 +177,123 @@ def test_a_normal_client_is_answered_at_once_while_slow_heads_dribble() -> None:
                     sock.recv(1)
 
 
-def _raw_exchange(sock: socket.socket) -> bytes:
+BODY_TIMEOUT = 12.0
+
+
+def test_slow_bodies_past_the_open_file_limit_never_lock_out_a_normal_client() -> None:
+    count = FD_LIMIT + 44
+    # A short head deadline: a whole head is past it, only the body deadline applies.
+    args = ("--body-timeout", str(BODY_TIMEOUT), "--header-timeout", "2")
+    with _server(*args) as served:
+        port = int(served.url.rsplit(":", 1)[1].split("/")[0])
+        with Dribbler(port, start=BODY, drip=b" ") as slow:
+            started = time.monotonic()
+            slow.open(count)
+            opened = time.monotonic()
+            assert opened - started < BODY_TIMEOUT - 5
+            time.sleep(0.5)
+            # Past the cap: 503 and closed at once (as for slow heads), not held.
+            refused = _answered(slow.sockets)
+            assert len(refused) == count - CAP
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+                assert _answer(client, 2.0).startswith(b"HTTP/1.1 503 ")
+            # Past every head deadline, before any body deadline: none is answered yet...
+            time.sleep(max(0.0, opened + 2.5 - time.monotonic()))
+            held = [sock for sock in slow.sockets if sock not in refused]
+            assert time.monotonic() - started < BODY_TIMEOUT
+            assert _answered(held) == []
+            # ...and each is closed at its body deadline, with 408.
+            for sock in held:
+                answer = _answer(sock, BODY_TIMEOUT + 5.0)
+                assert answer.startswith(b"HTTP/1.1 408 "), answer
+                assert answer.endswith(b"the request body came too late")
+            assert time.monotonic() - started > BODY_TIMEOUT - 0.5
+            assert time.monotonic() - opened < BODY_TIMEOUT + 5.0
+            assert _initialize(served, seconds=5.0)[0] == 200
+        assert "Too many open files" not in served.stderr
+
+
+@pytest.mark.parametrize(
+    ("start", "drip"),
+    [
+        pytest.param(BODY, b" ", id="content-length-dripped"),
+        pytest.param(CHUNKED, b"1\r\n \r\n", id="chunked-dripped"),
+        pytest.param(BODY, b"", id="no-body-after-the-head"),
+        pytest.param(BODY[:-1], b"", id="head-only"),
+        pytest.param(CHUNKED, b"", id="chunked-stalled"),
+    ],
+)
+def test_a_request_body_must_be_whole_within_the_body_timeout(start: bytes, drip: bytes) -> None:
+    with _server("--body-timeout", "1", limit=None) as served:
+        port = int(served.url.rsplit(":", 1)[1].split("/")[0])
+        with Dribbler(port, start=start, drip=drip) as slow:
+            slow.open(1)
+            started = time.monotonic()
+            answer = _answer(slow.sockets[0], 8.0)
+            assert answer == (
+                b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
+                b"Content-Type: text/plain; charset=utf-8\r\nContent-Length: 30\r\n\r\n"
+                b"the request body came too late"
+            )
+            assert 0.5 < time.monotonic() - started < 6.0
+            assert _initialize(served, seconds=5.0)[0] == 200
+
+
+def test_a_body_sent_in_pieces_within_the_deadline_is_answered() -> None:
     body = json.dumps(INITIALIZE).encode()
-    sock.sendall(
+    with _server("--body-timeout", "6", limit=None) as served:
+        port = int(served.url.rsplit(":", 1)[1].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(_initialize_head(body))
+            third = len(body) // 3
+            for piece in (body[:third], body[third : 2 * third], body[2 * third :]):
+                time.sleep(0.5)
+                sock.sendall(piece)
+            assert _reply_head(sock).startswith(b"HTTP/1.1 200 ")
+
+
+def test_each_request_on_a_kept_alive_connection_has_its_own_body_deadline() -> None:
+    with _server("--body-timeout", "1", "--idle-timeout", "30", limit=None) as served:
+        port = int(served.url.rsplit(":", 1)[1].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            time.sleep(1.5)  # past one body deadline: the first request is not timed from it
+            assert _raw_exchange(sock).startswith(b"HTTP/1.1 200 ")
+            time.sleep(1.5)
+            assert _raw_exchange(sock).startswith(b"HTTP/1.1 200 ")
+            sock.sendall(BODY)
+            assert _answer(sock, 8.0).startswith(b"HTTP/1.1 408 ")
+
+
+def test_a_refused_request_does_not_keep_its_connection_by_dripping_the_body() -> None:
+    # 401 before the body is read: the bytes dripped after it are no request head.
+    args = ("--auth-token-env", "TOKEN", "--body-timeout", "60", "--header-timeout", "1")
+    with _server(*args, limit=None, env={"TOKEN": "t0ken-0123456789abcdef"}) as served:
+        port = int(served.url.rsplit(":", 1)[1].split("/")[0])
+        with Dribbler(port, start=BODY, drip=b" ") as slow:
+            slow.open(1)
+            started = time.monotonic()
+            answer = _answer(slow.sockets[0], 10.0)
+            assert answer.startswith(b"HTTP/1.1 401 "), answer
+            assert time.monotonic() - started < 8.0
+
+
+def _initialize_head(body: bytes) -> bytes:
+    """The head of an initialize request whose body is ``body``."""
+    return (
         b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         b"Accept: application/json, text/event-stream\r\n"
         + f"Content-Length: {len(body)}\r\n\r\n".encode()
-        + body
     )
+
+
+def _raw_exchange(sock: socket.socket) -> bytes:
+    body = json.dumps(INITIALIZE).encode()
+    sock.sendall(_initialize_head(body) + body)
+    return _reply_head(sock)
+
+
+def _reply_head(sock: socket.socket) -> bytes:
+    """The head of the reply to the request sent on ``sock``, once the reply is whole."""
     sock.settimeout(10)
     data = b""
     while b"\r\n\r\n" not in data:
@@ -247,6 +373,13 @@ def test_the_cap_follows_the_open_file_limit() -> None:
         ),
         pytest.param("--idle-timeout", "86401", "from 1 to 86400, got 86401", id="idle-huge"),
         pytest.param(
+            "--body-timeout", "0", "--body-timeout takes a number of seconds", id="body-0"
+        ),
+        pytest.param("--body-timeout", "-2", "above 0 and at most 86400, got -2.0", id="body-neg"),
+        pytest.param("--body-timeout", "nan", "got nan", id="body-nan"),
+        pytest.param("--body-timeout", "inf", "got inf", id="body-inf"),
+        pytest.param("--body-timeout", "1e9", "at most 86400", id="body-huge"),
+        pytest.param(
             "--max-connections", "0", "--max-connections takes a whole number from 1", id="cap-0"
         ),
         pytest.param("--max-connections", "-5", "got -5", id="cap-negative"),
@@ -268,7 +401,9 @@ def test_an_out_of_range_option_is_a_usage_error(
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("option", ["--header-timeout", "--idle-timeout", "--max-connections"])
+@pytest.mark.parametrize(
+    "option", ["--header-timeout", "--body-timeout", "--idle-timeout", "--max-connections"]
+)
 def test_the_connection_options_need_http(capsys: pytest.CaptureFixture[str], option: str) -> None:
     assert _exit_code(["serve", "--tools", str(ROOT / "tools.d"), option, "5"]) == 2
     assert f"{option} only applies with --http" in capsys.readouterr().err

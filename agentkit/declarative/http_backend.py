@@ -10,7 +10,8 @@
 - A request that may have reached the server is sent again only when its
   method is idempotent (or ``retry.non_idempotent`` says so); one that provably
   never left (its connect failed) may always be. urllib3 never resends.
-- Redirects are followed only within the origin, at most five.
+- Redirects are followed only within the origin, at most five; after the user
+  allowed the request (``confirm``), only one that makes it a GET without a body.
 - The body is read as a stream, decoded, and counted against
   ``max_response_bytes``; ``Content-Length`` is never trusted.
 - Credential values, and every form the call derives from them (basic auth's
@@ -268,15 +269,16 @@ class HttpBackend:
         with redacting(redactor):
             try:
                 request = build_request(self.spec, view_inputs, credentials, deadline)
-                if confirm(lambda: preview(self.spec, request, view_inputs)):
+                allowed = confirm(lambda: preview(self.spec, request, view_inputs))
+                if allowed:
                     # The user's time to answer is not the call's: the deadline starts again.
                     deadline = time.monotonic() + self.spec.total_timeout
                 if self.spec.paginate is not None:
                     pagination = self.spec.paginate
                     return self._pages(
-                        pagination, credentials, session, deadline, view_inputs, request
+                        pagination, credentials, session, deadline, view_inputs, request, allowed
                     )
-                response = self._dispatch(credentials, session, deadline, request)
+                response = self._dispatch(credentials, session, deadline, request, allowed=allowed)
                 return self._output(view_inputs, response, deadline)
             except _FAILURES as exc:
                 failure = _call_error(exc)
@@ -310,13 +312,17 @@ class HttpBackend:
         deadline: float,
         request: tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]],
         limit: int | None = None,
+        *,
+        allowed: bool = False,
     ) -> ResponseView:
-        """Send ``request`` (one page, or the only one), with a token when auth is OAuth2."""
+        """Send ``request`` (one page, or the only one), with a token when auth is OAuth2;
+        ``allowed``: as the user allowed it (``confirm``), so never elsewhere by a
+        redirect that would send it again."""
         if isinstance(self.spec.auth, OAuth2Auth):
             return self._send_with_token(
-                self.spec.auth, credentials, session, deadline, request, limit
+                self.spec.auth, credentials, session, deadline, request, limit, allowed=allowed
             )
-        return self._send(session, deadline, *request, limit)
+        return self._send(session, deadline, *request, limit, allowed=allowed)
 
     def _send_with_token(
         self,
@@ -326,6 +332,8 @@ class HttpBackend:
         deadline: float,
         request: tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]],
         limit: int | None = None,
+        *,
+        allowed: bool = False,
     ) -> ResponseView:
         """Send with an OAuth2 bearer token; on a 401, drop that token and resend once.
 
@@ -336,14 +344,14 @@ class HttpBackend:
         token = auth.token(credentials, deadline=deadline, session=session)
         headers[auth.name] = f"Bearer {token}"
         try:
-            return self._send(session, deadline, url, params, headers, body, limit)
+            return self._send(session, deadline, url, params, headers, body, limit, allowed=allowed)
         except HttpCallError as exc:
             if exc.status != 401 or exc.kind != "status":
                 raise
         auth.invalidate(token)
         token = auth.token(credentials, deadline=deadline, session=session)
         headers[auth.name] = f"Bearer {token}"
-        return self._send(session, deadline, url, params, headers, body, limit)
+        return self._send(session, deadline, url, params, headers, body, limit, allowed=allowed)
 
     def _pages(
         self,
@@ -353,8 +361,10 @@ class HttpBackend:
         deadline: float,
         inputs: dict[str, Any],
         request: tuple[str, list[tuple[str, str]], dict[str, str], dict[str, Any]],
+        allowed: bool,
     ) -> dict[str, Any]:
-        """Follow the pages (``pagination``), every one within the call's one deadline."""
+        """Follow the pages (``pagination``), every one within the call's one deadline
+        (``allowed``: as ``_dispatch``)."""
         spec = self.spec
         url, params, headers, body = request
 
@@ -364,7 +374,9 @@ class HttpBackend:
             cap = spec.max_response_bytes if limit is None else min(limit, spec.max_response_bytes)
             page_request = (page_url, page_params, dict(headers), body)
             try:
-                return self._dispatch(credentials, session, deadline, page_request, cap)
+                return self._dispatch(
+                    credentials, session, deadline, page_request, cap, allowed=allowed
+                )
             except HttpCallError as exc:
                 if page > 1 and exc.kind == "too_large":
                     return None  # the records so far are the answer, marked truncated
@@ -404,9 +416,11 @@ class HttpBackend:
         headers: dict[str, str],
         body: dict[str, Any],
         limit: int | None = None,
+        *,
+        allowed: bool = False,
     ) -> ResponseView:
         """Send with retries, all within ``deadline``; read at most ``limit`` bytes of body
-        (``max_response_bytes`` when None).
+        (``max_response_bytes`` when None); ``allowed``: as ``_dispatch``.
 
         A request that may have reached the server is sent again only when the
         method is idempotent (or the definition says ``non_idempotent: true``);
@@ -439,7 +453,7 @@ class HttpBackend:
                 exchange.begin_attempt()
                 response = None
                 try:
-                    response = self._exchange(session, prepared, exchange)
+                    response = self._exchange(session, prepared, exchange, allowed)
                     if response.status_code in retry.on_status and may_resend and not last:
                         delay = self._retry_delay(response, attempt)
                         response.close()
@@ -472,9 +486,18 @@ class HttpBackend:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _exchange(
-        self, session: requests.Session, prepared: requests.PreparedRequest, exchange: Exchange
+        self,
+        session: requests.Session,
+        prepared: requests.PreparedRequest,
+        exchange: Exchange,
+        allowed: bool,
     ) -> requests.Response:
-        """Send, following same-origin redirects; the body is not read yet."""
+        """Send, following same-origin redirects; the body is not read yet.
+
+        A request the user ``allowed`` as shown follows a redirect only as a GET (or
+        HEAD) without a body: one that would send its method, and its body, again to
+        another URL (307, 308; 301 and 302 but after a POST) fails the call instead.
+        """
         request = prepared
         for _ in range(MAX_REDIRECTS + 1):
             response = session.send(
@@ -490,11 +513,20 @@ class HttpBackend:
             target = urljoin(request.url or "", location)
             response.close()
             self._check_origin(target, request.method or "GET", redirect=True)
+            status = response.status_code
+            reads = status == 303 or (status in (301, 302) and request.method == "POST")
+            if allowed and not reads and request.method not in ("GET", "HEAD"):
+                raise HttpCallError(
+                    "redirect",
+                    f"{request.method} {request.url} answered {status}, redirecting to "
+                    f"{target}: a request the user allowed is not sent again to a URL they "
+                    f"were not shown (the {request.method} and its body would go there), so "
+                    "the redirect was not followed and nothing was sent to it",
+                    status=status,
+                )
             request = request.copy()
             request.prepare_url(target, None)
-            if response.status_code == 303 or (
-                response.status_code in (301, 302) and request.method == "POST"
-            ):
+            if reads:
                 request.method = "GET" if request.method != "HEAD" else "HEAD"
                 request.body = None
                 for name in ("Content-Type", "Content-Length"):

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any, Final, TypeAlias
 from urllib.parse import quote
 
-from agentkit.context import MAX_LINES, arguments_shown, blank, shortened
+from agentkit.context import MAX_LINES, arguments_shown, blank, shortened, spelled_alike
 from agentkit.declarative.http_spec import HttpSpec
 from agentkit.declarative.http_url import Segments
 from agentkit.declarative.http_values import (
@@ -70,13 +70,17 @@ def preview(
     not made yet, says ``token`` of its token. Every header and every field of the
     body is shown, each long value shortened (``agentkit.context.shortened``): a JSON
     body's strings (its lists and nested mappings bounded), a form's fields, any other
-    text body's lines (a run of blank ones said in one line; past ``MAX_LINES`` its
-    first and last ones). Whenever anything made from ``inputs`` is not shown whole
-    (a value cut, lines or entries counted, a masked header that also holds an
-    argument, a binary body), every one of ``inputs``, the arguments the request was
-    made of, is listed after it: a long argument cannot carry another out of sight on
-    its line, in its header or in its string. ``agentkit.context.confirm`` makes
-    invisible and control characters visible."""
+    text body's lines (a run of more than two blank ones said in one line; past
+    ``MAX_LINES`` its first and last ones). A line is blank when it shows nothing once
+    spelled out (``agentkit.context.blank``): empty or U+0020 spaces only; a line of
+    characters drawn as nothing is shown, each spelled out by ``agentkit.context.
+    visible``, which ``agentkit.context.confirm`` (and ``agentkit call --dry-run``)
+    applies to all of it. Whenever anything made from ``inputs`` is not shown whole
+    (a value cut, lines or entries counted, blank lines said in one, a masked header
+    that also holds an argument, a binary body, a header or text holding a backslash
+    sequence that reads as a spelled-out character), every one of ``inputs``, the
+    arguments the request was made of, is listed after it, as JSON: a long argument
+    cannot carry another out of sight on its line, in its header or in its string."""
     import requests
 
     url, params, headers, body = request
@@ -85,14 +89,17 @@ def preview(
             spec.method, url, params=params, headers=headers, **body
         ).prepare()
     except (requests.RequestException, ValueError):  # sending it will say what is wrong
-        return f"send this request:\n{spec.method} {url}{_pages_shown(spec)}"
+        said = "It cannot be built as it is, so sending it will fail; it was to be made"
+        return (
+            f"send this request:\n{spec.method} {url}{_made_of(inputs, said)}{_pages_shown(spec)}"
+        )
     lines = [f"{prepared.method} {prepared.url}"]
     secret = _secret_headers(spec)
     # A masked header made from an argument too hides that argument.
     cut = any(_masks_an_input(spec, name, secret) for name in prepared.headers)
     for name, value in prepared.headers.items():
         shown_value = _header_shown(value, secret=name.lower() in secret)
-        cut = cut or (name.lower() not in secret and shown_value != value)
+        cut = cut or (name.lower() not in secret and (shown_value != value or spelled_alike(value)))
         lines.append(f"{name}: {shown_value}")
     if isinstance(spec.auth, OAuth2Auth):
         lines.append(f"Authorization: Bearer *** ({token})")
@@ -110,13 +117,18 @@ def preview(
             text, body_cut = _body_shown(body, str(payload))
             shown += f"\n\n{text}"
             cut = cut or body_cut
-    if cut and inputs:
-        made = arguments_shown(inputs).partition("\n")[2]
-        shown += (
-            "\n\n(Not all of it is shown above; the request was made from these "
-            f"arguments:\n{made})"
-        )
+    if cut:
+        shown += _made_of(inputs, "Not all of it is shown above; the request was made")
     return shown + _pages_shown(spec)
+
+
+def _made_of(inputs: Mapping[str, Any] | None, said: str) -> str:
+    """``said`` and every one of ``inputs`` (as JSON, each long value shortened), for a
+    request not shown whole; nothing when there are none."""
+    if not inputs:
+        return ""
+    made = arguments_shown(inputs).partition("\n")[2]
+    return f"\n\n({said} from these arguments:\n{made})"
 
 
 def _masks_an_input(spec: HttpSpec, name: str, secret: set[str]) -> bool:
@@ -176,43 +188,50 @@ def _pages_shown(spec: HttpSpec) -> str:
 
 def _body_shown(body: Mapping[str, Any], payload: str) -> tuple[str, bool]:
     """``payload`` (the body as sent) with each long value shortened, and whether
-    anything of it was cut or counted rather than shown."""
+    anything of it was cut, counted, or is shown in a way that could be misread."""
     if body.get("json") is not None:  # as requests encodes it, one value at a time
         shown_json = shortened(body["json"])
         text = json.dumps(shown_json, ensure_ascii=False, allow_nan=False)
         return text, shown_json != body["json"]
+    # A text body, unlike JSON, has no escapes of its own: a "\\u200b" typed in it
+    # would read as the character visible() spells so.
+    misread = spelled_alike(payload)
     if body.get("data") is not None and not body.get("files") and "\n" not in payload:
         fields = payload.split("&")  # a form: field=value&...
         shown_fields = [str(shortened(field)) for field in fields]
-        return "&".join(shown_fields), shown_fields != fields
+        return "&".join(shown_fields), misread or shown_fields != fields
     raw_lines = payload.split("\n")  # multipart, text
     cut_lines = [str(shortened(line)) for line in raw_lines]
-    lines = _blank_runs_said(cut_lines)
+    lines, said = _blank_runs_said(cut_lines)
+    cut = misread or said or cut_lines != raw_lines
     if len(lines) <= MAX_LINES:
-        return "\n".join(lines), cut_lines != raw_lines
+        return "\n".join(lines), cut
     # Too long to show whole: its first and last lines (the arguments follow).
     head, tail = MAX_LINES * 3 // 4, MAX_LINES // 4
     more = len(lines) - head - tail
     return "\n".join([*lines[:head], f"\u2026 [{more:,} more lines]", *lines[-tail:]]), True
 
 
-def _blank_runs_said(lines: list[str]) -> list[str]:
-    """``lines`` with each run of more than two blank ones (nothing on them but spaces
-    and characters drawn as nothing) said in one line, so that blank lines cannot push
-    the rest of a body out of sight."""
+def _blank_runs_said(lines: list[str]) -> tuple[list[str], bool]:
+    """``lines`` with each run of more than two blank ones (``agentkit.context.blank``:
+    empty, or spaces only) said in one line, so that blank lines cannot push the rest
+    of a body out of sight; and whether any run was (what it said is not all of it:
+    how many spaces each line had)."""
     kept: list[str] = []
-    run = 0
+    run: list[str] = []
+    said = False
     for line in [*lines, "end"]:
         if blank(line):
-            run += 1
+            run.append(line)
             continue
-        if run > 2:
-            kept.append(f"\u2026 [{run:,} blank lines]")
+        if len(run) > 2:
+            kept.append(f"\u2026 [{len(run):,} blank lines]")
+            said = True
         else:
-            kept.extend([""] * run)
-        run = 0
+            kept.extend(run)
+        run = []
         kept.append(line)
-    return kept[:-1]
+    return kept[:-1], said
 
 
 def build_request(
@@ -276,7 +295,7 @@ def header_value_problem(value: str) -> str | None:
             f"would contain the control character U+{ord(bad):04X}, which an HTTP header "
             "must not hold"
         )
-    if value != value.strip(" \t"):
+    if value != value.strip(" \t") or value[:1].isspace():  # requests refuses U+00A0 in front
         return "would start or end with whitespace, which HTTP drops or refuses"
     return None
 

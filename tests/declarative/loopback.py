@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 Behaviour = Callable[["Handler"], None]
 
@@ -132,14 +132,17 @@ def serve(behaviours: dict[str, Behaviour]) -> Iterator[str]:
         yield f"http://127.0.0.1:{server.server_address[1]}"
 
 
+_Server = TypeVar("_Server", bound=socketserver.BaseServer)
+
+
 @contextmanager
-def running(server: socketserver.BaseServer) -> Iterator[None]:
-    """Run ``server`` on a thread for the block; shut it down and close it after."""
+def running(server: _Server) -> Iterator[_Server]:
+    """Run ``server`` on a thread for the block (yields it); shut it down and close it after."""
     # A short poll interval: shutdown() waits up to one interval, once per server.
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
-        yield
+        yield server
     finally:
         server.shutdown()
         server.server_close()
