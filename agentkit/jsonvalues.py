@@ -15,6 +15,7 @@ import copy
 import json
 import math
 from collections.abc import Callable
+from types import NoneType
 from typing import Any, Final
 
 from agentkit.toolerrors import Problem
@@ -27,9 +28,7 @@ __all__ = ["MAX_DEPTH", "checked_copy", "loads", "plain_copy"]
 #: recursion limit (about 1,000 frames), whichever thread it runs in.
 MAX_DEPTH: Final = 64
 
-_SCALARS: Final = (str, int, bool, type(None))
-# Exact types only: a subclass (an IntEnum, a str subclass) is left to ``_copy``.
-_PLAIN_SCALARS: Final = frozenset(_SCALARS)
+_SCALARS: Final = (str, int, bool, NoneType)
 
 
 def checked_copy(value: Any, path: str, errors: list[Problem]) -> Any:
@@ -57,23 +56,42 @@ def plain_copy(value: dict[Any, Any] | list[Any], depth: int = 0) -> Any:
     value is not plain, for ``checked_copy`` to judge with its messages.
 
     The fast tier of every call's check: each container is copied whole in C,
-    and only its containers and floats are looked at again.
+    and only its containers and floats are written again. Written out for dicts
+    and lists apart, each type test an ``is`` (what CPython runs fastest).
     """
     if depth >= MAX_DEPTH:
         return None
     copied = value.copy()
-    for key, item in value.items() if type(value) is dict else enumerate(value):
+    if type(value) is dict:
+        for key, item in value.items():
+            kind = type(item)
+            if kind is str or kind is int or kind is bool or kind is NoneType:
+                continue
+            if kind is float:
+                if item - item != 0.0:  # NaN and the infinities
+                    return None
+            elif kind is dict or kind is list:
+                item = plain_copy(item, depth + 1)
+                if item is None:
+                    return None
+                copied[key] = item
+            else:
+                return None
+        return copied
+    index = -1  # counted by hand: cheaper than enumerate's tuple per item
+    for item in value:
+        index += 1
         kind = type(item)
-        if kind in _PLAIN_SCALARS:
+        if kind is str or kind is int or kind is bool or kind is NoneType:
             continue
         if kind is float:
-            if item - item != 0.0:  # NaN and the infinities
+            if item - item != 0.0:
                 return None
         elif kind is dict or kind is list:
             item = plain_copy(item, depth + 1)
             if item is None:
                 return None
-            copied[key] = item
+            copied[index] = item
         else:
             return None
     return copied

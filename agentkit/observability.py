@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import logging
+import math
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -297,7 +299,14 @@ class HistogramSnapshot:
 
 
 class InMemoryHistogram:
-    """The duration histogram, kept in memory, per tool: count, sum, failures and buckets."""
+    """The duration histogram, kept in memory, per tool: count, sum, failures and buckets.
+
+    Thread-safe. A successful call of a tool seen before is recorded by one
+    append to that tool's list of durations, with no lock; the durations are
+    counted in batches (``_FOLD_AT`` at a time, and whenever the histogram is
+    read), sorted and bucketed in C. A failure, or a tool's first call, is
+    counted at once, under the lock.
+    """
 
     name: Final = DURATION_METRIC
     unit: Final = "s"
@@ -307,32 +316,72 @@ class InMemoryHistogram:
         self._lock = threading.Lock()
         # tool name -> [count, sum, failures, per-bucket counts]
         self._series: dict[str, list[Any]] = {}
+        # tool name -> durations of successful calls not yet counted. Appending is
+        # one atomic step; a fold takes the first n (a slice, then a del of the
+        # same slice), so a duration appended meanwhile stays for the next.
+        self._pending: dict[str, list[float]] = {}
 
     def record_duration(self, tool_name: str, duration: float, error_type: str | None) -> None:
-        index = bisect.bisect_left(self.boundaries, duration)
-        lock = self._lock
-        # acquire/release rather than `with`: this runs on every call, and the
-        # context-manager protocol costs as much again as the lock itself.
-        lock.acquire()
-        try:
-            series = self._series.get(tool_name)
-            if series is None:
-                series = self._series[tool_name] = [0, 0.0, 0, [0] * (len(self.boundaries) + 1)]
-            series[0] += 1
-            series[1] += duration
-            if error_type is not None:
-                series[2] += 1
-            series[3][index] += 1
-        finally:
-            lock.release()
+        durations = self._pending.get(tool_name)
+        if durations is None or error_type is not None:
+            with self._lock:
+                self._count(tool_name, (duration,), error_type is not None)
+                self._pending.setdefault(tool_name, [])
+            return
+        durations.append(duration)
+        if len(durations) >= _FOLD_AT:
+            with self._lock:
+                self._fold(tool_name, durations)
+
+    def _fold(self, tool_name: str, durations: list[float]) -> None:
+        """Count the durations pending for ``tool_name`` (the caller holds the lock)."""
+        taken = len(durations)
+        if taken:
+            batch = durations[:taken]
+            del durations[:taken]
+            self._count(tool_name, batch, False)
+
+    def _fold_all(self) -> None:
+        for tool_name, durations in list(self._pending.items()):
+            self._fold(tool_name, durations)
+
+    def _count(self, tool_name: str, durations: Sequence[float], failed: bool) -> None:
+        """Count calls of ``tool_name`` that took ``durations`` (the caller holds the lock)."""
+        bounds = self.boundaries
+        series = self._series.get(tool_name)
+        if series is None:
+            series = self._series[tool_name] = [0, 0.0, 0, [0] * (len(bounds) + 1)]
+        series[0] += len(durations)
+        series[1] = total = sum(durations, series[1])
+        if failed:
+            series[2] += len(durations)
+        # Bucket i holds the durations d with bounds[i-1] < d <= bounds[i]; a NaN
+        # (never a measured duration: the sum says whether one came) goes to the
+        # first, as bisect_left puts it, and is kept out of the sort.
+        if total == total:
+            ordered = sorted(durations)
+        else:
+            ordered = sorted(itertools.filterfalse(math.isnan, durations))
+        counts = series[3]
+        counts[0] += len(durations) - len(ordered)
+        below = 0
+        for index, bound in enumerate(bounds):
+            upto = bisect.bisect_right(ordered, bound)
+            counts[index] += upto - below
+            below = upto
+        counts[-1] += len(ordered) - below
 
     def tool_names(self) -> list[str]:
         with self._lock:
+            self._fold_all()
             return sorted(self._series)
 
     def snapshot(self, tool_name: str) -> HistogramSnapshot | None:
         """The durations recorded for ``tool_name``, or ``None`` when it was never called."""
         with self._lock:
+            durations = self._pending.get(tool_name)
+            if durations is not None:
+                self._fold(tool_name, durations)
             series = self._series.get(tool_name)
             if series is None:
                 return None
@@ -343,6 +392,11 @@ class InMemoryHistogram:
     def reset(self) -> None:
         with self._lock:
             self._series.clear()
+            self._pending.clear()
+
+
+#: How many successful calls of a tool the in-memory histogram lists before it counts them.
+_FOLD_AT: Final = 256
 
 
 class OTelMetrics:

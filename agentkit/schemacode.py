@@ -378,55 +378,57 @@ class _FastTier:
     ) -> None:
         """``var``, a dict of ``params``: leave in it a checked copy, as the full tier
         makes it -- defaults filled in, an optional parameter given ``None`` left
-        out or defaulted -- or return None (a name missing or unknown, a bad value)."""
+        out or defaulted -- or return None (a name missing or unknown, a bad value).
+
+        The copy is made first and the checks read it: only what changes (a
+        conversion, a nested copy, a default) is written into it again."""
         required = sum(1 for param in params if param.required)
-        seen = ""
+        seen = given = ""
         if required == len(params):
             self.add(indent, f"if len({var}) != {len(params)}:")
             self.add(indent + 1, "return None")
         else:
-            seen = self.new_name("seen")
+            seen, given = self.new_name("seen"), self.new_name("given")
+            self.add(indent, f"{given} = len({var})")
             self.add(indent, f"{seen} = {required}")
-        stores: list[tuple[int, str]] = []  # what writes the checked values into the copy
+        self.add(indent, f"{var} = {var}.copy()")
         for param in params:
             name = self.new_name("N", param.name)
             value = self.new_name("v")
+            store = f"{var}[{name}] = {value}"
             if param.required:
                 # A missing name raises KeyError: fast_check returns None.
                 self.add(indent, f"{value} = {var}[{name}]")
-                if self.check_value(param, value, indent, level):
-                    stores.append((0, f"{var}[{name}] = {value}"))
+                if self.check_value(param, value, indent, level, store):
+                    self.add(indent, store)
                 continue
-            # No default: ABSENT, left out.
-            fill = _default(param, self.new_name("D", param.default)) or "ABSENT"
             self.add(indent, f"{value} = {var}.get({name}, ABSENT)")
-            if param.has_default:
+            filled = _default(param, self.new_name("D", param.default))
+            if filled:
                 self.add(indent, f"if {value} is ABSENT:")
-                self.add(indent + 1, f"{value} = {fill}")
+                self.add(indent + 1, f"{var}[{name}] = {filled}")
                 self.add(indent, f"elif {value} is None:")
-            else:
+                self.add(indent + 1, f"{seen} += 1")
+                self.add(indent + 1, f"{var}[{name}] = {filled}")
+                self.add(indent, "else:")
+            else:  # left out when absent or None
                 self.add(indent, f"if {value} is None:")
+                self.add(indent + 1, f"{seen} += 1")
+                self.add(indent + 1, f"del {var}[{name}]")
+                self.add(indent, f"elif {value} is not ABSENT:")
             self.add(indent + 1, f"{seen} += 1")
-            self.add(indent + 1, f"{value} = {fill}")
-            self.add(indent, "else:" if param.has_default else f"elif {value} is not ABSENT:")
-            self.add(indent + 1, f"{seen} += 1")
-            changed = self.check_value(param, value, indent + 1, level)
-            if param.has_default:
-                stores.append((0, f"{var}[{name}] = {value}"))
-                continue
-            stores += [(0, f"if {value} is ABSENT:"), (1, f"{var}.pop({name}, None)")]
-            if changed:
-                stores += [(0, "else:"), (1, f"{var}[{name}] = {value}")]
+            if self.check_value(param, value, indent + 1, level, store):
+                self.add(indent + 1, store)
         if seen:
-            self.add(indent, f"if len({var}) != {seen}:")  # a name no parameter has
+            self.add(indent, f"if {given} != {seen}:")  # a name no parameter has
             self.add(indent + 1, "return None")
-        self.add(indent, f"{var} = {var}.copy()")
-        for offset, line in stores:
-            self.add(indent + offset, line)
 
-    def check_value(self, spec: ParameterSpec, var: str, indent: int, level: int) -> bool:
+    def check_value(
+        self, spec: ParameterSpec, var: str, indent: int, level: int, store: str | None = None
+    ) -> bool:
         """Lines that check ``var`` (not absent) against ``spec``; True when they may
-        replace its value (a conversion, a copy)."""
+        replace its value (a conversion, a copy) and ``store`` has not been written
+        where they do (``store``: the statement that keeps a replaced value)."""
         declared = spec.type
         if not isinstance(declared, str):  # a union: its own check (enum_key matching)
             return self.call_check(spec, var, indent)
@@ -443,12 +445,14 @@ class _FastTier:
             self.add(indent + 1, f"if type({var}) is not int:")
             self.add(indent + 2, "return None")
             self.add(indent + 1, f"{var} = float({var})")
+            if store:
+                self.add(indent + 1, store)
             self.add(indent, f"elif {var} - {var} != 0.0:")
             self.add(indent + 1, "return None")
             if constraints:
                 self.add(indent, f"if {' or '.join(constraints)}:")
                 self.add(indent + 1, "return None")
-            return True
+            return not store
         if constraints or level >= _INLINED_LEVELS:
             return self.call_check(spec, var, indent)
         self.add(indent, f"if type({var}) is not {'list' if declared == 'list' else 'dict'}:")

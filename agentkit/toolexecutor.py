@@ -143,13 +143,11 @@ class ToolExecutor:
         elif not isinstance(credentials, CredentialsManager):
             credentials = CredentialsManager.from_mapping(credentials)
         self._credentials = credentials
-        self._listeners: tuple[Listener, ...] = tuple(listeners)
         self._tracer = tracer
         self._metrics: Metrics = metrics if metrics is not None else InMemoryHistogram()
         self._record_duration = self._metrics.record_duration
         self._replay = replay
-        # Nothing observes a call but the metrics: the condition of execute's one stretch.
-        self._unobserved = tracer is None and replay is None
+        self._listen(tuple(listeners))
         self._max_workers = max_workers
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
@@ -164,13 +162,18 @@ class ToolExecutor:
 
     def subscribe(self, listener: Listener) -> Listener:
         """Send this executor's events to ``listener`` too; returns it."""
-        # Replacing the tuple is atomic, so a call in flight sees the old or new set, whole.
-        self._listeners = (*self._listeners, listener)
+        self._listen((*self._listeners, listener))
         return listener
 
     def unsubscribe(self, listener: Listener) -> None:
         # Equality, not identity: each `events.append` is a new bound-method object.
-        self._listeners = tuple(known for known in self._listeners if known != listener)
+        self._listen(tuple(known for known in self._listeners if known != listener))
+
+    def _listen(self, listeners: tuple[Listener, ...]) -> None:
+        # Replacing the tuple is atomic, so a call in flight sees the old or new set, whole.
+        self._listeners = listeners
+        # Nothing observes a call but the metrics: the condition of execute's one stretch.
+        self._unobserved = not listeners and self._tracer is None and self._replay is None
 
     def execute(
         self,
@@ -205,7 +208,6 @@ class ToolExecutor:
         if (
             type(spec) is ToolSpec
             and self._unobserved
-            and not self._listeners
             and not spec.credential_names
             and not spec.is_async
         ):

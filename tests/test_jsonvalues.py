@@ -17,7 +17,7 @@ from agentkit import (
     ToolSchema,
 )
 from agentkit.dispatch import dispatch_anthropic, dispatch_openai, dispatch_openai_responses
-from agentkit.jsonvalues import MAX_DEPTH, checked_copy, loads
+from agentkit.jsonvalues import MAX_DEPTH, checked_copy, loads, plain_copy
 from agentkit.toolerrors import Problem
 from tests.helpers import Adder, run_bounded
 
@@ -165,6 +165,56 @@ def test_free_form_values_are_copied_not_shared() -> None:
     assert not errors
     assert copied["a"] is not original["a"]
     assert copied["a"][1] is not original["a"][1]
+
+
+def _containers(value: Any) -> Iterator[Any]:
+    if isinstance(value, (dict, list)):
+        yield value
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from _containers(item)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(
+            [[1], "x", {"a": [2.5]}, None, [[], {}], True], id="containers-between-scalars"
+        ),
+        pytest.param({"a": 1, "b": [1, [2, {"c": None}]], "d": {"e": {}}}, id="dicts-in-lists"),
+        pytest.param(["a", "b", 1.5, [3]], id="a-container-last"),
+        pytest.param([], id="empty"),
+    ],
+)
+def test_plain_copy_copies_each_container_to_its_place(value: Any) -> None:
+    copied = plain_copy(value)
+    assert copied == value
+    assert json.dumps(copied) == json.dumps(value)  # the same order, every item in its place
+    theirs = {id(container) for container in _containers(value)}
+    assert not any(id(container) in theirs for container in _containers(copied))
+
+
+class _Str(str):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param([1, _Str("x")], id="a-str-subclass-in-a-list"),
+        pytest.param({"a": {"b": _Int(1)}}, id="an-int-subclass-two-levels-down"),
+        pytest.param([1, (2, 3)], id="a-tuple"),
+        pytest.param({"a": [1.0, NAN]}, id="nan"),
+        pytest.param([[-INF]], id="minus-infinity"),
+        pytest.param({"a": nested(MAX_DEPTH)}, id="past-the-bound"),
+    ],
+)
+def test_plain_copy_declines_what_is_not_plain_json(value: Any) -> None:
+    """Declined, for checked_copy to judge with its messages (or copy as it is)."""
+    assert plain_copy(value) is None
 
 
 def test_a_flood_of_bad_numbers_gives_a_few_messages() -> None:

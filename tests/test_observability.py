@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import bisect
 import copy
 import logging
 import os
 import pickle
+import sys
+import threading
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -241,6 +244,167 @@ def test_histogram_counts_are_exact_under_threads(executor: ToolExecutor) -> Non
     assert snap is not None
     assert snap.count == 400
     assert sum(count for _, count in snap.buckets) == 400
+
+
+def _reference(
+    boundaries: tuple[float, ...], calls: list[tuple[str, float, str | None]]
+) -> dict[str, tuple[int, float, int, tuple[tuple[float, int], ...]]]:
+    """What a histogram must say after ``calls``: each counted on its own, in order."""
+    series: dict[str, list[Any]] = {}
+    for name, duration, error in calls:
+        count, total, failures, buckets = series.setdefault(
+            name, [0, 0.0, 0, [0] * (len(boundaries) + 1)]
+        )
+        buckets[bisect.bisect_left(boundaries, duration)] += 1
+        series[name][:3] = [count + 1, total + duration, failures + (error is not None)]
+    bounds = (*boundaries, float("inf"))
+    return {
+        name: (count, total, failures, tuple(zip(bounds, buckets, strict=True)))
+        for name, (count, total, failures, buckets) in series.items()
+    }
+
+
+def _seen(histogram: InMemoryHistogram) -> dict[str, Any]:
+    seen = {}
+    for name in histogram.tool_names():
+        snap = histogram.snapshot(name)
+        assert snap is not None
+        seen[name] = (snap.count, snap.sum, snap.failures, snap.buckets)
+    return seen
+
+
+@pytest.mark.parametrize("calls", [1, 255, 256, 257, 1000, 2049])
+def test_histogram_counts_batches_as_one_call_at_a_time(calls: int) -> None:
+    """Past the batch size, across tools, failures among successes, at and on the bounds."""
+    boundaries = (0.001, 0.002, 0.01)
+    durations = [0.0005, 0.001, 0.0015, 0.002, 0.005, 0.01, 0.5, 0.0]
+    recorded = [
+        (
+            f"tool{i % 3}",
+            durations[i % len(durations)],
+            "ToolExecutionError" if i % 7 == 0 else None,
+        )
+        for i in range(calls)
+    ]
+    histogram = InMemoryHistogram(boundaries=boundaries)
+    for name, duration, error in recorded:
+        histogram.record_duration(name, duration, error)
+    expected = _reference(boundaries, recorded)
+    seen = _seen(histogram)
+    assert seen.keys() == expected.keys()
+    for name, (count, total, failures, buckets) in expected.items():
+        assert seen[name][0] == count
+        assert seen[name][1] == pytest.approx(total)
+        assert seen[name][2:] == (failures, buckets)
+
+
+@pytest.mark.parametrize(
+    ("duration", "bucket"),
+    [
+        pytest.param(float("nan"), 0, id="nan-first-as-bisect-puts-it"),
+        pytest.param(float("-inf"), 0, id="minus-infinity"),
+        pytest.param(float("inf"), 2, id="infinity-last"),
+        pytest.param(0.001, 0, id="on-a-bound-counts-below-it"),
+    ],
+)
+def test_histogram_buckets_odd_durations_like_single_calls(duration: float, bucket: int) -> None:
+    histogram = InMemoryHistogram(boundaries=(0.001, 0.01))
+    for _ in range(300):  # the first call alone, then batches
+        histogram.record_duration("t", 0.005, None)
+        histogram.record_duration("t", duration, None)
+    snap = histogram.snapshot("t")
+    assert snap is not None
+    counts = [count for _, count in snap.buckets]
+    assert snap.count == 600
+    assert counts[1] == 300 + (bucket == 1) * 300
+    assert counts[bucket] == 300 + (bucket == 1) * 300
+
+
+def test_histogram_loses_no_call_recorded_while_it_is_read() -> None:
+    """Threads record while another reads (each read counts what is queued): none lost."""
+    histogram = InMemoryHistogram(boundaries=(0.001,))
+    threads, per_thread = 4, 3000
+    done = threading.Event()
+
+    def record(index: int) -> None:
+        for call in range(per_thread):
+            error = "ToolExecutionError" if call % 10 == 0 else None
+            histogram.record_duration(f"t{index % 2}", 0.0005 * (call % 3), error)
+
+    def read() -> None:
+        while not done.is_set():
+            histogram.snapshot("t0")
+            histogram.tool_names()
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch between any two steps, not every 5 ms
+    try:
+        reader = threading.Thread(target=read)
+        reader.start()
+        writers = [threading.Thread(target=record, args=(i,)) for i in range(threads)]
+        for writer in writers:
+            writer.start()
+        for writer in writers:
+            writer.join()
+        done.set()
+        reader.join()
+    finally:
+        sys.setswitchinterval(interval)
+    for name in ("t0", "t1"):
+        snap = histogram.snapshot(name)
+        assert snap is not None
+        assert snap.count == per_thread * threads // 2
+        assert sum(count for _, count in snap.buckets) == snap.count
+        assert snap.failures == per_thread // 10 * threads // 2
+
+
+class _Racing(list[float]):
+    """A tool's pending durations where a call is recorded the moment the batch is read."""
+
+    def _raced(self) -> None:
+        if not getattr(self, "raced", False):
+            self.raced = True
+            self.append(0.5)
+
+    def __getitem__(self, index: Any) -> Any:
+        taken = super().__getitem__(index)
+        self._raced()
+        return taken
+
+    def copy(self) -> list[float]:
+        taken = super().copy()
+        self._raced()
+        return taken
+
+
+def test_histogram_keeps_a_call_recorded_while_a_batch_is_taken() -> None:
+    histogram = InMemoryHistogram(boundaries=(0.001,))
+    histogram.record_duration("t", 0.0005, None)  # the first call: counted at once
+    histogram._pending["t"] = racing = _Racing()
+    for _ in range(3):
+        histogram.record_duration("t", 0.0005, None)
+    first = histogram.snapshot("t")
+    assert racing.raced
+    assert first is not None
+    assert first.count == 4
+    later = histogram.snapshot("t")
+    assert later is not None
+    assert later.count == 5
+    assert later.buckets == ((0.001, 4), (float("inf"), 1))
+
+
+def test_histogram_reset_forgets_queued_calls() -> None:
+    histogram = InMemoryHistogram()
+    for _ in range(10):
+        histogram.record_duration("t", 0.001, None)
+    histogram.reset()
+    assert histogram.snapshot("t") is None
+    assert histogram.tool_names() == []
+    histogram.record_duration("t", 0.001, None)
+    histogram.record_duration("t", 0.002, None)
+    snap = histogram.snapshot("t")
+    assert snap is not None
+    assert snap.count == 2
 
 
 # -- OpenTelemetry -----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from agentkit import (
     ToolResult,
     ToolValidationError,
 )
+from agentkit.content import Text
 from agentkit.toolresult import make_result
 
 
@@ -28,7 +29,9 @@ def test_success() -> None:
     }
 
 
-@pytest.mark.parametrize("attribute", ["tool_name", "status", "output", "duration", "error", "new"])
+@pytest.mark.parametrize(
+    "attribute", ["tool_name", "status", "output", "duration", "error", "content", "_fields", "new"]
+)
 @pytest.mark.parametrize("build", ["init", "fast"])
 def test_immutable(attribute: str, build: str) -> None:
     if build == "init":
@@ -46,6 +49,25 @@ def test_fast_and_keyword_construction_agree() -> None:
     slow = ToolResult(tool_name="t", status=STATUS_SUCCESS, output={"a": 1}, duration=1.0)
     assert type(fast) is ToolResult
     assert fast == slow
+
+
+@pytest.mark.parametrize("build", ["init", "fast"])
+def test_every_field_reads_back_as_given(build: str) -> None:
+    error = ToolExecutionError("t", ValueError("boom"))
+    block = Text("hello")
+    if build == "init":
+        result = ToolResult("t", STATUS_FAILURE, {"a": 1}, 0.25, error, content=[block])  # type: ignore[arg-type]
+    else:
+        result = make_result("t", STATUS_FAILURE, {"a": 1}, 0.25, error, (block,))
+    assert (result.tool_name, result.status, result.output, result.duration) == (
+        "t",
+        STATUS_FAILURE,
+        {"a": 1},
+        0.25,
+    )
+    assert result.error is error
+    assert result.content == (block,)
+    assert not result.succeeded
 
 
 def test_validation_failure_to_dict_is_json() -> None:

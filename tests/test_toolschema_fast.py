@@ -482,6 +482,60 @@ def test_an_output_shares_nothing_with_what_the_tool_returned() -> None:
     assert_shares_nothing(output, returned)
 
 
+OPTIONALS = [
+    {"name": "a", "type": "string"},
+    {"name": "b", "type": "integer", "required": False, "default": 1},
+    {"name": "c", "type": "string", "required": False},
+    {"name": "d", "type": "float", "required": False},
+]
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        pytest.param({"a": "x"}, id="a-default-added-to-the-copy"),
+        pytest.param({"a": "x", "c": None}, id="a-none-removed-from-the-copy"),
+        pytest.param({"a": "x", "b": None, "c": None, "d": None}, id="all-none"),
+        pytest.param({"c": "y", "a": "x", "d": 2}, id="all-given-an-integer-for-a-float"),
+    ],
+)
+@pytest.mark.parametrize("where", ["top-level", "in-a-list-of-objects"])
+def test_names_are_counted_as_given_not_as_copied(given: dict[str, Any], where: str) -> None:
+    """The fast tier writes defaults into its copy and drops Nones from it: an unknown
+    name beside them is still found, counted against what the caller gave."""
+    if where == "top-level":
+        schema = ToolSchema.from_dict({"parameters": OPTIONALS})
+
+        def wrap(value: dict[str, Any]) -> dict[str, Any]:
+            return value
+
+    else:
+        schema = ToolSchema.from_dict(
+            {
+                "parameters": [
+                    {
+                        "name": "rows",
+                        "type": "list",
+                        "items": {"type": "dictionary", "parameters": OPTIONALS},
+                    }
+                ]
+            }
+        )
+
+        def wrap(value: dict[str, Any]) -> dict[str, Any]:
+            return {"rows": [{"a": "first"}, value]}
+
+    accepted = schema.fast_check(wrap(given))
+    assert accepted is not None
+    assert same(accepted, full_tier(schema, wrap(given)).values)
+    unknown = wrap({**given, "zz": 1})
+    assert schema.fast_check(unknown) is None
+    path = "zz" if where == "top-level" else "rows[1].zz"
+    assert [problem.message for problem in schema.check(unknown).problems] == [
+        f"Unknown parameter: '{path}'"
+    ]
+
+
 DEEP_OK = _nested(MAX_DEPTH - 2)  # with the dict around it: MAX_DEPTH levels
 DEEP_BAD = _nested(MAX_DEPTH - 1)
 
