@@ -13,6 +13,7 @@ from agentkit.openapi import swagger
 from agentkit.openapi.base import Entry, Lock
 from agentkit.openapi.check import check_description
 from agentkit.openapi.emit import dump
+from agentkit.openapi.memo import Conversions
 from agentkit.openapi.naming import NameTable, identifier, operation_name
 from agentkit.openapi.operations import METHODS, Operation, OperationConverter, operations
 from agentkit.openapi.reader import Resolver, load_description, problem
@@ -283,6 +284,7 @@ def generate(
     tools: list[Generated] = []
     skipped: set[str] = set()
     selected = 0
+    conversions = Conversions()
     for op in found:
         kept = _kept(op, keep)
         if not kept and not selection.wants(op):
@@ -291,7 +293,7 @@ def generate(
         if op.deprecated and not selection.deprecated and not kept:
             report.deprecated.append(op.name)
             continue
-        converter = OperationConverter(resolver, security, source, source_auth)
+        converter = OperationConverter(resolver, security, source, source_auth, memo=conversions)
         try:
             definition = converter.definition(op)
         except UnexpressibleOperation as exc:
