@@ -20,6 +20,7 @@ from agentkit.openapi.reader import Resolver, load_description, problem
 from agentkit.openapi.schemas import Notes
 from agentkit.openapi.source import NO_AUTH, Security, base_url, source_document
 from agentkit.openapi.verify import Verifier, unloadable
+from agentkit.openapi.yamlwriter import Writer
 from agentkit.toolerrors import (
     DescriptionProblem,
     OpenAPIError,
@@ -122,8 +123,9 @@ class Generated:
         """What ``--update`` knows the operation by: ``METHOD /path``."""
         return f"{self.method} {self.path}" if self.method else "source"
 
-    def text(self) -> str:
-        return render(self.comments, self.document)
+    def text(self, writer: Writer | None = None) -> str:
+        """The file's text for this document (``writer``: as ``emit.dump`` says)."""
+        return render(self.comments, self.document, writer)
 
 
 @dataclass
@@ -177,8 +179,9 @@ def import_openapi(
         spec, source=source, out=out, selection=selection, layout=layout, check=check
     )
     pieces: dict[Path, list[str]] = {}
+    writer = Writer()
     for piece in (generation.source, *generation.tools):
-        pieces.setdefault(piece.file, []).append(piece.text())
+        pieces.setdefault(piece.file, []).append(piece.text(writer))
     # Documents that share a file (one per tag, say) are written one after another.
     files = {path: "---\n".join(texts) for path, texts in pieces.items()}
     lock = lock_path(out, source)
@@ -425,9 +428,9 @@ def _check_filters(spec: str, found: list[Operation], selection: Selection) -> N
         raise OpenAPIError(spec, problems)
 
 
-def render(comments: Sequence[str], document: dict[str, Any]) -> str:
+def render(comments: Sequence[str], document: dict[str, Any], writer: Writer | None = None) -> str:
     """``document`` as YAML under ``comments``, one ``# `` line each."""
-    return "".join(f"# {_one_line(line)}\n" for line in comments) + dump(document)
+    return "".join(f"# {_one_line(line)}\n" for line in comments) + dump(document, writer)
 
 
 def _one_line(text: str) -> str:
