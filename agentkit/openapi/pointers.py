@@ -17,6 +17,8 @@ from typing import Final
 
 from agentkit.toolerrors import PointerError
 
+#: What a key written into a pointer escapes.
+_NEEDS_ESCAPE: Final = re.compile("[~/%]")
 #: A ``%`` with the two hex digits of the byte it encodes, or a stray one.
 _PERCENT: Final = re.compile(r"%(?:[0-9A-Fa-f]{2})?")
 
@@ -25,8 +27,13 @@ def pointer_join(pointer: str, *keys: object) -> str:
     """``pointer`` extended by ``keys``, escaped as RFC 6901 says (``~`` -> ``~0``,
     ``/`` -> ``~1``; in a URI fragment, ``%`` -> ``%25``)."""
     for key in keys:
-        pointer += "/" + str(key).replace("~", "~0").replace("/", "~1").replace("%", "%25")
+        text = key if type(key) is str else str(key)
+        pointer += "/" + (_escape(text) if _NEEDS_ESCAPE.search(text) else text)
     return pointer
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1").replace("%", "%25")
 
 
 def pointer_keys(ref: str) -> list[str]:

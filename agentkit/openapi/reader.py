@@ -95,6 +95,9 @@ class Resolver:
         moved = document.get(swagger.POINTERS_KEY)
         #: Maps a pointer into ``document`` back into the file read (Swagger 2.0).
         self.pointers = Pointers(moved if isinstance(moved, dict) else None)
+        # What each ref named, once found: a large description names a component
+        # from hundreds of places, and the document does not change while it is read.
+        self._found: dict[str, tuple[Any, str]] = {}
 
     def original(self, pointer: str) -> str:
         """``pointer`` as it is in the file read."""
@@ -112,6 +115,12 @@ class Resolver:
     def _target(self, ref: str, pointer: str) -> tuple[Any, str]:
         """The node ``ref`` names and its pointer as ``pointer_join`` writes it (one
         spelling for each node, whatever escapes the description chose)."""
+        found = self._found.get(ref)
+        if found is None:
+            found = self._found[ref] = self._find(ref, pointer)
+        return found
+
+    def _find(self, ref: str, pointer: str) -> tuple[Any, str]:
         if not ref.startswith("#"):
             raise unexpressible(pointer, f"$ref {ref!r} points outside this file; not supported")
         try:
