@@ -16,7 +16,7 @@ from agentkit.openapi.emit import dump
 from agentkit.openapi.memo import Conversions
 from agentkit.openapi.naming import NameTable, identifier, operation_name
 from agentkit.openapi.operations import METHODS, Operation, OperationConverter, operations
-from agentkit.openapi.reader import Resolver, load_description, problem
+from agentkit.openapi.reader import Resolver, problem, read_description
 from agentkit.openapi.schemas import Notes
 from agentkit.openapi.source import NO_AUTH, Security, base_url, source_document
 from agentkit.openapi.verify import Verifier, unloadable
@@ -256,12 +256,13 @@ def generate(
     if not _SOURCE_NAME.fullmatch(source):
         message = f"invalid source name {source!r}: letters, digits, '_' and '-', a letter first"
         raise UsageError(message)
-    document = load_description(spec)
+    description = read_description(spec)
+    document = description.document
     resolver = Resolver(document)
     found = operations(document)
     _name(found, report := ImportReport(), keep)
     files = _tag_files(found, source) if layout == "tag" else {}
-    report.findings = check_description(document) if check else None
+    report.findings = check_description(document, tree=description.from_json) if check else None
     _check_filters(str(spec), found, selection)
     source_notes = Notes()
     security = Security(document, source, resolver, source_notes)
