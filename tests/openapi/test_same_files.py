@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 import yaml
 
-from agentkit.openapi import import_openapi, importer, update_openapi
+from agentkit.openapi import Selection, import_openapi, importer, update_openapi
 from agentkit.openapi.emit import libyaml_dump
 from agentkit.openapi.memo import Conversions
+from agentkit.openapi.verify import Verifier
 from agentkit.openapi.yamlwriter import Writer
 from agentkit.toolerrors import AgentKitError
 from tests.openapi.test_update import description, newer, write
@@ -41,9 +42,15 @@ pytestmark = pytest.mark.skipif(
 
 
 def reference_paths(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every schema converted afresh, and the YAML written by PyYAML with libyaml."""
+    """Every schema converted and verified afresh, and the YAML written by PyYAML with
+    libyaml."""
     monkeypatch.setattr(importer, "Conversions", lambda: None)
     monkeypatch.setattr(importer, "dump", lambda document, writer=None: libyaml_dump(document))
+
+    def verifier(sources: Any, **options: Any) -> Verifier:
+        return Verifier(sources, **{**options, "unchanging": False})
+
+    monkeypatch.setattr(importer, "Verifier", verifier)
 
 
 def imported(spec: Path, out: Path, **options: Any) -> dict[str, bytes] | str:
@@ -67,6 +74,22 @@ def test_an_import_writes_the_bytes_the_reference_paths_write(
     fast = imported(spec, tmp_path / "fast", layout=layout)
     reference_paths(monkeypatch)
     assert imported(spec, tmp_path / "reference", layout=layout) == fast
+
+
+@pytest.mark.parametrize("spec", DESCRIPTIONS, ids=IDS)
+def test_verifying_shared_schemas_once_finds_what_verifying_each_finds(spec: Path) -> None:
+    try:
+        generation = importer.generate(spec, source="api", out="out", selection=Selection())
+    except AgentKitError:
+        return  # nothing generated to verify (test_an_import_... compares the errors)
+    documents = [(tool.file.name, tool.document) for tool in generation.tools]
+    found = []
+    for unchanging in (True, False):
+        verifier = Verifier(
+            [(generation.source.file.name, generation.source.document)], unchanging=unchanging
+        )
+        found.append([verifier.problems(document, path=name) for name, document in documents])
+    assert found[0] == found[1]
 
 
 def test_an_update_writes_the_bytes_the_reference_paths_write(
