@@ -40,6 +40,13 @@ _BLANK_HASH: Final = re.compile(f"[{_BLANKZ}]#")
 _BREAK_SPACE: Final = re.compile(f"[{BREAKS}] ")
 _SPACE_BREAK: Final = re.compile(f" [{BREAKS}]")
 _FIRST_INDICATORS: Final = frozenset("#,[]{}&*!|>'\"%@`")
+#: Printable ASCII that libyaml writes plain in a block and in flow alike: no
+#: indicator first (nor ``-`` or ``.``, which may start ``---`` or ``...``), none of
+#: ``,[]{}:#?`` inside, no space last.
+_PLAIN_ANYWHERE: Final = re.compile(
+    r"[A-Za-z0-9$()+/;<=\\^_~]"
+    r"[\x20-\x22\x24-\x2b\x2d-\x39\x3b-\x3e\x40-\x5a\x5c\x5e-\x7a\x7c\x7e]*(?<! )"
+)
 SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _ESCAPES: Final = {
     "\x00": "0",
@@ -103,6 +110,9 @@ def analyze(text: str, *, plain_implicit: bool) -> Scalar:
         # Plain only where a block value may be empty; quoted as a key or in flow.
         block = PLAIN if plain_implicit else SINGLE
         return _scalar(text, False, (block, SINGLE, SINGLE, SINGLE), True)
+    if _PLAIN_ANYWHERE.fullmatch(text):  # most names, types and words: nothing to look for
+        style = PLAIN if plain_implicit else SINGLE
+        return _scalar(text, False, (style,) * 4, len(text) <= _SIMPLE_KEY)
     first = text[0]
     followed = len(text) == 1 or text[1] in _BLANKZ
     flow_indicators = block_indicators = text.startswith(("---", "..."))

@@ -26,7 +26,7 @@ libyaml's text, value by value and on whole imports.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from yaml.nodes import ScalarNode
 from yaml.representer import SafeRepresenter
@@ -45,6 +45,12 @@ from agentkit.openapi.yamlscalar import (
     analyze,
     escaped,
 )
+
+#: The value types (keys: str) whose flow mappings ``Writer`` keeps by content: hashable,
+#: and equal only when written the same (not float: 0.0 == -0.0; bool and int are
+#: told apart by type).
+_KEPT_SCALARS: Final = frozenset({str, int, bool, type(None)})
+_KEPT_KEYS: Final = frozenset({str})
 
 
 class Unsupported(Exception):
@@ -68,6 +74,8 @@ class Writer:
         #: each keeps its value, so no other value takes its id while the writer lives.
         self._collections: dict[tuple[int, int, int], tuple[Any, str, int]] = {}
         self._seen: dict[int, Any] = {}
+        #: Texts of flow mappings of scalars, by what they say and where they start.
+        self._flows: dict[tuple[Any, ...], tuple[str, int]] = {}
         #: How many collections were written from their kept text.
         self.replayed = 0
         self._reset()
@@ -177,6 +185,31 @@ class Writer:
         self._remember(value, inner, entered, start)
 
     def _flow_mapping(self, value: dict[Any, Any], indent: int) -> None:
+        if self._flow_level or not value:
+            self._write_flow_mapping(value, indent)
+            return
+        # A mapping of scalars: the parameters of a set repeat the same few, so each
+        # one's text is kept by what it says (its values' types too: 1 == True) and
+        # where it starts.
+        kinds = tuple(map(type, value.values()))
+        if not _KEPT_SCALARS.issuperset(kinds) or not _KEPT_KEYS.issuperset(map(type, value)):
+            self._write_flow_mapping(value, indent)
+            return
+        key = (tuple(value.items()), kinds, self._column, self._whitespace, indent)
+        kept = self._flows.get(key)
+        if kept is not None:
+            self._out.append(kept[0])
+            self._column = kept[1]
+            self._whitespace = self._indention = False
+            return
+        start = len(self._out)
+        self._write_flow_mapping(value, indent)
+        text = "".join(self._out[start:])
+        del self._out[start:]
+        self._out.append(text)
+        self._flows[key] = (text, self._column)
+
+    def _write_flow_mapping(self, value: dict[Any, Any], indent: int) -> None:
         out = self._out
         out.append("{" if self._whitespace else " {")
         column = self._column + 2 - self._whitespace
