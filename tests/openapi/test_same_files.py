@@ -9,6 +9,7 @@ same bytes, or both imports fail with the same error.
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -190,3 +191,25 @@ def test_a_conversion_is_given_back_only_to_a_stack_that_cuts_the_same_loops(
     assert "parameters" in deep_b["parameters"][0]  # followed into A
     reference_paths(monkeypatch)
     assert imported(spec, tmp_path / "reference") == fast
+
+
+def test_an_import_leaves_the_cycle_collector_as_it_found_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The import has Python collect cycles less often while it runs, and only then."""
+    before = gc.get_threshold()
+    during: list[tuple[int, int, int]] = []
+    generate = importer.generate
+
+    def watched(*args: Any, **options: Any) -> Any:
+        during.append(gc.get_threshold())
+        return generate(*args, **options)
+
+    monkeypatch.setattr(importer, "generate", watched)
+    import_openapi(FIXTURES / "github" / "api.github.com.json", source="gh", out=tmp_path / "a")
+    assert gc.get_threshold() == before
+    with pytest.raises(AgentKitError):
+        import_openapi(FIXTURES / "fuzz" / "empty.json", source="e", out=tmp_path / "b")
+    assert gc.get_threshold() == before
+    assert len(during) == 2
+    assert all(threshold[0] > before[0] for threshold in during)
