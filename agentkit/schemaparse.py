@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final, final
 
@@ -32,7 +34,14 @@ from agentkit.schematypes import (
 )
 from agentkit.toolerrors import SchemaProblem, did_you_mean, format_location
 
-__all__ = ["Builders", "Location", "duplicates", "parse_parameter_list", "parse_schema"]
+__all__ = [
+    "Builders",
+    "Location",
+    "duplicates",
+    "parse_parameter_list",
+    "parse_schema",
+    "unchanging",
+]
 
 _ELEMENT_KEYS: Final = (
     "type",
@@ -94,10 +103,49 @@ def parse_schema(
     return parse_parameter_list(raw, (*location, "parameters"), problems, build)
 
 
+#: Built values by the identity of the raw definition they were built from, while
+#: the definitions parsed are promised not to change (``unchanging``).
+Built = dict[tuple[int, bool | None], tuple[Any, Any]]
+_unchanging: ContextVar[Built | None] = ContextVar("unchanging", default=None)
+
+
+@contextmanager
+def unchanging(built: Built) -> Iterator[None]:
+    """Parse definitions that will not change while ``built`` is in use.
+
+    Inside, a nested parameter or parameter list met again (the same object: one
+    document's schemas share them with another's) is the value built from it the
+    first time, kept in ``built``, which keeps each raw definition with it so that no
+    other takes its identity. Only what was built without a problem is kept: such a
+    value depends on nothing but the definition, not on where it was met.
+    """
+    token = _unchanging.set(built)
+    try:
+        yield
+    finally:
+        _unchanging.reset(token)
+
+
 def parse_parameter_list(
     raw: Any, location: Location, problems: list[SchemaProblem], build: Builders
 ) -> Any:
     """A list of parameter definitions (or built parameters) as a ``build.schema``."""
+    built = _unchanging.get()
+    if built is None:
+        return _parse_parameter_list(raw, location, problems, build)
+    found = built.get((id(raw), None))
+    if found is not None and found[0] is raw:
+        return found[1]
+    start = len(problems)
+    schema = _parse_parameter_list(raw, location, problems, build)
+    if len(problems) == start:
+        built[id(raw), None] = (raw, schema)
+    return schema
+
+
+def _parse_parameter_list(
+    raw: Any, location: Location, problems: list[SchemaProblem], build: Builders
+) -> Any:
     if raw is None:
         raw = []
     if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
@@ -163,6 +211,21 @@ def _parse_parameter(
     raw: Any, location: Location, problems: list[SchemaProblem], build: Builders, *, named: bool
 ) -> Any:
     """Parse one parameter (``named``) or list element spec; ``None`` when it is unusable."""
+    built = _unchanging.get()
+    if built is None or type(raw) is not dict:
+        return _parse_parameter_once(raw, location, problems, build, named=named)
+    found = built.get((id(raw), named))
+    if found is not None and found[0] is raw:
+        return found[1]
+    param = _parse_parameter_once(raw, location, problems, build, named=named)
+    if param is not None:  # built, so without a problem
+        built[id(raw), named] = (raw, param)
+    return param
+
+
+def _parse_parameter_once(
+    raw: Any, location: Location, problems: list[SchemaProblem], build: Builders, *, named: bool
+) -> Any:
     key = _flat_key(raw, build, named)
     if key is None:
         return _build_parameter(raw, location, problems, build, named=named)

@@ -56,11 +56,16 @@ _METASCHEMAS: Final = {
 }
 
 
-def check_description(document: dict[str, Any]) -> list[DescriptionProblem] | None:
+def check_description(
+    document: dict[str, Any], *, tree: bool = False
+) -> list[DescriptionProblem] | None:
     """What the description breaks of its version's meta-schema, each finding located
     by a JSON pointer and naming the rule; None when ``jsonschema-rs`` is not installed.
 
     A Swagger 2.0 description is checked as the user wrote it, before its conversion.
+    ``tree``: the description was read from JSON text (``reader.Description``), so no
+    YAML alias can make it contain itself or expand it, and every key is a string: the
+    walk that guards against those is left out.
     """
     try:
         import jsonschema_rs  # noqa: F401  (only to know whether the extra is there)
@@ -76,7 +81,7 @@ def check_description(document: dict[str, Any]) -> list[DescriptionProblem] | No
     # The validator's own failures are findings too: the import goes on and locates
     # its own problems per operation.
     try:
-        for finding in _findings(_validator(version), document):
+        for finding in _findings(_validator(version), document, tree):
             if len(findings) < MAX_FINDINGS:
                 findings.append(finding)
             else:
@@ -102,8 +107,8 @@ def _refuse(uri: str) -> Any:
     raise ValueError(f"the schema check fetches nothing; refused {uri}")
 
 
-def _findings(validator: Any, document: dict[str, Any]) -> Iterator[DescriptionProblem]:
-    values, plain = _shape(document)
+def _findings(validator: Any, document: dict[str, Any], tree: bool) -> Iterator[DescriptionProblem]:
+    values, plain = (0, True) if tree else _shape(document)
     if values is None:
         yield problem("#", "not checked: a YAML alias makes the description contain itself")
         return

@@ -9,6 +9,7 @@ from typing import Any, Final
 from agentkit.openapi.bodies import COOKIE_NAME, BodyConverter, Cookie, Request, cookie_template
 from agentkit.openapi.errors import ErrorOutputs, error_statuses
 from agentkit.openapi.media import json_media
+from agentkit.openapi.memo import Conversions
 from agentkit.openapi.naming import NameTable, identifier
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
 from agentkit.openapi.schemas import MAX_DESCRIPTION, Notes, SchemaConverter, named, trim
@@ -85,10 +86,12 @@ class OperationConverter:
     source: str
     source_auth: Auth
     notes: Notes = field(default_factory=Notes)
+    #: The schema conversions of the import so far (None: convert each schema afresh).
+    memo: Conversions | None = None
 
     def __post_init__(self) -> None:
         self.notes.translate = self.resolver.original
-        self.schemas = SchemaConverter(self.resolver, self.notes)
+        self.schemas = SchemaConverter(self.resolver, self.notes, self.memo)
         self.names = NameTable()
         self.bodies = BodyConverter(self.resolver, self.schemas, self.notes, self._input_name)
 

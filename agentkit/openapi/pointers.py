@@ -17,6 +17,8 @@ from typing import Any, Final
 
 from agentkit.toolerrors import PointerError
 
+#: What a key written into a pointer escapes.
+_NEEDS_ESCAPE: Final = re.compile("[~/%]")
 #: A ``%`` with the two hex digits of the byte it encodes, or a stray one.
 _PERCENT: Final = re.compile(r"%(?:[0-9A-Fa-f]{2})?")
 #: How many ``$ref`` may follow one another before the chain counts as a loop.
@@ -29,7 +31,9 @@ def pointer_join(pointer: str, *keys: object) -> str:
     not printable percent-encoded, so a key's line break or terminal escape never
     reaches a message whole: ``a\nb`` -> ``a%0Ab``)."""
     for key in keys:
-        text = str(key).replace("~", "~0").replace("/", "~1").replace("%", "%25")
+        text = key if type(key) is str else str(key)
+        if _NEEDS_ESCAPE.search(text):
+            text = text.replace("~", "~0").replace("/", "~1").replace("%", "%25")
         if not text.isprintable():
             text = "".join(char if char.isprintable() else _percent(char) for char in text)
         pointer += "/" + text

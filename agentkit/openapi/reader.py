@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,15 @@ from agentkit.toolerrors import (
     UnexpressibleOperation,
 )
 
-__all__ = ["Resolver", "load_description", "pointer_join", "problem", "unexpressible"]
+__all__ = [
+    "Description",
+    "Resolver",
+    "load_description",
+    "pointer_join",
+    "problem",
+    "read_description",
+    "unexpressible",
+]
 
 #: libyaml's parser when PyYAML has it: the same values as ``yaml.safe_load``, faster.
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -32,6 +41,18 @@ def unexpressible(pointer: str, message: str) -> UnexpressibleOperation:
     return UnexpressibleOperation(problem(pointer, message))
 
 
+@dataclass(frozen=True, slots=True)
+class Description:
+    """A description as read: the document, and whether it was JSON text.
+
+    JSON text reads as a tree of JSON's own values (string keys; no node shared,
+    as a YAML alias shares one): ``check`` has no alias to look for in it.
+    """
+
+    document: dict[str, Any]
+    from_json: bool
+
+
 def load_description(path: str | Path) -> dict[str, Any]:
     """The description in ``path`` (JSON or YAML), checked to be OpenAPI 3.0 or 3.1, or
     Swagger 2.0 converted to 3.0 (``agentkit.openapi.swagger``).
@@ -39,13 +60,19 @@ def load_description(path: str | Path) -> dict[str, Any]:
     Raises ``OpenAPIError`` for a file that cannot be read or parsed, and for any
     other format or version.
     """
+    return read_description(path).document
+
+
+def read_description(path: str | Path) -> Description:
+    """``load_description``, saying whether the file was JSON text."""
     name = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise OpenAPIError(name, [problem("#", f"cannot read the file: {exc}")]) from exc
+    from_json = text.lstrip().startswith("{")
     try:
-        data = json.loads(text) if text.lstrip().startswith("{") else yaml.load(text, _LOADER)
+        data = json.loads(text) if from_json else yaml.load(text, _LOADER)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
         raise OpenAPIError(name, [problem("#", f"invalid JSON at {where}: {exc.msg}")]) from exc
@@ -61,7 +88,7 @@ def load_description(path: str | Path) -> dict[str, Any]:
             message = f"Swagger version {data.get('swagger')!r} is not supported; expected 2.0"
             raise OpenAPIError(name, [problem("#/swagger", message)])
         _check_paths(name, data)
-        return swagger.convert(data)
+        return Description(swagger.convert(data), from_json)
     version = str(data.get("openapi", ""))
     if not version.startswith(("3.0", "3.1")):
         message = (
@@ -71,7 +98,7 @@ def load_description(path: str | Path) -> dict[str, Any]:
         )
         raise OpenAPIError(name, [problem("#/openapi", message)])
     _check_paths(name, data)
-    return data
+    return Description(data, from_json)
 
 
 def _check_paths(name: str, data: dict[str, Any]) -> None:
@@ -93,6 +120,9 @@ class Resolver:
         moved = document.get(swagger.POINTERS_KEY)
         #: Maps a pointer into ``document`` back into the file read (Swagger 2.0).
         self.pointers = Pointers(moved if isinstance(moved, dict) else None)
+        # What each ref named, once found: a large description names a component
+        # from hundreds of places, and the document does not change while it is read.
+        self._found: dict[str, tuple[Any, str]] = {}
 
     def original(self, pointer: str) -> str:
         """``pointer`` as it is in the file read."""
@@ -110,6 +140,12 @@ class Resolver:
     def _target(self, ref: str, pointer: str) -> tuple[Any, str]:
         """The node ``ref`` names and its pointer as ``pointer_join`` writes it (one
         spelling for each node, whatever escapes the description chose)."""
+        found = self._found.get(ref)
+        if found is None:
+            found = self._found[ref] = self._find(ref, pointer)
+        return found
+
+    def _find(self, ref: str, pointer: str) -> tuple[Any, str]:
         if not ref.startswith("#"):
             raise unexpressible(pointer, f"$ref {ref!r} points outside this file; not supported")
         try:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeGuard
 
 from agentkit.openapi.literal import literal
+from agentkit.openapi.memo import Conversions
 from agentkit.openapi.reader import Resolver, pointer_join, problem, unexpressible
 from agentkit.schematypes import enum_key
 from agentkit.toolerrors import UnexpressibleOperation
@@ -96,6 +97,13 @@ class SchemaConverter:
 
     resolver: Resolver
     notes: Notes
+    #: The conversions of this import, kept for the operations after this one.
+    memo: Conversions | None = None
+
+    def _note(self, where: str, pointer: str, message: str) -> None:
+        self.notes.add(where, pointer, message)
+        if self.memo is not None:
+            self.memo.noted(where, pointer, message)
 
     # -- flattening -------------------------------------------------------------------------
 
@@ -105,6 +113,8 @@ class SchemaConverter:
         """The schema with ``$ref`` followed and ``allOf`` merged; raises _Recursive on a loop."""
         node, pointer, refs = self.resolver.resolve(node, pointer)
         for ref in refs:
+            if self.memo is not None:
+                self.memo.asked(ref)
             if ref in stack:
                 raise _Recursive(ref, pointer)
         stack = (*stack, *refs)
@@ -148,14 +158,46 @@ class SchemaConverter:
 
         ``description``, when given, is used instead of the schema's own (a parameter's)."""
         try:
-            schema, pointer, stack = self.flatten(node, pointer, stack)
+            schema, target, inner = self.flatten(node, pointer, stack)
         except _Recursive as exc:
             target = self.resolver.lookup(exc.ref, pointer)
             kind = _kind(target) if isinstance(target, dict) else None
-            self.notes.add(where, pointer, f"recursive schema {exc.ref} cut here, kept free-form")
+            self._note(where, pointer, f"recursive schema {exc.ref} cut here, kept free-form")
             return (
                 {"type": kind} if kind in ("list", "dictionary") else {"type": "dictionary"}
             ), True
+        memo = self.memo
+        if memo is None or len(inner) == len(stack):
+            # Not a $ref: a schema written in place is converted where it is, once.
+            return self._convert(schema, target, where, direction, inner, depth, description)
+        key = (target, direction, depth, description)
+        kept = memo.find(key, inner)
+        if kept is not None:
+            for suffix, at, message in kept.notes:
+                self._note(where + suffix, at, message)
+            return kept.result()
+        memo.start(where)
+        try:
+            spec, nullable = self._convert(
+                schema, target, where, direction, inner, depth, description
+            )
+        except BaseException:
+            memo.abandon()
+            raise
+        memo.finish(key, inner, spec, nullable)
+        return spec, nullable
+
+    def _convert(
+        self,
+        schema: dict[str, Any],
+        pointer: str,
+        where: str,
+        direction: Direction,
+        stack: tuple[str, ...],
+        depth: int,
+        description: str,
+    ) -> tuple[dict[str, Any] | None, bool]:
+        """``convert`` of a flat schema (``$ref`` followed, ``allOf`` merged) at ``pointer``."""
         variants = schema.get("oneOf") or schema.get("anyOf")
         if isinstance(variants, list) and variants:
             return self._variants(schema, variants, pointer, where, direction, stack, depth)
@@ -185,7 +227,7 @@ class SchemaConverter:
         if description:
             spec["description"] = description
         if depth >= MAX_DEPTH and kind in ("list", "dictionary"):
-            self.notes.add(where, pointer, f"nested over {MAX_DEPTH} levels, kept free-form")
+            self._note(where, pointer, f"nested over {MAX_DEPTH} levels, kept free-form")
             return spec, nullable
         if kind == "list":
             self._items(spec, schema, pointer, where, direction, stack, depth)
@@ -243,13 +285,13 @@ class SchemaConverter:
         if union is not None:
             return union, nullable
         if len(kinds) != 1 or None in kinds:
-            self.notes.add(where, pointer, f"{keyword} of different types cannot be typed")
+            self._note(where, pointer, f"{keyword} of different types cannot be typed")
             return None, nullable
         spec = {"type": kinds.pop()}
         description = trim(schema.get("description") or schema.get("title"))
         if description:
             spec["description"] = description
-        self.notes.add(where, pointer, f"{keyword} kept as a free-form {spec['type']}")
+        self._note(where, pointer, f"{keyword} kept as a free-form {spec['type']}")
         return spec, nullable
 
     def _split(self, schema: dict[str, Any], pointer: str, where: str) -> list[_Member] | None:
@@ -298,13 +340,13 @@ class SchemaConverter:
         """
         default = _default(value, spec)
         if default is _INVALID:
-            self.notes.add(where, pointer, "default left out: it does not fit the type")
+            self._note(where, pointer, "default left out: it does not fit the type")
             return
         if isinstance(default, str):
             default = literal(default)
             if default is None:
                 message = "default left out: a template ('{{') holding '${' cannot be written"
-                self.notes.add(where, pointer, message)
+                self._note(where, pointer, message)
                 return
         spec["default"] = default
 
@@ -315,7 +357,7 @@ class SchemaConverter:
         for value in enum:
             if value is not None and not any(_fits(value, kind) for kind in kinds):
                 message = f"enum value {_shown(value)} left out: {_unfit(kinds)}"
-                self.notes.add(where, pointer, message)
+                self._note(where, pointer, message)
 
     def _union(
         self,
@@ -346,7 +388,7 @@ class SchemaConverter:
         kept = ("enum", "const") if enum is not None else ()
         if any(key in sub and key not in kept for _, sub, _ in members for key in _CONSTRAINTS):
             listed = " or ".join(union)
-            self.notes.add(where, pointer, f"{listed}: the constraints of each type are not kept")
+            self._note(where, pointer, f"{listed}: the constraints of each type are not kept")
         if lists:
             sub, at = lists[0]
             self._items(spec, sub, at, where, direction, stack, depth)
@@ -375,7 +417,7 @@ class SchemaConverter:
             depth=depth + 1,
         )
         if items is None:
-            self.notes.add(where, pointer, "items of no single type: a free-form list")
+            self._note(where, pointer, "items of no single type: a free-form list")
             return
         items.pop("default", None)
         items.pop("description", None)
@@ -399,7 +441,7 @@ class SchemaConverter:
         if not isinstance(properties, dict) or not properties:
             return
         if schema.get("additionalProperties") not in (None, False):
-            self.notes.add(where, pointer, "open mapping (additionalProperties) kept free-form")
+            self._note(where, pointer, "open mapping (additionalProperties) kept free-form")
             return
         parameters = self.properties(
             schema, pointer, where=where, direction=direction, stack=stack, depth=depth + 1
@@ -424,7 +466,7 @@ class SchemaConverter:
         for name, node in _mapping(schema.get("properties")).items():
             here = pointer_join(pointer, "properties", name)
             if not valid_name(name):
-                self.notes.add(where, here, f"property {name!r} is not a parameter name")
+                self._note(where, here, f"property {name!r} is not a parameter name")
                 return None
             resolved, _, _ = self.resolver.resolve(node, here)
             if isinstance(resolved, dict) and _skipped(resolved, direction):
@@ -442,7 +484,7 @@ class SchemaConverter:
                 if name in required:
                     raise
                 inner = exc.problem
-                self.notes.add(f"{where}.{name}", inner.pointer, f"left out: {inner.message}")
+                self._note(f"{where}.{name}", inner.pointer, f"left out: {inner.message}")
                 continue
             if spec is None:
                 if name in required and direction == "input":
@@ -460,20 +502,20 @@ class SchemaConverter:
         enum = schema.get("enum")
         if isinstance(enum, list) and kind == "boolean":  # agentkit's booleans take no enum
             if {value for value in enum if isinstance(value, bool)} != {True, False}:
-                self.notes.add(where, pointer, f"enum {_shown(enum)} left out: a boolean has none")
+                self._note(where, pointer, f"enum {_shown(enum)} left out: a boolean has none")
         elif isinstance(enum, list):
             values = [value for value in enum if value is not None and _fits(value, kind)]
             if values:
                 spec["enum"] = values
             self._drop_values(enum, [kind], pointer, where)
         if kind in ("integer", "float"):
-            _bounds(spec, schema, kind, lambda message: self.notes.add(where, pointer, message))
+            _bounds(spec, schema, kind, lambda message: self._note(where, pointer, message))
         if kind != "string":
             return
         if isinstance(schema.get("pattern"), str):
             pattern = whole_match(schema["pattern"])
             if pattern is None:
-                self.notes.add(where, pointer, "pattern left out: not a Python regular expression")
+                self._note(where, pointer, "pattern left out: not a Python regular expression")
             else:
                 spec["pattern"] = pattern
         _lengths(spec, schema)

@@ -89,22 +89,52 @@ def base_url(
     url = url.strip()
     variables = server.get("variables") if isinstance(server.get("variables"), dict) else {}
     _check_exposed(expose, _VARIABLE.findall(url), source, reserved, notes if gone_ok else None)
+    if "://" not in url:
+        written, _ = _filled(url, variables, source, expose, notes, in_host=False)
+        notes.add("base_url", "#/servers/0/url", f"a relative server URL; set {prefix}_BASE_URL")
+        return f"${{{prefix}_BASE_URL:-http://localhost}}/{written.lstrip('/')}".rstrip("/")
+    # The origin and the path apart: a variable with no default keeps its own text in
+    # the URL, which a path can hold and a host cannot.
+    start = url.index("://") + 3
+    end = url.find("/", start) % (len(url) + 1)
+    origin, unnamed_host = _filled(url[:end], variables, source, expose, notes, in_host=True)
+    path, _ = _filled(url[end:], variables, source, expose, notes, in_host=False)
+    if unnamed_host:
+        # No host to point at until the operator says which one: the note says how.
+        if "${" in path:  # an exposed variable's
+            return f"${{{prefix}_BASE_URL:-http://localhost}}{path}".rstrip("/")
+        return f"${{{prefix}_BASE_URL:-http://localhost{path.rstrip('/')}}}"
+    if path.startswith("${") and origin.endswith("$"):
+        origin = origin[:-1] + "%24"  # as in ``_filled``
+    written = origin + path
+    # The description's text has no "${" left (url_text): one is an exposed variable's.
+    return written if "${" in written else f"${{{prefix}_BASE_URL:-{written}}}"
+
+
+def _filled(
+    text: str,
+    variables: Any,
+    source: str,
+    expose: Collection[str],
+    notes: Notes,
+    *,
+    in_host: bool,
+) -> tuple[str, bool]:
+    """``text``, a piece of the server URL, with each ``{name}`` as ``_variable`` writes
+    it; and whether one kept its own text (no default, not exposed)."""
     written = ""
     position = 0
-    for match in _VARIABLE.finditer(url):
-        written += url_text(url[position : match.start()])
-        value = _variable(match, variables, source, expose, notes)
+    kept = False
+    for match in _VARIABLE.finditer(text):
+        written += url_text(text[position : match.start()])
+        value = _variable(match, variables, source, expose, notes, in_host=in_host)
+        kept = kept or value == url_text(match.group(0))
         if value.startswith("${") and written.endswith("$"):
             # "$" before "${VAR}" would read as "$${", the escape of a literal "${".
             written = written[:-1] + "%24"
         written += value
         position = match.end()
-    written += url_text(url[position:])
-    if "://" not in url:
-        notes.add("base_url", "#/servers/0/url", f"a relative server URL; set {prefix}_BASE_URL")
-        return f"${{{prefix}_BASE_URL:-http://localhost}}/{written.lstrip('/')}".rstrip("/")
-    # The description's text has no "${" left (url_text): one is an exposed variable's.
-    return written if "${" in written else f"${{{prefix}_BASE_URL:-{written}}}"
+    return written + url_text(text[position:]), kept
 
 
 def _variable(
@@ -113,10 +143,14 @@ def _variable(
     source: str,
     expose: Collection[str],
     notes: Notes,
+    *,
+    in_host: bool,
 ) -> str:
     """What to write for the ``{name}`` of a server URL: ``${SOURCE_SERVER_NAME:-default}``
     when ``name`` is in ``expose``, else its default as text (with a note); a name the
-    server declares no default for has its own text as its default."""
+    server declares no default for has its own text as its default, except in the host
+    (``in_host``), where no text of braces is a host name: an exposed one is then
+    ``${SOURCE_SERVER_NAME}``, which the operator must set."""
     name = match.group(1)
     spec = variables.get(name) if isinstance(variables, dict) else None
     default = spec.get("default") if isinstance(spec, dict) else None
@@ -126,6 +160,8 @@ def _variable(
         # Not a variable of the server's: its own text stays, until the operator says.
         what = "has no default" if isinstance(spec, dict) else "is not a declared server variable"
         notes.add("base_url", "#/servers/0/url", f"{shown(match.group(0))} {what}; {how}")
+        if in_host and name in expose:
+            return f"${{{env}}}"
         default = match.group(0)
     elif name not in expose:
         message = (

@@ -10,6 +10,7 @@ own rules and no environment variables (the ``${VAR:-default}`` defaults).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from contextlib import nullcontext
 from typing import Any
 
 from agentkit.declarative.definition import parse_definition
@@ -17,6 +18,7 @@ from agentkit.declarative.environment import Environment, Substituter
 from agentkit.declarative.problems import ProblemLog, Problems
 from agentkit.declarative.sources import SourceTable, parse_source
 from agentkit.openapi.reader import problem
+from agentkit.schemaparse import Built, unchanging
 from agentkit.toolerrors import DefinitionProblem, DescriptionProblem
 
 _START = (1, 1)
@@ -34,7 +36,11 @@ class Verifier:
         sources: Iterable[tuple[str, Any]],
         *,
         environ: Mapping[str, str] | None = None,
+        unchanging: bool = False,
     ) -> None:
+        """``unchanging``: the documents checked do not change while the verifier is in
+        use (an import's): a schema they share is parsed once (``schemaparse.unchanging``)."""
+        self._built: Built | None = {} if unchanging else None
         self.environment = Environment.load(environ={} if environ is None else environ)
         self.sources = SourceTable()
         log = ProblemLog()
@@ -49,14 +55,15 @@ class Verifier:
     def problems(self, document: Any, *, path: str = "tool") -> list[DefinitionProblem]:
         """What ``agentkit validate`` would say about ``document``; empty when it loads."""
         log = ProblemLog()
-        parse_definition(
-            document,
-            Problems(path, document, _START, log),
-            text="",
-            document=0,
-            environment=self.environment,
-            sources=self.sources,
-        )
+        with nullcontext() if self._built is None else unchanging(self._built):
+            parse_definition(
+                document,
+                Problems(path, document, _START, log),
+                text="",
+                document=0,
+                environment=self.environment,
+                sources=self.sources,
+            )
         return list(log.shown)
 
 

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from agentkit.cli import main
-from agentkit.openapi import check, importer
+from agentkit.openapi import check, import_openapi, importer
 from agentkit.openapi.check import MAX_FINDINGS, check_description
 from agentkit.openapi.swagger import ORIGINAL_KEY
 from tests.declarative.loopback import running
@@ -32,7 +32,7 @@ SECRET = "API_TOKEN=s3cr3t-must-not-appear"
 def test_no_check_skips_the_check_and_says_nothing_about_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def fail(document: object) -> None:
+    def fail(document: object, *, tree: bool = False) -> None:
         raise AssertionError("checked despite --no-check")
 
     monkeypatch.setattr(importer, "check_description", fail)
@@ -43,11 +43,16 @@ def test_no_check_skips_the_check_and_says_nothing_about_it(
 
 
 def test_the_check_runs_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[object] = []
-    monkeypatch.setattr(importer, "check_description", lambda document: seen.append(document))
+    seen: list[tuple[object, bool]] = []
+
+    def check(document: object, *, tree: bool = False) -> None:
+        seen.append((document, tree))
+
+    monkeypatch.setattr(importer, "check_description", check)
     argv = ["import", "openapi", str(NOTES), "--source", "notes", "--out", str(tmp_path / "o")]
     assert main(argv) == 0
     assert len(seen) == 1
+    assert seen[0][1] is True  # JSON text: a tree, no alias to guard against
 
 
 def test_without_jsonschema_rs_there_is_no_check(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -416,3 +421,41 @@ def test_a_description_yaml_aliases_blow_up_is_not_checked_and_says_so(
     assert findings is not None
     assert [finding.pointer for finding in findings] == ["#"]
     assert findings[0].message.startswith(says)
+
+
+def _json_object(path: Path) -> bool:
+    try:
+        return isinstance(json.loads(path.read_bytes()), dict)
+    except ValueError:
+        return False
+
+
+JSON_DESCRIPTIONS = sorted(path for path in NOTES.parent.glob("**/*.json") if _json_object(path))
+
+
+@pytest.mark.parametrize(
+    "spec",
+    JSON_DESCRIPTIONS,
+    ids=[str(path.relative_to(NOTES.parent)) for path in JSON_DESCRIPTIONS],
+)
+def test_a_description_read_from_json_is_checked_the_same_without_the_alias_walk(
+    spec: Path,
+) -> None:
+    """JSON text reads as a tree: the walk that guards against YAML aliases finds
+    nothing in it to refuse, so leaving it out changes no finding."""
+    document = json.loads(spec.read_bytes())
+    assert check_description(document, tree=True) == check_description(document)
+
+
+def test_an_import_of_yaml_text_still_walks_it_for_aliases(tmp_path: Path) -> None:
+    text = (
+        "openapi: 3.0.3\ninfo: {title: T, version: '1'}\n"
+        "servers: [{url: 'https://api.example.com'}]\n"
+        "paths:\n  /a: {get: {operationId: get_a, responses: {'200': {description: ok}}}}\n"
+        "x-bomb:\n" + "".join(f"  {line}\n" for line in ["a: &a [x, x, x, x]", *BOMB.splitlines()])
+    )
+    spec = tmp_path / "bomb.yaml"
+    spec.write_text(text, encoding="utf-8")
+    report = import_openapi(spec, source="bomb", out=tmp_path / "out")
+    assert report.findings is not None
+    assert report.findings[0].message.startswith("not checked: YAML aliases expand it to")

@@ -376,3 +376,26 @@ def test_the_cli_exposes_the_variables_it_is_told_and_records_them(
     assert "--server-variable 'tenat': the first server's URL has no {tenat}" in err
     assert "(did you mean 'tenant'?)" in err
     assert "Traceback" not in err
+
+
+def test_a_host_variable_without_default_points_at_localhost_until_the_operator_says(
+    tmp_path: Path,
+) -> None:
+    out, text = _imported(tmp_path, _with_schemes(_swagger_host("tenant")), "github")
+    assert "base_url: ${GITHUB_BASE_URL:-http://localhost/v1}" in text
+    assert "'{tenant}' is not a declared server variable; set GITHUB_BASE_URL" in text
+    registry = ToolRegistry()
+    load_tools(out, registry=registry, environ={"GITHUB_BASE_URL": "https://acme.h.example/v1"})
+    assert "https://acme.h.example/v1" in _loaded_values(registry)
+
+
+def test_an_exposed_host_variable_without_default_must_be_set(tmp_path: Path) -> None:
+    out, text = _imported(
+        tmp_path, _with_schemes(_swagger_host("tenant")), "github", server_variables=["tenant"]
+    )
+    assert "base_url: https://${GITHUB_SERVER_TENANT}.h.example/v1" in text
+    with pytest.raises(Exception, match=r"'GITHUB_SERVER_TENANT' is not set and has no default"):
+        load_tools(out, registry=ToolRegistry(), environ={})
+    registry = ToolRegistry()
+    load_tools(out, registry=registry, environ={"GITHUB_SERVER_TENANT": "acme"})
+    assert "https://acme.h.example/v1" in _loaded_values(registry)

@@ -1,0 +1,196 @@
+"""One scalar as libyaml's emitter writes it: its analysis, its style, its text.
+
+libyaml reads a scalar's characters once (``yaml_emitter_analyze_scalar``):
+indicators at its start or inside (``: ``, `` #``, ``,[]{}`` in flow), spaces
+and line breaks at its edges or next to each other, characters it does not
+print. From that and the context (a block or flow collection, a key or a value)
+it picks the style (``select_scalar_style``): plain where the text would read
+back as the same string, else single-quoted, else double-quoted with escapes.
+``analyze`` does the same with regular expressions, once per distinct text;
+``Scalar`` keeps the outcome, and the text in each context as written on one
+line. Folding a long scalar at the line width is the writer's
+(``yamlwriter.Writer``), since it depends on the column.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+#: The line width and indent the import writes with (``emit.OPTIONS``).
+WIDTH: Final = 120
+INDENT: Final = 2
+#: libyaml writes a key after ``? `` when it is longer than this (in UTF-8 bytes).
+_SIMPLE_KEY: Final = 128
+
+STR_TAG: Final = "tag:yaml.org,2002:str"
+FLOAT_TAG: Final = "tag:yaml.org,2002:float"
+
+#: Characters libyaml writes as they are (with ``allow_unicode``): the line feed,
+#: printable ASCII, and the Basic Multilingual Plane's but surrogates, BOM, FFFE, FFFF.
+_UNPRINTABLE: Final = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
+BREAKS: Final = "\r\n\x85\u2028\u2029"
+_BREAK: Final = re.compile(f"[{BREAKS}]")
+#: libyaml's "blank or break or end": what makes ``: `` and `` #`` indicators.
+_BLANKZ: Final = " \t\x00" + BREAKS
+_FLOW_INSIDE: Final = re.compile(r"[,?\[\]{}:]")
+_COLON_BLANK: Final = re.compile(f":(?:[{_BLANKZ}]|\\Z)")
+_BLANK_HASH: Final = re.compile(f"[{_BLANKZ}]#")
+_BREAK_SPACE: Final = re.compile(f"[{BREAKS}] ")
+_SPACE_BREAK: Final = re.compile(f" [{BREAKS}]")
+_FIRST_INDICATORS: Final = frozenset("#,[]{}&*!|>'\"%@`")
+#: Printable ASCII that libyaml writes plain in a block and in flow alike: no
+#: indicator first (nor ``-`` or ``.``, which may start ``---`` or ``...``), none of
+#: ``,[]{}:#?`` inside, no space last.
+_PLAIN_ANYWHERE: Final = re.compile(
+    r"[A-Za-z0-9$()+/;<=\\^_~]"
+    r"[\x20-\x22\x24-\x2b\x2d-\x39\x3b-\x3e\x40-\x5a\x5c\x5e-\x7a\x7c\x7e]*(?<! )"
+)
+SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_ESCAPES: Final = {
+    "\x00": "0",
+    "\x07": "a",
+    "\x08": "b",
+    "\x09": "t",
+    "\x0a": "n",
+    "\x0b": "v",
+    "\x0c": "f",
+    "\x0d": "r",
+    "\x1b": "e",
+    '"': '"',
+    "\\": "\\",
+    "\x85": "N",
+    "\xa0": "_",
+    "\u2028": "L",
+    "\u2029": "P",
+}
+
+PLAIN: Final = 0
+SINGLE: Final = 1
+DOUBLE: Final = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    """A scalar's text, what libyaml's analysis says of it, and how it is written."""
+
+    text: str
+    multiline: bool
+    #: The style in each context: [block value, block key, flow value, flow key].
+    styles: tuple[int, int, int, int]
+    #: Whether it may be a simple key (one line, at most 128 bytes).
+    simple: bool
+    #: As written (quoted, escaped; not folded) as a block value, a key, a flow value.
+    block: str
+    block_key: str
+    flow: str
+    flow_key: str
+    #: The last column a value may start at and be written as above (else
+    #: ``Writer._scalar`` writes it, folding it as libyaml would).
+    block_max: int
+    flow_max: int
+
+
+def _escape(char: str) -> str:
+    short = _ESCAPES.get(char)
+    if short is not None:
+        return short
+    code = ord(char)
+    if code <= 0xFF:
+        return f"x{code:02X}"
+    if code <= 0xFFFF:
+        return f"u{code:04X}"
+    return f"U{code:08X}"
+
+
+def analyze(text: str, *, plain_implicit: bool) -> Scalar:
+    """libyaml's ``analyze_scalar`` and ``select_scalar_style`` for ``text`` (allow_unicode)."""
+    if not text:
+        # Plain only where a block value may be empty; quoted as a key or in flow.
+        block = PLAIN if plain_implicit else SINGLE
+        return _scalar(text, False, (block, SINGLE, SINGLE, SINGLE), True)
+    if _PLAIN_ANYWHERE.fullmatch(text):  # most names, types and words: nothing to look for
+        style = PLAIN if plain_implicit else SINGLE
+        return _scalar(text, False, (style,) * 4, len(text) <= _SIMPLE_KEY)
+    first = text[0]
+    followed = len(text) == 1 or text[1] in _BLANKZ
+    flow_indicators = block_indicators = text.startswith(("---", "..."))
+    if first in _FIRST_INDICATORS:
+        flow_indicators = block_indicators = True
+    elif first in "?:":
+        flow_indicators = True
+        block_indicators = block_indicators or followed
+    elif first == "-" and followed:
+        flow_indicators = block_indicators = True
+    if _FLOW_INSIDE.search(text, 1):
+        flow_indicators = True
+    if _COLON_BLANK.search(text, 1) or _BLANK_HASH.search(text):
+        flow_indicators = block_indicators = True
+    special = _UNPRINTABLE.search(text) is not None
+    line_breaks = _BREAK.search(text) is not None
+    last = text[-1]
+    edges = first == " " or first in BREAKS or last == " " or last in BREAKS
+    break_space = line_breaks and _BREAK_SPACE.search(text) is not None
+    space_break = line_breaks and _SPACE_BREAK.search(text) is not None
+    flow_plain = block_plain = not (edges or break_space or line_breaks)
+    single = not break_space
+    if space_break or special:
+        flow_plain = block_plain = single = False
+    if flow_indicators:
+        flow_plain = False
+    if block_indicators:
+        block_plain = False
+    block = _style(block_plain, single, plain_implicit)
+    flow = _style(flow_plain, single, plain_implicit)
+    key = DOUBLE if line_breaks else block
+    flow_key = DOUBLE if line_breaks else flow
+    simple = not line_breaks and (
+        len(text) <= _SIMPLE_KEY // 4 or len(text.encode("utf-8")) <= _SIMPLE_KEY
+    )
+    return _scalar(text, line_breaks, (block, key, flow, flow_key), simple)
+
+
+def _scalar(text: str, multiline: bool, styles: tuple[int, int, int, int], simple: bool) -> Scalar:
+    texts = {style: _written(text, style) for style in set(styles)}
+    written = [texts[style] for style in styles]
+    # Where the text may pass the width, or a quoted one holds a line break,
+    # ``Writer._scalar`` writes it the slow way, as libyaml does.
+    limits = [
+        -1 if multiline and style == SINGLE else WIDTH + 1 - len(written[index])
+        for index, style in enumerate(styles)
+    ]
+    return Scalar(
+        text=text,
+        multiline=multiline,
+        styles=styles,
+        simple=simple,
+        block=written[0],
+        block_key=written[1],
+        flow=written[2],
+        flow_key=written[3],
+        block_max=limits[0],
+        flow_max=limits[2],
+    )
+
+
+def _written(text: str, style: int) -> str:
+    """``text`` in ``style`` on one line (no folding)."""
+    if style == PLAIN:
+        return text
+    if style == SINGLE:
+        return "'" + text.replace("'", "''") + "'"
+    return '"' + "".join(escaped(char) for char in text) + '"'
+
+
+def escaped(char: str) -> str:
+    """``char`` as a double-quoted scalar holds it: itself, or its escape."""
+    if _UNPRINTABLE.match(char) or char in BREAKS or char in '"\\':
+        return "\\" + _escape(char)
+    return char
+
+
+def _style(plain_allowed: bool, single_allowed: bool, plain_implicit: bool) -> int:
+    if plain_allowed and plain_implicit:
+        return PLAIN
+    return SINGLE if single_allowed else DOUBLE
