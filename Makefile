@@ -4,7 +4,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# `make bench` also installs the bench extra: the peers it measures against (FastMCP).
+# `make bench` also installs the bench extra: the peers it measures against
+# (FastMCP; the seed's own SDK, codecraftai-agent-kit, for the executor).
 BENCH_STAMP := $(VENV)/.bench-installed
 # The integration tests' third-party servers from npm (json-server, and Prism for
 # the OpenAPI import), pinned by package-lock.json. Without npm the stamp is not
