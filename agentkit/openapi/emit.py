@@ -20,7 +20,7 @@ from typing import Any, Final
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from agentkit.openapi.yamlwriter import Unsupported, Writer
+from agentkit.openapi.yamlwriter import Writer
 
 _BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -75,10 +75,8 @@ def dump(document: Any, writer: Writer | None = None) -> str:
     ``writer`` is one kept for the documents of one import, which then shares what it
     learnt of one with the next: none of them may change once written.
     """
-    try:
-        return (writer or Writer()).dump(document)
-    except Unsupported:
-        return libyaml_dump(document)
+    text = (writer or Writer()).dump(document)
+    return libyaml_dump(document) if text is None else text
 
 
 def libyaml_dump(document: Any) -> str:

@@ -19,8 +19,8 @@ lines of 120 columns, Unicode written as it is, indent 2):
 A writer remembers each distinct string's analysis, and the text of a
 collection met again at the same place (converted schemas are shared between
 the tools of one import), for the documents of one import. Anything outside
-those values raises ``Unsupported``: ``emit.dump`` then writes the document
-through PyYAML, as before. ``tests/openapi/test_yamlwriter.py`` holds it to
+those values makes ``Writer.dump`` give ``None``: ``emit.dump`` then writes the
+document through PyYAML, as before. ``tests/openapi/test_yamlwriter.py`` holds it to
 libyaml's text, value by value and on whole imports.
 """
 
@@ -45,6 +45,7 @@ from agentkit.openapi.yamlscalar import (
     analyze,
     escaped,
 )
+from agentkit.toolerrors import AgentKitError
 
 #: The value types (keys: str) whose flow mappings ``Writer`` keeps by content: hashable,
 #: and equal only when written the same (not float: 0.0 == -0.0; bool and int are
@@ -53,8 +54,9 @@ _KEPT_SCALARS: Final = frozenset({str, int, bool, type(None)})
 _KEPT_KEYS: Final = frozenset({str})
 
 
-class Unsupported(Exception):
-    """A value the writer does not write as libyaml would (another type, a lone surrogate)."""
+class _Unsupported(AgentKitError):
+    """A value the writer does not write as libyaml would (another type, a lone surrogate):
+    ``Writer.dump`` gives ``None`` for the document then."""
 
 
 class Writer:
@@ -87,11 +89,14 @@ class Writer:
         self._indention = True
         self._flow_level = 0
 
-    def dump(self, document: Any) -> str:
-        """``document`` as libyaml writes it with ``emit.OPTIONS``; ``Unsupported`` for a
-        value it does not write."""
+    def dump(self, document: Any) -> str | None:
+        """``document`` as libyaml writes it with ``emit.OPTIONS``; ``None`` when it
+        holds a value this writer does not write."""
         self._reset()
-        self._node(document, -1, mapping=False)
+        try:
+            self._node(document, -1, mapping=False)
+        except _Unsupported:
+            return None
         self._write_indent(0)
         text = "".join(self._out)
         self._out = []
@@ -318,7 +323,7 @@ class Writer:
 
     def _key_analysis(self, key: Any) -> Scalar:
         if type(key) is dict or type(key) is list:
-            raise Unsupported("a collection as a key")
+            raise _Unsupported("a collection as a key")
         return self._analysis(key)
 
     def _analysis(self, value: Any) -> Scalar:
@@ -335,7 +340,7 @@ class Writer:
 
     def _string(self, text: str) -> Scalar:
         if SURROGATE.search(text):
-            raise Unsupported("a lone surrogate cannot be written as UTF-8")
+            raise _Unsupported("a lone surrogate cannot be written as UTF-8")
         implicit = self._resolver.resolve(ScalarNode, text, (True, False)) == STR_TAG
         return analyze(text, plain_implicit=implicit)
 
@@ -350,12 +355,12 @@ class Writer:
         elif kind is float:
             text = self._representer.represent_float(value).value
             if self._resolver.resolve(ScalarNode, text, (True, False)) != FLOAT_TAG:
-                raise Unsupported(f"the float {text} would need a tag")
+                raise _Unsupported(f"the float {text} would need a tag")
         else:
-            raise Unsupported(f"a value of type {kind.__name__}")
+            raise _Unsupported(f"a value of type {kind.__name__}")
         scalar = analyze(text, plain_implicit=True)
         if scalar.styles != (PLAIN,) * 4:
-            raise Unsupported(f"{text} would be quoted and tagged")
+            raise _Unsupported(f"{text} would be quoted and tagged")
         return scalar
 
     def _value(self, scalar: Scalar, indent: int) -> None:
