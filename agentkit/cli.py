@@ -17,7 +17,6 @@ cell, a name -- it is escaped too, so a value cannot forge a line of output.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import re
@@ -848,23 +847,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if given:
             verb = "applies" if len(given) == 1 else "apply"
             raise UsageError(f"{', '.join(given)} only {verb} with --http HOST:PORT")
-        # Found, not imported: the first answers come before the SDK is (agentkit.mcp_front).
-        if importlib.util.find_spec("mcp") is None:
-            raise UsageError("agentkit serve needs the MCP SDK: pip install 'agentkit[mcp]'")
-        from agentkit import mcp_front
+        try:
+            from agentkit import mcp_server
+        except ImportError as exc:  # the mcp extra is not installed
+            raise UsageError(
+                "agentkit serve needs the MCP SDK: pip install 'agentkit[mcp]'"
+            ) from exc
         from agentkit.mcp_claim import claim_stdio
+        from agentkit.mcp_reload import EarlyHangups
 
         limits = _limits(args)
-        reloading = _reloading(args)
         # Claimed before the tools load (a module may print as it is imported), and
         # never given back: the process ends with serving, and a tool's thread or an
         # atexit hook writing to stdout after the last answer would reach the client.
-        with claim_stdio(restore=False) as wire:
-            mcp_front.serve(
-                lambda: _load(args),
+        with claim_stdio(restore=False) as wire, EarlyHangups() as hangups:
+            reloader = _reloader(args)
+            mcp_server.serve(
+                reloader.served,
                 wire=wire,
+                hangups=hangups,
+                reloader=reloader,
                 credentials_file=args.credentials_file,
-                **reloading,
                 **limits,
             )
         return EXIT_OK

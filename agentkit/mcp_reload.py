@@ -18,10 +18,12 @@ import json
 import math
 import signal
 import sys
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any, Final, final
 
 import anyio
@@ -37,12 +39,11 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentkit.context import LogLevel, at_least
 from agentkit.export import mcp_tool
-from agentkit.mcp_wire import file_state
 from agentkit.tool import Tool
 from agentkit.toolerrors import AgentKitError
 from agentkit.toolregistry import ToolRegistry
 
-__all__ = ["Changes", "Reloader", "ServedTools"]
+__all__ = ["Changes", "EarlyHangups", "Reloader", "ServedTools", "file_state"]
 
 DEFAULT_INTERVAL: Final = 1.0
 # A change is loaded once the files have looked the same for this long (and on two polls
@@ -258,6 +259,33 @@ def _say(message: str) -> None:
 
 
 @final
+class EarlyHangups:
+    """The SIGHUPs that come while a server starts, before ``Reloader.run`` listens:
+    noted, for a reload once it does, rather than ending the process (SIGHUP's default).
+    A context manager; where it cannot handle the signal (Windows, a thread other than
+    the main one) it notes nothing and changes nothing."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._previous: Any = None
+        self._installed = False
+
+    def _note(self, signum: int, frame: FrameType | None) -> None:
+        self.seen = True
+
+    def __enter__(self) -> EarlyHangups:
+        if hasattr(signal, "SIGHUP") and threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGHUP, self._note)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._installed:
+            signal.signal(signal.SIGHUP, self._previous)
+            self._installed = False
+
+
+@final
 class Reloader:
     """Loads the tools with ``load()`` (which raises ``AgentKitError`` on a problem), and
     loads them again while a server runs.
@@ -358,3 +386,16 @@ class Reloader:
                 task_status.started()
                 async for _ in signals:
                     await self.reload("SIGHUP")
+
+
+def file_state(files: Iterable[Path]) -> tuple[tuple[str, int, int], ...]:
+    """Each of ``files`` with its size and modification time, sorted; a file gone
+    meanwhile is left out (its absence is the change)."""
+    seen: list[tuple[str, int, int]] = []
+    for path in files:
+        try:
+            status = path.stat()
+        except OSError:
+            continue
+        seen.append((str(path), status.st_size, status.st_mtime_ns))
+    return tuple(sorted(seen))

@@ -81,10 +81,9 @@ from agentkit.mcp_limits import (
     client_left,
     worker_threads,
 )
-from agentkit.mcp_reload import Reloader, ServedTools
+from agentkit.mcp_reload import EarlyHangups, Reloader, ServedTools
 from agentkit.mcp_rounds import Asking, Question, Rounds
 from agentkit.mcp_stdio import ReadLines, loop_stdio, lost_answer, refusal
-from agentkit.mcp_wire import SERVER_NAME
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.redaction import Redactor
 from agentkit.tool import Tool
@@ -102,6 +101,8 @@ from agentkit.toolregistry import ToolRegistry
 __all__ = ["CallScope", "build_server", "serve"]
 
 logger = logging.getLogger("agentkit.serve")
+#: The server's name in ``initialize``'s ``serverInfo``.
+SERVER_NAME: Final = "agentkit"
 _T = TypeVar("_T")
 
 #: How long a call's last messages to its client may take to go out before its answer does.
@@ -619,6 +620,8 @@ def serve(
     drain_seconds: float = 30.0,
     reloader: Reloader | None = None,
     allow_unconfirmed: bool = False,
+    wire: StdioWire | None = None,
+    hangups: EarlyHangups | None = None,
 ) -> None:
     """Serve ``tools`` on stdin/stdout until the client disconnects.
 
@@ -626,7 +629,10 @@ def serve(
     ``reloader`` (made on the same ``ServedTools``) reloads them while serving.
     ``allow_unconfirmed``: see ``build_server``. While serving, stdout is the wire's
     alone: what else would write to it writes to stderr (``agentkit.mcp_claim``);
-    stdin and stdout are given back on return.
+    stdin and stdout are given back on return. ``wire``: stdin and stdout as a caller
+    claimed them already (``claim_stdio``), kept as they are on return. ``hangups``: the
+    SIGHUPs noted before the reloader listens (while the tools loaded), for a reload
+    once it does.
     """
     executor = ToolExecutor(
         credentials=CredentialsManager.from_env(credentials_file),
@@ -647,12 +653,14 @@ def serve(
                 answer_timeout=answer_timeout,
                 drain_seconds=drain_seconds,
                 reloader=reloader,
+                reload_now=hangups,
                 allow_unconfirmed=allow_unconfirmed,
             )
 
     # The thread pool goes when the client does.
-    with claim_stdio() as wire, executor:
-        anyio.run(run, wire)
+    with contextlib.ExitStack() as stack, executor:
+        claimed = wire if wire is not None else stack.enter_context(claim_stdio())
+        anyio.run(run, claimed)
 
 
 async def serve_stdio(
@@ -668,12 +676,12 @@ async def serve_stdio(
     answer_timeout: float = DEFAULT_ANSWER_SECONDS,
     drain_seconds: float = 30.0,
     reloader: Reloader | None = None,
-    reload_now: bool = False,
+    reload_now: EarlyHangups | None = None,
     allow_unconfirmed: bool = False,
 ) -> None:
     """``serve``'s work on the running loop, reading lines from ``wire_in`` and writing
-    to ``wire_out`` (``loop_stdio``'s). ``reload_now``: a SIGHUP came before the
-    reloader was listening (``mcp_front``)."""
+    to ``wire_out`` (``loop_stdio``'s). ``reload_now``: the SIGHUPs that came before the
+    reloader was listening."""
     gate = CallLimits(
         max_in_flight=max_calls,
         max_queued=max_queued,
@@ -709,7 +717,7 @@ async def serve_stdio(
     ):
         if reloader is not None:
             await group.start(reloader.run)
-            if reload_now:
+            if reload_now is not None and reload_now.seen:
                 group.start_soon(reloader.reload, "SIGHUP")
         await _serve_answering_to_the_end(
             server, stdin, stdout, drain_seconds, ended=ended, lines=lines

@@ -10,9 +10,8 @@ UTF-8 with bad bytes replaced, and the fds are blocking again on exit.
 
 Where the loop cannot serve them (stdin or stdout is a regular file or a terminal,
 Windows, another event loop than asyncio) it gives the SDK the wire's fds wrapped as
-the SDK wraps its own stdin and stdout. Lines are split with
-``agentkit.mcp_pipes.take_lines``, as the stdio front split the lines it read first
-(``loop_stdio``'s ``unread`` are the bytes it read past them).
+the SDK wraps its own stdin and stdout. Lines are split as a text file splits them
+(``take_lines``).
 
 The SDK drops a line it cannot read (no JSON, a ``\\ud800`` escape its parser refuses,
 no JSON-RPC message) without an answer, and a client would wait for its id forever.
@@ -29,6 +28,8 @@ import contextlib
 import io
 import json
 import os
+import stat
+import sys
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any, Final, Literal, final
@@ -36,10 +37,19 @@ from typing import Any, Final, Literal, final
 import anyio
 
 from agentkit.mcp_claim import StdioWire
-from agentkit.mcp_pipes import stdio_pipes, take_lines
-from agentkit.mcp_wire import lone_surrogate, writable
 
-__all__ = ["LineReader", "LineWriter", "ReadLines", "loop_stdio", "lost_answer", "refusal"]
+__all__ = [
+    "LineReader",
+    "LineWriter",
+    "ReadLines",
+    "lone_surrogate",
+    "loop_stdio",
+    "lost_answer",
+    "refusal",
+    "stdio_pipes",
+    "take_lines",
+    "writable",
+]
 
 #: Past this many bytes read and not yet taken, reading pauses until the server catches up.
 HIGH_WATER: Final = 4 * 1024 * 1024
@@ -55,15 +65,73 @@ _LONE_SURROGATE: Final = (
 )
 
 
+def take_lines(buffer: bytearray) -> list[bytes]:
+    """The whole lines at the start of ``buffer``, with their ends, removed from it.
+
+    Lines end as a text file's do: at ``\\n``, ``\\r\\n`` or a lone ``\\r``, but only
+    bytes up to the last ``\\n`` are taken, so a ``\\r\\n`` is never cut in two and the
+    split does not depend on how the bytes arrived.
+    """
+    end = buffer.rfind(b"\n")
+    if end < 0:
+        return []
+    lines = bytes(buffer[: end + 1]).splitlines(keepends=True)
+    del buffer[: end + 1]
+    return lines
+
+
+def _is_pipe(fd: int) -> bool:
+    """A pipe or a socket; not a file, and not a terminal (non-blocking mode, which the
+    event loop sets, would be the shell's too)."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def stdio_pipes(wire: StdioWire) -> bool:
+    """Whether the wire's stdin and stdout are pipes this module and the event loop can
+    serve: both pipes or sockets, and not on Windows (its loop takes no pipe there)."""
+    return sys.platform != "win32" and _is_pipe(wire.read_fd) and _is_pipe(wire.write_fd)
+
+
+def writable(text: str) -> bool:
+    """Whether UTF-8 can carry ``text`` (it holds no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def lone_surrogate(message: dict[str, Any]) -> str | None:
+    """Where in ``message`` a key or a string holds a lone surrogate (``params.arguments``,
+    ``the id``), or None. Searched without recursion: a deep message is no crash."""
+    stack: list[tuple[Any, str]] = [(message, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if not writable(value):
+                return f"the value of '{path}'" if path else "the message"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if not writable(key):
+                    return f"a key in '{path}'" if path else "a key of the message"
+                stack.append((item, f"{path}.{key}" if path else key))
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{index}]") for index, item in enumerate(value))
+    return None
+
+
 @final
 class LineReader(asyncio.Protocol):
     """The lines a pipe brings, as ``str`` with their ``\\n`` (``async for line in reader``).
 
     A last line without a newline is given at the end of the input, as a text file's is.
-    ``unread``: bytes someone else read from the pipe and did not take, read first.
     """
 
-    def __init__(self, unread: bytes = b"") -> None:
+    def __init__(self) -> None:
         self._partial = bytearray()
         self._lines: deque[bytes] = deque()
         self._pending = 0  # bytes read and not yet taken
@@ -71,8 +139,6 @@ class LineReader(asyncio.Protocol):
         self._waiter: asyncio.Future[None] | None = None
         self._transport: asyncio.ReadTransport | None = None
         self._paused = False
-        if unread:
-            self.data_received(unread)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.ReadTransport)
@@ -186,21 +252,17 @@ class LineWriter(asyncio.Protocol):
 @contextlib.asynccontextmanager
 async def loop_stdio(
     wire: StdioWire,
-    unread: bytes = b"",
 ) -> AsyncIterator[tuple[AsyncIterable[str], LineWriter | anyio.AsyncFile[str]]]:
     """The lines read from the wire and a writer to it, for the SDK's ``stdio_server``:
     served by the running asyncio loop's pipe transports where they can be, otherwise
     (a file or a terminal, Windows, trio) as the SDK wraps its own stdin and stdout,
-    each read and write in a worker thread. ``unread``: bytes already read from the
-    wire's pipe and not taken (``PipeLines.rest``), read first; only pipes have them.
+    each read and write in a worker thread.
     """
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # not asyncio (trio)
         loop = None
     if loop is None or not stdio_pipes(wire):
-        if unread:
-            raise ValueError("bytes read ahead of the SDK can only be given back to a pipe")
         yield _text_file(wire.read_fd, "rb"), _text_file(wire.write_fd, "wb")
         return
     stdin_file = os.fdopen(wire.read_fd, "rb", buffering=0, closefd=False)
@@ -208,7 +270,7 @@ async def loop_stdio(
     reading: asyncio.ReadTransport | None = None
     writing: tuple[asyncio.WriteTransport, LineWriter] | None = None
     try:
-        reading, reader = await loop.connect_read_pipe(lambda: LineReader(unread), stdin_file)
+        reading, reader = await loop.connect_read_pipe(LineReader, stdin_file)
         writing = await loop.connect_write_pipe(LineWriter, stdout_file)
         yield reader, writing[1]
     finally:

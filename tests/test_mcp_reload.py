@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 import time
@@ -17,12 +18,14 @@ pytest.importorskip("uvicorn")
 import mcp_types as types
 
 from tests.mcp_serving import (
+    INITIALIZE,
     Served,
     open_session,
     post,
     server_fixture,
     serving,
     session,
+    stdio_process,
     tools_folder,
 )
 
@@ -310,3 +313,49 @@ def test_a_file_that_never_settles_is_loaded_after_a_bound(tmp_path: Path) -> No
     writer.file.write_text("")
     writer.watch(until=lambda: len(writer.loads) >= 2)
     assert writer.loads[1][0] == PATIENCE
+
+
+SLOW_IMPORT = """\
+import pathlib, time
+pathlib.Path(__file__).with_suffix(".imported").write_text("")
+time.sleep(1.0)
+
+
+def echo(text):
+    return {"text": text}
+"""
+SLOW_TOOL = """\
+name: slow_echo
+version: 1.0.0
+description: Echo, from a module slow to import.
+input_schema: {parameters: [{name: text, type: string}]}
+output_schema: {parameters: [{name: text, type: string}]}
+backend: {python: "slow_module:echo"}
+"""
+
+
+def test_a_sighup_while_the_tools_load_reloads_once_serving(tmp_path: Path) -> None:
+    # SIGHUP's default action ends a process: one that comes while the tools load (a
+    # backend module slow to import) must not end the server, but reload it.
+    tools = tmp_path / "tools.d"
+    tools.mkdir()
+    (tools / "slow.yaml").write_text(SLOW_TOOL)
+    (tmp_path / "slow_module.py").write_text(SLOW_IMPORT)
+    args = ["--tools", str(tools), "--python-path", str(tmp_path)]
+    with stdio_process(args) as process:
+        deadline = time.monotonic() + WAIT_SECONDS
+        while not (tmp_path / "slow_module.imported").exists():
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the backend module was never imported"
+            time.sleep(0.01)
+        process.send_signal(signal.SIGHUP)
+        lines = [
+            json.dumps(INITIALIZE),
+            json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        ]
+        out, err = process.communicate("\n".join(lines) + "\n", WAIT_SECONDS)
+    assert process.returncode == 0, err
+    answers = [json.loads(line) for line in out.splitlines()]
+    assert [tool["name"] for tool in answers[-1]["result"]["tools"]] == ["slow_echo"]
+    assert "reloaded (SIGHUP): 1 tools; no tool changed" in err

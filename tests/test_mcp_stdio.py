@@ -310,12 +310,10 @@ UNREADABLE = [
 
 
 @pytest.mark.parametrize(("line", "request_id", "code", "message"), UNREADABLE)
-@pytest.mark.parametrize("when", ["before-the-first-listing", "after-the-handover"])
+@pytest.mark.parametrize("when", ["before-the-first-listing", "after-the-first-listing"])
 def test_a_request_the_sdk_cannot_read_is_answered_and_serving_goes_on(
     loud: Path, line: str, request_id: Any, code: int, message: str, when: str
 ) -> None:
-    # Before the first tools/list the front declines the line and hands it to the SDK;
-    # after it, the SDK reads every line itself.
     lines = [line, LIST, CALL] if when == "before-the-first-listing" else [LIST, line, CALL]
     answers = _serve_lines(loud, lines)
     [refused] = [answer for answer in answers if "error" in answer]
