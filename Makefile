@@ -75,7 +75,8 @@ scale-check: $(STAMP)
 	$(BIN)/python scripts/scale_check.py
 
 # The official MCP conformance suite (npm, with its own Node 22) against
-# `agentkit serve --http`; outside `make test`.
+# `agentkit serve --http`, on the fast path and with --no-fast-path; `.ci/run`
+# runs it after `make test`.
 conformance: $(STAMP)
 	cd tests/conformance && npm ci --no-audit --no-fund --loglevel=error
 	$(BIN)/python scripts/conformance.py

@@ -35,8 +35,7 @@ import contextlib
 import itertools
 import json
 import logging
-import math
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, final
 
 import anyio
@@ -64,6 +63,14 @@ from mcp_types import DEFAULT_NEGOTIATED_VERSION, REQUEST_TIMEOUT, ErrorData
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
+
+from agentkit.mcp_sdk import (
+    contract,
+    holding_session,
+    lifespan_state,
+    session_connection,
+    session_transport,
+)
 
 __all__ = ["KEEPALIVE_SECONDS", "FastPath"]
 
@@ -140,24 +147,10 @@ class _Session:
         self.calls: dict[Any, _Exchange] = {}
         self.questions: dict[Any, asyncio.Future[Message | ErrorData]] = {}
 
-    @contextlib.contextmanager
-    def held(self) -> Iterator[None]:
+    def held(self) -> contextlib.AbstractContextManager[None]:
         """Keep the session from idling out while a fast-path request runs, as the
         SDK's transport does for the requests it serves (the same counter and clock)."""
-        transport = self.transport
-        scope = getattr(transport, "idle_scope", None)
-        timeout = getattr(transport, "_idle_timeout", None)
-        if scope is None or timeout is None:
-            yield
-            return
-        transport._requests_in_flight += 1
-        scope.deadline = math.inf
-        try:
-            yield
-        finally:
-            transport._requests_in_flight -= 1
-            if not transport._requests_in_flight:
-                scope.deadline = anyio.current_time() + timeout
+        return holding_session(self.transport)
 
 
 def _owner(scope: Scope) -> AuthorizationContext | None:
@@ -404,6 +397,8 @@ class FastPath:
         self._question_ids = itertools.count(1)
         #: How many requests of each method the fast path answered (for tests and curiosity).
         self.answered: collections.Counter[str] = collections.Counter()
+        #: Off where the installed SDK breaks the contract ``agentkit.mcp_sdk`` checks.
+        self.enabled = contract() is None
         server.middleware.insert(0, self._learn_session)
 
     def next_question_id(self) -> str:
@@ -413,10 +408,9 @@ class FastPath:
     async def _learn_session(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
         """Server middleware: remember each session the SDK serves, from its first
         message on (``initialize``, before its answer leaves)."""
-        # The SDK keeps a session's Connection to itself (behind its ServerSession).
-        connection = getattr(ctx.session, "_connection", None)
-        session_id = getattr(connection, "session_id", None)
-        if isinstance(connection, Connection) and session_id and session_id not in self._sessions:
+        connection = session_connection(ctx.session)
+        session_id = connection.session_id if connection is not None else None
+        if connection is not None and session_id and session_id not in self._sessions:
             self._remember(session_id, connection, ctx)
         return await call_next(ctx)
 
@@ -425,7 +419,7 @@ class FastPath:
         if transport is None:
             return
         runner: ServerRunner[Any] = ServerRunner(
-            self._server, connection, getattr(self._manager, "_lifespan_state", None)
+            self._server, connection, lifespan_state(self._manager)
         )
         request = ctx.request
         owner = _owner(request.scope) if isinstance(request, Request) else None
@@ -433,9 +427,8 @@ class FastPath:
         connection.exit_stack.callback(self._forget, session_id)
 
     def _transport(self, session_id: str) -> Any:
-        """The SDK's transport of a session it serves now (it keeps them to itself)."""
-        instances = getattr(self._manager, "_server_instances", None)
-        return instances.get(session_id) if isinstance(instances, dict) else None
+        """The SDK's transport of a session it serves now."""
+        return session_transport(self._manager, session_id)
 
     def _forget(self, session_id: str) -> None:
         session = self._sessions.pop(session_id, None)
@@ -446,6 +439,8 @@ class FastPath:
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> Fallthrough | None:
         """Answer this POST, and return ``None``; or return the ``Receive`` the SDK
         should read it with (the body not read, or replayed)."""
+        if not self.enabled:
+            return receive
         version = _header(scope, _VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             return receive  # the 2026-07-28 protocol (or a version to refuse): the SDK's

@@ -1,12 +1,13 @@
-"""`make conformance`: the official MCP conformance suite against `agentkit serve --http`.
+"""`make conformance`: the official MCP conformance suite against `agentkit serve --http`,
+on the fast path (the default) and with ``--no-fast-path`` (the SDK's transport alone).
 
 Runs `@modelcontextprotocol/conformance` (pinned in tests/conformance/package.json, with
 the Node 22 it needs from npm's `node` package) against a server on a free loopback
-port serving the tools the suite names (tests/conformance/tools.d). Prints each
-scenario's outcome and the count. Exits 0 when every scenario of what agentkit serves
-passes, 1 when one fails or did not run; the scenarios of what agentkit does not
-serve (prompts, resources, completion, sampling: ``NOT_SERVED``) are shown apart and
-do not count. Outside `make test`.
+port serving the tools the suite names (tests/conformance/tools.d), once per path.
+Prints each scenario's outcome and the count, per path. Exits 0 when every scenario of
+what agentkit serves passes on both paths, 1 when one fails or did not run; the
+scenarios of what agentkit does not serve (prompts, resources, completion, sampling:
+``NOT_SERVED``) are shown apart and do not count. `.ci/run` runs it after `make test`.
 """
 
 from __future__ import annotations
@@ -35,11 +36,24 @@ NOT_SERVED = ("prompts-*", "resources-*", "completion-*", "tools-call-sampling")
 _RESULT_FOLDER = re.compile(r"^server-(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$")
 
 
+#: The server's options for each path the suite runs against.
+PATHS = {"fast path": (), "--no-fast-path": ("--no-fast-path",)}
+
+
 def main() -> int:
     if not (BIN / "conformance").exists():
         print("conformance: run `npm ci` in tests/conformance first", file=sys.stderr)
         return 2
-    served = start(["--tools", str(SUITE / "tools.d")])
+    worst = 0
+    for label, options in PATHS.items():
+        print(f"conformance, {label}:")
+        worst = max(worst, _run_suite(options))
+    return worst
+
+
+def _run_suite(options: tuple[str, ...]) -> int:
+    """The suite against one server started with ``options``: 0 when it all passed."""
+    served = start(["--tools", str(SUITE / "tools.d"), *options])
     try:
         with tempfile.TemporaryDirectory() as scratch:
             # npm's `node` package first on PATH: the suite needs Node 22 or later.

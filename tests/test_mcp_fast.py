@@ -590,14 +590,10 @@ def test_the_sdk_transport_keeps_the_idle_clock_the_fast_path_counts_on(
 
 @pytest.fixture(scope="module")
 def sdk_only(registry: ToolRegistry) -> Iterator[str]:
-    """A server whose fast path lets everything through: the SDK answers all."""
-    with running(registry) as (url, fast):
-
-        async def through(scope: Any, receive: Any, send: Any) -> Any:
-            return receive
-
-        fast.handle = through  # type: ignore[method-assign]  # switched off on purpose
+    """A server started with ``--no-fast-path``: the SDK answers all."""
+    with running(registry, fast_path=False) as (url, fast):
         yield url
+        assert not fast.answered
 
 
 def _answer(status: int, headers: dict[str, str], body: str) -> tuple[int, Any]:
