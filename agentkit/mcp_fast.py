@@ -303,6 +303,20 @@ class _Exchange:
         if self._listening is None:
             self._listening = asyncio.ensure_future(_until_disconnect(self._receive))
 
+    def stop_when_client_leaves(self) -> None:
+        """Cancel the request when its client closes this POST's connection. For a
+        stateless server: its client's ``notifications/cancelled`` comes in a POST of
+        its own, with no session to find the request by (and maybe to another
+        instance), so leaving is how it stops a call, as on the SDK's path, where the
+        request's transport ends with its connection."""
+        self._listen()
+        assert self._listening is not None
+        self._listening.add_done_callback(self._left)
+
+    def _left(self, listening: asyncio.Task[None]) -> None:
+        if not listening.cancelled() and listening.exception() is None and not self._closed:
+            self.scope.cancel()
+
     def cancel(self) -> None:
         """The client sent ``notifications/cancelled`` for this request."""
         self.cancel_requested.set()
@@ -544,6 +558,8 @@ class FastPath:
         key = coerce_request_id(request_id)
         if session is not None:
             session.calls[key] = exchange
+        else:
+            exchange.stop_when_client_leaves()
         answer: dict[str, Any] | None = None
         try:
             with exchange.scope:

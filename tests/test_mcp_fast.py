@@ -9,9 +9,11 @@ streamable HTTP client and raw HTTP.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import threading
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -535,6 +537,41 @@ def _wait_for(path: Path) -> None:
     while not path.exists():
         assert time.monotonic() < deadline, f"{path} never appeared"
         time.sleep(0.01)
+
+
+@pytest.mark.parametrize("fast_path", [True, False], ids=["fast-path", "sdk-path"])
+def test_on_a_stateless_server_a_client_stops_a_call_by_leaving(
+    registry: ToolRegistry, tmp_path: Path, fast_path: bool
+) -> None:
+    """A stateless server has no session to find a call by, so a handshake-era
+    client's ``notifications/cancelled`` cannot reach it; closing the call's
+    connection stops it, on either path alike."""
+    with running(registry, stateless=True, fast_path=fast_path) as (url, _):
+        address = urllib.parse.urlsplit(url)
+        marker = str(tmp_path / "nap")
+        call = {
+            "jsonrpc": "2.0",
+            "id": 12,
+            "method": "tools/call",
+            "params": {"name": "nap", "arguments": {"seconds": 50, "marker": marker}},
+        }
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": PROTOCOL_VERSION,
+        }
+        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=10)
+        try:
+            connection.request("POST", address.path, json.dumps(call), headers)
+            _wait_for(Path(marker + ".started"))
+        finally:
+            connection.close()
+        _wait_for(Path(marker + ".cancelled"))
+        after = {**call, "params": {"name": "echo", "arguments": ECHO}}
+        status, answer = _answer(*post(url, after, {"MCP-Protocol-Version": PROTOCOL_VERSION}))
+        assert status == 200
+        assert answer["result"]["structuredContent"] == ECHO
+    assert not Path(marker + ".finished").exists()
 
 
 def test_initialize_itself_stays_with_the_sdk(served: tuple[str, FastPath]) -> None:
