@@ -560,6 +560,7 @@ def test_on_a_stateless_server_a_client_stops_a_call_by_leaving(
             "Accept": "application/json, text/event-stream",
             "MCP-Protocol-Version": PROTOCOL_VERSION,
         }
+        assert address.hostname is not None
         connection = http.client.HTTPConnection(address.hostname, address.port, timeout=10)
         try:
             connection.request("POST", address.path, json.dumps(call), headers)
