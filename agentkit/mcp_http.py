@@ -51,7 +51,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentkit.credentials import CredentialsManager, read_user_file
 from agentkit.mcp_conn import (
@@ -641,10 +641,11 @@ def build_app(
     fast = FastPath(server, manager, security=security, max_request_bytes=options.max_request_bytes)
     state = _State(served, limits, rounds, fast)
     endpoint: ASGIApp = _Endpoint(manager, state, fast, options)
-    middleware: list[Middleware] = []
+    # Outermost, so that every answer gets the header while draining: 401, 421, /readyz too.
+    middleware = [Middleware(_ClosingWhileDraining, state=state)]
     if options.tokens:
         endpoint = RequireAuthMiddleware(endpoint, required_scopes=[])
-        middleware = [
+        middleware += [
             Middleware(
                 AuthenticationMiddleware, backend=BearerAuthBackend(StaticTokens(options.tokens))
             ),
@@ -686,13 +687,47 @@ def build_app(
     return app
 
 
+_CLOSE: Final = (b"connection", b"close")
+
+
+@final
+class _ClosingWhileDraining:
+    """The app with ``Connection: close`` on every answer that starts while the server
+    drains (the draining 503s, and the answers of the calls in flight that had sent
+    nothing yet), so no client or proxy sends another request down a connection to an
+    instance that is stopping: it opens a new connection, to an instance that is not.
+
+    An answer whose headers went out before the drain (a stream) cannot take the header
+    back; a request on its connection afterwards gets the draining 503, with it.
+    """
+
+    def __init__(self, app: ASGIApp, *, state: _State) -> None:
+        self._app = app
+        self._state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        limits = self._state.limits
+
+        async def closing(message: Message) -> None:
+            if message["type"] == "http.response.start" and limits.closed:
+                headers = [each for each in message.get("headers", ()) if each[0].lower() != _CLOSE[0]]
+                message = {**message, "headers": [*headers, _CLOSE]}
+            await send(message)
+
+        await self._app(scope, receive, closing)
+
+
 @final
 class _Endpoint:
     """The MCP endpoint as a plain ASGI app (Starlette routes it without a wrapper).
 
     While the server drains, a new message (POST) gets 503 with ``Retry-After``, so a
     load balancer or client sends it to another instance; a client may still end its
-    session (DELETE).
+    session (DELETE). The 503 is answered before the request is read or anything runs,
+    so a proxy may send the same request to another instance (``retry-on 503``).
     """
 
     def __init__(
@@ -827,6 +862,7 @@ class _DrainingServer(uvicorn.Server):
     raises the signal again, so the process dies of it. This one stops accepting,
     marks itself not ready, refuses new calls (busy), waits up to ``drain_seconds``
     for the calls in flight, gives their answers a moment to be written, and returns.
+    Every answer sent meanwhile closes its connection (``_ClosingWhileDraining``).
     """
 
     def __init__(self, config: uvicorn.Config, state: _State, drain_seconds: float) -> None:
