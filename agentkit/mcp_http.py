@@ -713,7 +713,9 @@ class _ClosingWhileDraining:
 
         async def closing(message: Message) -> None:
             if message["type"] == "http.response.start" and limits.closed:
-                headers = [each for each in message.get("headers", ()) if each[0].lower() != _CLOSE[0]]
+                headers = [
+                    each for each in message.get("headers", ()) if each[0].lower() != _CLOSE[0]
+                ]
                 message = {**message, "headers": [*headers, _CLOSE]}
             await send(message)
 

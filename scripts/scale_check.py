@@ -302,8 +302,8 @@ def check(
     for ended in tally.sessions_ended:
         print(f"  session ended: {ended}")
     problems = []
-    if lost or tally.answered != tally.sent:
-        problems.append(f"{lost} of {tally.sent} calls lost")
+    if tally.answered != tally.sent:
+        problems.append(f"{tally.sent - tally.answered} of {tally.sent} calls not answered")
     if tally.sessions_ended:
         problems.append(f"{len(tally.sessions_ended)} client sessions ended")
     for instance in instances:

@@ -41,7 +41,9 @@ def _call(marker: Path) -> bytes:
     ).encode()
 
 
-def _send(connection: http.client.HTTPConnection, method: str, path: str, body: bytes = b"") -> None:
+def _send(
+    connection: http.client.HTTPConnection, method: str, path: str, body: bytes = b""
+) -> None:
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     connection.request(method, path, body=body or None, headers=headers)
 
@@ -77,7 +79,9 @@ def test_while_draining_every_answer_closes_its_connection_and_a_refusal_ran_not
     port = int(server.origin.rsplit(":", 1)[1])
     path = "/" + server.url.rsplit("/", 1)[1]
     running, refused = tmp_path / "running", tmp_path / "refused"
-    connections = [http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_SECONDS) for _ in "abc"]
+    connections = [
+        http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_SECONDS) for _ in "abc"
+    ]
     in_flight, keep_alive, health = connections
     try:
         _send(in_flight, "POST", path, _call(running))
