@@ -838,7 +838,12 @@ def _reloading(args: argparse.Namespace) -> dict[str, Any]:
         # What loading reads, found the way loading finds it (hidden entries skipped).
         return [*definition_files(*paths)[0], *env_file]
 
-    return {"files": watched, "watch": args.reload, "interval": args.reload_interval or 1.0}
+    return {
+        "files": watched,
+        "watch": args.reload,
+        "interval": args.reload_interval or 1.0,
+        "roots": paths,  # a failed reload names its files to clients within these
+    }
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

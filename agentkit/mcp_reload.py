@@ -10,12 +10,18 @@
   ``interval`` seconds). Only a load with no problem is swapped in; otherwise the last
   good set keeps serving and every problem is logged with its file:line. The tools
   added, changed and removed are logged, on stderr and to the clients (``log``).
+- ``ShownPaths``: how a file of the server is named to its clients: relative to the tools
+  folder it is in, else by its name alone, never by the server's own (absolute) path.
+  Stderr, the operator's, keeps the paths as loading gave them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import os
+import re
 import signal
 import sys
 import threading
@@ -40,10 +46,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from agentkit.context import LogLevel, at_least
 from agentkit.export import mcp_tool
 from agentkit.tool import Tool
-from agentkit.toolerrors import AgentKitError
+from agentkit.toolerrors import AgentKitError, DefinitionError
 from agentkit.toolregistry import ToolRegistry
 
-__all__ = ["Changes", "EarlyHangups", "Reloader", "ServedTools", "file_state"]
+__all__ = ["Changes", "EarlyHangups", "Reloader", "ServedTools", "ShownPaths", "file_state"]
 
 DEFAULT_INTERVAL: Final = 1.0
 # A change is loaded once the files have looked the same for this long (and on two polls
@@ -258,6 +264,78 @@ def _say(message: str) -> None:
     print(f"agentkit: {message}", file=sys.stderr, flush=True)
 
 
+# Where a path written in a message may start and end: not inside a longer name or path.
+_BEFORE: Final = r"(?<![\w.~/\\-])"
+_AFTER: Final = r"(?![\w.~-])"
+
+
+@final
+class ShownPaths:
+    """Paths of the server's files as its clients are shown them: relative to the root
+    they are under (``roots``: the folders and files the tools are loaded from, as
+    ``--tools`` gives them, once or more), the root itself and any path outside every
+    root by its name alone. A client learns where a problem is in the tools it was
+    given, not how the server's disk is laid out."""
+
+    def __init__(self, roots: Iterable[str | os.PathLike[str]] = ()) -> None:
+        spellings: set[str] = set()
+        for root in roots:
+            given = os.fspath(root)
+            for spelling in (given, os.path.abspath(given), os.path.realpath(given)):
+                spellings.add(spelling.rstrip(os.sep) or os.sep)
+        # The longest first: a root inside another shows its files from the nearer one.
+        self._roots = sorted(spellings, key=len, reverse=True)
+
+    def path(self, path: str) -> str:
+        """``path`` (as loading names it) as a client is shown it."""
+        for root in self._roots:
+            if path.startswith(root) and path[len(root) : len(root) + 1] == os.sep:
+                return path[len(root) + 1 :]
+        return _name(path)
+
+    def text(self, text: str, paths: Iterable[str] = ()) -> str:
+        """``text`` with every root, and every one of ``paths`` (files ``text`` may
+        name), as ``path`` shows it."""
+        known = {path: self.path(path) for path in paths}
+        known.update((root, _name(root)) for root in self._roots)
+        if not known:
+            return text
+        spellings = "|".join(re.escape(path) for path in sorted(known, key=len, reverse=True))
+        pattern = re.compile(f"{_BEFORE}({spellings})(?:({re.escape(os.sep)})|{_AFTER})")
+
+        def shown(match: re.Match[str]) -> str:
+            found, under = match.group(1), match.group(2)
+            if under and found in self._roots:
+                return ""  # what follows is the path within the root
+            return known[found] + (under or "")
+
+        return pattern.sub(shown, text)
+
+    def error(self, exc: AgentKitError, paths: Iterable[str] = ()) -> str:
+        """``exc``'s message as a client is shown it: each problem of a
+        ``DefinitionError`` located by ``path``, and every path ``text`` knows of
+        (``paths``, the roots, the problems' files) shown so in any message."""
+        if not isinstance(exc, DefinitionError):
+            return self.text(exc.format_message(), paths)
+        files = {*paths, *(problem.path for problem in exc.problems)}
+        shown = DefinitionError(
+            [
+                dataclasses.replace(
+                    problem,
+                    path=self.path(problem.path),
+                    message=self.text(problem.message, files),
+                )
+                for problem in exc.problems
+            ],
+            not_shown=exc.not_shown,
+        )
+        return shown.format_message()
+
+
+def _name(path: str) -> str:
+    return os.path.basename(path.rstrip(os.sep)) or path
+
+
 @final
 class EarlyHangups:
     """The SIGHUPs that come while a server starts, before ``Reloader.run`` listens:
@@ -298,6 +376,9 @@ class Reloader:
     missed.
     ``loaded`` is that first load made already: the registry, and ``file_state`` of
     ``files()`` taken before it (``()`` when not watching).
+    ``roots`` are the folders and files the tools are loaded from: a failed reload's
+    report names its files relative to them to the clients (``ShownPaths``); without
+    them, by their names alone. Stderr gets the paths as loading names them.
     """
 
     def __init__(
@@ -310,8 +391,10 @@ class Reloader:
         settle: float = SETTLE_SECONDS,
         say: Callable[[str], None] = _say,
         loaded: tuple[ToolRegistry, tuple[tuple[str, int, int], ...]] | None = None,
+        roots: Iterable[str | os.PathLike[str]] = (),
     ) -> None:
         self._load = load
+        self._shown = ShownPaths(roots)
         self._list_files = files
         self._watching = watch
         self._interval = interval
@@ -335,12 +418,16 @@ class Reloader:
                 # Loading reads and parses files: off the loop, so calls go on meanwhile.
                 registry = await anyio.to_thread.run_sync(self._load)
             except AgentKitError as exc:
-                message = self.served.redact(
+                kept = (
                     f"reload ({reason}) failed; still serving the last good set of "
-                    f"{len(self.served)} tools. {exc.format_message()}"
+                    f"{len(self.served)} tools."
                 )
-                self._say(message)
-                await self.served.log("error", message)
+                self._say(self.served.redact(f"{kept} {exc.format_message()}"))
+                # The files loading reads (the env file among them) may be named in a
+                # message: each is shown to clients as a problem's own file is.
+                files = await anyio.to_thread.run_sync(self._listed)
+                shown = self._shown.error(exc, files)
+                await self.served.log("error", self.served.redact(f"{kept} {shown}"))
                 return None
             found = changes(self.served.registry, registry)
             self.served.replace(registry)
@@ -350,6 +437,13 @@ class Reloader:
             if found:
                 await self.served.announce()
             return found
+
+    def _listed(self) -> list[str]:
+        """The watched files' paths, or none when they cannot be listed now."""
+        try:
+            return [os.fspath(file) for file in self._list_files()]
+        except (OSError, AgentKitError):
+            return []
 
     def _state(self) -> tuple[tuple[str, int, int], ...]:
         """Every watched file with its size and modification time."""
