@@ -64,6 +64,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
+from agentkit.mcp_ids import replaying
 from agentkit.mcp_sdk import (
     contract,
     holding_session,
@@ -108,18 +109,6 @@ def _content_type_is_json(request: Request) -> bool:
     """The transport's own Content-Type rule: one of the listed types is exactly JSON."""
     content_type = request.headers.get("content-type", "")
     return any(part.strip() == _JSON for part in content_type.split(";")[0].split(","))
-
-
-def _replaying(consumed: list[Message], receive: Receive) -> Receive:
-    """A ``Receive`` that gives back the messages already read before the rest."""
-    pending = list(reversed(consumed))
-
-    async def replay() -> Message:
-        if pending:
-            return pending.pop()
-        return await receive()
-
-    return replay
 
 
 # -- sessions --------------------------------------------------------------------------------
@@ -478,7 +467,7 @@ class FastPath:
             ):
                 return receive
         body, consumed = await self._read(scope, receive)
-        replay = _replaying(consumed, receive)
+        replay = replaying(consumed, receive)
         if body is None:
             return replay  # too large (the SDK refuses it), or the client left
         try:

@@ -64,6 +64,7 @@ from agentkit.mcp_conn import (
     raise_open_file_limit,
 )
 from agentkit.mcp_fast import FastPath
+from agentkit.mcp_ids import InFlightIds, guard_post
 from agentkit.mcp_limits import (
     DEFAULT_ANSWER_SECONDS,
     DEFAULT_MAX_IN_FLIGHT,
@@ -620,6 +621,8 @@ def build_app(
     )
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     rounds = Rounds(identity_headers=options.credential_headers)
+    # A stateless session lasts one request: no two requests share its ids.
+    ids = None if options.stateless else InFlightIds()
     server = build_server(
         served,
         executor,
@@ -630,6 +633,7 @@ def build_app(
         announce=not options.stateless,
         allow_unconfirmed=options.allow_unconfirmed,
         rounds=rounds,
+        ids=ids,
     )
     security = _security()
     manager = StreamableHTTPSessionManager(
@@ -640,7 +644,7 @@ def build_app(
     )
     fast = FastPath(server, manager, security=security, max_request_bytes=options.max_request_bytes)
     state = _State(served, limits, rounds, fast)
-    endpoint: ASGIApp = _Endpoint(manager, state, fast, options)
+    endpoint: ASGIApp = _Endpoint(manager, state, fast, options, ids)
     # Outermost, so that every answer gets the header while draining: 401, 421, /readyz too.
     middleware = [Middleware(_ClosingWhileDraining, state=state)]
     if options.tokens:
@@ -730,6 +734,8 @@ class _Endpoint:
     load balancer or client sends it to another instance; a client may still end its
     session (DELETE). The 503 is answered before the request is read or anything runs,
     so a proxy may send the same request to another instance (``retry-on 503``).
+    A request whose id is in flight on its session (``ids``) is refused before the
+    fast path or the SDK reads it (``agentkit.mcp_ids``).
     """
 
     def __init__(
@@ -738,11 +744,13 @@ class _Endpoint:
         state: _State,
         fast: FastPath,
         options: HttpOptions,
+        ids: InFlightIds | None = None,
     ) -> None:
         self._manager = manager
         self._state = state
         self._fast = fast
         self._options = options
+        self._ids = ids
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
@@ -771,11 +779,20 @@ class _Endpoint:
                 )
                 await refusal(scope, receive, send)
                 return
-            if self._options.fast_path:
-                rest = await self._fast.handle(scope, receive, send)
-                if rest is None:
-                    return
-                receive = rest
+            if self._ids is None:
+                await self._post(scope, receive, send)
+                return
+            max_bytes = self._options.max_request_bytes
+            await guard_post(self._ids, scope, receive, send, self._post, max_bytes=max_bytes)
+            return
+        await self._manager.handle_request(scope, receive, send)
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._options.fast_path:
+            rest = await self._fast.handle(scope, receive, send)
+            if rest is None:
+                return
+            receive = rest
         await self._manager.handle_request(scope, receive, send)
 
 

@@ -68,6 +68,7 @@ from agentkit.credentials import CredentialsManager
 from agentkit.forms import Form
 from agentkit.mcp_claim import StdioWire, claim_stdio
 from agentkit.mcp_content import call_result, encodable, error_result
+from agentkit.mcp_ids import InFlightIds, in_use_error
 from agentkit.mcp_limits import (
     DEFAULT_ANSWER_SECONDS,
     DEFAULT_MAX_IN_FLIGHT,
@@ -107,6 +108,8 @@ _T = TypeVar("_T")
 
 #: How long a call's last messages to its client may take to go out before its answer does.
 FLUSH_SECONDS: Final = 5.0
+#: The name of stdio's one client connection.
+STDIO: Final = "stdio"
 
 #: Enters the scope one ``tools/call`` runs in, given the SDK's request context (the HTTP
 #: server binds the caller's own credentials there, from its request headers).
@@ -176,7 +179,23 @@ def _connection(ctx: Any) -> str:
     """The name of the client connection a request came on: its HTTP session id ("" for
     stateless HTTP, which has none), or "stdio" for the one client of stdin/stdout."""
     headers = getattr(ctx.request, "headers", None)  # a Starlette request over HTTP
-    return str(headers.get("mcp-session-id", "")) if headers is not None else "stdio"
+    return str(headers.get("mcp-session-id", "")) if headers is not None else STDIO
+
+
+@final
+class _IdsHeld:
+    """Server middleware: a request's id stays held while its handler runs
+    (``InFlightIds.held``), even once its client has left."""
+
+    def __init__(self, ids: InFlightIds) -> None:
+        self._ids = ids
+
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        connection = _connection(ctx)
+        if not connection or ctx.request_id is None:
+            return await call_next(ctx)
+        with self._ids.held(connection, ctx.request_id):
+            return await call_next(ctx)
 
 
 @final
@@ -458,6 +477,7 @@ def build_server(
     allow_unconfirmed: bool = False,
     rounds: Rounds | None = None,
     stdin_closed: Departure | None = None,
+    ids: InFlightIds | None = None,
 ) -> Server[Any]:
     """An MCP server answering ``tools/list`` and ``tools/call`` from ``tools``.
 
@@ -476,6 +496,8 @@ def build_server(
     answers (the caller's, to ``close`` when the server stops; default: a new one).
     ``stdin_closed`` is set when a stdio server's client has gone: a question waiting
     for its answer is withdrawn then (an HTTP request's own connection says so itself).
+    ``ids``: the request ids in flight, which the transport claims as requests come and
+    gives back as their answers go; each stays held while its request's handler runs.
     """
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     runner = executor or ToolExecutor()
@@ -592,6 +614,8 @@ def build_server(
     server.middleware.append(_Encodable())
     if announce:
         server.middleware.append(_SessionsSeen(served))
+    if ids is not None:
+        server.middleware.append(_IdsHeld(ids))
     return server
 
 
@@ -692,6 +716,7 @@ async def serve_stdio(
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     rounds = Rounds()
     stdin_closed = Departure()
+    ids = InFlightIds()
     server = build_server(
         served,
         executor,
@@ -700,6 +725,7 @@ async def serve_stdio(
         allow_unconfirmed=allow_unconfirmed,
         rounds=rounds,
         stdin_closed=stdin_closed,
+        ids=ids,
     )
 
     def ended() -> None:  # stdin closed: no answer to a question can come any more
@@ -720,21 +746,28 @@ async def serve_stdio(
             if reload_now is not None and reload_now.seen:
                 group.start_soon(reloader.reload, "SIGHUP")
         await _serve_answering_to_the_end(
-            server, stdin, stdout, drain_seconds, ended=ended, lines=lines
+            server, stdin, stdout, drain_seconds, ended=ended, lines=lines, ids=ids
         )
         group.cancel_scope.cancel()
 
 
 @final
 class _Unanswered:
-    """The ids of the requests read from the client that have no answer yet."""
+    """The ids of the requests read from the client that have no answer yet, each held
+    in ``in_flight`` (the SDK cannot tell ``1`` from ``"1"``) until it is answered."""
 
-    def __init__(self) -> None:
+    def __init__(self, in_flight: InFlightIds) -> None:
         self._ids: set[Any] = set()
+        self._in_flight = in_flight
         self._changed = anyio.Condition()
 
-    def asked(self, message: Any) -> None:
+    def asked(self, message: Any) -> Any:
+        """Note ``message``, read from the client; the error refusing it when it is a
+        request whose id is in flight (it does not reach the server), else ``None``."""
         if isinstance(message, types.JSONRPCRequest):
+            refused = self._in_flight.claim(STDIO, message.id)
+            if refused is not None:
+                return types.JSONRPCError.model_validate(in_use_error(message.id, refused))
             self._ids.add(message.id)
         elif (
             isinstance(message, types.JSONRPCNotification)
@@ -742,7 +775,18 @@ class _Unanswered:
             and isinstance(message.params, dict)
         ):
             # A cancelled request is never answered: nothing to wait for.
-            self._ids.discard(message.params.get("requestId"))
+            cancelled = message.params.get("requestId")
+            if isinstance(cancelled, (int, str)) and cancelled in self._ids:
+                self._ids.discard(cancelled)
+                self._in_flight.release(STDIO, cancelled)
+        return None
+
+    def answering(self, message: Any) -> None:
+        """``message`` is about to be written: an answer's id is free from now on."""
+        if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)) and isinstance(
+            message.id, (int, str)
+        ):
+            self._in_flight.release(STDIO, message.id)
 
     async def answered(self, message: Any) -> None:
         if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
@@ -765,14 +809,16 @@ async def _serve_answering_to_the_end(
     *,
     ended: Callable[[], None] = lambda: None,
     lines: ReadLines | None = None,
+    ids: InFlightIds | None = None,
 ) -> None:
     """``server.run`` on stdin/stdout, except that stdin closing does not cut short the
     requests already read: the server sees the end of its input only once each has its
     answer (or ``drain_seconds`` have passed). ``ended`` is called when stdin closes, to
     end the requests that would never end by themselves (``subscriptions/listen``).
     ``lines`` (the lines stdin's stream is read from): a line the SDK could not read is
-    answered with its ``refusal``."""
-    unanswered = _Unanswered()
+    answered with its ``refusal``. ``ids``: the request ids in flight (``build_server``'s):
+    a request whose id is one of them is refused at once, and never reaches the server."""
+    unanswered = _Unanswered(ids if ids is not None else InFlightIds())
     to_server, server_in = anyio.create_memory_object_stream[Any](0)
     server_out, from_server = anyio.create_memory_object_stream[Any](0)
     refusals = server_out.clone()  # written in order with the server's answers
@@ -783,7 +829,10 @@ async def _serve_answering_to_the_end(
             async for message in stdin:
                 line = lines.taken() if lines is not None else None
                 if isinstance(message, SessionMessage):
-                    unanswered.asked(message.message)
+                    refused = unanswered.asked(message.message)
+                    if refused is not None:
+                        await refusals.send(SessionMessage(refused))
+                        continue
                 elif line is not None and (error := refusal(line)) is not None:
                     await refusals.send(SessionMessage(types.JSONRPCError.model_validate(error)))
                 elif line is not None and (lost := lost_answer(line)) is not None:
@@ -796,6 +845,7 @@ async def _serve_answering_to_the_end(
     async def write() -> None:
         async with from_server, stdout:  # closing stdout's stream lets stdio_server end
             async for message in from_server:
+                unanswered.answering(message.message)
                 await stdout.send(message)
                 await unanswered.answered(message.message)
 
