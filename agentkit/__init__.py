@@ -4,8 +4,9 @@ One contract for every tool (``Tool``), a registry to find them, and an executor
 that validates, resolves credentials, runs, and reports each call.
 """
 
-import importlib
 import typing as _typing
+
+from agentkit.lazy import lazy_names
 
 __version__ = "0.1.0"
 
@@ -171,18 +172,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 __all__ = [
     "DURATION_METRIC",

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from agentkit.context import CallContext
     from agentkit.credentials import CredentialsManager
     from agentkit.diff import ToolDiff
-    from agentkit.mcp_reload import Reloader
+    from agentkit.mcp.reload import Reloader
     from agentkit.openapi import ImportReport
     from agentkit.tool import Tool
     from agentkit.toolerrors import DeclinedError
@@ -782,15 +782,14 @@ def _positive(value: float | None, flag: str, *, integer: bool = False) -> None:
 def _limits(args: argparse.Namespace) -> dict[str, Any]:
     """The options both transports share: deadlines, admission, draining, confirmation.
 
-    Those not given are left out: each server has its defaults (and the stdio server
-    need not import its admission, nor anyio, before its first answers)."""
+    Those not given are left out, for ``ServeOptions``' defaults."""
     _positive(args.call_timeout, "--call-timeout")
     _positive(args.max_calls, "--max-calls", integer=True)
     _positive(args.drain_seconds, "--drain-seconds")
     if args.max_queued is not None and args.max_queued < 0:
         raise UsageError(f"--max-queued takes 0 or a positive whole number, got {args.max_queued}")
     if args.max_waiting is not None:
-        from agentkit.mcp_limits import MAX_WAITING
+        from agentkit.mcp.admission import MAX_WAITING
 
         if not 1 <= args.max_waiting <= MAX_WAITING:
             raise UsageError(
@@ -820,7 +819,7 @@ def _limits(args: argparse.Namespace) -> dict[str, Any]:
 def _reloader(args: argparse.Namespace) -> Reloader:
     """The tools to serve (``.served``), reloaded on SIGHUP and, with --reload, when the
     definition files change."""
-    from agentkit.mcp_reload import Reloader
+    from agentkit.mcp.reload import Reloader
 
     return Reloader(lambda: _load(args), **_reloading(args))
 
@@ -853,66 +852,68 @@ def cmd_serve(args: argparse.Namespace) -> int:
             verb = "applies" if len(given) == 1 else "apply"
             raise UsageError(f"{', '.join(given)} only {verb} with --http HOST:PORT")
         try:
-            from agentkit import mcp_server
+            import agentkit.mcp.server  # the SDK is installed
         except ImportError as exc:  # the mcp extra is not installed
             raise UsageError(
                 "agentkit serve needs the MCP SDK: pip install 'agentkit[mcp]'"
             ) from exc
-        from agentkit.mcp_claim import claim_stdio
-        from agentkit.mcp_reload import EarlyHangups
+        from agentkit import mcp
+        from agentkit.mcp.options import ServeOptions
+        from agentkit.mcp.reload import EarlyHangups
+        from agentkit.mcp.stdio_claim import claim_stdio
 
-        limits = _limits(args)
+        options = ServeOptions(**_limits(args))
         # Claimed before the tools load (a module may print as it is imported), and
         # never given back: the process ends with serving, and a tool's thread or an
         # atexit hook writing to stdout after the last answer would reach the client.
         with claim_stdio(restore=False) as wire, EarlyHangups() as hangups:
             reloader = _reloader(args)
-            mcp_server.serve(
+            mcp.serve(
                 reloader.served,
+                options,
+                credentials_file=args.credentials_file,
+                reloader=reloader,
                 wire=wire,
                 hangups=hangups,
-                reloader=reloader,
-                credentials_file=args.credentials_file,
-                **limits,
             )
         return EXIT_OK
     try:
-        from agentkit import mcp_http
+        import agentkit.mcp.http_app  # noqa: F401 -- the SDK and the HTTP server are installed
     except ImportError as exc:  # the serve extra is not installed
         raise UsageError(
             "agentkit serve --http needs the serve extra: pip install 'agentkit[serve]'"
         ) from exc
-    limits = _limits(args)
-    host, port = mcp_http.parse_address(args.http)
-    _positive(args.max_request_bytes, "--max-request-bytes", integer=True)
-    from agentkit.mcp_conn import check_body_timeout, check_limits
+    from agentkit import mcp
+    from agentkit.mcp import options as parse
+    from agentkit.mcp.connections import check_body_timeout, check_limits
 
+    limits = _limits(args)
+    host, port = parse.parse_address(args.http)
+    _positive(args.max_request_bytes, "--max-request-bytes", integer=True)
     header_timeout, idle_timeout, max_connections = check_limits(
         args.header_timeout, args.idle_timeout, args.max_connections
     )
-    options = mcp_http.HttpOptions(
+    options = parse.HttpOptions(
         header_timeout=header_timeout,
         body_timeout=check_body_timeout(args.body_timeout),
         idle_timeout=idle_timeout,
         max_connections=max_connections,
         host=host,
         port=port,
-        path=mcp_http.parse_endpoint_path(args.path),
+        path=parse.parse_endpoint_path(args.path),
         stateless=args.stateless,
         fast_path=not args.no_fast_path,
-        tokens=mcp_http.read_tokens(file=args.auth_token_file, env=args.auth_token_env),
-        credential_headers=mcp_http.parse_credential_headers(args.credential_header or ()),
+        tokens=parse.read_tokens(file=args.auth_token_file, env=args.auth_token_env),
+        credential_headers=parse.parse_credential_headers(args.credential_header or ()),
         require_credential_headers=args.require_credential_headers,
-        allowed_hosts=tuple(map(mcp_http.parse_allowed_host, args.allowed_host or ())),
-        allowed_origins=tuple(map(mcp_http.parse_allowed_origin, args.allowed_origin or ())),
-        max_request_bytes=args.max_request_bytes or mcp_http.DEFAULT_MAX_REQUEST_BYTES,
+        allowed_hosts=tuple(map(parse.parse_allowed_host, args.allowed_host or ())),
+        allowed_origins=tuple(map(parse.parse_allowed_origin, args.allowed_origin or ())),
+        max_request_bytes=args.max_request_bytes or parse.DEFAULT_MAX_REQUEST_BYTES,
         **limits,
     )
     reloader = _reloader(args)
     _warn_unused_credential_headers(options.credential_headers, reloader.served.registry)
-    mcp_http.serve_http(
-        reloader.served, options, credentials_file=args.credentials_file, reloader=reloader
-    )
+    mcp.serve(reloader.served, options, credentials_file=args.credentials_file, reloader=reloader)
     return EXIT_OK
 
 

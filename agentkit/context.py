@@ -144,7 +144,7 @@ class CallContext:
     #: (``question_time_left``, then ``question_timed_out``): the tool's own
     #: ``timeout=`` then ends only the question, as an answer would, not by cancelling
     #: it from outside (``agentkit serve``'s contexts: the call is admitted again after
-    #: it, see ``mcp_limits.Admission.asking``). Otherwise the caller cancels it.
+    #: it, see ``agentkit.mcp.admission.Admission.asking``). Otherwise the caller cancels it.
     bounds_questions: bool = False
     #: When the call's time is up (``time.monotonic()``), None for no deadline: no
     #: question waits past it, and an answer that comes later is ignored.

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.mcp_serving import start  # noqa: E402 -- after the path is set
+from tests.support.serving import start  # noqa: E402 -- after the path is set
 
 SUITE = ROOT / "tests" / "conformance"
 BIN = SUITE / "node_modules" / ".bin"

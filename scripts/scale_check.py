@@ -40,7 +40,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.mcp_serving import Served, start  # noqa: E402 -- after the path is set
+from tests.support.serving import Served, start  # noqa: E402 -- after the path is set
 
 CLIENTS = 4
 #: Bounds: on every wait, on one call, and on the calls a client makes in all.

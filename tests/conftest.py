@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentkit import ToolExecutor, ToolRegistry
-from tests.helpers import SECRET, WEATHER_KEY, Adder, WeatherTool
+from tests.support.helpers import SECRET, WEATHER_KEY, Adder, WeatherTool
 
 
 @pytest.fixture

@@ -36,8 +36,8 @@ from agentkit import (
 )
 from agentkit.jsonvalues import MAX_DEPTH
 from agentkit.redaction import Redactor, active_redactor, redact_also
-from tests.helpers import SECRET, Adder
-from tests.leaks import chain_text, leaked, logged_exception
+from tests.support.helpers import SECRET, Adder
+from tests.support.leaks import chain_text, leaked, logged_exception
 from tests.test_exception_chain import CASES as CHAIN_CASES
 from tests.test_exception_chain import KEY as CHAIN_KEY
 
@@ -777,7 +777,7 @@ def test_the_mcp_server_awaits_async_tools_on_its_loop_and_pools_sync_ones() -> 
     pytest.importorskip("mcp")
     from mcp import Client
 
-    from agentkit.mcp_server import build_server
+    from agentkit.mcp.server import build_server
 
     class Where(AsyncProbe):
         TOOL_NAME = "where_async"

@@ -23,7 +23,7 @@ from agentkit import (
     load_tools,
 )
 from agentkit.export import export_tools
-from tests.leaks import SECRETS, leaked
+from tests.support.leaks import SECRETS, leaked
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 URL = "https://api.example.com/avatar"
@@ -213,7 +213,7 @@ def _mcp(calls: list[tuple[str, dict[str, Any]]]) -> tuple[Any, list[Any]]:
     pytest.importorskip("mcp")
     from mcp import Client
 
-    from agentkit.mcp_server import build_server
+    from agentkit.mcp.server import build_server
 
     registry = ToolRegistry([Media(), Plain()])
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentkit.cli import terminal_text
-from tests.helpers import ROOT, run_bounded
+from tests.support.helpers import ROOT, run_bounded
 
 # The same runner, and the same autouse fixture (run in the project folder), as test_cli.
 from tests.test_cli import in_project, run  # noqa: F401

@@ -23,7 +23,7 @@ pytest.importorskip("mcp")
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 from tests.declarative.loopback import running
-from tests.test_mcp_confirm import User
+from tests.mcp.test_confirm import User
 
 WAIT_SECONDS = 60
 TARGET = "/admin/purge-everything?all=true"
@@ -104,7 +104,7 @@ def _run(tmp_path: Path, definition: str, *, allow_unconfirmed: bool = False) ->
     from mcp import Client
 
     from agentkit.declarative.loader import load_tools
-    from agentkit.mcp_server import build_server
+    from agentkit.mcp.server import build_server
 
     (tmp_path / "act.yaml").write_text(definition)
     registry = ToolRegistry()
@@ -197,7 +197,7 @@ def test_a_request_nobody_was_shown_follows_redirects_as_before(
     from mcp import Client
 
     from agentkit.declarative.loader import load_tools
-    from agentkit.mcp_server import build_server
+    from agentkit.mcp.server import build_server
 
     (tmp_path / "act.yaml").write_text(_tool(api.origin, "POST", confirm=confirm))
     registry = ToolRegistry()

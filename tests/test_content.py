@@ -30,7 +30,7 @@ from agentkit import (
 from agentkit.content import Audio, Image, Output, Resource, Text, block_from_json
 from agentkit.dispatch import dispatch_anthropic, dispatch_openai
 from tests.conformance.tools import RED_PIXEL
-from tests.leaks import SECRETS, leaked
+from tests.support.leaks import SECRETS, leaked
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE_TOOLS = ROOT / "tests" / "conformance" / "tools.d"
@@ -419,7 +419,7 @@ def test_mcp_over_stdio_gives_each_kind_of_block() -> None:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import stdio_client
 
-    from tests.mcp_serving import stdio_parameters
+    from tests.support.serving import stdio_parameters
 
     params = stdio_parameters(["--tools", str(CONFORMANCE_TOOLS)])
 
@@ -437,7 +437,7 @@ def test_mcp_over_stdio_gives_each_kind_of_block() -> None:
 
 def test_mcp_over_streamable_http_gives_each_kind_of_block() -> None:
     pytest.importorskip("uvicorn")
-    from tests.mcp_serving import serving, session
+    from tests.support.serving import serving, session
 
     async def main(url: str) -> dict[str, Any]:
         with anyio.fail_after(60):
@@ -452,7 +452,7 @@ def test_mcp_gives_the_structured_output_beside_the_blocks() -> None:
     pytest.importorskip("mcp")
     from mcp import Client
 
-    from agentkit.mcp_server import build_server
+    from agentkit.mcp.server import build_server
 
     async def main() -> Any:
         with anyio.fail_after(30):

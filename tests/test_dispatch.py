@@ -11,7 +11,7 @@ import pytest
 
 from agentkit import ToolExecutor, ToolRegistry
 from agentkit.dispatch import dispatch_anthropic, dispatch_openai, dispatch_openai_responses
-from tests.helpers import SECRET, Adder, Scripted
+from tests.support.helpers import SECRET, Adder, Scripted
 
 
 def leaky(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:

@@ -13,8 +13,8 @@ import requests
 
 from agentkit import RedactedError, Tool, ToolExecutionError, ToolExecutor
 from agentkit.redaction import MAX_CHAIN, Redactor
-from tests.helpers import Scripted
-from tests.leaks import SECRETS, chain_text, leaked, logged_exception
+from tests.support.helpers import Scripted
+from tests.support.leaks import SECRETS, chain_text, leaked, logged_exception
 
 KEY = SECRETS[1]
 

@@ -24,7 +24,7 @@ from agentkit.export import (
 )
 from agentkit.toolerrors import PluginError
 from agentkit.toolschema import ToolSchema
-from tests.plugins import example_plugin
+from tests.support.plugins import example_plugin
 
 
 class Search(Tool):

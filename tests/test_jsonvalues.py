@@ -19,7 +19,7 @@ from agentkit import (
 from agentkit.dispatch import dispatch_anthropic, dispatch_openai, dispatch_openai_responses
 from agentkit.jsonvalues import MAX_DEPTH, checked_copy, loads, plain_copy
 from agentkit.toolerrors import Problem
-from tests.helpers import Adder, run_bounded
+from tests.support.helpers import Adder, run_bounded
 
 NAN, INF = float("nan"), float("inf")
 

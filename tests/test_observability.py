@@ -33,7 +33,7 @@ from agentkit import (
     ToolExecutor,
 )
 from agentkit.toolresult import describe_error
-from tests.helpers import SECRET, Adder, Scripted
+from tests.support.helpers import SECRET, Adder, Scripted
 
 
 def leaky(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:

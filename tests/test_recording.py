@@ -16,7 +16,7 @@ from agentkit import (
     ToolExecutor,
     ToolValidationError,
 )
-from tests.helpers import SECRET, Adder, Scripted
+from tests.support.helpers import SECRET, Adder, Scripted
 
 
 def counting(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:

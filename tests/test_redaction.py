@@ -23,7 +23,7 @@ from agentkit.redaction import (
     redact_also,
     redacting,
 )
-from tests.leaks import SECRETS, case_variants, leaked, leaked_in_any_case, spellings
+from tests.support.leaks import SECRETS, case_variants, leaked, leaked_in_any_case, spellings
 
 SECRET = 'p@ss w/rd+"q\\'
 

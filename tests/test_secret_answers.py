@@ -37,8 +37,8 @@ from agentkit import (
 from agentkit.content import Audio, Image, Output, Resource, Text
 from agentkit.dispatch import adispatch_openai, dispatch_anthropic, dispatch_openai
 from agentkit.redaction import redact_also
-from tests.helpers import Scripted
-from tests.leaks import SECRETS, case_variants, leaked_in_any_case
+from tests.support.helpers import Scripted
+from tests.support.leaks import SECRETS, case_variants, leaked_in_any_case
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = SECRETS[3]  # "A1b2C3d4e5F6g7H8": letters of both cases and digits

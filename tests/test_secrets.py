@@ -22,8 +22,8 @@ from agentkit import (
 )
 from agentkit.credentials import CredentialsManager, EnvironmentProvider, SecretsFileProvider
 from agentkit.redaction import redact_also
-from tests.helpers import Scripted
-from tests.leaks import SECRETS, leaked
+from tests.support.helpers import Scripted
+from tests.support.leaks import SECRETS, leaked
 
 
 class Enum(Scripted):

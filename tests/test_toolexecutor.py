@@ -21,7 +21,7 @@ from agentkit import (
     ToolValidationError,
 )
 from agentkit.content import Output, Text
-from tests.helpers import SECRET, WAIT_SECONDS, Adder, Scripted, WeatherTool
+from tests.support.helpers import SECRET, WAIT_SECONDS, Adder, Scripted, WeatherTool
 
 
 def test_success_fills_defaults_and_converts(executor: ToolExecutor) -> None:
@@ -289,7 +289,9 @@ def test_a_tool_whose_init_skipped_super_still_needs_a_name(executor: ToolExecut
 def test_a_tool_that_replaced_its_spec_is_refused_with_the_reason(executor: ToolExecutor) -> None:
     tool = Adder()
     tool.spec = {"openapi": "3.1.0"}  # type: ignore[assignment]
-    with pytest.raises(SemanticError, match=r"tests\.helpers\.Adder replaced 'spec' with a dict"):
+    with pytest.raises(
+        SemanticError, match=r"tests\.support\.helpers\.Adder replaced 'spec' with a dict"
+    ):
         executor.execute(tool, {"a": 1}, raise_on_failure=False)
     assert repr(tool) == "<Adder ('spec' replaced)>"
 

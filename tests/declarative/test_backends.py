@@ -24,7 +24,7 @@ from agentkit.declarative.backends import (
 from agentkit.declarative.http_backend import HttpBackend
 from agentkit.toolerrors import PluginError
 from tests.declarative.conftest import WriteFile
-from tests.plugins import PLUGIN_FOLDER, example_plugin, on_path
+from tests.support.plugins import PLUGIN_FOLDER, example_plugin, on_path
 
 ECHO_TOOL = """\
 name: shout
@@ -225,7 +225,7 @@ def test_a_class_breaking_the_rules_is_refused(attributes: dict[str, Any], probl
 
 
 def test_the_example_package_is_not_installed() -> None:
-    # It is found only through tests.plugins, which puts it on the path for one test.
+    # It is found only through tests.support.plugins, which puts it on the path for one test.
     assert not any(Path(entry) == PLUGIN_FOLDER for entry in sys.path)
 
 

@@ -26,7 +26,7 @@ from agentkit import (
 )
 from tests.declarative import loopback
 from tests.declarative.conftest import WriteFile
-from tests.leaks import leaked_in_any_case
+from tests.support.leaks import leaked_in_any_case
 
 PASSWORD = "pw-Correct-Horse-9"
 

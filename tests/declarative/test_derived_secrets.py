@@ -27,7 +27,7 @@ from agentkit.toolerrors import SecretInOutputError
 from tests.declarative import loopback
 from tests.declarative.conftest import WriteFile
 from tests.declarative.test_http_secrets import EveryPath
-from tests.leaks import chain_text, leaked, logged_exception
+from tests.support.leaks import chain_text, leaked, logged_exception
 
 SECRET = "ghp_SecretValue12345"
 PIN = "48170017"

@@ -21,7 +21,7 @@ import pytest
 from tests.declarative import deadline_calls, loopback, rawserver
 from tests.declarative.conftest import WriteFile
 from tests.declarative.test_http_resend import load, run
-from tests.helpers import WAIT_SECONDS, wait_until
+from tests.support.helpers import WAIT_SECONDS, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 TOTAL = deadline_calls.TOTAL

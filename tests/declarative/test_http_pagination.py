@@ -471,7 +471,7 @@ def test_the_mcp_server_sends_each_page_as_a_progress_notification(
     import anyio
     from mcp import Client
 
-    from agentkit.mcp_server import build_server
+    from agentkit.mcp.server import build_server
 
     registry = ToolRegistry([tool_from(write, server, "paged", PAGE + "\n      output: records")])
     heard: list[tuple[float, float | None, str | None]] = []

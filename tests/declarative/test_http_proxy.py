@@ -21,7 +21,7 @@ import pytest
 from agentkit import DefinitionError, ToolExecutor, ToolRegistry, load_tools
 from tests.declarative import loopback, rawserver
 from tests.declarative.conftest import WriteFile
-from tests.leaks import chain_text, leaked, logged_exception
+from tests.support.leaks import chain_text, leaked, logged_exception
 
 VARIABLES = (
     "http_proxy",

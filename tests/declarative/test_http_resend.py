@@ -14,7 +14,7 @@ from agentkit import Tool, ToolExecutor, ToolRegistry, ToolResult, load_tools
 from tests.declarative import rawserver
 from tests.declarative.conftest import WriteFile
 from tests.declarative.test_http_faults import TOOL
-from tests.helpers import wait_until
+from tests.support.helpers import wait_until
 
 RETRY = "    timeout: {read: 0.3, total: 10}\n    retry: {attempts: 3, backoff: 0.01}"
 

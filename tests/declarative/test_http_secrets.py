@@ -32,7 +32,7 @@ from agentkit import (
 from agentkit.declarative.http_backend import HttpBackend, HttpCallError
 from tests.declarative import loopback
 from tests.declarative.conftest import WriteFile
-from tests.leaks import SECRETS, chain_text, leaked, logged_exception
+from tests.support.leaks import SECRETS, chain_text, leaked, logged_exception
 
 TOOL = """\
 name: echo

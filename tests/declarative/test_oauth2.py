@@ -24,8 +24,8 @@ from agentkit.declarative.oauth2 import (
 )
 from agentkit.redaction import Redactor, redacting
 from tests.declarative.token_endpoint import Reply, TokenEndpoint, serving
-from tests.helpers import WAIT_SECONDS, wait_until
-from tests.leaks import SECRETS, chain_text, leaked, logged_exception
+from tests.support.helpers import WAIT_SECONDS, wait_until
+from tests.support.leaks import SECRETS, chain_text, leaked, logged_exception
 
 CLIENT_ID = "agent-7-client"
 SECRET = SECRETS[1]  # non-ASCII, a space, '/' and '+': every encoding differs

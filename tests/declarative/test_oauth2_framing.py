@@ -39,7 +39,7 @@ from tests.declarative.test_oauth2_replies import (
     call_get_item,
     everything_shown,
 )
-from tests.leaks import chain_text, leaked, logged_exception
+from tests.support.leaks import chain_text, leaked, logged_exception
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Not shaped like a token on purpose (no digit, one case): only the mechanism hides it.
@@ -229,7 +229,7 @@ def test_agentkit_call_prints_no_token(
 
 
 async def _mcp_call(folder: Path) -> Any:
-    from tests.mcp_serving import stdio_session
+    from tests.support.serving import stdio_session
 
     env = _clean_env(CLIENT_ID=CLIENT_ID, CLIENT_SECRET=SECRET)
     with anyio.fail_after(60):

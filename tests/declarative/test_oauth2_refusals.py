@@ -25,7 +25,7 @@ from tests.declarative import loopback
 from tests.declarative.test_oauth2 import CLIENT_ID, FakeClock, soon
 from tests.declarative.test_oauth2_replies import SOURCE, TOOL
 from tests.declarative.token_endpoint import Reply, TokenEndpoint, serving, token_reply
-from tests.leaks import SECRETS, chain_text, leaked, logged_exception
+from tests.support.leaks import SECRETS, chain_text, leaked, logged_exception
 
 SECRET = SECRETS[0]
 # Tokens no shape check would catch (letters of one case without a digit, or shorter

@@ -21,7 +21,7 @@ import pytest
 from agentkit import ToolEvent, ToolExecutor, ToolRegistry, load_tools
 from agentkit.jsonvalues import MAX_DEPTH
 from tests.declarative.token_endpoint import Reply, TokenEndpoint, serving
-from tests.leaks import SECRETS, chain_text, leaked, logged_exception
+from tests.support.leaks import SECRETS, chain_text, leaked, logged_exception
 
 CLIENT_ID = "agent-7-client"
 SECRET = SECRETS[1]
@@ -216,7 +216,7 @@ def test_a_malformed_reply_is_a_clear_error_that_never_shows_the_token(
 
 
 async def _mcp_call(folder: Path) -> Any:
-    from tests.mcp_serving import stdio_session
+    from tests.support.serving import stdio_session
 
     env = {"CLIENT_ID": CLIENT_ID, "CLIENT_SECRET": SECRET}
     with anyio.fail_after(60):

@@ -11,7 +11,7 @@ import pytest
 from agentkit import DefinitionError, ToolExecutionError, ToolExecutor, ToolRegistry, load_tools
 from agentkit.toolerrors import DeclinedError
 from tests.declarative.conftest import WriteFile
-from tests.leaks import SECRETS, chain_text, leaked, logged_exception
+from tests.support.leaks import SECRETS, chain_text, leaked, logged_exception
 
 TOOL = """\
 name: stats
@@ -170,7 +170,7 @@ input_schema:
   parameters:
     - {{name: seconds, type: float}}
 output_schema: {{parameters: [{{name: slept, type: float}}]}}
-backend: {{python: "tests.serve_tools:nap"}}
+backend: {{python: "tests.support.serve_tools:nap"}}
 """
 
 
@@ -213,7 +213,7 @@ input_schema:
   parameters:
     - {{name: seconds, type: float}}
 output_schema: {{parameters: [{{name: slept, type: float}}]}}
-backend: {{python: "tests.serve_tools:{function}"}}
+backend: {{python: "tests.support.serve_tools:{function}"}}
 """
 
 

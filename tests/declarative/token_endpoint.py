@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from tests.declarative import loopback
-from tests.helpers import WAIT_SECONDS
+from tests.support.helpers import WAIT_SECONDS
 
 
 @dataclass

@@ -12,7 +12,7 @@ import pytest
 
 from agentkit import SecretInOutputError, Tool, ToolExecutionError, ToolExecutor
 from tests.integration.conftest import Httpbin, MakeTool
-from tests.leaks import SECRETS, chain_text, leaked
+from tests.support.leaks import SECRETS, chain_text, leaked
 
 USER, PASSWORD = "ann.user", SECRETS[0]
 TOKEN = SECRETS[3]

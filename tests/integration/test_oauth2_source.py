@@ -27,7 +27,7 @@ from agentkit import (
 )
 from tests.declarative import loopback
 from tests.declarative.token_endpoint import Reply, TokenEndpoint, serving
-from tests.leaks import SECRETS, chain_text, leaked
+from tests.support.leaks import SECRETS, chain_text, leaked
 
 CLIENT_ID = "agent-7-client"
 SECRET = SECRETS[1]

@@ -109,7 +109,7 @@ def test_an_mcp_client_gets_the_image(make_tool: MakeTool, httpbin_url: str) -> 
     pytest.importorskip("mcp")
     from mcp import Client
 
-    from agentkit.mcp_server import build_server
+    from agentkit.mcp.server import build_server
 
     registry = ToolRegistry([make_tool(IMAGE.format(origin=httpbin_url, extra=""))])
 

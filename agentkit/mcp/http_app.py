@@ -1,0 +1,513 @@
+"""Serving a registry to MCP clients over streamable HTTP (``agentkit serve --http``).
+
+The official SDK's ``StreamableHTTPSessionManager`` speaks the protocol; Starlette routes
+and uvicorn serves. Around it:
+
+- ``POST/GET/DELETE {path}`` (default ``/mcp``): the MCP endpoint, behind bearer-token
+  auth when tokens are given (the SDK's auth hooks with ``StaticTokens`` as the
+  verifier) and DNS-rebinding protection (``rebinding_refusal``), both in
+  ``agentkit.mcp.http_security``; plain requests are answered on the fast path
+  (``agentkit.mcp.fastpath``), the rest by the SDK;
+- ``GET /healthz``: 200 while the process serves; ``GET /readyz``: 200 once the tools
+  are loaded and the MCP endpoint is up, 503 before and while shutting down;
+- per-user credentials from allow-listed request headers
+  (``agentkit.mcp.user_credentials``);
+- draining on SIGTERM: new calls refused with 503 (nothing run), the calls in flight
+  finished, every answer meanwhile closing its connection.
+
+Needs ``pip install 'agentkit[serve]'``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import ipaddress
+import logging
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from typing import Final, final
+
+import anyio
+import uvicorn
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from sse_starlette.sse import AppStatus
+from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agentkit.credentials import CredentialsManager
+from agentkit.mcp.admission import (
+    CallLimits,
+    watching,
+    worker_threads,
+)
+from agentkit.mcp.connections import (
+    accept_backlog,
+    default_max_connections,
+    guarded_protocol,
+    raise_open_file_limit,
+)
+from agentkit.mcp.fastpath import FastPath
+from agentkit.mcp.http_security import StaticTokens, rebinding_refusal
+from agentkit.mcp.input_required import Rounds
+from agentkit.mcp.options import HttpOptions
+from agentkit.mcp.reload import Reloader, ServedTools
+from agentkit.mcp.request_ids import InFlightIds, guard_post
+from agentkit.mcp.server import build_server
+from agentkit.mcp.user_credentials import HeaderCredentials, HeaderFirstCredentials
+from agentkit.toolerrors import SemanticError
+from agentkit.toolexecutor import ToolExecutor
+from agentkit.toolregistry import ToolRegistry
+
+__all__ = ["build_app", "exposure_warnings", "serve_http"]
+
+logger = logging.getLogger("agentkit.serve")
+
+
+# -- the app -------------------------------------------------------------------------------------
+
+
+def _security() -> TransportSecuritySettings:
+    # The SDK's Host/Origin check compares strings exactly or by prefix: ours
+    # (``rebinding_refusal``, in ``_Endpoint``) replaces it.
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+@final
+class _State:
+    """What /readyz reports (ready once the tools are loaded and the endpoint runs, not
+    while draining) and the calls' admission, which draining closes."""
+
+    def __init__(
+        self, tools: ServedTools, limits: CallLimits, rounds: Rounds, fast: FastPath
+    ) -> None:
+        self.tools = tools
+        self.limits = limits
+        self.rounds = rounds
+        self.fast = fast
+        self.ready = False
+
+
+def build_app(
+    tools: ToolRegistry | ServedTools,
+    executor: ToolExecutor,
+    options: HttpOptions,
+    *,
+    reloader: Reloader | None = None,
+    on_ready: Callable[[], None] | None = None,
+) -> Starlette:
+    """The ASGI app ``serve_http`` runs: the MCP endpoint, /healthz and /readyz.
+
+    ``reloader`` (made on the same ``ServedTools``) reloads the tools while it runs;
+    ``on_ready`` is called once the app is ready (its lifespan has started).
+
+    ``executor`` should ask ``HeaderCredentials(options.credential_headers)`` first for
+    per-user credentials (``serve_http`` sets that up). The app's ``state.agentkit``
+    is what ``serve_http`` drains on SIGTERM.
+    """
+    provider = next(
+        (p for p in executor.credentials.providers if isinstance(p, HeaderCredentials)), None
+    )
+    limits = CallLimits(
+        max_in_flight=options.max_calls,
+        max_queued=options.max_queued,
+        queue_timeout=options.call_timeout,
+        max_waiting=options.max_waiting,
+        answer_timeout=options.answer_timeout,
+    )
+    served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
+    rounds = Rounds(identity_headers=options.credential_headers)
+    # A stateless session lasts one request: no two requests share its ids.
+    ids = None if options.stateless else InFlightIds()
+    server = build_server(
+        served,
+        executor,
+        call_timeout=options.call_timeout,
+        call_scope=provider.bound if provider is not None else None,
+        limits=limits,
+        # A stateless session lasts one request: there is no one to tell of a reload.
+        announce=not options.stateless,
+        allow_unconfirmed=options.allow_unconfirmed,
+        rounds=rounds,
+        ids=ids,
+    )
+    security = _security()
+    manager = StreamableHTTPSessionManager(
+        app=server,
+        stateless=options.stateless,
+        security_settings=security,
+        max_request_body_size=options.max_request_bytes,
+    )
+    fast = FastPath(server, manager, security=security, max_request_bytes=options.max_request_bytes)
+    state = _State(served, limits, rounds, fast)
+    endpoint: ASGIApp = _Endpoint(manager, state, fast, options, ids)
+    # Outermost, so that every answer gets the header while draining: 401, 421, /readyz too.
+    middleware = [Middleware(_ClosingWhileDraining, state=state)]
+    if options.tokens:
+        endpoint = RequireAuthMiddleware(endpoint, required_scopes=[])
+        middleware += [
+            Middleware(
+                AuthenticationMiddleware, backend=BearerAuthBackend(StaticTokens(options.tokens))
+            ),
+            Middleware(AuthContextMiddleware),
+        ]
+
+    async def healthz(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "alive"})
+
+    async def readyz(request: Request) -> JSONResponse:
+        if not state.ready:
+            return JSONResponse({"status": "not ready"}, status_code=503)
+        return JSONResponse({"status": "ready", "tools": len(state.tools)})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with manager.run(), anyio.create_task_group() as group:
+            if reloader is not None:
+                await group.start(reloader.run)
+            state.ready = True
+            if on_ready is not None:
+                on_ready()
+            try:
+                yield
+            finally:
+                state.ready = False
+                group.cancel_scope.cancel()
+
+    app = Starlette(
+        routes=[
+            Route(options.path, endpoint=endpoint, methods=["GET", "POST", "DELETE"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
+        ],
+        middleware=middleware,
+        lifespan=lifespan,
+    )
+    app.state.agentkit = state
+    return app
+
+
+_CLOSE: Final = (b"connection", b"close")
+
+
+@final
+class _ClosingWhileDraining:
+    """The app with ``Connection: close`` on every answer that starts while the server
+    drains (the draining 503s, and the answers of the calls in flight that had sent
+    nothing yet), so no client or proxy sends another request down a connection to an
+    instance that is stopping: it opens a new connection, to an instance that is not.
+
+    An answer whose headers went out before the drain (a stream) cannot take the header
+    back; a request on its connection afterwards gets the draining 503, with it.
+    """
+
+    def __init__(self, app: ASGIApp, *, state: _State) -> None:
+        self._app = app
+        self._state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        limits = self._state.limits
+
+        async def closing(message: Message) -> None:
+            if message["type"] == "http.response.start" and limits.closed:
+                headers = [
+                    each for each in message.get("headers", ()) if each[0].lower() != _CLOSE[0]
+                ]
+                message = {**message, "headers": [*headers, _CLOSE]}
+            await send(message)
+
+        await self._app(scope, receive, closing)
+
+
+@final
+class _Endpoint:
+    """The MCP endpoint as a plain ASGI app (Starlette routes it without a wrapper).
+
+    While the server drains, a new message (POST) gets 503 with ``Retry-After``, so a
+    load balancer or client sends it to another instance; a client may still end its
+    session (DELETE). The 503 is answered before the request is read or anything runs,
+    so a proxy may send the same request to another instance (``retry-on 503``).
+    A request whose id is in flight on its session (``ids``) is refused before the
+    fast path or the SDK reads it (``agentkit.mcp.request_ids``).
+    """
+
+    def __init__(
+        self,
+        manager: StreamableHTTPSessionManager,
+        state: _State,
+        fast: FastPath,
+        options: HttpOptions,
+        ids: InFlightIds | None = None,
+    ) -> None:
+        self._manager = manager
+        self._state = state
+        self._fast = fast
+        self._options = options
+        self._ids = ids
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = Headers(scope=scope)
+        refused = rebinding_refusal(
+            headers.get("host"),
+            headers.get("origin"),
+            allowed_hosts=self._options.allowed_hosts,
+            allowed_origins=self._options.allowed_origins,
+        )
+        if refused is not None:
+            status, reason = refused
+            # The header's value is the client's: shown clipped and escaped, once per request.
+            sent = headers.get("host" if status == 421 else "origin", "")
+            logger.warning("%s (got %s)", reason, ascii(sent[:200]))
+            await PlainTextResponse(reason, status_code=status)(scope, receive, send)
+            return
+        if scope.get("method") == "POST":
+            # Whoever reads the connection (the SDK's reply stream, the fast path's call
+            # that asks) notes there when the client leaves: its question is withdrawn.
+            receive = watching(scope, receive)
+            if self._state.limits.closed:
+                refusal = JSONResponse(
+                    {"error": "shutting down, retry on another instance"},
+                    status_code=503,
+                    headers={"Retry-After": "1"},
+                )
+                await refusal(scope, receive, send)
+                return
+            if self._ids is None:
+                await self._post(scope, receive, send)
+                return
+            max_bytes = self._options.max_request_bytes
+            await guard_post(self._ids, scope, receive, send, self._post, max_bytes=max_bytes)
+            return
+        await self._manager.handle_request(scope, receive, send)
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._options.fast_path:
+            rest = await self._fast.handle(scope, receive, send)
+            if rest is None:
+                return
+            receive = rest
+        await self._manager.handle_request(scope, receive, send)
+
+
+# -- running ---------------------------------------------------------------------------------------
+
+
+def exposure_warnings(options: HttpOptions) -> list[str]:
+    """What ``serve_http`` warns of before it listens on a host that is not loopback:
+    no transport auth, and no ``--allowed-host`` (so a client that reaches the server
+    by any name but a loopback one gets 421)."""
+    if _is_loopback(options.host):
+        return []
+    warnings = []
+    if not options.tokens:
+        warnings.append(
+            f"serving on {options.host} without --auth-token-file or --auth-token-env: "
+            "anyone who reaches the port can call the tools"
+        )
+    if not options.allowed_hosts:
+        warnings.append(
+            f"serving on {options.host} without --allowed-host: only requests whose Host "
+            "is a loopback name (127.0.0.1, localhost, [::1]) are answered, others get "
+            "421; add --allowed-host NAME for each name clients use to reach the server"
+        )
+    return warnings
+
+
+def _warn_credential_fallbacks(headers: Mapping[str, str], server: CredentialsManager) -> None:
+    """Say which header-mapped credentials the server also has a value of: a call
+    without the header runs with that value, the operator's (never shown here)."""
+    for header, credential in headers.items():
+        source = next((p for p in server.providers if p.get(credential)), None)
+        if source is not None:
+            print(
+                f"agentkit: warning: --credential-header {header}={credential}: "
+                f"'{credential}' also resolves from {source.describe(credential)}, so a "
+                f"call without the {header} header runs with the server's own value; "
+                "--require-credential-headers makes such a call fail instead",
+                file=sys.stderr,
+            )
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP, not the default 0: asyncio sets TCP_NODELAY only on sockets that
+    # say they are TCP, and without it every answer written in two parts (headers,
+    # body) waits out the client's delayed ACK, some 40 ms a call.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if isinstance(exc, socket.gaierror):
+            hint = "the host is not an address of this machine; try 127.0.0.1 or 0.0.0.0"
+        elif exc.errno == errno.EADDRINUSE:
+            hint = "another server uses the port; --http HOST:PORT picks another, port 0 any"
+        else:
+            hint = "--http HOST:PORT picks another address"
+        raise SemanticError(
+            f"Cannot listen on {host}:{port}: {exc.strerror or exc} ({hint})"
+        ) from exc
+    sock.listen(socket.SOMAXCONN)
+    sock.set_inheritable(True)
+    return sock
+
+
+#: How long calls cut at the end of a drain have to send their "shut down" answer.
+_CUT_ANSWER_SECONDS: Final = 2.0
+
+
+@final
+class _DrainingServer(uvicorn.Server):
+    """uvicorn's server, draining on SIGTERM and then exiting 0.
+
+    uvicorn alone closes the connections after ``timeout_graceful_shutdown`` and then
+    raises the signal again, so the process dies of it. This one stops accepting,
+    marks itself not ready, refuses new calls (busy), waits up to ``drain_seconds``
+    for the calls in flight, gives their answers a moment to be written, and returns.
+    Every answer sent meanwhile closes its connection (``_ClosingWhileDraining``).
+    """
+
+    def __init__(self, config: uvicorn.Config, state: _State, drain_seconds: float) -> None:
+        super().__init__(config)
+        self._agentkit = state
+        self._drain_seconds = drain_seconds
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        state = self._agentkit
+        state.ready = False
+        for listener in self.servers:
+            listener.close()
+        await state.limits.close()
+        # Listen streams (2026-07-28 clients waiting to hear of reloads) end gracefully:
+        # each gets its final answer now, not a dropped connection later.
+        state.tools.listen.close()
+        # A call waiting for a 2026-07-28 client's answer would wait in vain: no round
+        # reaches a closed listener. It ends now, having done nothing.
+        state.rounds.close()
+        running = state.limits.in_flight
+        if running:
+            print(f"agentkit: draining {running} calls in flight", file=sys.stderr, flush=True)
+        if not await state.limits.drained(self._drain_seconds):
+            print(
+                f"agentkit: {state.limits.in_flight} calls still running after "
+                f"{self._drain_seconds} s; cancelling them",
+                file=sys.stderr,
+                flush=True,
+            )
+            # Each cut call answers "the server shut down" while its stream is open.
+            state.limits.cut()
+            await state.limits.drained(_CUT_ANSWER_SECONDS)
+        # Now the SSE streams may end (see serve_http): the answers are written.
+        AppStatus.should_exit = True
+        await super().shutdown(sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        with super().capture_signals():
+            yield
+            # A drained SIGTERM is a clean exit, not a death by signal (uvicorn would
+            # raise it again once it has shut down). Ctrl-C still is one.
+            self._captured_signals = [
+                sig for sig in self._captured_signals if sig != signal.SIGTERM
+            ]
+
+
+def serve_http(
+    tools: ToolRegistry | ServedTools,
+    options: HttpOptions,
+    *,
+    credentials_file: str | None = None,
+    reloader: Reloader | None = None,
+) -> None:
+    """Serve ``tools`` over streamable HTTP until interrupted (SIGINT or SIGTERM).
+
+    Prints ``agentkit: serving N tools on http://HOST:PORT/PATH`` on stderr once it
+    is ready (with the port the system chose for port 0).
+    """
+    credentials = CredentialsManager.from_env(credentials_file)
+    if options.credential_headers:
+        if not options.require_credential_headers:
+            _warn_credential_fallbacks(options.credential_headers, credentials)
+        credentials = HeaderFirstCredentials(
+            HeaderCredentials(
+                options.credential_headers, required=options.require_credential_headers
+            ),
+            credentials,
+        )
+    for warning in exposure_warnings(options):
+        print(f"agentkit: warning: {warning}", file=sys.stderr)
+    sock = _bind(options.host, options.port)
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    executor = ToolExecutor(
+        credentials=credentials,
+        max_workers=worker_threads(options.max_calls, options.max_waiting),
+    )
+    served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
+
+    def ready() -> None:
+        print(
+            f"agentkit: serving {len(served)} tools on http://{shown}:{port}{options.path}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    app = build_app(served, executor, options, reloader=reloader, on_ready=ready)
+    open_files = raise_open_file_limit()
+    max_connections = options.max_connections
+    if max_connections is None:
+        max_connections = default_max_connections(open_files)
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        # MCP has no WebSocket transport: uvicorn need not import a WebSocket library.
+        ws="none",
+        # The access log would show paths only, but a proxy may put tokens in query strings.
+        access_log=False,
+        # The calls in flight are drained before this; what is left is answers being
+        # written and idle streams, which need only a moment.
+        timeout_graceful_shutdown=2,
+        # uvicorn times the idle time between requests, not a request head or body
+        # that never ends, and does not cap connections: its own protocol class, guarded.
+        http=guarded_protocol(
+            AutoHTTPProtocol,
+            header_timeout=options.header_timeout,
+            body_timeout=options.body_timeout,
+            max_connections=max_connections,
+        ),
+        timeout_keep_alive=options.idle_timeout,
+        backlog=accept_backlog(open_files),
+    )
+    server = _DrainingServer(config, app.state.agentkit, options.drain_seconds)
+    # sse-starlette ends every SSE stream the moment uvicorn sees SIGTERM, the answers
+    # of the calls in flight with them; _DrainingServer ends them once they are drained.
+    AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
+    with executor, sock:
+        server.run(sockets=[sock])

@@ -1,0 +1,1 @@
+"""What the tests share: helpers, tools and servers to test against."""
