@@ -118,6 +118,8 @@ def _exception_classes() -> dict[str, type[BaseException]]:
     for info in pkgutil.walk_packages(agentkit.__path__, "agentkit."):
         if info.name == "agentkit.__main__":
             continue  # running it is the command line
+        if info.name == "agentkit.mcp_http":
+            continue  # deprecated: hands on names of agentkit.mcp, with a warning, defines none
         try:
             module = importlib.import_module(info.name)
         except ImportError as exc:  # a module of an extra that is not installed
