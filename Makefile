@@ -18,7 +18,11 @@ BENCH_NODE_STAMP := benchmarks/github/node_modules/.installed
 # which ships it gzipped; 26 MB installed). Without npm that part skips.
 BENCH_K8S_STAMP := benchmarks/kubernetes/node_modules/.installed
 
-.PHONY: demo test lint typecheck unit bench scale-check conformance clean
+# The unit tests that start no server, need no npm and wait for nothing: a lane for
+# the edit-test loop, not a substitute for `make test` (tests/conftest.py marks them).
+FAST := not npm and not server and not slow
+
+.PHONY: demo test test-fast lint typecheck unit bench scale-check conformance clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,6 +55,9 @@ typecheck: $(STAMP)
 
 unit: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "$(FAST)"
 
 $(BENCH_NODE_STAMP): benchmarks/github/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
