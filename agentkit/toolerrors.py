@@ -37,7 +37,7 @@ the same thing.
     │   └── MissingValue            a lookup found nothing: ``response.json has no key 'title'``
     ├── ReplayMissError             a replayed call has no recorded counterpart
     ├── Busy                        a call refused for want of room (the MCP server's limits)
-    ├── CallCut                     a running call ended because the server shut down
+    ├── CallInterrupted             a running call ended because the server shut down
     ├── ElicitationError            a question for the user that cannot be asked or answered
     │   │                           (``agentkit.context.elicit``): no client that can, no answer
     │   └── AnswerError             an answer that does not fit the form it was asked with
@@ -67,7 +67,7 @@ __all__ = [
     "AgentKitError",
     "AnswerError",
     "Busy",
-    "CallCut",
+    "CallInterrupted",
     "CredentialError",
     "DeclinedError",
     "DefinitionError",
@@ -600,7 +600,7 @@ class Busy(AgentKitError):
         self.reason = reason
 
 
-class CallCut(AgentKitError):
+class CallInterrupted(AgentKitError):
     """A running call ended by ``CallLimits.cut``: the server shut down (its drain ran
     out) before the call finished. The server answers it as an ``isError`` result."""
 

@@ -6,7 +6,7 @@ waits, if fewer than ``max_queued`` calls are waiting, and is refused at once if
 A refusal is a ``Busy`` the server turns into an ``isError`` result, so a client is told
 to retry instead of waiting without bound. ``close`` refuses every new call (a draining
 server), ``drained`` waits for the calls still running, and ``cut`` ends those still
-running then: each raises ``CallCut``, which the server answers as an ``isError`` result.
+running then: each raises ``CallInterrupted``, which the server answers as an ``isError`` result.
 
 A call that waits for its user's answer (``Admission.asking``) gives its slots back
 while it waits: a question costs no running slot, only one of ``max_waiting`` places,
@@ -27,7 +27,7 @@ from typing import Any, Final, final
 import anyio
 
 from agentkit.context import ELICIT_SECONDS
-from agentkit.toolerrors import Busy, CallCut, ElicitationError, SemanticError
+from agentkit.toolerrors import Busy, CallInterrupted, ElicitationError, SemanticError
 
 __all__ = [
     "DEFAULT_ANSWER_SECONDS",
@@ -37,9 +37,9 @@ __all__ = [
     "MAX_WAITING",
     "Admission",
     "Busy",
-    "CallCut",
+    "CallInterrupted",
     "CallLimits",
-    "Departure",
+    "ClientLeft",
     "client_left",
     "watching",
     "worker_threads",
@@ -167,7 +167,7 @@ class CallLimits:
                 finally:
                     self._scopes.discard(scope)
             if scope.cancelled_caught:  # only cut() cancels this scope
-                raise CallCut("the server shut down before the call finished")
+                raise CallInterrupted("the server shut down before the call finished")
         finally:
             self._admitted -= 1
             admission.release()
@@ -222,7 +222,7 @@ class CallLimits:
         await self._notify()
 
     def cut(self) -> int:
-        """End every running call now (each raises ``CallCut`` where it was admitted);
+        """End every running call now (each raises ``CallInterrupted`` where it was admitted);
         how many were running."""
         self._cut = True
         scopes = list(self._scopes)
@@ -358,7 +358,7 @@ def worker_threads(max_calls: int | None, max_waiting: int) -> int | None:
 
 
 @final
-class Departure:
+class ClientLeft:
     """Whether a client has left (``left``), and ``wait`` for it to: one HTTP request's
     (``watching``), or a stdio server's one client (stdin ended). Cheap to make: the
     event to wait on is made only when someone waits (every POST gets one)."""
@@ -386,7 +386,7 @@ def watching(scope: MutableMapping[str, Any], receive: Receive) -> Receive:
     """``receive`` for the HTTP request of ``scope``, noting there when its client leaves
     (the ASGI server's ``http.disconnect``), for ``client_left``. It notes it only when
     someone reads: the SDK's streams do, the fast path does once a call asks."""
-    departure = scope[_LEFT] = Departure()
+    departure = scope[_LEFT] = ClientLeft()
 
     async def watched() -> MutableMapping[str, Any]:
         message = await receive()
@@ -397,11 +397,11 @@ def watching(scope: MutableMapping[str, Any], receive: Receive) -> Receive:
     return watched
 
 
-def client_left(scope: Any) -> Departure | None:
-    """The ``Departure`` of the client of the HTTP request of ``scope`` (see
+def client_left(scope: Any) -> ClientLeft | None:
+    """The ``ClientLeft`` of the client of the HTTP request of ``scope`` (see
     ``watching``); ``None`` when nobody watches (not an HTTP request)."""
     departure = scope.get(_LEFT) if isinstance(scope, MutableMapping) else None
-    return departure if isinstance(departure, Departure) else None
+    return departure if isinstance(departure, ClientLeft) else None
 
 
 def _seconds(timeout: float | None) -> float:

@@ -133,7 +133,7 @@ class _Session:
         self.runner = runner
         self.owner = owner
         self.transport = transport
-        self.calls: dict[Any, _Exchange] = {}
+        self.calls: dict[Any, _RequestChannel] = {}
         self.questions: dict[Any, asyncio.Future[Message | ErrorData]] = {}
 
     def held(self) -> contextlib.AbstractContextManager[None]:
@@ -241,7 +241,7 @@ class _Reply:
 
 
 @final
-class _Exchange:
+class _RequestChannel:
     """The SDK's ``DispatchContext`` for one fast-path request: what the kernel and
     ``ServerSession`` use to reach the client while the request runs (its notifications
     and requests ride this POST's reply), and the request's cancellation."""
@@ -543,7 +543,7 @@ class FastPath:
     ) -> None:
         """Run one request through the SDK's kernel and write its answer."""
         reply = _Reply(send, session_id)
-        exchange = _Exchange(self, session, request_id, request, reply, params)
+        exchange = _RequestChannel(self, session, request_id, request, reply, params)
         key = coerce_request_id(request_id)
         if session is not None:
             session.calls[key] = exchange

@@ -60,7 +60,7 @@ from agentkit.mcp.connections import (
 )
 from agentkit.mcp.fastpath import FastPath
 from agentkit.mcp.http_security import StaticTokens, rebinding_refusal
-from agentkit.mcp.input_required import Rounds
+from agentkit.mcp.input_required import InputRequiredCalls
 from agentkit.mcp.options import HttpOptions
 from agentkit.mcp.reload import Reloader, ServedTools
 from agentkit.mcp.request_ids import InFlightIds, guard_post
@@ -90,11 +90,15 @@ class _State:
     while draining) and the calls' admission, which draining closes."""
 
     def __init__(
-        self, tools: ServedTools, limits: CallLimits, rounds: Rounds, fast: FastPath
+        self,
+        tools: ServedTools,
+        limits: CallLimits,
+        awaiting_input: InputRequiredCalls,
+        fast: FastPath,
     ) -> None:
         self.tools = tools
         self.limits = limits
-        self.rounds = rounds
+        self.awaiting_input = awaiting_input
         self.fast = fast
         self.ready = False
 
@@ -127,7 +131,7 @@ def build_app(
         answer_timeout=options.answer_timeout,
     )
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
-    rounds = Rounds(identity_headers=options.credential_headers)
+    awaiting_input = InputRequiredCalls(identity_headers=options.credential_headers)
     # A stateless session lasts one request: no two requests share its ids.
     ids = None if options.stateless else InFlightIds()
     server = build_server(
@@ -139,7 +143,7 @@ def build_app(
         # A stateless session lasts one request: there is no one to tell of a reload.
         announce=not options.stateless,
         allow_unconfirmed=options.allow_unconfirmed,
-        rounds=rounds,
+        awaiting_input=awaiting_input,
         ids=ids,
     )
     security = _security()
@@ -150,7 +154,7 @@ def build_app(
         max_request_body_size=options.max_request_bytes,
     )
     fast = FastPath(server, manager, security=security, max_request_bytes=options.max_request_bytes)
-    state = _State(served, limits, rounds, fast)
+    state = _State(served, limits, awaiting_input, fast)
     endpoint: ASGIApp = _Endpoint(manager, state, fast, options, ids)
     # Outermost, so that every answer gets the header while draining: 401, 421, /readyz too.
     middleware = [Middleware(_ClosingWhileDraining, state=state)]
@@ -407,7 +411,7 @@ class _DrainingServer(uvicorn.Server):
         state.tools.listen.close()
         # A call waiting for a 2026-07-28 client's answer would wait in vain: no round
         # reaches a closed listener. It ends now, having done nothing.
-        state.rounds.close()
+        state.awaiting_input.close()
         running = state.limits.in_flight
         if running:
             print(f"agentkit: draining {running} calls in flight", file=sys.stderr, flush=True)

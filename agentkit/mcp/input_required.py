@@ -45,7 +45,7 @@ from agentkit.mcp.admission import MAX_WAITING
 from agentkit.mcp.content import encodable, error_result
 from agentkit.toolerrors import ElicitationError
 
-__all__ = ["MAX_WAITING", "Asking", "Question", "Rounds"]
+__all__ = ["MAX_WAITING", "Asking", "InputRequiredCalls", "Question"]
 
 #: The key of the one question a round asks (``inputRequests``/``inputResponses``).
 KEY: Final = "agentkit/question"
@@ -103,7 +103,7 @@ def _arguments(arguments: Mapping[str, Any] | None) -> str:
 
 
 @final
-class Rounds:
+class InputRequiredCalls:
     """The calls that wait for their 2026-07-28 clients' answers, by token."""
 
     def __init__(

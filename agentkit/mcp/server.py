@@ -73,14 +73,14 @@ from agentkit.mcp.admission import (
     DEFAULT_MAX_WAITING,
     Admission,
     Busy,
-    CallCut,
+    CallInterrupted,
     CallLimits,
-    Departure,
+    ClientLeft,
     client_left,
     worker_threads,
 )
 from agentkit.mcp.content import call_result, encodable, error_result
-from agentkit.mcp.input_required import Asking, Question, Rounds
+from agentkit.mcp.input_required import Asking, InputRequiredCalls, Question
 from agentkit.mcp.options import ServeOptions
 from agentkit.mcp.reload import EarlyHangups, Reloader, ServedTools
 from agentkit.mcp.request_ids import InFlightIds, in_use_error
@@ -204,7 +204,7 @@ class _ServedCall(CallContext):
     """One ``tools/call``'s context (``agentkit.context``): its log messages go to the
     client on the call's own stream, in order, at or above the level the client asked
     for; its questions are ``elicitation/create`` requests on that stream, or, to a
-    2026-07-28 client that can be asked, go on ``questions`` for ``Rounds`` to ask.
+    2026-07-28 client that can be asked, go on ``questions`` for ``InputRequiredCalls`` to ask.
 
     Methods are called on the server's loop (async tools) or a worker thread (sync
     tools); what they send is handed to the loop and not waited for, so a slow client
@@ -214,7 +214,7 @@ class _ServedCall(CallContext):
     bounds_questions = True  # the call is admitted again after a question that timed out
 
     def __init__(
-        self, ctx: Any, log_level: LogLevel, tool: str, left: Departure | None = None
+        self, ctx: Any, log_level: LogLevel, tool: str, left: ClientLeft | None = None
     ) -> None:
         self._loop = self.loop = asyncio.get_running_loop()
         self._log_level = log_level
@@ -222,7 +222,7 @@ class _ServedCall(CallContext):
         self._tool = tool
         self.attach(ctx)
         self._sending: list[concurrent.futures.Future[None]] = []
-        #: Where a 2026-07-28 client's questions go (``Rounds``); None: asked directly.
+        #: Where a 2026-07-28 client's questions go (``InputRequiredCalls``); None: asked directly.
         self.questions: asyncio.Queue[Question] | None = (
             asyncio.Queue() if self._modern and _declared_elicitation(ctx) else None
         )
@@ -476,8 +476,8 @@ def build_server(
     limits: CallLimits | None = None,
     announce: bool = True,
     allow_unconfirmed: bool = False,
-    rounds: Rounds | None = None,
-    stdin_closed: Departure | None = None,
+    awaiting_input: InputRequiredCalls | None = None,
+    stdin_closed: ClientLeft | None = None,
     ids: InFlightIds | None = None,
 ) -> Server[Any]:
     """An MCP server answering ``tools/list`` and ``tools/call`` from ``tools``.
@@ -493,7 +493,7 @@ def build_server(
     A tool with ``CONFIRM`` (``confirm: true``) asks its client's user before it acts;
     a client that cannot be asked gets an ``isError`` refusal, unless
     ``allow_unconfirmed``: then the tool runs without asking. A 2026-07-28 client is
-    asked in ``input_required`` results; ``rounds`` keeps the calls waiting for its
+    asked in ``input_required`` results; ``awaiting_input`` keeps the calls waiting for its
     answers (the caller's, to ``close`` when the server stops; default: a new one).
     ``stdin_closed`` is set when a stdio server's client has gone: a question waiting
     for its answer is withdrawn then (an HTTP request's own connection says so itself).
@@ -505,7 +505,7 @@ def build_server(
     scope = call_scope or (lambda ctx: nullcontext())
     gate = limits or CallLimits(queue_timeout=call_timeout)
     served.redact = _redacting_credentials(served, runner)
-    rounds = rounds if rounds is not None else Rounds()
+    awaiting_input = awaiting_input if awaiting_input is not None else InputRequiredCalls()
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=list(served.listed))
@@ -518,7 +518,7 @@ def build_server(
         ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         if params.request_state is not None:  # a 2026-07-28 client's answer to a question
-            return await rounds.resume(ctx, params)
+            return await awaiting_input.resume(ctx, params)
         registry = served.registry  # this call's set, whatever a reload does meanwhile
         tool = registry.lookup(params.name)
         if tool is None:
@@ -540,7 +540,9 @@ def build_server(
                 return error_result(_cannot_confirm(tool.name))
         if call.questions is not None:  # asked in input_required results, round by round
             asking = Asking(questions=call.questions, attach=call.attach)
-            return await rounds.first(ctx, params, asking, lambda: run(tool, arguments, call))
+            return await awaiting_input.first(
+                ctx, params, asking, lambda: run(tool, arguments, call)
+            )
         return await run(tool, arguments, call)
 
     async def run(tool: Tool, arguments: dict[str, Any], call: _ServedCall) -> types.CallToolResult:
@@ -567,7 +569,7 @@ def build_server(
                     )
         except Busy as exc:
             return error_result(f"Tool '{tool.name}' was not run: {exc}")
-        except CallCut as exc:
+        except CallInterrupted as exc:
             return error_result(
                 f"Tool '{tool.name}' did not finish: {exc}; what it did before is not known, "
                 "so retry only if it is safe to"
@@ -710,8 +712,8 @@ async def serve_stdio(
         answer_timeout=answer_timeout,
     )
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
-    rounds = Rounds()
-    stdin_closed = Departure()
+    awaiting_input = InputRequiredCalls()
+    stdin_closed = ClientLeft()
     ids = InFlightIds()
     server = build_server(
         served,
@@ -719,14 +721,14 @@ async def serve_stdio(
         call_timeout=call_timeout,
         limits=gate,
         allow_unconfirmed=allow_unconfirmed,
-        rounds=rounds,
+        awaiting_input=awaiting_input,
         stdin_closed=stdin_closed,
         ids=ids,
     )
 
     def ended() -> None:  # stdin closed: no answer to a question can come any more
         served.listen.close()
-        rounds.close()
+        awaiting_input.close()
         stdin_closed.set()
 
     # A line the SDK cannot read is answered here (``refusal``): the SDK would drop it.

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from agentkit.openapi.bodies import COOKIE_NAME, BodyConverter, Cookie, Request, cookie_template
-from agentkit.openapi.errors import ErrorOutputs, error_statuses
+from agentkit.openapi.error_replies import ErrorOutputs, error_statuses
 from agentkit.openapi.media import json_media
 from agentkit.openapi.memo import Conversions
 from agentkit.openapi.naming import NameTable, identifier

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("mcp")
 pytest.importorskip("uvicorn")
 
-from agentkit.mcp.admission import Busy, CallCut, CallLimits
+from agentkit.mcp.admission import Busy, CallInterrupted, CallLimits
 from tests.support.serving import (
     INITIALIZE,
     Served,
@@ -309,7 +309,7 @@ def test_call_limits_cut_ends_running_calls_with_call_cut_and_nothing_else() -> 
             try:
                 async with limits.admitted(name):
                     await anyio.sleep_forever()
-            except CallCut as exc:
+            except CallInterrupted as exc:
                 seen.append(f"{name}: {exc}")
 
         async with anyio.create_task_group() as group:

@@ -325,16 +325,16 @@ def test_a_call_asks_twice_in_two_rounds(server: Served) -> None:
 
 
 def test_past_max_waiting_a_call_is_refused_not_kept() -> None:
-    from agentkit.mcp.input_required import Rounds
+    from agentkit.mcp.input_required import InputRequiredCalls
     from agentkit.mcp.server import build_server
     from agentkit.toolregistry import ToolRegistry
     from tests.mcp.test_confirm import Purge
 
     tool = Purge()
-    rounds = Rounds(max_waiting=1)
+    awaiting_input = InputRequiredCalls(max_waiting=1)
 
     async def scenario() -> list[Any]:
-        server = build_server(ToolRegistry([tool]), rounds=rounds)
+        server = build_server(ToolRegistry([tool]), awaiting_input=awaiting_input)
         async with Client(server, elicitation_callback=User("accept")) as client:
             first = await client.session.call_tool(
                 "purge", {"bucket": "a"}, allow_input_required=True
@@ -342,8 +342,8 @@ def test_past_max_waiting_a_call_is_refused_not_kept() -> None:
             second = await client.session.call_tool(
                 "purge", {"bucket": "b"}, allow_input_required=True
             )
-            waiting = len(rounds)
-            rounds.close()
+            waiting = len(awaiting_input)
+            awaiting_input.close()
             return [first, second, waiting]
 
     first, second, waiting = _run(scenario)

@@ -26,7 +26,7 @@ from mcp import Client
 from agentkit.mcp.admission import (
     MAX_WAITING,
     Busy,
-    CallCut,
+    CallInterrupted,
     CallLimits,
     client_left,
     watching,
@@ -682,7 +682,7 @@ def test_draining_waits_for_asking_calls_and_cut_ends_them() -> None:
             try:
                 async with limits.admitted("a") as admission, admission.asking():
                     await anyio.sleep_forever()
-            except CallCut:
+            except CallInterrupted:
                 seen.append("cut")
 
         async with anyio.create_task_group() as group:
