@@ -21,23 +21,28 @@ the same thing.
     │                               URI fragment; the import reports it, located, as a reason
     ├── DefinitionError             tool definition files with problems (each file:line:column)
     ├── TemplateSyntaxProblem       a broken template; the loader reports it as a problem
-    ├── CredentialError             a credential that cannot be resolved
     ├── PluginError                 an extension (entry point or registration) that cannot be used
-    ├── ToolValidationError         inputs or outputs that do not match a tool's schema
-    ├── ToolExecutionError          a tool call that failed; the cause is kept
+    ├── CallError                   a tool call that gave no answer: catch this for any of them
+    │   ├── ToolValidationError     inputs or outputs that do not match a tool's schema
+    │   ├── CredentialError         a credential that cannot be resolved
+    │   ├── ToolExecutionError      a tool call that failed; the cause is kept
+    │   └── ReplayMissError         a replayed call has no recorded counterpart
     ├── ToolTimeoutError            (also a TimeoutError) a call that did not finish in time;
     │                               the cause of the ToolExecutionError that reports it
     ├── SecretInOutputError         a call whose answer held a credential's value: the cause
     │                               of the ToolExecutionError that reports it (never the value)
-    ├── HttpCallError               an HTTP backend call failed (status, timeout, deadline...)
-    ├── OAuth2Error                 getting an OAuth 2.0 token failed
-    ├── PaginationError             following an HTTP tool's pages failed
-    ├── MultipartError              an HTTP tool's multipart body could not be built
-    ├── TemplateRenderError         a template failed while rendering
-    │   └── MissingValue            a lookup found nothing: ``response.json has no key 'title'``
-    ├── ReplayMissError             a replayed call has no recorded counterpart
-    ├── Busy                        a call refused for want of room (the MCP server's limits)
-    ├── CallInterrupted             a running call ended because the server shut down
+    ├── BackendError                a backend's own failure: the cause of the ToolExecutionError
+    │   │                           that reports it
+    │   ├── HttpCallError           an HTTP backend call failed (status, timeout, deadline...)
+    │   ├── OAuth2Error             getting an OAuth 2.0 token failed
+    │   ├── PaginationError         following an HTTP tool's pages failed
+    │   ├── MultipartError          an HTTP tool's multipart body could not be built
+    │   └── TemplateRenderError     a template failed while rendering
+    │       └── MissingValue        a lookup found nothing: ``response.json has no key 'title'``
+    ├── ServingError                a call the MCP server refused or stopped; it answers the
+    │   │                           call as an ``isError`` result
+    │   ├── Busy                    a call refused for want of room (the server's limits)
+    │   └── CallInterrupted         a running call ended because the server shut down
     ├── ElicitationError            a question for the user that cannot be asked or answered
     │   │                           (``agentkit.context.elicit``): no client that can, no answer
     │   └── AnswerError             an answer that does not fit the form it was asked with
@@ -66,7 +71,9 @@ from typing import Literal, final
 __all__ = [
     "AgentKitError",
     "AnswerError",
+    "BackendError",
     "Busy",
+    "CallError",
     "CallInterrupted",
     "CredentialError",
     "DeclinedError",
@@ -91,6 +98,7 @@ __all__ = [
     "SchemaProblem",
     "SecretInOutputError",
     "SemanticError",
+    "ServingError",
     "TemplateRenderError",
     "TemplateSyntaxProblem",
     "TextFileError",
@@ -129,6 +137,23 @@ class SemanticError(AgentKitError):
     """The API was used in a way that cannot work (a definition or call is wrong)."""
 
     exit_code = 2
+
+
+class CallError(AgentKitError):
+    """A tool call that gave no answer, as the executor raises it: arguments or an answer
+    that do not fit the schema, a credential it could not resolve, a run that failed, a
+    replayed call with no recording. Catch this to handle every failed call alike."""
+
+
+class BackendError(AgentKitError):
+    """A backend's own failure (an HTTP call, an OAuth 2.0 token, following pages, a
+    multipart body, a template): raised inside the tool, and the cause of the
+    ``ToolExecutionError`` that reports the call."""
+
+
+class ServingError(AgentKitError):
+    """A call the MCP server refused (``Busy``) or stopped (``CallInterrupted``); the
+    server answers it as an ``isError`` result the model can act on."""
 
 
 @final
@@ -297,7 +322,7 @@ class DefinitionError(AgentKitError):
         return "\n".join(lines)
 
 
-class CredentialError(AgentKitError):
+class CredentialError(CallError):
     """A credential a tool needs could not be found.
 
     The message names the tool, the credential and every place that was looked
@@ -362,7 +387,7 @@ class Problem:
         return self.message
 
 
-class ToolValidationError(AgentKitError):
+class ToolValidationError(CallError):
     """A tool's inputs or outputs do not match its schema.
 
     ``errors`` (the chapter's strings) may also be ``Problem`` values; either way
@@ -416,7 +441,7 @@ class RedactedError(AgentKitError):
         super().__init__(message)
 
 
-class ToolExecutionError(AgentKitError):
+class ToolExecutionError(CallError):
     """A tool call failed: the tool raised, or what it needed (a credential) was missing.
 
     ``cause`` is the exception the tool raised -- for a tool with credentials,
@@ -516,7 +541,7 @@ class TemplateSyntaxProblem(AgentKitError):
     """A template is broken: bad syntax, or an operation refused at load time."""
 
 
-class TemplateRenderError(AgentKitError):
+class TemplateRenderError(BackendError):
     """A template failed while rendering (a missing key, a refused operation, its deadline).
 
     ``field`` is the definition field the template fills (``backend.http.query.q``),
@@ -542,7 +567,7 @@ class MissingValue(TemplateRenderError):
             super().__init__(f"{walked} has no key '{step}'")
 
 
-class HttpCallError(AgentKitError):
+class HttpCallError(BackendError):
     """An HTTP backend call failed; ``kind`` says how (status, timeout, deadline, ...)."""
 
     def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
@@ -551,7 +576,7 @@ class HttpCallError(AgentKitError):
         super().__init__(message)
 
 
-class OAuth2Error(AgentKitError):
+class OAuth2Error(BackendError):
     """Getting a token from an OAuth 2.0 token endpoint failed.
 
     ``kind`` says how: ``config`` (the grant itself is invalid), ``connection``,
@@ -579,7 +604,7 @@ class OAuth2Error(AgentKitError):
         super().__init__(f"OAuth2 token request to {token_url}: {reason}")
 
 
-class ReplayMissError(AgentKitError):
+class ReplayMissError(CallError):
     """A replayed call has no recorded counterpart."""
 
 
@@ -592,7 +617,7 @@ class ReplayedFailure(AgentKitError):
         super().__init__(f"{cause_type}: {detail}" if detail else cause_type)
 
 
-class Busy(AgentKitError):
+class Busy(ServingError):
     """A call refused for want of room; the message says why and that a retry may work."""
 
     def __init__(self, reason: str) -> None:
@@ -600,7 +625,7 @@ class Busy(AgentKitError):
         self.reason = reason
 
 
-class CallInterrupted(AgentKitError):
+class CallInterrupted(ServingError):
     """A running call ended by ``CallLimits.cut``: the server shut down (its drain ran
     out) before the call finished. The server answers it as an ``isError`` result."""
 
@@ -637,11 +662,11 @@ class DeclinedError(AgentKitError):
         super().__init__(f"declined by the user{how}; nothing was done")
 
 
-class MultipartError(AgentKitError):
+class MultipartError(BackendError):
     """A multipart body could not be built: bad base64, over ``max_bytes``, a bad media type."""
 
 
-class PaginationError(AgentKitError):
+class PaginationError(BackendError):
     """Following the pages failed: a page's records are not a list, a cursor is not text, ..."""
 
 

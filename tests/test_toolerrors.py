@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
 
 import pytest
 
@@ -197,3 +198,54 @@ def test_unknown_tool_error_lists_the_known_names_bounded(known: list[str], list
 def test_unknown_tool_error_cuts_a_huge_name() -> None:
     message = str(UnknownToolError("x" * 10_000, ["a"]))
     assert len(message) < 200
+
+
+# -- the tree as drawn ---------------------------------------------------------------------------
+
+_DRAWN = re.compile(r"^    (?P<lead>(?:│   |    )*)(?:├── |└── )?(?P<name>[A-Z]\w+) ")
+
+
+def _drawn_parents() -> dict[str, str]:
+    """Each class drawn in ``toolerrors``' docstring, with the class drawn above it."""
+    parents: dict[str, str] = {}
+    stack: list[str] = []
+    for line in (toolerrors.__doc__ or "").splitlines():
+        match = _DRAWN.match(line)
+        if match is None or not hasattr(toolerrors, match["name"]):
+            continue
+        depth = len(match["lead"]) // 4 + (0 if line.startswith("    AgentKitError") else 1)
+        del stack[depth:]
+        if stack:
+            parents[match["name"]] = stack[-1]
+        stack.append(match["name"])
+    return parents
+
+
+def test_the_tree_is_drawn_as_the_classes_derive() -> None:
+    parents = _drawn_parents()
+    assert {"CallError", "BackendError", "ServingError", "MissingValue"} <= set(parents)
+    for name, parent in parents.items():
+        cls = getattr(toolerrors, name)
+        assert getattr(toolerrors, parent) in cls.__bases__, f"{name} is drawn under {parent}"
+
+
+@pytest.mark.parametrize(
+    ("base", "members"),
+    [
+        pytest.param(
+            "CallError",
+            ["ToolValidationError", "CredentialError", "ToolExecutionError", "ReplayMissError"],
+            id="a-failed-call",
+        ),
+        pytest.param(
+            "BackendError",
+            ["HttpCallError", "OAuth2Error", "PaginationError", "MultipartError", "MissingValue"],
+            id="a-backends-failure",
+        ),
+        pytest.param("ServingError", ["Busy", "CallInterrupted"], id="a-serving-error"),
+    ],
+)
+def test_a_caller_can_catch_a_kind_of_failure_at_once(base: str, members: list[str]) -> None:
+    assert base in agentkit.__all__
+    for member in members:
+        assert issubclass(getattr(toolerrors, member), getattr(agentkit, base)), member
