@@ -34,7 +34,7 @@ SLOW_MODULES = frozenset(
         "tests.test_docs",  # runs every block of the README and docs/
         "tests.test_examples",  # runs the demo
         "tests.test_layering",  # parses every module of the package
-        "tests.test_cli_hostile",  # runs the command in a subprocess per case
+        "tests.cli.test_cli_hostile",  # runs the command in a subprocess per case
         "tests.test_confirm_preview_recoverable",  # rounds of random text
         "tests.test_content",  # MCP over stdio and HTTP
         "tests.test_toolschema_fast",  # rounds of random values

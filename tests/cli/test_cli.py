@@ -13,7 +13,7 @@ import responses
 
 from agentkit.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TOOLS_D = ROOT / "tools.d"
 
 

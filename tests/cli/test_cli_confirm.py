@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
+from tests.cli.test_cli import ROOT, run
 from tests.declarative.loopback import running
-from tests.test_cli import ROOT, run
 
 SECRET = "s3cret-token-0123456789"
 WAIT_SECONDS = 30

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from agentkit.cli import terminal_text
-from tests.support.helpers import ROOT, run_bounded
 
 # The same runner, and the same autouse fixture (run in the project folder), as test_cli.
-from tests.test_cli import in_project, run  # noqa: F401
+from tests.cli.test_cli import in_project, run  # noqa: F401
+from tests.support.helpers import ROOT, run_bounded
 
 BIN = Path(sys.executable).parent
 
