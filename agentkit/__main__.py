@@ -5,7 +5,7 @@ import sys
 
 # `python -m` puts the current folder first on sys.path, where a ./jinja2.py or
 # ./requests.py would replace the installed package agentkit imports. The
-# command searches it last instead, for Python backends (cli._prepare).
+# command searches it last instead, for Python backends (cli.loading.add_python_paths).
 if sys.path and os.path.abspath(sys.path[0] or os.curdir) == os.getcwd():
     del sys.path[0]
 

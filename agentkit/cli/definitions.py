@@ -1,0 +1,241 @@
+"""The commands that read definitions and report on them, running no tool: ``validate``,
+``list``, ``show``, ``diff``, ``schema`` and ``export``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from agentkit.cli.loading import add_python_paths, load_registry, select_tools, tool_paths
+from agentkit.cli.output import echo, print_diff, print_json, terminal_text
+from agentkit.cli.status import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from agentkit.tool import Tool
+    from agentkit.toolregistry import ToolRegistry
+    from agentkit.toolschema import Parameter, ToolSchema
+
+#: The most providers accept: a tool name's and description's characters, tools in a set.
+MAX_NAME, MAX_DESCRIPTION, MAX_TOOLS = 64, 1024, 128
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from agentkit.declarative import definition_files
+
+    registry = load_registry(args, args.paths)
+    files, _ = definition_files(*tool_paths(args, args.paths))
+    warnings: list[str] = []
+    for tool in registry:
+        where = tool.source
+        if tool.definition is not None:
+            warnings.extend(f"{where}: {warning}" for warning in tool.definition.warnings())
+        if len(tool.name) > MAX_NAME:
+            warnings.append(f"{where}: name: over {MAX_NAME} characters, which providers reject")
+        if not tool.description.strip():
+            warnings.append(f"{where}: description: missing; models choose tools by it")
+        elif len(tool.description) > MAX_DESCRIPTION:
+            warnings.append(
+                f"{where}: description: {len(tool.description)} characters; "
+                f"providers accept at most {MAX_DESCRIPTION}"
+            )
+    if len(registry) > MAX_TOOLS:
+        warnings.append(f"{len(registry)} tools in one set; providers accept at most {MAX_TOOLS}")
+    refused = _refused_credentials(registry, args.credentials_file)
+    for warning in warnings:
+        echo(f"warning: {warning}", error=True)
+    for problem in refused:
+        echo(f"error: {problem}", error=True)
+    noun = "tool" if len(registry) == 1 else "tools"
+    counts = [f"{len(refused)} problem(s)"] if refused else []
+    counts += [f"{len(warnings)} warning(s)"] if warnings else []
+    echo(f"{', '.join(counts) or 'ok'}: {len(registry)} {noun} in {len(files)} file(s)")
+    if refused:
+        return EXIT_USAGE
+    return EXIT_FAILED if warnings and args.strict else EXIT_OK
+
+
+def _refused_credentials(tools: ToolRegistry, credentials_file: str | None) -> list[str]:
+    """Each credential a tool names that resolves here (the environment, --credentials-file)
+    to a value its call would refuse (too short), as ``source: message``; no value shown.
+    One that does not resolve here is not judged: it may be given where the tools run."""
+    from agentkit.credentials import CredentialsManager
+    from agentkit.toolerrors import CredentialError
+
+    credentials = CredentialsManager.from_env(credentials_file)
+    refused = []
+    for tool in tools:
+        for name in tool.credential_names:
+            try:
+                credentials.resolve(tool.name, [name])
+            except CredentialError as exc:
+                if exc.refused is not None:
+                    refused.append(f"{tool.source}: {exc}")
+    return refused
+
+
+def _summary(tool: Tool) -> dict[str, Any]:
+    return {
+        "name": tool.name,
+        "version": tool.version,
+        "backend": tool.backend_kind,
+        "tags": tool.tags,
+        "description": tool.description,
+        "source": tool.source,
+    }
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    tools = select_tools(load_registry(args), args.tag)
+    if args.json:
+        print_json([_summary(tool) for tool in tools])
+        return EXIT_OK
+    rows = [
+        tuple(
+            terminal_text(cell, one_line=True)
+            for cell in (
+                t.name,
+                t.version,
+                t.backend_kind,
+                ",".join(f"{k}={v}" for k, v in t.tags.items()),
+                t.description,
+            )
+        )
+        for t in tools
+    ]
+    headers = ("NAME", "VERSION", "BACKEND", "TAGS", "DESCRIPTION")
+    widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(4)]
+    for row in [headers, *rows]:
+        cells = [str(cell).ljust(width) for cell, width in zip(row[:4], widths, strict=True)]
+        echo("  ".join([*cells, str(row[4])]).rstrip())
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    tool = load_registry(args)[args.name]  # UnknownToolError names the loaded tools
+    definition = tool.definition
+    data = {
+        **_summary(tool),
+        "credentials": list(tool.credential_names),
+        "annotations": tool.annotations,
+        "definition": definition.to_dict() if definition is not None else None,
+        **(definition.loaded_with() if definition is not None else {}),
+        "input_json_schema": tool.input_schema.to_json_schema(),
+        "output_json_schema": tool.output_schema.to_json_schema(),
+    }
+    if args.json:
+        print_json(data)
+        return EXIT_OK
+    heading = f"{tool.name} {tool.version}  ({data['backend']} backend, defined at {tool.source})"
+    echo(terminal_text(heading, one_line=True))
+    if tool.description:
+        echo("  " + tool.description.replace("\n", "\n  "))
+    if tool.credential_names:
+        echo(f"  credentials: {', '.join(tool.credential_names)}")
+    source = data.get("http_source")
+    if source is not None:
+        line = (
+            f"  source: {source['name']} ({source['base_url']}, defined at {source['defined_at']})"
+        )
+        echo(terminal_text(line, one_line=True))
+    if data.get("substitutions"):
+        echo("substitutions (configuration from ${VAR}, not secrets):")
+        for item in data["substitutions"]:
+            line = (
+                f"  {item['field']}: ${{{item['variable']}}} = {item['value']!r} "
+                f"(from {item['from']})"
+            )
+            echo(terminal_text(line, one_line=True))
+    for title, schema in (("inputs", tool.input_schema), ("outputs", tool.output_schema)):
+        echo(f"{title}:")
+        for line in _describe_schema(schema, "  "):
+            echo(terminal_text(line, one_line=True))
+        if not len(schema):
+            echo("  (none)")
+    echo("definition:")
+    echo("  " + json.dumps(data["definition"], indent=2).replace("\n", "\n  "))
+    if source is not None:
+        echo("source definition:")
+        echo("  " + json.dumps(source["definition"], indent=2).replace("\n", "\n  "))
+    echo("input JSON Schema:")
+    echo("  " + json.dumps(data["input_json_schema"], indent=2).replace("\n", "\n  "))
+    return EXIT_OK
+
+
+def _describe_schema(schema: ToolSchema, indent: str) -> Iterator[str]:
+    """One line per parameter, and the fields of each dictionary below it, indented."""
+    for param in schema:
+        yield f"{indent}{_describe_parameter(param)}"
+        fields = _fields(param)
+        if fields is not None:
+            yield from _describe_schema(fields, indent + "  ")
+
+
+def _fields(param: Parameter) -> ToolSchema | None:
+    """The nested fields of a dictionary, or of a list's dictionary elements."""
+    while param.items is not None:
+        param = param.items
+    return param.parameters
+
+
+def _type_name(param: Parameter) -> str:
+    """``list[string]``, ``list[list[integer]]``: a list names its element type."""
+    if param.items is not None:
+        return f"list[{_type_name(param.items)}]"
+    return param.type if isinstance(param.type, str) else "|".join(param.type)
+
+
+def _describe_parameter(param: Parameter) -> str:
+    text = f"{param.name}: {_type_name(param)}"
+    if not param.required:
+        text += " (optional" + (f", default {param.default!r})" if param.has_default else ")")
+    if param.enum is not None:
+        text += f" one of {list(param.enum)}"
+    if param.description:
+        text += f" -- {param.description}"
+    return text
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from agentkit.export import export_tools
+
+    exported = export_tools(
+        select_tools(load_registry(args), args.tag), args.format, strict=args.strict
+    )
+    for warning in exported.warnings:
+        echo(f"warning: {warning}", error=True)
+    echo(exported.to_json())
+    return EXIT_OK
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from agentkit.declarative import load_tools
+    from agentkit.diff import diff_tools, summary
+
+    add_python_paths(args)
+    old = [cls() for cls in load_tools(args.old, env_file=args.env_file)]
+    new = [cls() for cls in load_tools(args.new, env_file=args.env_file)]
+    diffs = diff_tools(old, new)
+    problems = [diff for diff in diffs if diff.version_problem]
+    if args.json:
+        print_json({"tools": [d.to_dict() for d in diffs], "summary": dict(summary(diffs))})
+    else:
+        for diff in diffs:
+            print_diff(diff)
+            if diff.version_problem:
+                echo(f"  version: {terminal_text(diff.version_problem, one_line=True)}")
+        if not diffs:
+            echo("no changes")
+    if problems:
+        names = ", ".join(diff.name for diff in problems)
+        echo(f"error: version bump missing for: {names}", error=True)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from agentkit.declarative import definition_schema
+
+    print_json(definition_schema())
+    return EXIT_OK

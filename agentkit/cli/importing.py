@@ -1,0 +1,109 @@
+"""``agentkit import openapi``: a first import, or ``--update`` over a folder an earlier
+import wrote."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from agentkit.cli.output import echo, print_diff, terminal_text
+from agentkit.cli.status import EXIT_FAILED, EXIT_OK
+from agentkit.toolerrors import UsageError
+
+if TYPE_CHECKING:
+    from agentkit.openapi import ImportReport
+
+
+def cmd_import_openapi(args: argparse.Namespace) -> int:
+    from agentkit.openapi import Selection, import_openapi
+
+    if args.update:
+        return _update_openapi(args)
+    selection = Selection(
+        tags=args.tag,
+        operations=args.operation,
+        methods=args.method,
+        exclude=args.exclude_operation,
+        deprecated=args.include_deprecated,
+    )
+    report = import_openapi(
+        args.spec,
+        source=args.source,
+        out=args.out,
+        selection=selection,
+        layout=args.layout or "operation",
+        check=not args.no_check,
+        server_variables=args.server_variable,
+    )
+    _print_import(args.spec, report, checked=not args.no_check)
+    if report.deprecated:
+        echo(f"left out {len(report.deprecated)} deprecated operation(s) (--include-deprecated)")
+    files = f" in {len(report.written) - 1} file(s)" if args.layout == "tag" else ""
+    echo(
+        f"wrote {report.tools} tool(s){files} and a source to {args.out}; "
+        f"{len(report.skipped)} skipped, "
+        f"{report.notes} note(s) in the files"
+    )
+    return EXIT_OK
+
+
+def _print_import(spec: str, report: ImportReport, *, checked: bool = True) -> None:
+    """What an import or an update found in the description, renamed and skipped."""
+    if report.findings is None and checked:
+        echo("not checked against the OpenAPI schema: pip install 'agentkit[openapi]'")
+    for finding in report.findings or ():
+        echo(f"warning: {spec}{finding}", error=True)
+    for renamed in report.renamed:
+        echo(f"renamed: {renamed.wanted} -> {renamed.name} (name taken; {renamed.pointer})")
+    for skipped in report.skipped:
+        echo(f"skipped: {skipped.operation}: {skipped.problem}", error=True)
+
+
+def _update_openapi(args: argparse.Namespace) -> int:
+    from agentkit.openapi.update import update_openapi
+
+    if args.layout is not None:
+        raise UsageError(
+            "--update keeps the first import's layout (in the lock file); --layout cannot "
+            "change it: import into a new folder to lay the tools out otherwise"
+        )
+    filters = [
+        flag for flag in ("tag", "operation", "method", "exclude_operation") if getattr(args, flag)
+    ]
+    if filters or args.include_deprecated:
+        given = (
+            ", ".join("--" + flag.replace("_", "-") for flag in filters) or "--include-deprecated"
+        )
+        raise UsageError(
+            f"--update keeps the first import's selection (in the lock file); {given} cannot "
+            "change it: import into a new folder to select other operations"
+        )
+    if args.server_variable:
+        raise UsageError(
+            "--update keeps the first import's server variables (in the lock file); "
+            "--server-variable cannot change them: edit the source's base_url (your edit "
+            "is kept), or import into a new folder"
+        )
+    report = update_openapi(args.spec, source=args.source, out=args.out)
+    _print_import(args.spec, report.generation)
+    for tool in report.classified:
+        print_diff(tool, severity=True)
+    for operation in report.kept_gone:
+        echo(
+            terminal_text(
+                f"kept: {operation}: gone from the description, but you edited it; it is no "
+                "longer updated (delete the file if the tool should go)",
+                one_line=True,
+            )
+        )
+    for operation in report.deleted:
+        echo(terminal_text(f"stays deleted: {operation} (you deleted it)", one_line=True))
+    for conflict in report.conflicts:
+        echo(f"conflict: {terminal_text(conflict, one_line=True)}", error=True)
+    echo(
+        f"updated {args.out}: {len(report.added)} added, "
+        f"{sum(tool.status == 'changed' for tool in report.classified)} changed, "
+        f"{len(report.removed)} removed, {report.unchanged} unchanged, "
+        f"{len(report.conflicts)} conflict(s) (your side kept)"
+    )
+    return EXIT_FAILED if report.conflicts else EXIT_OK

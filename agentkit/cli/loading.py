@@ -1,0 +1,69 @@
+"""Finding and loading the tools a command works on.
+
+The definitions come from the paths a command is given, else ``--tools``, else
+``$AGENTKIT_TOOLS``, else ``./tools.d``; Python backends import from the
+``--python-path`` folders and the current folder, searched last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentkit.toolerrors import UsageError
+
+if TYPE_CHECKING:
+    from agentkit.tool import Tool
+    from agentkit.toolregistry import ToolRegistry
+
+
+def tool_paths(args: argparse.Namespace, given: Sequence[str] = ()) -> list[str]:
+    """The definition files and folders to load: ``given`` (a command's own paths), else
+    ``--tools``, else ``$AGENTKIT_TOOLS`` (split at ``os.pathsep``), else ``tools.d``."""
+    if given:
+        return list(given)
+    if args.tools:
+        return list(args.tools)
+    from_env = os.environ.get("AGENTKIT_TOOLS")
+    if from_env:
+        return [part for part in from_env.split(os.pathsep) if part]
+    return ["tools.d"]
+
+
+def add_python_paths(args: argparse.Namespace) -> None:
+    # Python backends import from --python-path folders and the current folder,
+    # searched last: a ./jinja2.py or ./requests.py must not replace the
+    # installed package agentkit itself imports (``__main__`` drops the current
+    # folder Python puts first for `python -m agentkit`).
+    for folder in [*(args.python_path or []), "."]:
+        resolved = str(Path(folder).resolve())
+        if resolved not in sys.path:
+            sys.path.append(resolved)
+
+
+def load_registry(args: argparse.Namespace, given: Sequence[str] = ()) -> ToolRegistry:
+    """The tools defined at ``tool_paths(args, given)``, ``${VAR}`` read from ``--env-file``
+    and the environment; a definition that does not load raises its ``AgentKitError``."""
+    from agentkit.declarative import load_tools
+    from agentkit.toolregistry import ToolRegistry
+
+    add_python_paths(args)
+    registry = ToolRegistry()
+    load_tools(*tool_paths(args, given), registry=registry, env_file=args.env_file)
+    return registry
+
+
+def select_tools(registry: ToolRegistry, tags: Sequence[str] | None) -> list[Tool]:
+    """The tools of ``registry`` with every ``--tag KEY=VALUE`` given (all of them if none);
+    ``UsageError`` for a tag that is not ``KEY=VALUE``."""
+    wanted: dict[str, str] = {}
+    for item in tags or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--tag takes key=value, got {item!r}")
+        wanted[key] = value
+    return registry.lookup_by_tags(**wanted)

@@ -1,0 +1,193 @@
+"""``agentkit serve``: its options checked and made ``ServeOptions`` (stdio) or
+``HttpOptions`` (``--http``), and the tools served, reloaded on SIGHUP and, with
+``--reload``, when their files change."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentkit.cli.loading import load_registry, tool_paths
+from agentkit.cli.output import echo
+from agentkit.cli.status import EXIT_OK
+from agentkit.toolerrors import UsageError, did_you_mean
+
+if TYPE_CHECKING:
+    from agentkit.mcp.reload import Reloader
+    from agentkit.toolregistry import ToolRegistry
+
+
+_HTTP_ONLY = (
+    ("stateless", "--stateless"),
+    ("no_fast_path", "--no-fast-path"),
+    ("auth_token_file", "--auth-token-file"),
+    ("auth_token_env", "--auth-token-env"),
+    ("credential_header", "--credential-header"),
+    ("require_credential_headers", "--require-credential-headers"),
+    ("allowed_host", "--allowed-host"),
+    ("allowed_origin", "--allowed-origin"),
+    ("max_request_bytes", "--max-request-bytes"),
+    ("header_timeout", "--header-timeout"),
+    ("body_timeout", "--body-timeout"),
+    ("idle_timeout", "--idle-timeout"),
+    ("max_connections", "--max-connections"),
+)
+
+
+def _positive(value: float | None, flag: str, *, integer: bool = False) -> None:
+    if value is not None and not value > 0:
+        kind = "a positive whole number" if integer else "a positive number of seconds"
+        raise UsageError(f"{flag} takes {kind}, got {value}")
+
+
+def _limits(args: argparse.Namespace) -> dict[str, Any]:
+    """The options both transports share: deadlines, admission, draining, confirmation.
+
+    Those not given are left out, for ``ServeOptions``' defaults."""
+    _positive(args.call_timeout, "--call-timeout")
+    _positive(args.max_calls, "--max-calls", integer=True)
+    _positive(args.drain_seconds, "--drain-seconds")
+    if args.max_queued is not None and args.max_queued < 0:
+        raise UsageError(f"--max-queued takes 0 or a positive whole number, got {args.max_queued}")
+    if args.max_waiting is not None:
+        from agentkit.mcp.admission import MAX_WAITING
+
+        if not 1 <= args.max_waiting <= MAX_WAITING:
+            raise UsageError(
+                f"--max-waiting takes a whole number from 1 to {MAX_WAITING}, "
+                f"got {args.max_waiting}"
+            )
+    if args.answer_timeout is not None:
+        from agentkit.context import ELICIT_SECONDS
+
+        if not 0 < args.answer_timeout <= ELICIT_SECONDS:
+            raise UsageError(
+                f"--answer-timeout takes a number of seconds more than 0 and at most "
+                f"{ELICIT_SECONDS:g}, got {args.answer_timeout:g}"
+            )
+    given = {
+        "call_timeout": args.call_timeout,
+        "max_calls": args.max_calls,
+        "max_queued": args.max_queued,
+        "max_waiting": args.max_waiting,
+        "answer_timeout": args.answer_timeout,
+        "drain_seconds": args.drain_seconds,
+    }
+    limits = {option: value for option, value in given.items() if value is not None}
+    return {**limits, "allow_unconfirmed": args.allow_unconfirmed}
+
+
+def _reloader(args: argparse.Namespace) -> Reloader:
+    """The tools to serve (``.served``), reloaded on SIGHUP and, with --reload, when the
+    definition files change."""
+    from agentkit.mcp.reload import Reloader
+
+    return Reloader(lambda: load_registry(args), **_reloading(args))
+
+
+def _reloading(args: argparse.Namespace) -> dict[str, Any]:
+    """How a server reloads: the files it watches, ``--reload`` and ``--reload-interval``
+    (``Reloader``'s arguments after ``load``)."""
+    from agentkit.declarative import definition_files
+
+    _positive(args.reload_interval, "--reload-interval")
+    paths = tool_paths(args)
+    env_file = [Path(args.env_file)] if args.env_file else []
+
+    def watched() -> list[Path]:
+        # What loading reads, found the way loading finds it (hidden entries skipped).
+        return [*definition_files(*paths)[0], *env_file]
+
+    return {
+        "files": watched,
+        "watch": args.reload,
+        "interval": args.reload_interval or 1.0,
+        "roots": paths,  # a failed reload names its files to clients within these
+    }
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    if args.http is None:
+        given = [flag for attribute, flag in _HTTP_ONLY if getattr(args, attribute)]
+        if given:
+            verb = "applies" if len(given) == 1 else "apply"
+            raise UsageError(f"{', '.join(given)} only {verb} with --http HOST:PORT")
+        try:
+            import agentkit.mcp.server  # the SDK is installed
+        except ImportError as exc:  # the mcp extra is not installed
+            raise UsageError(
+                "agentkit serve needs the MCP SDK: pip install 'agentkit[mcp]'"
+            ) from exc
+        from agentkit import mcp
+        from agentkit.mcp.options import ServeOptions
+        from agentkit.mcp.reload import EarlyHangups
+        from agentkit.mcp.stdio_claim import claim_stdio
+
+        options = ServeOptions(**_limits(args))
+        # Claimed before the tools load (a module may print as it is imported), and
+        # never given back: the process ends with serving, and a tool's thread or an
+        # atexit hook writing to stdout after the last answer would reach the client.
+        with claim_stdio(restore=False) as wire, EarlyHangups() as hangups:
+            reloader = _reloader(args)
+            mcp.serve(
+                reloader.served,
+                options,
+                credentials_file=args.credentials_file,
+                reloader=reloader,
+                wire=wire,
+                hangups=hangups,
+            )
+        return EXIT_OK
+    try:
+        import agentkit.mcp.http_app  # noqa: F401 -- the SDK and the HTTP server are installed
+    except ImportError as exc:  # the serve extra is not installed
+        raise UsageError(
+            "agentkit serve --http needs the serve extra: pip install 'agentkit[serve]'"
+        ) from exc
+    from agentkit import mcp
+    from agentkit.mcp import options as parse
+    from agentkit.mcp.connections import check_body_timeout, check_limits
+
+    limits = _limits(args)
+    host, port = parse.parse_address(args.http)
+    _positive(args.max_request_bytes, "--max-request-bytes", integer=True)
+    header_timeout, idle_timeout, max_connections = check_limits(
+        args.header_timeout, args.idle_timeout, args.max_connections
+    )
+    options = parse.HttpOptions(
+        header_timeout=header_timeout,
+        body_timeout=check_body_timeout(args.body_timeout),
+        idle_timeout=idle_timeout,
+        max_connections=max_connections,
+        host=host,
+        port=port,
+        path=parse.parse_endpoint_path(args.path),
+        stateless=args.stateless,
+        fast_path=not args.no_fast_path,
+        tokens=parse.read_tokens(file=args.auth_token_file, env=args.auth_token_env),
+        credential_headers=parse.parse_credential_headers(args.credential_header or ()),
+        require_credential_headers=args.require_credential_headers,
+        allowed_hosts=tuple(map(parse.parse_allowed_host, args.allowed_host or ())),
+        allowed_origins=tuple(map(parse.parse_allowed_origin, args.allowed_origin or ())),
+        max_request_bytes=args.max_request_bytes or parse.DEFAULT_MAX_REQUEST_BYTES,
+        **limits,
+    )
+    reloader = _reloader(args)
+    _warn_unused_credential_headers(options.credential_headers, reloader.served.registry)
+    mcp.serve(reloader.served, options, credentials_file=args.credentials_file, reloader=reloader)
+    return EXIT_OK
+
+
+def _warn_unused_credential_headers(headers: Mapping[str, str], tools: ToolRegistry) -> None:
+    """Warn about a ``--credential-header`` naming a credential no tool takes (a typo)."""
+    declared = {name for tool in tools for name in tool.credential_names}
+    for header, credential in headers.items():
+        if credential not in declared:
+            hint = did_you_mean(credential, sorted(declared))
+            echo(
+                f"warning: --credential-header {header}={credential}: no tool takes the "
+                f"credential '{credential}'{hint}, so the header never reaches a tool",
+                error=True,
+            )
