@@ -320,23 +320,23 @@ FROM_TEXT = [
 def test_call_reads_an_argument_as_the_first_member_it_fits(
     declared: list[str], argument: str, expected: Any
 ) -> None:
-    from agentkit.cli import _parse_value
+    from agentkit.cli.calling import parse_value
 
     parameter = ToolSchema.from_dict({"parameters": [{"name": "x", "type": declared}]})["x"]
-    value = _parse_value(argument, parameter, "x")
+    value = parse_value(argument, parameter, "x")
     assert value == expected
     assert type(value) is type(expected)
 
 
 def test_call_refuses_an_argument_of_no_member() -> None:
-    from agentkit.cli import _parse_value
+    from agentkit.cli.calling import parse_value
     from agentkit.toolerrors import UsageError
 
     parameter = ToolSchema.from_dict(
         {"parameters": [{"name": "x", "type": ["integer", "boolean"]}]}
     )
     with pytest.raises(UsageError, match=r"argument x='five': expected integer or boolean"):
-        _parse_value("five", parameter["x"], "x")
+        parse_value("five", parameter["x"], "x")
 
 
 def test_show_names_the_union(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
@@ -747,10 +747,10 @@ def test_diff_reads_mixed_enums_and_list_members(
     ],
 )
 def test_call_reads_a_scalar_or_a_list(declared: list[str], argument: str, expected: Any) -> None:
-    from agentkit.cli import _parse_value
+    from agentkit.cli.calling import parse_value
 
     parameter = ToolSchema.from_dict({"parameters": [{"name": "x", "type": declared}]})["x"]
-    assert _parse_value(argument, parameter, "x") == expected
+    assert parse_value(argument, parameter, "x") == expected
 
 
 def test_an_output_list_member_of_mappings_is_projected() -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NoReturn
 
-from agentkit.cli.calling import parse_value
 from agentkit.cli.output import echo, terminal_text
 from agentkit.cli.parser import build_parser
 from agentkit.cli.status import (
@@ -32,9 +31,6 @@ from agentkit.cli.status import (
 from agentkit.toolerrors import AgentKitError, UsageError
 
 __all__ = ["EXIT_STATUSES", "UsageError", "build_parser", "main", "terminal_text"]
-
-# How `call` reads KEY=VALUE as a parameter's type, which tests check on its own.
-_parse_value = parse_value
 
 
 def _fail(message: str, code: int) -> NoReturn:
