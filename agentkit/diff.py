@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, final
 
-from agentkit.schematypes import TypeSpec, enum_key, type_members
+from agentkit.schema.values import TypeSpec, enum_key, type_members
 from agentkit.tool import Tool
 from agentkit.toolschema import Parameter, ToolSchema
 

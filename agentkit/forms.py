@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, final
 
-from agentkit.schematypes import is_number, show, type_name, written
+from agentkit.schema.values import is_number, show, type_name, written
 from agentkit.toolerrors import ElicitationError, Problem, did_you_mean
 
 __all__ = ["FORMATS", "Form", "FormField"]

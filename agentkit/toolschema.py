@@ -2,12 +2,12 @@
 
 A schema is written as a plain dictionary (``{"parameters": [...]}``), the same
 in a Python tool's ``INPUT_SCHEMA`` and in a YAML definition. ``ToolSchema.from_dict``
-checks the whole definition at once (``schemaparse``) and ``check`` runs the
-validator compiled from it (``schemacode``), so the common case -- a value of
+checks the whole definition at once (``schema.parse``) and ``check`` runs the
+validator compiled from it (``schema.code``), so the common case -- a value of
 exactly the declared type with no further constraint -- costs one type check.
 
 This module holds the values, ``Parameter`` and ``ToolSchema``; the type
-vocabulary is ``schematypes``. Names other modules imported from here before
+vocabulary is ``schema.values``. Names other modules imported from here before
 the split are re-exported.
 """
 
@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar, Final, NamedTuple, final
 
-from agentkit.schemacode import Validator, compile_check, generate_validator
-from agentkit.schemaparse import Builders, parse_parameter_list, parse_schema
-from agentkit.schematypes import (
+from agentkit.schema.code import Validator, compile_check, generate_validator
+from agentkit.schema.parse import Builders, parse_parameter_list, parse_schema
+from agentkit.schema.values import (
     ABSENT,
     EXACT_TYPES,
     JSON_TYPES,

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from agentkit import SchemaDefinitionError, ToolSchema
-from agentkit.schemaparse import duplicates as _duplicates
+from agentkit.schema.parse import duplicates as _duplicates
 
 
 def problems_of(parameter: dict[str, Any]) -> list[str]:
@@ -113,7 +113,7 @@ def test_a_parameter_parsed_before_is_the_same_value_and_a_broken_one_reported_a
 
 
 def test_remembered_parameters_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentkit import schemaparse
+    from agentkit.schema import parse as schemaparse
 
     monkeypatch.setattr(schemaparse, "_remembered", {})
     for index in range(schemaparse.MAX_REMEMBERED + 10):

@@ -380,7 +380,7 @@ def test_a_default_from_the_environment_reads_as_a_member(
     [["string", "integer"], ["string", "float"], ["string", "boolean"], ["float", "string"]],
 )
 def test_text_that_json_would_not_read_stays_a_string(text: str, types: list[str]) -> None:
-    from agentkit.schematypes import from_text
+    from agentkit.schema.values import from_text
 
     assert from_text(text, types) == text
 
@@ -401,7 +401,7 @@ def test_text_that_json_would_not_read_stays_a_string(text: str, types: list[str
 def test_json_spelled_text_reads_as_the_other_member(
     text: str, types: list[str], expected: Any
 ) -> None:
-    from agentkit.schematypes import from_text
+    from agentkit.schema.values import from_text
 
     read = from_text(text, types)
     assert read == expected
@@ -409,7 +409,7 @@ def test_json_spelled_text_reads_as_the_other_member(
 
 
 def test_without_string_the_reading_stays_lenient() -> None:
-    from agentkit.schematypes import from_text
+    from agentkit.schema.values import from_text
 
     assert from_text("007", ["integer", "float"]) == 7
     assert from_text("NO", ["boolean", "integer"]) is False

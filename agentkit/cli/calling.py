@@ -292,7 +292,7 @@ def parse_value(raw: str, param: Parameter, key: str) -> Any:
 def _parse_union(raw: str, param: Parameter, members: tuple[str, ...], key: str) -> Any:
     """``raw`` as the first of a union's types it reads as: integer, float, boolean, string;
     a JSON list (``[...]``) for a union with ``list``, or ``a,b`` when no scalar takes it."""
-    from agentkit.schematypes import from_text
+    from agentkit.schema.values import from_text
 
     if "list" in members and raw.lstrip().startswith("["):
         return parse_value(raw, _as_list(param), key)

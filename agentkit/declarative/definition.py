@@ -12,7 +12,7 @@ from agentkit.declarative.environment import Environment, Substituter, Substitut
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.sources import Source, SourceTable
 from agentkit.declarative.yamlsource import clip, read_documents
-from agentkit.schematypes import from_text
+from agentkit.schema.values import from_text
 from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
 from agentkit.toolerrors import PluginError, SchemaDefinitionError
 from agentkit.toolschema import ToolSchema

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agentkit.schematypes import type_members
+from agentkit.schema.values import type_members
 from agentkit.toolschema import Parameter, ToolSchema
 
 __all__ = ["Projector", "projector", "schema_projectors"]

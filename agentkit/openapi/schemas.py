@@ -11,7 +11,7 @@ from typing import Any, Final, Literal, TypeGuard
 from agentkit.openapi.literal import literal
 from agentkit.openapi.memo import Conversions
 from agentkit.openapi.reader import Resolver, pointer_join, problem, unexpressible
-from agentkit.schematypes import enum_key
+from agentkit.schema.values import enum_key
 from agentkit.toolerrors import UnexpressibleOperation
 
 #: How deep one schema may nest before the rest is kept free-form.

@@ -18,7 +18,7 @@ from agentkit.declarative.environment import Environment, Substituter
 from agentkit.declarative.problems import ProblemLog, Problems
 from agentkit.declarative.sources import SourceTable, parse_source
 from agentkit.openapi.reader import problem
-from agentkit.schemaparse import Built, unchanging
+from agentkit.schema.parse import Built, unchanging
 from agentkit.toolerrors import DefinitionProblem, DescriptionProblem
 
 _START = (1, 1)
@@ -39,7 +39,7 @@ class Verifier:
         unchanging: bool = False,
     ) -> None:
         """``unchanging``: the documents checked do not change while the verifier is in
-        use (an import's): a schema they share is parsed once (``schemaparse.unchanging``)."""
+        use (an import's): a schema they share is parsed once (``schema.parse.unchanging``)."""
         self._built: Built | None = {} if unchanging else None
         self.environment = Environment.load(environ={} if environ is None else environ)
         self.sources = SourceTable()

@@ -15,7 +15,7 @@ from agentkit.declarative.http_spec import HTTP_KEYS, METHODS, OAUTH2_KEYS
 from agentkit.declarative.multipart import MULTIPART_KEYS, PART_KEYS
 from agentkit.declarative.pagination import KIND_KEYS, PAGINATE_KEYS
 from agentkit.declarative.sources import SOURCE_KEYS
-from agentkit.schematypes import UNION_TYPES
+from agentkit.schema.values import UNION_TYPES
 from agentkit.toolschema import PARAMETER_TYPES
 
 TOOLS_D = Path(__file__).resolve().parents[2] / "tools.d"

@@ -18,7 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final, final
 
-from agentkit.schematypes import (
+from agentkit.schema.values import (
     ABSENT,
     PARAMETER_TYPES,
     SCALAR_TYPES,

@@ -3,7 +3,7 @@
 What every other schema module shares, and nothing else: the type names and
 their tests, the JSON Schema and Python types they stand for, ``ABSENT``, and
 how an error message quotes a value. ``toolschema`` builds the values on this,
-``schemaparse`` reads definitions with it, ``schemacode`` compiles checks from it.
+``schema.parse`` reads definitions with it, ``schema.code`` compiles checks from it.
 """
 
 from __future__ import annotations

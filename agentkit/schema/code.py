@@ -19,7 +19,7 @@ from types import CodeType
 from typing import Any, Final, Protocol
 
 from agentkit.jsonvalues import checked_copy, plain_copy
-from agentkit.schematypes import (
+from agentkit.schema.values import (
     ABSENT,
     EXACT_TYPES,
     Check,

@@ -1,4 +1,4 @@
-"""``schemaparse.unchanging``: a nested definition met again is parsed once, and only
+"""``schema.parse.unchanging``: a nested definition met again is parsed once, and only
 where the caller promised nothing changes; what has a problem is parsed each time."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agentkit import SchemaDefinitionError, ToolSchema
-from agentkit.schemaparse import Built, unchanging
+from agentkit.schema.parse import Built, unchanging
 
 
 def nested(description: str = "who") -> dict[str, Any]:
