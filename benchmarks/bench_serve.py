@@ -29,112 +29,37 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-import os
-import re
-import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 
 from benchmarks.bench_declarative import write_definitions
 from benchmarks.serve_peer import ECHO_DEFINITION
-from benchmarks.timing import verdict
+from benchmarks.serving import (
+    ROOT,
+    SECONDS,
+    agentkit_command,
+    fastmcp_command,
+    over_http,
+    over_stdio,
+    peer_missing,
+    start_http,
+)
+from benchmarks.timing import median, ratio_line, ratios, span
 
-ROOT = Path(__file__).resolve().parent.parent
-PEER = str(ROOT / "benchmarks" / "serve_peer.py")
 ROUNDS = 5
 CALLS = 400
 #: Calls are timed in blocks; the best block is the figure (see the module's docstring).
 BLOCK = 50
 WARMUP = 50
 STARTUP_TOOLS = 1_000
-#: The bound on every wait: a server's start, a round of calls.
-SECONDS = 60.0
-_LISTENING = re.compile(r"serving (?:\d+ tools )?on (http://\S+)")
 _ARGUMENTS = {"text": "hello, Zürich"}
-
-T = TypeVar("T")
-
-
-def _agentkit(*args: str) -> list[str]:
-    return [sys.executable, "-m", "agentkit", "serve", "--python-path", str(ROOT), *args]
-
-
-def _fastmcp(*args: str) -> list[str]:
-    return [sys.executable, PEER, *args]
-
-
-# -- clients ---------------------------------------------------------------------------------
-
-
-async def _over_stdio(command: list[str], use: Callable[[Any], Awaitable[T]]) -> T:
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(command=command[0], args=command[1:], cwd=ROOT)
-    with open(os.devnull, "w") as quiet:
-        async with (
-            stdio_client(params, errlog=quiet) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            return await use(session)
-
-
-async def _over_http(url: str, use: Callable[[Any], Awaitable[T]]) -> T:
-    from mcp.client.session import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-
-    async with (
-        streamable_http_client(url) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        return await use(session)
-
-
-def _start_http(command: list[str]) -> tuple[subprocess.Popen[str], str]:
-    """Start an HTTP server on a free loopback port; its process and MCP endpoint's URL."""
-    process = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stderr is not None
-    deadline = time.monotonic() + SECONDS
-    seen = []
-    # readline blocks, but only until the server prints or exits; SECONDS bounds the lines.
-    while time.monotonic() < deadline:
-        line = process.stderr.readline()
-        if not line:
-            break
-        seen.append(line)
-        if match := _LISTENING.search(line):
-            return process, match.group(1)
-    _stop(process)
-    raise RuntimeError(f"{command} did not start:\n{''.join(seen)}")
-
-
-def _stop(process: subprocess.Popen[str]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-    if process.stderr is not None:
-        process.stderr.close()
 
 
 async def _best_rate(send: Callable[[], Awaitable[object]]) -> float:
@@ -164,22 +89,19 @@ async def _rates(session: Any) -> tuple[float, float]:
 def _stdio_rates(command: list[str]) -> tuple[float, float]:
     async def main() -> tuple[float, float]:
         with anyio.fail_after(SECONDS):
-            return await _over_stdio(command, _rates)
+            return await over_stdio(command, _rates)
 
     return anyio.run(main)
 
 
 def _http_rates(command: list[str]) -> tuple[float, float]:
-    process, url = _start_http(command)
-    try:
+    with start_http(command) as server:
 
         async def main() -> tuple[float, float]:
             with anyio.fail_after(SECONDS):
-                return await _over_http(url, _rates)
+                return await over_http(server.url, _rates)
 
         return anyio.run(main)
-    finally:
-        _stop(process)
 
 
 def _first_listing(command: list[str]) -> float:
@@ -195,7 +117,7 @@ def _first_listing(command: list[str]) -> float:
                 assert len(listed.tools) == STARTUP_TOOLS + 1, len(listed.tools)
                 return elapsed
 
-            return await _over_stdio(command, listing)
+            return await over_stdio(command, listing)
 
     return anyio.run(main)
 
@@ -277,16 +199,9 @@ def _first_listing_on_the_wire(command: list[str]) -> float:
 # -- the run ---------------------------------------------------------------------------------
 
 
-def _peer_missing() -> list[str]:
-    return [
-        "serve: MCP serving against FastMCP: not measured, fastmcp is not installed "
-        "(`make bench` installs the bench extra: pip install -e '.[bench]')"
-    ]
-
-
 def run(rounds: int = ROUNDS) -> list[str]:
     if importlib.util.find_spec("fastmcp") is None:
-        return _peer_missing()
+        return peer_missing("serve: MCP serving")
     with tempfile.TemporaryDirectory() as folder:
         echo_folder = Path(folder, "echo")
         echo_folder.mkdir()
@@ -297,18 +212,20 @@ def run(rounds: int = ROUNDS) -> list[str]:
         (many / "echo.yaml").write_text(ECHO_DEFINITION)
         echo = ("--tools", str(echo_folder))
         rates: dict[str, Callable[[], tuple[float, float]]] = {
-            "stdio: agentkit": lambda: _stdio_rates(_agentkit(*echo)),
-            "stdio: FastMCP": lambda: _stdio_rates(_fastmcp("stdio")),
-            "http: agentkit": lambda: _http_rates(_agentkit(*echo, "--http", "127.0.0.1:0")),
-            "http: FastMCP": lambda: _http_rates(_fastmcp("http")),
+            "stdio: agentkit": lambda: _stdio_rates(agentkit_command(*echo)),
+            "stdio: FastMCP": lambda: _stdio_rates(fastmcp_command("stdio")),
+            "http: agentkit": lambda: _http_rates(agentkit_command(*echo, "--http", "127.0.0.1:0")),
+            "http: FastMCP": lambda: _http_rates(fastmcp_command("http")),
         }
         starts: dict[str, Callable[[], float]] = {
-            "agentkit": lambda: _first_listing(_agentkit("--tools", str(many))),
-            "FastMCP": lambda: _first_listing(_fastmcp("stdio", str(many))),
+            "agentkit": lambda: _first_listing(agentkit_command("--tools", str(many))),
+            "FastMCP": lambda: _first_listing(fastmcp_command("stdio", str(many))),
             "agentkit, bare wire": lambda: _first_listing_on_the_wire(
-                _agentkit("--tools", str(many))
+                agentkit_command("--tools", str(many))
             ),
-            "FastMCP, bare wire": lambda: _first_listing_on_the_wire(_fastmcp("stdio", str(many))),
+            "FastMCP, bare wire": lambda: _first_listing_on_the_wire(
+                fastmcp_command("stdio", str(many))
+            ),
             "floor": lambda: _floor(many),
         }
         calls: dict[str, list[float]] = {label: [] for label in rates}
@@ -328,60 +245,38 @@ def run(rounds: int = ROUNDS) -> list[str]:
     ]
     for label in rates:
         lines.append(
-            f"  {label:<16} {_median(calls[label]):7.1f} calls/s ({_span(calls[label])})"
-            f"  {_median(pings[label]):7.1f} pings/s"
+            f"  {label:<16} {median(calls[label]):7.1f} calls/s ({span(calls[label])})"
+            f"  {median(pings[label]):7.1f} pings/s"
         )
     for transport in ("http", "stdio"):
         lines.append(
-            _ratio_line(
+            ratio_line(
                 f"{transport} calls/s agentkit vs FastMCP",
-                _ratios(calls[f"{transport}: agentkit"], calls[f"{transport}: FastMCP"]),
+                ratios(calls[f"{transport}: agentkit"], calls[f"{transport}: FastMCP"]),
                 1.5,
             )
         )
     lines.append(f"  start to the first tools/list answer, {STARTUP_TOOLS:,} YAML tools + echo")
     for label, figures in started.items():
-        lines.append(f"    {label:<14} {_median(figures):6.2f} s ({_span(figures, '.2f')})")
-    start = _median(started["agentkit"])
-    versus = _median(_ratios(started["agentkit"], started["FastMCP"]))
+        lines.append(f"    {label:<14} {median(figures):6.2f} s ({span(figures, '.2f')})")
+    start = median(started["agentkit"])
+    versus = median(ratios(started["agentkit"], started["FastMCP"]))
     lines.append(
         f"  through the SDK's client: {start:.2f} s ({versus:.2f}x FastMCP's; the client's "
         "validation of the listing included)"
     )
-    bare = _median(started["agentkit, bare wire"])
-    over_floor = _ratios(started["agentkit, bare wire"], started["floor"])
+    bare = median(started["agentkit, bare wire"])
+    over_floor = ratios(started["agentkit, bare wire"], started["floor"])
     lines.append(
-        _ratio_line(
+        ratio_line(
             f"start to first tools/list with {STARTUP_TOOLS:,} tools (bare wire) over the "
-            f"floor ({_median(started['floor']):.2f} s) <= {STARTUP_LIMIT:g}x; {bare:.2f} s",
+            f"floor ({median(started['floor']):.2f} s) <= {STARTUP_LIMIT:g}x; {bare:.2f} s",
             over_floor,
             STARTUP_LIMIT,
             at_most=True,
         )
     )
     return lines
-
-
-def _median(figures: list[float]) -> float:
-    return statistics.median(figures)
-
-
-def _span(figures: list[float], spec: str = ".1f") -> str:
-    return f"{min(figures):{spec}}-{max(figures):{spec}}"
-
-
-def _ratios(top: list[float], bottom: list[float]) -> list[float]:
-    return [a / b for a, b in zip(top, bottom, strict=True)]
-
-
-def _ratio_line(what: str, ratios: list[float], limit: float, *, at_most: bool = False) -> str:
-    """A target on a ratio: at least ``limit`` (a speed-up), or ``at_most`` it (a cost)."""
-    median = _median(ratios)
-    met = median <= limit if at_most else median >= limit
-    bound = "" if at_most else f" >= {limit:g}x"
-    return (
-        f"  target: {what}{bound}: {median:.2f}x (rounds {_span(ratios, '.2f')}) -> {verdict(met)}"
-    )
 
 
 if __name__ == "__main__":  # python -m benchmarks.bench_serve [ROUNDS]

@@ -8,6 +8,7 @@ slow spell hits all of them alike, so their ratios stay meaningful.
 from __future__ import annotations
 
 import gc
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -73,3 +74,28 @@ def target_line(
     held = figure >= limit if at_least else figure <= limit
     sign = ">=" if at_least else "<="
     return f"  target: {what} {sign} {limit:g}{unit}: {figure:.2f}{unit} -> {verdict(held)}"
+
+
+def median(figures: Sequence[float]) -> float:
+    return statistics.median(figures)
+
+
+def span(figures: Sequence[float], spec: str = ".1f") -> str:
+    """``low-high`` of ``figures``, each formatted with ``spec``."""
+    return f"{min(figures):{spec}}-{max(figures):{spec}}"
+
+
+def ratios(top: Sequence[float], bottom: Sequence[float]) -> list[float]:
+    """Each round's ``top`` over the same round's ``bottom``."""
+    return [a / b for a, b in zip(top, bottom, strict=True)]
+
+
+def ratio_line(what: str, figures: Sequence[float], limit: float, *, at_most: bool = False) -> str:
+    """A target on a ratio measured over rounds: its median at least ``limit`` (a
+    speed-up), or ``at_most`` it (a cost), with the rounds' range."""
+    middle = median(figures)
+    met = middle <= limit if at_most else middle >= limit
+    bound = "" if at_most else f" >= {limit:g}x"
+    return (
+        f"  target: {what}{bound}: {middle:.2f}x (rounds {span(figures, '.2f')}) -> {verdict(met)}"
+    )
