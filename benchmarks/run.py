@@ -17,6 +17,7 @@ from benchmarks import (
     bench_redaction,
     bench_scaling,
     bench_serve,
+    bench_serve_concurrency,
     bench_sources,
 )
 
@@ -32,6 +33,7 @@ def main() -> None:
         bench_scaling,
         bench_cli,
         bench_serve,
+        bench_serve_concurrency,
         bench_openapi,
     ):
         print("\n".join(bench.run()), flush=True)
