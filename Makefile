@@ -76,6 +76,13 @@ $(BENCH_K8S_STAMP): benchmarks/kubernetes/package-lock.json
 bench: $(BENCH_STAMP) $(BENCH_NODE_STAMP) $(BENCH_K8S_STAMP)
 	$(BIN)/python benchmarks/run.py
 
+# `agentkit serve --http` under steady load (32 sessions, four tools) for 8 minutes,
+# then FastMCP the same: about 17 minutes; outside `make test` and `make bench`.
+# SOAK_ARGS="--minutes 1 --agentkit-only" for a short run of agentkit alone.
+SOAK_ARGS ?=
+soak: $(BENCH_STAMP)
+	$(BIN)/python -m benchmarks.soak $(SOAK_ARGS)
+
 # Two stateless `agentkit serve --http` behind haproxy (apt-get install haproxy);
 # outside `make test`.
 scale-check: $(STAMP)

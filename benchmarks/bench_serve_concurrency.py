@@ -151,9 +151,9 @@ def run(rounds: int = ROUNDS) -> list[str]:
         for tool in TOOLS
         for concurrency in CONCURRENCY
     }
-    with tempfile.TemporaryDirectory() as folder, upstream.running() as upstream_url:
-        write_tools(Path(folder), upstream_url)
-        commands = _commands(Path(folder), upstream_url)
+    with tempfile.TemporaryDirectory() as folder, upstream.running() as upstream_server:
+        write_tools(Path(folder), upstream_server.url)
+        commands = _commands(Path(folder), upstream_server.url)
         for _ in range(rounds):
             _round(commands, cases)
     return _report(cases, rounds)

@@ -7,7 +7,8 @@
   never block on a full pipe);
 - ``stdio_session`` and ``http_sessions`` open the SDK's ``ClientSession`` to a server
   (``over_stdio`` and ``over_http`` hand one to a coroutine);
-- ``cpu_seconds`` and ``rss_bytes`` read what a server process has used from /proc.
+- ``cpu_seconds`` and ``rss_bytes`` read what a server process has used from /proc,
+  ``machine_busy_seconds`` what the whole machine has.
 
 Every wait is bounded (``SECONDS``).
 """
@@ -36,6 +37,7 @@ __all__ = [
     "cpu_seconds",
     "fastmcp_command",
     "http_sessions",
+    "machine_busy_seconds",
     "over_http",
     "over_stdio",
     "peer_missing",
@@ -249,3 +251,12 @@ def rss_bytes(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
     raise RuntimeError(f"/proc/{pid}/status has no VmRSS line (a zombie process?)")
+
+
+def machine_busy_seconds() -> float:
+    """The CPU time every core of the machine has spent on anything but idling and
+    waiting for I/O since boot (steal included), from /proc/stat."""
+    fields = [int(field) for field in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle, iowait = fields[3], fields[4]
+    # guest and guest_nice (fields 8 and 9) are already counted in user and nice.
+    return (sum(fields[:8]) - idle - iowait) / os.sysconf("SC_CLK_TCK")

@@ -1,10 +1,12 @@
 """The upstream of the benchmarks' HTTP tool: a loopback HTTP server that answers after 20 ms.
 
 ``GET /echo?text=...`` answers ``{"text": ...}`` (200, JSON) ``DELAY`` seconds after the
-request came; anything else answers 404 after the same delay. HTTP/1.1 with keep-alive,
-so a client that reuses its connections pays for one connect per connection, not per
-call. One asyncio loop, no thread per request: the wait costs no CPU, and answering
-costs little, so what a benchmark measures past 20 ms is the MCP server's own.
+request came; anything else answers 404 after the same delay, but ``GET /stats``, which
+answers at once with how many requests were answered so far and over how many
+connections (its own not counted; ``stats``). HTTP/1.1 with keep-alive, so a client that reuses its
+connections pays for one connect per connection, not per call. One asyncio loop, no
+thread per request: the wait costs no CPU, and answering costs little, so what a
+benchmark measures past 20 ms is the MCP server's own.
 
 It runs as its own process (``start``), so that neither the client's nor the server's
 work delays it, and it theirs:
@@ -25,7 +27,9 @@ import select
 import signal
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -34,6 +38,14 @@ DELAY = 0.020
 SECONDS = 60.0
 MAX_HEAD = 16 * 1024
 _LISTENING = re.compile(r"serving on (http://\S+)")
+
+
+@dataclass
+class Counts:
+    """What the upstream has done since it started."""
+
+    connections: int = 0
+    requests: int = 0
 
 
 def _answer(target: str) -> tuple[str, bytes]:
@@ -46,8 +58,9 @@ def _answer(target: str) -> tuple[str, bytes]:
 
 
 async def _serve_connection(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float, counts: Counts
 ) -> None:
+    counted = False  # a connection counts once it carries a request other than /stats
     try:
         while True:  # one request a turn, until the client closes or idles past SECONDS
             try:
@@ -62,8 +75,16 @@ async def _serve_connection(
                     length = int(value.strip())
             if length:
                 await asyncio.wait_for(reader.readexactly(length), SECONDS)
-            await asyncio.sleep(delay)
-            status, body = _answer(request_line.split(" ")[1])
+            target = request_line.split(" ")[1]
+            if target == "/stats":
+                status, body = "200 OK", json.dumps(asdict(counts)).encode()
+            else:
+                await asyncio.sleep(delay)
+                status, body = _answer(target)
+                counts.requests += 1
+                if not counted:
+                    counts.connections += 1
+                    counted = True
             writer.write(
                 f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\n"
                 f"content-length: {len(body)}\r\n\r\n".encode()
@@ -77,9 +98,11 @@ async def _serve_connection(
 
 
 async def _main(delay: float) -> None:
+    counts = Counts()
+
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            await _serve_connection(reader, writer, delay)
+            await _serve_connection(reader, writer, delay, counts)
         except asyncio.CancelledError:
             return  # the server is stopping: the connection closes with it, quietly
 
@@ -94,16 +117,30 @@ async def _main(delay: float) -> None:
         await stopped.wait()
 
 
+@dataclass(frozen=True)
+class Running:
+    """A running upstream: its URL (``http://127.0.0.1:PORT``) and process id."""
+
+    url: str
+    pid: int
+
+
 @contextlib.contextmanager
-def running(delay: float = DELAY) -> Iterator[str]:
-    """The upstream, started and stopped around the block: its URL."""
+def running(delay: float = DELAY) -> Iterator[Running]:
+    """The upstream, started and stopped around the block."""
     from benchmarks.serving import stop
 
     process, url = start(delay)
     try:
-        yield url
+        yield Running(url, process.pid)
     finally:
         stop(process)
+
+
+def stats(url: str) -> Counts:
+    """The requests the upstream at ``url`` has answered, and over how many connections."""
+    with urllib.request.urlopen(f"{url}/stats", timeout=SECONDS) as response:
+        return Counts(**json.load(response))
 
 
 def start(delay: float = DELAY) -> tuple[subprocess.Popen[str], str]:
