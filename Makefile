@@ -22,7 +22,7 @@ BENCH_K8S_STAMP := benchmarks/kubernetes/node_modules/.installed
 # the edit-test loop, not a substitute for `make test` (tests/conftest.py marks them).
 FAST := not npm and not server and not slow
 
-.PHONY: demo test test-fast lint typecheck unit bench scale-check conformance clean
+.PHONY: demo test test-fast lint typecheck unit bench soak scale-check conformance clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
