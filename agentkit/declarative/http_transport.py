@@ -247,13 +247,25 @@ class _TrackedHTTPSPool(HTTPSConnectionPool):
     ConnectionCls = _TrackedHTTPSConnection
 
 
+#: Idle keep-alive connections a tool keeps to each host: as many as the calls a server
+#: runs at once by default (``agentkit serve --max-calls``), so that calls in flight
+#: together all keep their connections for the next ones. requests keeps 10: past
+#: that, each call opened a connection of its own and threw it away. Only connections
+#: a call has used are kept; a call past this many still runs, on a connection of its own.
+KEPT_CONNECTIONS: Final = 64
+
+
 class DeadlineAdapter(HTTPAdapter):
-    """requests' adapter with tracked connections and urllib3's retries off."""
+    """requests' adapter with tracked connections, urllib3's retries off, and room for
+    ``KEPT_CONNECTIONS`` idle connections a host."""
 
     def __init__(self) -> None:
         # requests' default, spelled out: urllib3 must never resend a request
         # (a stale keep-alive connection included); the backend decides.
-        super().__init__(max_retries=Retry(total=0, read=False, redirect=False))
+        super().__init__(
+            pool_maxsize=KEPT_CONNECTIONS,
+            max_retries=Retry(total=0, read=False, redirect=False),
+        )
 
     def init_poolmanager(
         self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any
