@@ -12,9 +12,12 @@ import pytest
 pytest.importorskip("mcp")
 pytest.importorskip("uvicorn")
 
+import anyio
+
 import agentkit.mcp
 from agentkit.mcp.options import HttpOptions, ServeOptions
 from agentkit.toolregistry import ToolRegistry
+from tests.support.serving import session, start
 
 DOCUMENTED = {
     "serve": "agentkit.mcp",
@@ -71,3 +74,30 @@ def test_the_module_of_0_1_0_still_hands_its_names_on_with_a_warning() -> None:
         old = importlib.import_module("agentkit.mcp_http")
     for name in ("build_app", "HttpOptions", "StaticTokens", "rebinding_refusal"):
         assert getattr(old, name) is getattr(agentkit.mcp, name)
+
+
+APPLICATION = """\
+import sys
+from agentkit import ToolRegistry, load_tools
+from agentkit.mcp import HttpOptions, serve
+
+registry = ToolRegistry()
+load_tools(sys.argv[1], registry=registry)
+serve(registry, HttpOptions(port=0, stateless=True, max_calls=4))
+"""
+
+
+def test_an_application_serves_over_http_through_the_one_entry() -> None:
+    served = start(["tools.d"], command=[sys.executable, "-c", APPLICATION])
+    try:
+
+        async def names() -> list[str]:
+            async with session(served.url) as client:
+                listed = await client.list_tools()
+                return sorted(tool.name for tool in listed.tools)
+
+        listed = anyio.run(names)
+    finally:
+        status = served.stop()
+    assert "text_stats" in listed
+    assert status == 0, served.stderr

@@ -93,13 +93,17 @@ def start(
     *,
     env: dict[str, str] | None = None,
     preexec_fn: Callable[[], Any] | None = None,
+    command: Sequence[str] | None = None,
 ) -> Served:
     """``agentkit serve --http 127.0.0.1:0 ARGS``; returns once it prints where it listens.
 
     ``preexec_fn`` runs in the child before the server starts (``subprocess.Popen``'s).
+    ``command``: another command that serves and says so the same way (an application
+    calling ``agentkit.mcp.serve``), run with ``args`` after it.
     """
+    cli = [sys.executable, "-m", "agentkit", "serve", "--http", "127.0.0.1:0"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "agentkit", "serve", "--http", "127.0.0.1:0", *args],
+        [*(command if command is not None else cli), *args],
         cwd=ROOT,
         env={**os.environ, **(env or {})},
         stdin=subprocess.DEVNULL,
