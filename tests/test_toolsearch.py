@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import fnmatch
 import random
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from agentkit.toolsearch import (
     one_line,
     words,
 )
+from tests.support.helpers import generated_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 RESOURCES = [
@@ -41,30 +41,12 @@ VERBS = {
 }
 
 
-def _generated(name: str, description: str, parameter: str) -> Tool:
-    class Generated(Tool):
-        TOOL_NAME = name
-        TOOL_DESCRIPTION = description
-        TOOL_TAGS = {"source": "generated"}
-        INPUT_SCHEMA = {
-            "parameters": [
-                {"name": parameter, "type": "string", "description": f"The {parameter}"},
-                {"name": "page_size", "type": "integer", "required": False},
-            ]
-        }
-
-        def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
-            return {}
-
-    return Generated()
-
-
 def catalog() -> list[Tool]:
     """``tools.d`` and 200 generated REST tools (five verbs of forty resources)."""
     shipped = ToolRegistry()
     load_tools(ROOT / "tools.d", registry=shipped)
     generated = [
-        _generated(f"{verb}_{resource}", text.format(r=resource), f"{resource}_id")
+        generated_tool(f"{verb}_{resource}", text.format(r=resource), f"{resource}_id")
         for resource in RESOURCES
         for verb, text in VERBS.items()
     ]

@@ -292,6 +292,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how often --reload looks at the files (default 1)",
     )
+    serve.add_argument(
+        "--defer",
+        action="append",
+        metavar="GLOB",
+        help="defer the tools this name or pattern (jira_*) matches: not listed up front, "
+        "found through the search tool search_tools (repeatable)",
+    )
     serve.set_defaults(run=cmd_serve)
 
     importing = commands.add_parser(
