@@ -131,7 +131,8 @@ def build_app(
         answer_timeout=options.answer_timeout,
     )
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
-    if options.deferred != served.deferring:
+    # What the options defer, unless the served set was given deferring it already.
+    if options.deferred and options.deferred != served.deferring:
         served.defer(options.deferred)
     awaiting_input = InputRequiredCalls(identity_headers=options.credential_headers)
     # A stateless session lasts one request: no two requests share its ids.

@@ -334,3 +334,16 @@ def test_a_session_lists_at_most_so_many_found_tools_the_oldest_leaving_first() 
     assert names[-1] == "search_tools"
     assert _names(served.listed_for("s2")) == ["search_tools"]
     assert _names(served.listed_for("")) == ["search_tools"]
+
+
+def test_an_app_built_on_a_deferring_set_keeps_it_deferring() -> None:
+    from agentkit import ToolExecutor
+    from agentkit.mcp import HttpOptions, ServedTools, build_app
+
+    served = ServedTools(_registry("text_stats.yaml"), deferred=frozenset({"text_stats"}))
+    with ToolExecutor() as executor:
+        build_app(served, executor, HttpOptions())
+        assert served.deferred == {"text_stats"}
+        build_app(served, executor, HttpOptions(deferred=frozenset({"text_*"})))
+    assert served.deferring == {"text_*"}
+    assert served.deferred == {"text_stats"}
