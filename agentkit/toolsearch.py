@@ -62,6 +62,10 @@ _FIELDS: Final = (
 )
 _PREFIX_WEIGHT: Final = 0.5
 _MIN_PREFIX: Final = 3
+#: A query is the model's text, so untrusted: its first words count, and a word's
+#: first letters. A few words describe a task; thousands would only cost time.
+MAX_QUERY_WORDS: Final = 32
+_MAX_WORD: Final = 40
 _CHUNK: Final = re.compile(r"[^\W_]+")
 _STOP_WORDS: Final = frozenset(
     [
@@ -243,9 +247,11 @@ class ToolIndex:
 
     def search(self, query: str, *, limit: int = DEFAULT_LIMIT) -> list[Tool]:
         """The ``limit`` tools that best match ``query``, best first; ``[]`` when no
-        word of it matches anything. Equal scores are ordered by name."""
+        word of it matches anything. Equal scores are ordered by name. Only the first
+        ``MAX_QUERY_WORDS`` different words of ``query`` count."""
         scores: dict[int, float] = {}
-        for word in dict.fromkeys(words(query)):
+        asked = dict.fromkeys(word[:_MAX_WORD] for word in words(query[: MAX_QUERY_WORDS * 64]))
+        for word in list(asked)[:MAX_QUERY_WORDS]:
             for match, weight in self._matches(word):
                 idf = self._idf[match]
                 for document, value in self._postings[match]:

@@ -15,6 +15,7 @@ from agentkit import ToolExecutor, ToolRegistry, load_tools
 from agentkit.tool import Tool
 from agentkit.toolsearch import (
     MAX_LIMIT,
+    MAX_QUERY_WORDS,
     SEARCH_TOOL_NAME,
     SearchTools,
     ToolIndex,
@@ -22,7 +23,7 @@ from agentkit.toolsearch import (
     one_line,
     words,
 )
-from tests.support.helpers import generated_tool
+from tests.support.helpers import generated_tool, run_bounded
 
 ROOT = Path(__file__).resolve().parents[1]
 RESOURCES = [
@@ -160,3 +161,31 @@ def test_the_search_tool_checks_its_arguments(inputs: dict[str, Any], problem: s
         result = executor.execute(SearchTools(catalog()), inputs, raise_on_failure=False)
     assert not result.succeeded
     assert problem in str(result.error)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        pytest.param("'a' * 2_000_000", id="one-long-word"),
+        pytest.param("' '.join(f'w{n}x' for n in range(300_000))", id="many-words"),
+        pytest.param("'repo' * 500_000", id="a-prefix-repeated"),
+    ],
+)
+def test_a_hostile_query_is_answered_in_bounded_time(query: str) -> None:
+    done = run_bounded(
+        f"""
+        from tests.test_toolsearch import catalog
+        from agentkit.toolsearch import SearchTools
+        search = SearchTools(catalog())
+        print(len(search.search({query})["tools"]))
+        """,
+        timeout=20,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().isdigit()
+
+
+def test_only_the_first_words_of_a_query_count(index: ToolIndex) -> None:
+    padding = " ".join(f"nothing{number}" for number in range(MAX_QUERY_WORDS))
+    assert index.search(f"{padding} invoice") == []
+    assert index.search(f"invoice {padding}")[0].name.endswith("_invoice")
