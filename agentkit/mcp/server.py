@@ -2,7 +2,8 @@
 
 - ``tools/list`` gives each tool's ``inputSchema``, ``outputSchema`` and annotations
   (``agentkit.export.mcp_tool``, the same shape ``agentkit export --format mcp``
-  prints);
+  prints), less the deferred tools and plus ``search_tools``, which finds them; a
+  session's search adds what it found to its listing (``agentkit.mcp.listing``);
 - ``tools/call`` runs through ``ToolExecutor.aexecute`` (async tools on the
   server's event loop, sync ones in the executor's thread pool): the output comes back as
   ``structuredContent`` and as the same JSON in a text block; a tool's content blocks
