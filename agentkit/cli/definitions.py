@@ -201,7 +201,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     from agentkit.export import export_tools
 
     exported = export_tools(
-        select_tools(load_registry(args), args.tag), args.format, strict=args.strict
+        select_tools(load_registry(args), args.tag),
+        args.format,
+        strict=args.strict,
+        deferred=frozenset(args.defer or ()),
     )
     for warning in exported.warnings:
         echo(f"warning: {warning}", error=True)

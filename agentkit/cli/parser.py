@@ -135,6 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "--tag", action="append", metavar="KEY=VALUE", help="only tools with this tag"
     )
+    export.add_argument(
+        "--defer",
+        action="append",
+        metavar="GLOB",
+        help="defer the tools this name or pattern (jira_*) matches: found through the "
+        "provider's tool search, or search_tools, not shown up front (repeatable)",
+    )
     export.set_defaults(run=cmd_export)
 
     diff = command("diff", "Compare two definition sets; exit 1 when a version bump is missing.")
@@ -284,6 +291,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="SECONDS",
         help="how often --reload looks at the files (default 1)",
+    )
+    serve.add_argument(
+        "--defer",
+        action="append",
+        metavar="GLOB",
+        help="defer the tools this name or pattern (jira_*) matches: not listed up front, "
+        "found through the search tool search_tools (repeatable)",
     )
     serve.set_defaults(run=cmd_serve)
 
