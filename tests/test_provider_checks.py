@@ -68,7 +68,7 @@ def test_corpus(provider: str, case: dict[str, Any]) -> None:
         assert match.fix
 
 
-def tool(name: str, schema: dict[str, Any]) -> Tool:
+def tool(name: str, schema: dict[str, Any] | None) -> Tool:
     """A tool named ``name`` with the inputs ``schema``, which answers nothing."""
 
     def execute(self: Tool, inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
@@ -205,6 +205,12 @@ def test_a_free_form_dictionary_cannot_be_strict() -> None:
     assert "declare the dictionary's parameters" in problems[0].fix
 
 
+def test_free_form_inputs_cannot_be_strict() -> None:
+    (problem,) = check_tools([tool("anything", None)], ["openai-strict"])
+    assert (problem.severity, problem.path) == ("warning", "function.parameters")
+    assert check_tools([tool("anything", None)], ["openai"]) == []
+
+
 def test_gemini_names_what_it_ignores_and_that_agentkit_still_checks_it() -> None:
     problems = check_tools([SEARCH], ["gemini"])
     by_path = {p.path: p for p in problems}
@@ -321,6 +327,12 @@ def test_an_unknown_provider_names_the_choices() -> None:
         parse_providers(["openai_strict"])
     with pytest.raises(UsageError, match="choose from: openai-strict, openai, anthropic"):
         check_tools([FLAT], ["bedrock"])
+
+
+@pytest.mark.parametrize("provider", ["all", "claude", "openai,mcp"])
+def test_check_document_takes_one_provider(provider: str) -> None:
+    with pytest.raises(UsageError, match=f"unknown provider '{provider}'"):
+        check_document([], provider)
 
 
 def test_every_rule_checks_its_own_export_format() -> None:

@@ -224,9 +224,15 @@ def check_document(document: Any, provider: str) -> list[ProviderProblem]:
     """What ``provider`` would refuse or change in an exported ``document``.
 
     ``document`` is what ``export_tools(..., PROVIDER_RULES[provider].export_format)``
-    makes (its ``.document``), or the same shape written by hand.
+    makes (its ``.document``), or the same shape written by hand. Raises ``UsageError``
+    for a provider that is not one of ``PROVIDERS`` (``all`` is not one here).
     """
-    rules = PROVIDER_RULES[parse_providers([provider])[0]]
+    rules = PROVIDER_RULES.get(provider)
+    if rules is None:
+        raise UsageError(
+            f"unknown provider {provider!r}{did_you_mean(provider, PROVIDERS)}; "
+            f"choose from: {', '.join(PROVIDERS)}"
+        )
     return _check(rules, document, count=None)
 
 
@@ -301,7 +307,7 @@ def _check(rules: ProviderRules, document: Any, *, count: int | None) -> list[Pr
             base = f"{rules.fields}parameters"
             problem(
                 name,
-                f"{base}.{where}" if where else f"{rules.fields}strict",
+                f"{rules.fields}strict" if where is None else f"{base}.{where}".rstrip("."),
                 "exported with strict: false: a dictionary without declared parameters, "
                 "which strict mode cannot express",
                 "declare the dictionary's parameters (parameters: under it)",
