@@ -255,7 +255,9 @@ def _strict_node(path: str, node: Mapping[str, Any]) -> Iterator[tuple[str, str,
         yield (
             path,
             "a schema without a 'type'; strict mode needs one on every schema",
-            "give it a type (a list's items: items: {type: ...})",
+            "declare the list's item type (items: string, say)"
+            if path.endswith("items")
+            else "give it a type",
             "error",
         )
     if isinstance(node.get("items"), list):

@@ -82,6 +82,23 @@ def test_a_refused_schema_exits_2_only_for_that_provider(
     assert line.endswith("; fix: flatten the nested dictionaries")
 
 
+def test_a_list_without_an_item_type_cannot_be_strict(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # agentkit export --strict writes it strict with `items: {}`, which OpenAI refuses.
+    tools = tmp_path / "tagger.yaml"
+    tools.write_text(definition("tagger", "[{name: tags, type: list}]"))
+    code, out, err = run(capsys, "validate", "--provider", "openai-strict", str(tools))
+    assert (code, out) == (2, "1 problem(s): 1 tool in 1 file(s)\n")
+    assert err == (
+        f"error: {tools}:1: openai-strict: tool 'tagger': function.parameters.properties.tags"
+        ".items: a schema without a 'type'; strict mode needs one on every schema; fix: "
+        "declare the list's item type (items: string, say)\n"
+    )
+    tools.write_text(definition("tagger", "[{name: tags, type: list, items: string}]"))
+    assert run(capsys, "validate", "--provider", "openai-strict", str(tools))[0] == 0
+
+
 def test_too_many_tools_for_one_request(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     (tmp_path / "many.yaml").write_text(
         "---\n".join(definition(f"tool{index}") for index in range(129))
