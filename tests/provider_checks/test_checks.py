@@ -22,7 +22,7 @@ from agentkit.provider_checks import (
 )
 from agentkit.toolerrors import UsageError
 
-CORPUS = Path(__file__).parent / "fixtures" / "provider_corpus"
+CORPUS = Path(__file__).parent / "corpus"
 
 
 def document(provider: str, schema: Any, *, name: str = "t", description: str = "d") -> Any:
