@@ -23,7 +23,9 @@ MAX_NAME, MAX_DESCRIPTION, MAX_TOOLS = 64, 1024, 128
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from agentkit.declarative import definition_files
+    from agentkit.provider_checks import parse_providers
 
+    providers = parse_providers(args.provider or ())  # a misspelt provider fails first
     registry = load_registry(args, args.paths)
     files, _ = definition_files(*tool_paths(args, args.paths))
     warnings: list[str] = []
@@ -43,6 +45,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if len(registry) > MAX_TOOLS:
         warnings.append(f"{len(registry)} tools in one set; providers accept at most {MAX_TOOLS}")
     refused = _refused_credentials(registry, args.credentials_file)
+    if providers:
+        _provider_problems(registry, providers, warnings, refused)
     for warning in warnings:
         echo(f"warning: {warning}", error=True)
     for problem in refused:
@@ -54,6 +58,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if refused:
         return EXIT_USAGE
     return EXIT_FAILED if warnings and args.strict else EXIT_OK
+
+
+def _provider_problems(
+    tools: ToolRegistry, providers: tuple[str, ...], warnings: list[str], refused: list[str]
+) -> None:
+    """What each provider would refuse (to ``refused``) or change (to ``warnings``)."""
+    from agentkit.provider_checks import check_tools
+
+    for problem in check_tools(tools, providers):
+        tool = problem.tool
+        where = f"{tools[tool].source}: " if tool is not None and tool in tools else ""
+        (refused if problem.severity == "error" else warnings).append(f"{where}{problem}")
 
 
 def _refused_credentials(tools: ToolRegistry, credentials_file: str | None) -> list[str]:

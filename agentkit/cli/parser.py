@@ -87,6 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument(
         "--strict", action="store_true", help="exit 1 when there are warnings, for CI"
     )
+    validate.add_argument(
+        "--provider",
+        action="append",
+        metavar="NAME",
+        help="also report what a provider would refuse (exit 2) or change (a warning): "
+        "openai-strict, openai, anthropic, gemini, mcp or all (repeatable, or NAME,NAME)",
+    )
     validate.set_defaults(run=cmd_validate)
 
     listing = command("list", "List the tools: name, version, backend, tags, description.")
