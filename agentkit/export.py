@@ -17,9 +17,9 @@ docs/extending.md). ``agentkit export --format`` offers every one.
 
 ``strict=True`` (OpenAI formats) rewrites every object so that it lists all its
 properties as required, optional ones becoming nullable, with defaults stated in
-the description. A free-form ``dictionary`` cannot be strict, so that tool is
-exported with ``strict: false`` and a warning. Names a target forbids are
-refused, never silently changed.
+the description. A free-form ``dictionary``, or a ``list`` without an item type,
+cannot be strict, so that tool is exported with ``strict: false`` and a warning.
+Names a target forbids are refused, never silently changed.
 
 ``deferred=`` (names, or patterns such as ``jira_*``) keeps tools out of what the
 model sees up front. A format with its provider's own tool search (``anthropic``:
@@ -362,8 +362,9 @@ def _openai(tool: Tool, strict: bool, warnings: list[str]) -> dict[str, Any]:
             parameters = _strict(parameters)
             is_strict = True
         else:
+            path, what = free_form
             warnings.append(
-                f"tool '{tool.name}': '{free_form}' is a dictionary without declared parameters, "
+                f"tool '{tool.name}': '{path}' is {what}, "
                 "which strict mode cannot express; exported with strict: false"
             )
     return {
@@ -374,15 +375,18 @@ def _openai(tool: Tool, strict: bool, warnings: list[str]) -> dict[str, Any]:
     }
 
 
-def _free_form_path(schema: dict[str, Any], path: str = "") -> str | None:
-    """The path of the first object schema with no declared properties, or None."""
+def _free_form_path(schema: dict[str, Any], path: str = "") -> tuple[str, str] | None:
+    """The path of the first free-form value -- an object schema with no declared
+    properties, or an array with no item type -- and which it is; None without one."""
     if schema.get("type") == "object" and "properties" not in schema:
-        return path or "(the inputs)"
+        return path or "(the inputs)", "a dictionary without declared parameters"
     for name, prop in schema.get("properties", {}).items():
         found = _free_form_path(prop, f"{path}.{name}" if path else name)
         if found:
             return found
     items = schema.get("items")
+    if schema.get("type") == "array" and not (isinstance(items, dict) and items):
+        return path or "(the inputs)", "a list without an item type"
     if isinstance(items, dict) and items:
         return _free_form_path(items, f"{path}[]")
     for member in schema.get("anyOf", ()):  # a union's list member

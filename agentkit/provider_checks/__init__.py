@@ -45,6 +45,15 @@ __all__ = [
     "parse_providers",
 ]
 
+#: What strict mode cannot express, by kind: how the warning says it, and the fix.
+_FREE_FORM: Final = {
+    "dictionary": (
+        "a dictionary without declared parameters",
+        "declare the dictionary's parameters (parameters: under it)",
+    ),
+    "list": ("a list without an item type", "declare the list's item type (items: string, say)"),
+}
+
 OPENAI_FUNCTIONS: Final = (
     "https://platform.openai.com/docs/api-reference/chat/create#chat-create-tools"
 )
@@ -303,14 +312,15 @@ def _check(rules: ProviderRules, document: Any, *, count: int | None) -> list[Pr
             )
         if rules.strict and fields.get("strict") is not True:
             parameters = fields.get("parameters")
-            where = free_form_path(parameters) if isinstance(parameters, Mapping) else None
+            free = free_form_path(parameters) if isinstance(parameters, Mapping) else None
+            where, kind = free or ("", "dictionary")
             base = f"{rules.fields}parameters"
             problem(
                 name,
-                f"{rules.fields}strict" if where is None else f"{base}.{where}".rstrip("."),
-                "exported with strict: false: a dictionary without declared parameters, "
+                f"{rules.fields}strict" if free is None else f"{base}.{where}".rstrip("."),
+                f"exported with strict: false: {_FREE_FORM[kind][0]}, "
                 "which strict mode cannot express",
-                "declare the dictionary's parameters (parameters: under it)",
+                _FREE_FORM[kind][1],
                 "warning",
             )
             checker: SchemaCheck = openai_schema

@@ -300,11 +300,17 @@ def _strict_node(path: str, node: Mapping[str, Any]) -> Iterator[tuple[str, str,
                 )
 
 
-def free_form_path(schema: Mapping[str, Any]) -> str | None:
-    """The path of the first object schema without declared properties ("" for the root)."""
+def free_form_path(schema: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The first free-form value strict mode cannot express: its path ("" for the root)
+    and which it is, an object schema without declared properties or an array without
+    an item type; None without one."""
     for path, node, _ in walk(schema):
-        if node.get("type") == "object" and "properties" not in node:
-            return path
+        kind = node.get("type")
+        if kind == "object" and "properties" not in node:
+            return path, "dictionary"
+        items = node.get("items")
+        if kind == "array" and not (isinstance(items, Mapping) and items):
+            return path, "list"
     return None
 
 
