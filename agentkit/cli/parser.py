@@ -24,6 +24,18 @@ from agentkit.cli.definitions import (
 from agentkit.cli.importing import cmd_import_openapi
 from agentkit.cli.serving import cmd_serve
 from agentkit.cli.status import EXIT_STATUSES
+from agentkit.schemasize import DEFAULT_SCHEMA_BUDGET
+
+
+def _bytes(value: str) -> int:
+    """A budget in bytes: a whole number, at least 1."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of bytes (1 or more), got {value!r}")
+    return number
 
 
 class _ExportFormatNames:
@@ -86,6 +98,14 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to check")
     validate.add_argument(
         "--strict", action="store_true", help="exit 1 when there are warnings, for CI"
+    )
+    validate.add_argument(
+        "--schema-budget",
+        type=_bytes,
+        default=DEFAULT_SCHEMA_BUDGET,
+        metavar="BYTES",
+        help="warn about a tool whose schemas (as tools/list carries them) are larger "
+        f"(default {DEFAULT_SCHEMA_BUDGET})",
     )
     validate.set_defaults(run=cmd_validate)
 
