@@ -352,5 +352,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not check the description against the OpenAPI schema (that takes 15-20 s "
         "on a 10 MB description)",
     )
+    # The budgets: each defaults to None, so --update can tell a new one from the lock's.
+    for flag, unit, what in (
+        ("--max-depth", "N", "levels of nesting a schema keeps below a parameter (default 8)"),
+        (
+            "--schema-budget",
+            "BYTES",
+            "a tool's schema size; a larger tool keeps less nesting (default "
+            f"{DEFAULT_SCHEMA_BUDGET})",
+        ),
+        ("--description-budget", "CHARS", "a parameter's description (default 300)"),
+        ("--tool-description-budget", "CHARS", "a tool's description (default 1000)"),
+    ):
+        openapi.add_argument(flag, type=int, metavar=unit, help=what)
+    openapi.add_argument(
+        "--keep-streaming",
+        action="store_true",
+        default=None,
+        help="keep optional watch/follow query parameters, which make a call a stream",
+    )
     openapi.set_defaults(run=cmd_import_openapi)
     return parser

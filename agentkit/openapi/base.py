@@ -59,6 +59,8 @@ class Lock:
     layout: str = "operation"
     #: The server variables read from the environment (``--server-variable``).
     server_variables: list[str] = field(default_factory=list)
+    #: The import's budgets (``Budgets.to_json``); empty: the defaults.
+    budgets: dict[str, Any] = field(default_factory=dict)
 
     def write(self, path: Path) -> None:
         data = {
@@ -74,6 +76,7 @@ class Lock:
             "source_generated": self.source_generated,
             "layout": self.layout,
             "server_variables": self.server_variables,
+            "budgets": self.budgets,
             "operations": {key: entry.to_json() for key, entry in sorted(self.entries.items())},
         }
         path.write_text(_lock_text(data), encoding="utf-8")
@@ -110,6 +113,7 @@ class Lock:
             source_generated=_mapping(data["source_generated"], "source_generated"),
             layout=_text(data.get("layout", "operation"), "layout"),
             server_variables=_texts(data.get("server_variables", []), "server_variables"),
+            budgets=_mapping(data.get("budgets", {}), "budgets"),
         )
         for key, raw in _mapping(data["operations"], "operations").items():
             where = f"operations.{key}"

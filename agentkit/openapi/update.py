@@ -33,6 +33,7 @@ from agentkit.declarative.sources import is_source_document
 from agentkit.declarative.yamlsource import locate, read_documents
 from agentkit.diff import ToolDiff, diff_renamed, diff_tools, next_version
 from agentkit.openapi.base import Entry, Lock
+from agentkit.openapi.budgets import Budgets
 from agentkit.openapi.folder import DOCUMENT_START, Comments, DefinitionFile, Folder, Segment
 from agentkit.openapi.importer import (
     Generated,
@@ -116,8 +117,13 @@ class _Merged:
     original: str | None = None  # the reviewer's text, for its comments
 
 
-def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateReport:
+def update_openapi(
+    spec: str | Path, *, source: str, out: str | Path, budgets: Budgets | None = None
+) -> UpdateReport:
     """Import ``spec`` over ``out``, which an earlier import wrote, keeping the reviewer's edits.
+
+    ``budgets``: the import's budgets from now on; None keeps the lock's (those of the
+    import that wrote ``out``).
 
     Raises ``UsageError`` when ``out`` holds no lock file for ``source`` or does
     not load, and ``OpenAPIError`` when the description cannot be read. Writes
@@ -138,6 +144,7 @@ def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateR
         layout=as_layout(lock.layout),
         server_variables=lock.server_variables,
         from_lock=True,
+        budgets=budgets or Budgets.from_json(lock.budgets),
     )
     report = UpdateReport(generation.report)
     folder = Folder(out)
@@ -151,6 +158,7 @@ def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateR
         source_generated=generation.source.document,
         layout=generation.layout,
         server_variables=lock.server_variables,
+        budgets=generation.budgets.to_json(),
     )
     # The source first: its file is where new tools' neighbours are.
     found_source = folder.find_source(lock)
