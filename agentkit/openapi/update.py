@@ -34,7 +34,14 @@ from agentkit.declarative.yamlsource import locate, read_documents
 from agentkit.diff import ToolDiff, diff_renamed, diff_tools, next_version
 from agentkit.openapi.base import Entry, Lock
 from agentkit.openapi.budgets import Budgets
-from agentkit.openapi.folder import DOCUMENT_START, Comments, DefinitionFile, Folder, Segment
+from agentkit.openapi.folder import (
+    DOCUMENT_START,
+    Comments,
+    DefinitionFile,
+    Folder,
+    Segment,
+    located,
+)
 from agentkit.openapi.importer import (
     Generated,
     ImportReport,
@@ -393,7 +400,7 @@ def _check_folder(folder: Folder) -> None:
     ]
     verifier = Verifier(
         (
-            (str(file.path), segment.document)
+            (str(file.path), located(segment))
             for file, segment in documents
             if is_source_document(segment.document)
         ),
@@ -403,12 +410,14 @@ def _check_folder(folder: Folder) -> None:
     for file, segment in documents:
         if is_source_document(segment.document):
             continue
+        found = verifier.problems(segment.document, path=str(file.path))
+        if not found:
+            continue
+        # The folder was read without positions: the document is read again to say where.
+        found = verifier.problems(located(segment), path=str(file.path))
         # Lines count from the segment's start; the file's are wanted.
         offset = file.line_of(segment) - 1
-        problems += [
-            replace(problem, line=problem.line + offset)
-            for problem in verifier.problems(segment.document, path=str(file.path))
-        ]
+        problems += [replace(problem, line=problem.line + offset) for problem in found]
     if problems:
         shown = "\n".join(f"  {problem}" for problem in problems[:_PROBLEMS_SHOWN])
         more = (
