@@ -24,6 +24,18 @@ from agentkit.cli.definitions import (
 from agentkit.cli.importing import cmd_import_openapi
 from agentkit.cli.serving import cmd_serve
 from agentkit.cli.status import EXIT_STATUSES
+from agentkit.schemasize import DEFAULT_SCHEMA_BUDGET
+
+
+def _bytes(value: str) -> int:
+    """A budget in bytes: a whole number, at least 1."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of bytes (1 or more), got {value!r}")
+    return number
 
 
 class _ExportFormatNames:
@@ -93,6 +105,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="also report what a provider would refuse (exit 2) or change (a warning): "
         "openai-strict, openai, anthropic, gemini, mcp or all (repeatable, or NAME,NAME)",
+    )
+    validate.add_argument(
+        "--schema-budget",
+        type=_bytes,
+        default=DEFAULT_SCHEMA_BUDGET,
+        metavar="BYTES",
+        help="warn about a tool whose schemas (as tools/list carries them) are larger "
+        f"(default {DEFAULT_SCHEMA_BUDGET})",
     )
     validate.set_defaults(run=cmd_validate)
 
@@ -352,6 +372,25 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not check the description against the OpenAPI schema (that takes 15-20 s "
         "on a 10 MB description)",
+    )
+    # The budgets: each defaults to None, so --update can tell a new one from the lock's.
+    for flag, unit, what in (
+        ("--max-depth", "N", "levels of nesting a schema keeps below a parameter (default 8)"),
+        (
+            "--schema-budget",
+            "BYTES",
+            "a tool's schema size; a larger tool keeps less nesting (default "
+            f"{DEFAULT_SCHEMA_BUDGET})",
+        ),
+        ("--description-budget", "CHARS", "a parameter's description (default 300)"),
+        ("--tool-description-budget", "CHARS", "a tool's description (default 1000)"),
+    ):
+        openapi.add_argument(flag, type=int, metavar=unit, help=what)
+    openapi.add_argument(
+        "--keep-streaming",
+        action="store_true",
+        default=None,
+        help="keep optional watch/follow query parameters, which make a call a stream",
     )
     openapi.set_defaults(run=cmd_import_openapi)
     return parser

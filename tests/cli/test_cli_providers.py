@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import ROOT, run
+from tests.cli import test_cli
+from tests.cli.test_cli import ROOT
+
+# validate's summary ends with the largest schema (tests/cli/test_cli_schema_size.py).
+LARGEST = re.compile(r"; largest schema: \S+, \d+ bytes \(budget \d+\)$", re.M)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """``agentkit ARGV``'s exit status, stdout without the largest schema, and stderr."""
+    code, out, err = test_cli.run(capsys, *argv)
+    return code, LARGEST.sub("", out), err
 
 
 @pytest.fixture(autouse=True)
