@@ -14,7 +14,7 @@ from agentkit.openapi.memo import Conversions
 from agentkit.openapi.naming import NameTable, identifier
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
 from agentkit.openapi.schemas import Notes, SchemaConverter, named, trim
-from agentkit.openapi.source import NO_AUTH, Auth, Security
+from agentkit.openapi.source import AUTH_OFF, NO_AUTH, Auth, Security, accepts
 from agentkit.toolerrors import UnexpressibleOperation
 
 METHODS: Final = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -86,6 +86,8 @@ class OperationConverter:
     security: Security
     source: str
     source_auth: Auth
+    #: The security scheme the source's auth is, when it has one.
+    source_scheme: str | None = None
     notes: Notes = field(default_factory=Notes)
     #: The schema conversions of the import so far (None: convert each schema afresh).
     memo: Conversions | None = None
@@ -438,15 +440,20 @@ class OperationConverter:
     # -- auth -------------------------------------------------------------------------------
 
     def _auth(self, op: Operation) -> Auth | None:
-        """The tool's own auth when it differs from the source's, else None."""
+        """The tool's own auth when it differs from the source's, else None; ``AUTH_OFF``
+        when it needs none and the source sends some."""
         if "security" not in op.node:
+            return None
+        if self.source_scheme is not None and accepts(op.node["security"], self.source_scheme):
             return None
         auth = self.security.choose(op.node["security"], pointer_join(op.pointer, "security"))
         if auth == self.source_auth:
             return None
-        if auth == NO_AUTH:
-            self.notes.add("auth", op.pointer, "needs no auth, but the source's is sent")
+        if auth == NO_AUTH and self.source_auth.cookie is not None:
+            self.notes.add("auth", op.pointer, "needs no auth, but the source's cookie is sent")
             return None
+        if auth == NO_AUTH:
+            return AUTH_OFF
         return auth
 
 
