@@ -11,7 +11,7 @@ from agentkit.openapi.budgets import STREAMING_PARAMETERS, Budgets
 from agentkit.openapi.error_replies import ErrorOutputs, error_statuses
 from agentkit.openapi.media import json_media
 from agentkit.openapi.memo import Conversions
-from agentkit.openapi.naming import NameTable, identifier
+from agentkit.openapi.naming import NameTable, identifier, snake_case
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
 from agentkit.openapi.schemas import Notes, SchemaConverter, named, trim
 from agentkit.openapi.source import AUTH_OFF, NO_AUTH, Auth, Security, accepts
@@ -267,7 +267,13 @@ class OperationConverter:
             return
         if description:
             spec.setdefault("description", description)
-        input_name = self._input_name(name, location, here)
+        bound = _BOUND.fullmatch(name) if location == "query" else None
+        if bound is not None:
+            wanted, meaning = _bound(bound.group(1), bound.group(2), spec)
+            spec["description"] = " ".join(filter(None, (meaning, spec.get("description"))))
+            input_name = self._input_name(wanted, location, here)
+        else:
+            input_name = self._input_name(name, location, here)
         request.inputs.append(named(input_name, spec, required=required and not nullable))
         if location == "cookie":
             given = f"inputs.{input_name}"
@@ -455,6 +461,30 @@ class OperationConverter:
         if auth == NO_AUTH:
             return AUTH_OFF
         return auth
+
+
+#: A query parameter that bounds a field: Twilio's ``DateSent<``, ``StartTime>=``.
+_BOUND = re.compile(r"(.*[A-Za-z0-9])\s*(<=|>=|<|>)")
+#: Each bound's name and meaning, for a date or time and for any other value.
+_BOUNDS: Final = {
+    "<": (("before", "strictly before"), ("below", "less than")),
+    "<=": (("on_or_before", "on or before"), ("at_most", "at most")),
+    ">": (("after", "strictly after"), ("above", "greater than")),
+    ">=": (("on_or_after", "on or after"), ("at_least", "at least")),
+}
+_TEMPORAL_FORMATS: Final = frozenset({"date", "date-time", "time"})
+
+
+def _bound(field: str, operator: str, spec: dict[str, Any]) -> tuple[str, str]:
+    """The input name of a bound on ``field`` (``date_sent_before``) and what it means."""
+    words = snake_case(field).split("_")
+    temporal = spec.get("format") in _TEMPORAL_FORMATS or bool({"date", "time"} & set(words))
+    (suffix, meaning) = _BOUNDS[operator][0 if temporal else 1]
+    value = "this date or time" if temporal else "this value"
+    return (
+        f"{field}_{suffix}",
+        f"{field} {meaning} {value} (sent as {field}{operator}).",
+    )
 
 
 def _check_body_parameters(
