@@ -212,9 +212,17 @@ class OperationConverter:
             self.notes.add(f"{location} {name}", here, "not in the path: left out")
             return
         schema = param.get("schema")
-        if schema is None and isinstance(param.get("content"), dict):
-            self._cannot(name, location, here, "a parameter with 'content'", required)
-            return
+        content = param.get("content")
+        in_json = schema is None and isinstance(content, dict)
+        if schema is None and isinstance(content, dict):
+            media = json_media(content) if location in ("query", "header") else None
+            if media is None or len(content) != 1:
+                what = f"a {location} parameter with 'content' other than JSON"
+                self._cannot(name, location, here, what, required)
+                return
+            entry = content[media]
+            schema = entry.get("schema") if isinstance(entry, dict) else None
+            here = pointer_join(here, "content", media)
         if (
             location == "query"
             and not required
@@ -239,6 +247,10 @@ class OperationConverter:
         if spec is None:
             spec = {"type": "string"}
             self.notes.add(f"{location} {name}", here, "no single type: sent as a string")
+        if in_json:
+            optional = not required or nullable
+            self._json_parameter(name, location, here, spec, description, optional, request)
+            return
         if spec["type"] == "dictionary":
             self._object(name, location, param, spec, here, required and not nullable, request)
             return
@@ -305,6 +317,29 @@ class OperationConverter:
             request.query[name] = template
         else:
             request.headers[name] = template
+
+    def _json_parameter(
+        self,
+        name: str,
+        location: str,
+        here: str,
+        spec: dict[str, Any],
+        description: str,
+        optional: bool,
+        request: Request,
+    ) -> None:
+        """A parameter given by ``content: {application/json: ...}`` (Directus' ``filter``):
+        its value as compact JSON, which the URL layer percent-encodes."""
+        if description:
+            spec.setdefault("description", description)
+        input_name = self._input_name(name, location, here)
+        request.inputs.append(named(input_name, spec, required=not optional))
+        value = f"inputs.{input_name}"
+        encoded = f"{value} | tojson"
+        if optional:
+            encoded = f"none if {value} is none else {encoded}"
+        target = request.query if location == "query" else request.headers
+        target[name] = "{{ " + encoded + " }}"
 
     def _object(
         self,
