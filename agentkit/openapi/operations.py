@@ -12,6 +12,7 @@ from agentkit.openapi.error_replies import ErrorOutputs, error_statuses
 from agentkit.openapi.media import json_media
 from agentkit.openapi.memo import Conversions
 from agentkit.openapi.naming import NameTable, identifier, snake_case
+from agentkit.openapi.paging import paginate
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
 from agentkit.openapi.schemas import Notes, SchemaConverter, named, trim
 from agentkit.openapi.source import AUTH_OFF, NO_AUTH, Auth, Security, accepts
@@ -130,6 +131,14 @@ class OperationConverter:
         self._parameters(op, request)
         self.bodies.body(op.node, op.pointer, request)
         outputs, replies = self._outputs(op)
+        paged = paginate(
+            op.method, request.query, request.inputs, outputs, replies, self._link_header(op)
+        )
+        if isinstance(paged, str):
+            self.notes.add("paginate", op.pointer, paged)
+        elif paged is not None:
+            outputs, replies, request.query = paged.outputs, paged.replies, paged.query
+            self.notes.add("paginate", op.pointer, paged.note)
         auth = self._auth(op)
         # A tool's Cookie header replaces the source's, so the source's API key cookie
         # goes in it too when the tool sends cookies of its own.
@@ -477,6 +486,18 @@ class OperationConverter:
             return [_text_output()], {"output": {"body": "{{ response.text }}"}}
         name = {"list": "items", "dictionary": "body"}.get(str(spec["type"]), "result")
         return [named(name, spec, required=False)], {"output": {name: "{{ response.json }}"}}
+
+    def _link_header(self, op: Operation) -> bool:
+        """Whether the first 2xx response declares a ``Link`` header."""
+        responses = _mapping(op.node.get("responses"))
+        statuses = sorted((str(code), code) for code in responses if str(code).startswith("2"))
+        if not statuses:
+            return False
+        status, key = statuses[0]
+        here = pointer_join(op.pointer, "responses", status)
+        response, _, _ = self.resolver.resolve(responses[key], here)
+        headers = response.get("headers") if isinstance(response, dict) else None
+        return isinstance(headers, dict) and any(str(name).lower() == "link" for name in headers)
 
     # -- auth -------------------------------------------------------------------------------
 
