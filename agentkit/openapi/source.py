@@ -280,11 +280,19 @@ class Security:
             return self._wanted(document, found, wanted), wanted
         if "security" in document:
             try:
-                return self._choose(document.get("security"), "#/security")
+                auth, name = self._choose(document.get("security"), "#/security")
             except UnexpressibleOperation as exc:
                 problem = exc.problem
                 self.notes.add("auth", self.resolver.original(problem.pointer), problem.message)
                 return NO_AUTH, None
+            others = [str(other) for other in self.schemes if other != name]
+            if name is not None and others:
+                self.notes.add(
+                    "auth",
+                    "#/security",
+                    f"the source uses {name!r}; --auth chooses another of: {', '.join(others)}",
+                )
+            return auth, name
         counts: dict[str, int] = {}
         for requirements, _ in found:
             for name in _alternatives(requirements):

@@ -112,8 +112,13 @@ def test_the_top_level_security_is_the_sources_and_repeating_it_changes_nothing(
         for op in item.values():
             if op["operationId"].startswith("pay"):
                 op["security"] = [{"ApiKeyAuth": []}]
-    docs = documents(import_to(tmp_path, document))
+    out = import_to(tmp_path, document)
+    docs = documents(out)
     assert docs["pay"]["auth"]["api_key"]["name"] == "X-API-Key"
+    assert (
+        "the source uses 'ApiKeyAuth'; --auth chooses another of: BasicAuth, Partner, Digest"
+        in (out / "pay.source.yaml").read_text(encoding="utf-8")
+    )
     assert [
         name for name, doc in docs.items() if "auth" in doc.get("backend", {}).get("http", {})
     ] == [
