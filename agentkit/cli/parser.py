@@ -93,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument(
         "--tag", action="append", metavar="KEY=VALUE", help="only tools with this tag"
     )
+    listing.add_argument("--toolset", metavar="NAME", help="only the tools of this toolset")
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.set_defaults(run=cmd_list)
 
@@ -135,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "--tag", action="append", metavar="KEY=VALUE", help="only tools with this tag"
     )
+    export.add_argument("--toolset", metavar="NAME", help="only the tools of this toolset")
     export.set_defaults(run=cmd_export)
 
     diff = command("diff", "Compare two definition sets; exit 1 when a version bump is missing.")
