@@ -160,6 +160,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--path", default="/mcp", help="the MCP endpoint's path (default /mcp)")
     serve.add_argument(
+        "--toolset",
+        action="append",
+        metavar="NAME",
+        help="serve only this toolset; over --http repeatable, each set at PATH/NAME (by "
+        "default every set is served there, and the whole registry at PATH)",
+    )
+    serve.add_argument(
+        "--no-whole-registry",
+        action="store_true",
+        help="over --http, serve the toolsets at PATH/NAME but not the whole registry at PATH",
+    )
+    serve.add_argument(
         "--stateless",
         action="store_true",
         help="no per-session state: any instance behind a load balancer answers any request",

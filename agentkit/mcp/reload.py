@@ -26,7 +26,7 @@ import signal
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -46,7 +46,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from agentkit.context import LogLevel, at_least
 from agentkit.export import mcp_tool
 from agentkit.tool import Tool
-from agentkit.toolerrors import AgentKitError, DefinitionError
+from agentkit.toolerrors import AgentKitError, DefinitionError, SemanticError
 from agentkit.toolregistry import ToolRegistry
 
 __all__ = ["Changes", "EarlyHangups", "Reloader", "ServedTools", "ShownPaths", "file_state"]
@@ -379,6 +379,10 @@ class Reloader:
     ``roots`` are the folders and files the tools are loaded from: a failed reload's
     report names its files relative to them to the clients (``ShownPaths``); without
     them, by their names alone. Stderr gets the paths as loading names them.
+    ``toolsets`` gives the registry of each toolset served, from a loaded registry (it
+    raises ``AgentKitError`` on a problem): each is served as ``sets[name]`` and swapped
+    with the whole. The sets served are those of the first load; a reload without one
+    of them fails (the last good sets keep serving), and a new one waits for a restart.
     """
 
     def __init__(
@@ -392,8 +396,10 @@ class Reloader:
         say: Callable[[str], None] = _say,
         loaded: tuple[ToolRegistry, tuple[tuple[str, int, int], ...]] | None = None,
         roots: Iterable[str | os.PathLike[str]] = (),
+        toolsets: Callable[[ToolRegistry], Mapping[str, ToolRegistry]] | None = None,
     ) -> None:
         self._load = load
+        self._toolsets = toolsets
         self._shown = ShownPaths(roots)
         self._list_files = files
         self._watching = watch
@@ -409,6 +415,29 @@ class Reloader:
         else:
             registry, self._files = loaded
         self.served = ServedTools(registry)
+        #: Each toolset served, by name, in the order defined.
+        self.sets = {
+            name: ServedTools(restricted)
+            for name, restricted in (toolsets(registry) if toolsets else {}).items()
+        }
+
+    def _load_all(self) -> tuple[ToolRegistry, Mapping[str, ToolRegistry]]:
+        """The tools, and the registry of each toolset served; ``AgentKitError`` for a
+        problem, or for a toolset served that is no longer defined."""
+        registry = self._load()
+        if self._toolsets is None:
+            return registry, {}
+        sets = self._toolsets(registry)
+        gone = [name for name in self.sets if name not in sets]
+        if gone:
+            raise SemanticError(
+                f"toolset '{gone[0]}' is served at a path of its own and no longer defined; "
+                "define it again, or restart the server to stop serving it"
+            )
+        new = [name for name in sets if name not in self.sets]
+        if new:
+            self._say(f"toolset {', '.join(new)}: new, and served after a restart")
+        return registry, sets
 
     async def reload(self, reason: str) -> Changes | None:
         """Load everything; swap it in if it loaded without a problem. The changes, or
@@ -416,7 +445,7 @@ class Reloader:
         async with self._lock:
             try:
                 # Loading reads and parses files: off the loop, so calls go on meanwhile.
-                registry = await anyio.to_thread.run_sync(self._load)
+                registry, sets = await anyio.to_thread.run_sync(self._load_all)
             except AgentKitError as exc:
                 kept = (
                     f"reload ({reason}) failed; still serving the last good set of "
@@ -436,6 +465,8 @@ class Reloader:
             await self.served.log("info", message)
             if found:
                 await self.served.announce()
+            for name, served in self.sets.items():
+                await _swap(served, sets[name], f"reloaded ({reason}): toolset '{name}'")
             return found
 
     def _listed(self) -> list[str]:
@@ -480,6 +511,15 @@ class Reloader:
                 task_status.started()
                 async for _ in signals:
                     await self.reload("SIGHUP")
+
+
+async def _swap(served: ServedTools, registry: ToolRegistry, said: str) -> None:
+    """Serve ``registry`` in place of ``served``'s tools; tell its clients what changed."""
+    found = changes(served.registry, registry)
+    served.replace(registry)
+    await served.log("info", f"{said}: {len(registry)} tools; {found.describe()}")
+    if found:
+        await served.announce()
 
 
 def file_state(files: Iterable[Path]) -> tuple[tuple[str, int, int], ...]:
