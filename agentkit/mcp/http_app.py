@@ -8,6 +8,8 @@ and uvicorn serves. Around it:
   verifier) and DNS-rebinding protection (``rebinding_refusal``), both in
   ``agentkit.mcp.http_security``; plain requests are answered on the fast path
   (``agentkit.mcp.fastpath``), the rest by the SDK;
+- ``{path}/{toolset}``: each toolset served, an endpoint of its own (server, sessions,
+  fast path) over its tools alone, reached by the tokens whose scopes name it;
 - ``GET /healthz``: 200 while the process serves; ``GET /readyz``: 200 once the tools
   are loaded and the MCP endpoint is up, 503 before and while shutting down;
 - per-user credentials from allow-listed request headers
