@@ -31,7 +31,7 @@ from tests.support.serving import (
     session,
     stdio_session,
 )
-from tests.support.toolsets import ALL_TOOLS, HOLDS, TOOLSETS, write_catalog
+from tests.support.toolsets import ALL_TOOLS, CATALOG, HOLDS, TOOLSETS, write_catalog
 
 ADMIN = "admin-token-0123456789abcdef"
 TRIAGE = "triage-token-0123456789abcdef"
@@ -306,3 +306,38 @@ def test_a_reload_swaps_each_set_and_keeps_them_when_one_is_gone(tmp_path: Path)
         )
         assert anyio.run(listed_and_called, wiki, {}, [])[0] == ["edit_page"]
         assert anyio.run(listed_and_called, f"{served.url}/triage", {}, [])[0] == HOLDS["triage"]
+
+
+def test_a_token_for_a_set_not_served_here_is_a_warning(folder: Path, tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text(f"{ADMIN}\n{TRIAGE} toolsets=triage\n")
+    args = ["--tools", str(folder), "--auth-token-file", str(tokens), "--toolset", "wiki"]
+    with serving(args) as served:
+        served.wait_for_output(
+            f"warning: {tokens}:2: toolset 'triage' is not served here (served: wiki); "
+            "the token reaches no endpoint for it"
+        )
+        assert post(served.url, INITIALIZE, bearer(TRIAGE))[0] == 403
+        assert post(served.url, INITIALIZE, bearer(ADMIN))[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            ["--no-whole-registry"],
+            "error: --no-whole-registry leaves nothing to serve: no toolset is defined",
+            id="no-whole-registry-without-sets",
+        ),
+        pytest.param(
+            ["--toolset", "triage"],
+            "error: --toolset 'triage': no such toolset; defined: none",
+            id="toolset-without-sets",
+        ),
+    ],
+)
+def test_serving_nothing_is_refused(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "tools.yaml").write_text(CATALOG)
+    done = run_stdio(["--http", "127.0.0.1:0", "--tools", str(tmp_path), *args])
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
