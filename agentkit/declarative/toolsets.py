@@ -21,7 +21,7 @@ problem at its ``file:line``, with the closest name as a hint.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, final
 
@@ -183,7 +183,7 @@ def _matched(
     tools: list[Tool],
     problems: Problems,
     within: str,
-    everything: list[Tool] = [],  # noqa: B006 -- never changed
+    everything: Sequence[Tool] = (),
 ) -> Iterator[str]:
     """The names the entries match among ``tools``; a problem for an entry matching none,
     with the closest name or tag as a hint, or the tools of ``everything`` it matches."""

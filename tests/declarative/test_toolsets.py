@@ -10,6 +10,7 @@ import pytest
 
 from agentkit import (
     DefinitionError,
+    SemanticError,
     Tool,
     ToolRegistry,
     ToolSchema,
@@ -216,7 +217,7 @@ def test_every_problem_of_every_set_is_reported_at_once(tmp_path: Path) -> None:
 
 
 def test_a_toolset_outside_its_tools_deferred_is_refused() -> None:
-    with pytest.raises(Exception, match="deferred names tools outside the set: b"):
+    with pytest.raises(SemanticError, match="deferred names tools outside the set: b"):
         Toolset(name="t", tools=("a",), deferred=frozenset({"a", "b"}))
 
 
