@@ -16,8 +16,9 @@ from agentkit.toolerrors import UsageError, did_you_mean
 
 if TYPE_CHECKING:
     from agentkit.mcp.options import BearerToken
-    from agentkit.mcp.reload import Reloader
+    from agentkit.mcp.reload import Reloader, ServedTools
     from agentkit.toolregistry import ToolRegistry
+    from agentkit.toolsets import Toolset
 
 
 _HTTP_ONLY = (
@@ -78,12 +79,16 @@ def _limits(args: argparse.Namespace) -> dict[str, Any]:
         "drain_seconds": args.drain_seconds,
     }
     limits = {option: value for option, value in given.items() if value is not None}
-    return {**limits, "allow_unconfirmed": args.allow_unconfirmed}
+    return {
+        **limits,
+        "allow_unconfirmed": args.allow_unconfirmed,
+        "deferred": frozenset(args.defer or ()),
+    }
 
 
-def _reloader(args: argparse.Namespace) -> Reloader:
-    """The tools to serve over stdio (``.served``): the registry, or the one set
-    ``--toolset`` names; reloaded on SIGHUP and, with --reload, when the definition
+def _stdio_tools(args: argparse.Namespace) -> tuple[Reloader, ServedTools]:
+    """What stdio serves: the registry, or the one set ``--toolset`` names (its deferred
+    tools found by search); reloaded on SIGHUP and, with --reload, when the definition
     files change."""
     from agentkit.mcp.reload import Reloader
 
@@ -93,23 +98,26 @@ def _reloader(args: argparse.Namespace) -> Reloader:
             "over stdio, --toolset takes one set (a client starts a server of its own for "
             "each); serve several at once with --http, each at its own path"
         )
-    toolset = toolsets[0] if toolsets else None
-    return Reloader(lambda: load_registry(args, toolset=toolset), **_reloading(args))
+    if not toolsets:
+        reloader = Reloader(lambda: load_registry(args), **_reloading(args))
+        return reloader, reloader.served
+    reloader, _ = _toolset_reloader(args)
+    return reloader, reloader.sets[toolsets[0]]
 
 
-def _http_reloader(args: argparse.Namespace) -> tuple[Reloader, list[str]]:
-    """The tools to serve over HTTP: the registry (``.served``) and each toolset
-    (``.sets``: those --toolset names, else every one defined), reloaded together; and
-    the names of the toolsets defined when they were first loaded."""
+def _toolset_reloader(args: argparse.Namespace) -> tuple[Reloader, list[str]]:
+    """The registry (``.served``) and each toolset (``.sets``: those --toolset names,
+    else every one defined), reloaded together; and the names of the toolsets defined
+    when they were first loaded."""
     from agentkit.mcp.reload import Reloader
 
     defined: list[str] = []
 
-    def sets(registry: ToolRegistry) -> dict[str, ToolRegistry]:
+    def sets(registry: ToolRegistry) -> dict[str, Toolset]:
         toolsets = load_toolsets(args, registry)
         defined[:] = toolsets
         chosen = [choose_toolset(toolsets, name) for name in args.toolset or toolsets]
-        return {toolset.name: toolset.restrict(registry) for toolset in chosen}
+        return {toolset.name: toolset for toolset in chosen}
 
     reloader = Reloader(lambda: load_registry(args), toolsets=sets, **_reloading(args))
     return reloader, list(defined)
@@ -160,6 +168,11 @@ def _reloading(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    if args.defer and (args.toolset or args.no_whole_registry):
+        raise UsageError(
+            "--defer applies to the whole registry, which --toolset and --no-whole-registry "
+            "do not serve; a toolset defers tools in its document ('deferred:')"
+        )
     if args.http is None:
         given = [flag for attribute, flag in _HTTP_ONLY if getattr(args, attribute)]
         if given:
@@ -181,9 +194,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # never given back: the process ends with serving, and a tool's thread or an
         # atexit hook writing to stdout after the last answer would reach the client.
         with claim_stdio(restore=False) as wire, EarlyHangups() as hangups:
-            reloader = _reloader(args)
+            reloader, served = _stdio_tools(args)
             mcp.serve(
-                reloader.served,
+                served,
                 options,
                 credentials_file=args.credentials_file,
                 reloader=reloader,
@@ -226,7 +239,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_request_bytes=args.max_request_bytes or parse.DEFAULT_MAX_REQUEST_BYTES,
         **limits,
     )
-    reloader, defined = _http_reloader(args)
+    reloader, defined = _toolset_reloader(args)
     if not options.whole_registry and not reloader.sets:
         raise UsageError(
             "--no-whole-registry leaves nothing to serve: no toolset is defined (a toolset "

@@ -167,6 +167,9 @@ def build_app(
     wanted: list[tuple[str, ServedTools, list[str]]] = []
     if options.whole_registry:
         served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
+        # What the options defer, unless the served set was given deferring it already.
+        if options.deferred and options.deferred != served.deferring:
+            served.defer(options.deferred)
         wanted.append((options.path, served, [ALL_TOOLS_SCOPE] if sets else []))
     wanted += [
         (toolset_path(options.path, name), served, [toolset_scope(name)])
@@ -523,6 +526,9 @@ def serve_http(
             ),
             credentials,
         )
+    served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
+    if options.deferred:  # a mistake in it is told before the port is taken
+        served.defer(options.deferred)
     for warning in exposure_warnings(options):
         print(f"agentkit: warning: {warning}", file=sys.stderr)
     sock = _bind(options.host, options.port)
@@ -532,7 +538,6 @@ def serve_http(
         credentials=credentials,
         max_workers=worker_threads(options.max_calls, options.max_waiting),
     )
-    served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
 
     def ready() -> None:
         for endpoint in app.state.agentkit.endpoints:

@@ -31,7 +31,7 @@ from tests.support.serving import (
     session,
     stdio_session,
 )
-from tests.support.toolsets import ALL_TOOLS, CATALOG, HOLDS, TOOLSETS, write_catalog
+from tests.support.toolsets import ALL_TOOLS, CATALOG, HOLDS, LISTED, TOOLSETS, write_catalog
 
 ADMIN = "admin-token-0123456789abcdef"
 TRIAGE = "triage-token-0123456789abcdef"
@@ -79,14 +79,14 @@ def test_stdio_serves_one_set_and_refuses_a_tool_outside_it(folder: Path) -> Non
         with anyio.fail_after(60):
             async with stdio_session(["--tools", str(folder), "--toolset", "triage"]) as client:
                 names = [tool.name for tool in (await client.list_tools()).tools]
-                member = await client.call_tool("get_issue", {})
+                deferred = await client.call_tool("list_issues", {})
                 with pytest.raises(MCPError) as refused:
                     await client.call_tool("issue_delete", {})
-                return names, member, refused.value
+                return names, deferred, refused.value
 
-    names, member, refused = anyio.run(talk)
-    assert names == HOLDS["triage"]
-    assert member.structured_content == {"ran": "get_issue"}
+    names, deferred, refused = anyio.run(talk)
+    assert names == LISTED["triage"]  # the deferred members are found by search
+    assert deferred.structured_content == {"ran": "list_issues"}
     assert refused.code == -32602
     assert refused.message.startswith("Unknown tool: 'issue_delete'")
     assert "edit_page" not in refused.message  # the available tools named are the set's
@@ -124,13 +124,27 @@ def test_a_set_lists_and_runs_its_tools_and_no_other(server: Served, name: str) 
     names, answers = anyio.run(
         listed_and_called, f"{server.url}/{name}", bearer(ADMIN), [*HOLDS[name], *outside]
     )
-    assert names == HOLDS[name]
-    for tool in HOLDS[name]:
+    assert names == LISTED[name]
+    for tool in HOLDS[name]:  # listed or deferred alike
         assert answers[tool] == {"ran": tool}
     for tool in outside:
         assert isinstance(answers[tool], MCPError), tool
         assert answers[tool].code == -32602
         assert answers[tool].message.startswith(f"Unknown tool: '{tool}'")
+
+
+def test_a_sets_search_finds_its_deferred_members_and_nothing_outside(server: Served) -> None:
+    async def search(url: str, query: str) -> list[str]:
+        with anyio.fail_after(60):
+            async with session(url, bearer(ADMIN)) as client:
+                found = await client.call_tool("search_tools", {"query": query, "limit": 20})
+                return [tool["name"] for tool in found.structured_content["tools"]]
+
+    found = anyio.run(search, f"{server.url}/triage", "delete list issue pages")
+    assert sorted(found) == ["list_issues", "list_pages"]
+    names, answers = anyio.run(listed_and_called, server.url, bearer(ADMIN), ["search_tools"])
+    assert "search_tools" not in names  # the whole registry defers nothing here
+    assert isinstance(answers["search_tools"], MCPError)
 
 
 def test_a_non_member_call_is_refused_on_a_raw_request_too(server: Served) -> None:
@@ -188,7 +202,7 @@ def test_a_restricted_token_lists_its_set_with_the_sdk_client(server: Served) ->
     names, answers = anyio.run(
         listed_and_called, f"{server.url}/triage", bearer(TRIAGE), ["get_issue"]
     )
-    assert names == HOLDS["triage"]
+    assert names == LISTED["triage"]
     assert answers["get_issue"] == {"ran": "get_issue"}
 
 
@@ -305,7 +319,7 @@ def test_a_reload_swaps_each_set_and_keeps_them_when_one_is_gone(tmp_path: Path)
             served.stderr
         )
         assert anyio.run(listed_and_called, wiki, {}, [])[0] == ["edit_page"]
-        assert anyio.run(listed_and_called, f"{served.url}/triage", {}, [])[0] == HOLDS["triage"]
+        assert anyio.run(listed_and_called, f"{served.url}/triage", {}, [])[0] == LISTED["triage"]
 
 
 def test_a_token_for_a_set_not_served_here_is_a_warning(folder: Path, tmp_path: Path) -> None:
@@ -334,10 +348,18 @@ def test_a_token_for_a_set_not_served_here_is_a_warning(folder: Path, tmp_path: 
             "error: --toolset 'triage': no such toolset; defined: none",
             id="toolset-without-sets",
         ),
+        pytest.param(
+            ["--toolset", "wiki", "--defer", "list_*"],
+            "error: --defer applies to the whole registry, which --toolset and "
+            "--no-whole-registry do not serve; a toolset defers tools in its document",
+            id="defer-with-a-toolset",
+        ),
     ],
 )
-def test_serving_nothing_is_refused(tmp_path: Path, args: list[str], message: str) -> None:
+def test_what_cannot_be_served_is_refused(tmp_path: Path, args: list[str], message: str) -> None:
     (tmp_path / "tools.yaml").write_text(CATALOG)
+    if "wiki" in args:
+        (tmp_path / "sets.yaml").write_text(TOOLSETS)
     done = run_stdio(["--http", "127.0.0.1:0", "--tools", str(tmp_path), *args])
     assert done.returncode == 2, done.stderr
     assert message in done.stderr

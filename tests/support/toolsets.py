@@ -64,6 +64,9 @@ HOLDS = {
     "wiki": ["list_pages", "edit_page"],
     "readers": ["get_issue", "list_issues", "list_pages"],
 }
+#: What each set lists up front: its tools, less the deferred, and the search tool
+#: that finds those.
+LISTED = {**HOLDS, "triage": ["get_issue", "search_tools"]}
 ALL_TOOLS = ["get_issue", "list_issues", "issue_delete", "list_pages", "edit_page"]
 
 
