@@ -120,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument(
         "--tag", action="append", metavar="KEY=VALUE", help="only tools with this tag"
     )
+    listing.add_argument("--toolset", metavar="NAME", help="only the tools of this toolset")
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.set_defaults(run=cmd_list)
 
@@ -162,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "--tag", action="append", metavar="KEY=VALUE", help="only tools with this tag"
     )
+    export.add_argument("--toolset", metavar="NAME", help="only the tools of this toolset")
     export.add_argument(
         "--defer",
         action="append",
@@ -191,6 +193,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve streamable HTTP instead of stdio (default 127.0.0.1:8000; port 0: any free)",
     )
     serve.add_argument("--path", default="/mcp", help="the MCP endpoint's path (default /mcp)")
+    serve.add_argument(
+        "--toolset",
+        action="append",
+        metavar="NAME",
+        help="serve only this toolset; over --http repeatable, each set at PATH/NAME (by "
+        "default every set is served there, and the whole registry at PATH)",
+    )
+    serve.add_argument(
+        "--no-whole-registry",
+        action="store_true",
+        help="over --http, serve the toolsets at PATH/NAME but not the whole registry at PATH",
+    )
     serve.add_argument(
         "--stateless",
         action="store_true",
