@@ -5,7 +5,8 @@
 
 - an HTTP tool's session gets a ``ReplayAdapter`` for the call: its requests are
   answered from the example's recording, nothing goes to the network, and its
-  credentials are placeholders (``recordings.placeholder``), never values;
+  credentials are placeholders (``recordings.placeholder``), never values (none at
+  all for an example that expects ``fails: credential``);
 - with ``record=True`` it gets a ``RecordingAdapter`` instead: the call goes to the
   real API with real credentials, and the recording is written (or refused, when a
   credential would be in it), said ``new``, ``changed`` or ``unchanged``;
@@ -130,7 +131,8 @@ def run_example(
         if backend is not None and isinstance(definition, ToolDefinition)
         else None
     )
-    names = tool.credential_names
+    # An example of a missing credential gets none; the others get every one they name.
+    names = () if example.fails == "credential" else tool.credential_names
     values: Mapping[str, str]
     if record:
         manager = credentials or CredentialsManager.from_env()

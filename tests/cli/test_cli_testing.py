@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import socket
@@ -167,3 +168,22 @@ def test_junit_to_a_folder_that_cannot_be_written_is_exit_2(
     assert code == 2
     assert "--junit" in err
     assert "cannot write" in err
+
+
+def test_show_lists_the_examples_and_their_answers(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "show", "get_github_issue")
+    assert code == 0
+    lines = out.splitlines()
+    start = lines.index("examples (agentkit test runs them):")
+    assert lines[start + 1 : start + 3] == [
+        '  found_a_bug: {"owner": "octocat", "repo": "Hello-World", "number": 1347} -> '
+        'output includes {"title": "Found a bug", "state": "open"}',
+        '  no_such_issue: {"owner": "octocat", "repo": "Hello-World", "number": 999999} -> '
+        "fails (execution, status 404, message has 'Not Found')",
+    ]
+    code, out, _ = run(capsys, "show", "text_stats", "--json")
+    assert [example["name"] for example in json.loads(out)["examples"]] == [
+        "three_sentences",
+        "top_word_only",
+        "top_out_of_range",
+    ]

@@ -305,3 +305,15 @@ def test_the_summary_line_has_pytests_closing_form() -> None:
     )
     assert summary_line([passed], 1.0).strip("=") == " 1 passed in 1.00s "
     assert summary_line([], 0.0).strip("=") == " no examples ran in 0.00s "
+
+
+def test_an_example_of_a_missing_credential_is_run_without_any(
+    tmp_path: Path, no_network: list[Any]
+) -> None:
+    text = DEFINITION.replace(
+        "    output: {temperature: 3.5}\n",
+        "    output: {temperature: 3.5}\n  - name: no_key\n    inputs: {city: Oslo}\n    fails: credential\n",
+    )
+    tool = tool_in(tmp_path, text)
+    outcomes = [run_example(tool, example) for _, example in collect_examples([tool])]
+    assert [(o.example, o.passed) for o in outcomes] == [("oslo", False), ("no_key", True)]
