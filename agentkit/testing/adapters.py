@@ -37,12 +37,11 @@ __all__ = [
     "AnsweringAdapter",
     "RecordingAdapter",
     "ReplayAdapter",
-    "ReplayMismatch",
     "build_response",
 ]
 
 
-class ReplayMismatch(AgentKitError):
+class _ReplayMismatch(AgentKitError):
     """A request that its recording does not have; the adapter's ``mismatch`` says how.
 
     Not a requests error, so that the backend neither retries nor reports it as the
@@ -131,7 +130,7 @@ class ReplayAdapter(AnsweringAdapter):
                 + f"): {sent['method']} {sent['url']}; "
                 "record it with `agentkit test --record`"
             )
-            raise ReplayMismatch(self.mismatch)
+            raise _ReplayMismatch(self.mismatch)
         exchange = self._exchanges[position]
         self.used += 1
         if dict(exchange.request) != sent:
@@ -139,7 +138,7 @@ class ReplayAdapter(AnsweringAdapter):
                 f"request {position + 1} differs from its recording ({self._where}):\n"
                 + request_diff(exchange.request, sent)
             )
-            raise ReplayMismatch(self.mismatch)
+            raise _ReplayMismatch(self.mismatch)
         return build_response(
             request, exchange.status, exchange.response_headers(), exchange.response_body()
         )

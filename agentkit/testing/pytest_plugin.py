@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from agentkit.toolerrors import AgentKitError
+
 if TYPE_CHECKING:
     # Imported when used: pytest loads this plugin in every run, and without the
     # option it must cost nothing.
@@ -104,7 +106,7 @@ class DefinitionFile(pytest.File):
             )
 
 
-class ExampleFailed(Exception):
+class _ExampleFailed(AgentKitError):
     """An example that did not pass; the message is its reason, diff and all."""
 
 
@@ -121,12 +123,12 @@ class ExampleItem(pytest.Item):
 
         outcome = run_example(self.tool, self.example)
         if not outcome.passed:
-            raise ExampleFailed(f"{outcome.source}: {outcome.reason}")
+            raise _ExampleFailed(f"{outcome.source}: {outcome.reason}")
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | Any:
-        if isinstance(excinfo.value, ExampleFailed):
+        if isinstance(excinfo.value, _ExampleFailed):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 

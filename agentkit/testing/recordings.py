@@ -37,7 +37,7 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, final
@@ -46,7 +46,7 @@ from urllib.parse import quote, quote_plus
 import yaml
 
 from agentkit.redaction import Redactor
-from agentkit.toolerrors import AgentKitError, SemanticError
+from agentkit.toolerrors import SecretInRecordingError, SemanticError
 from agentkit.toolexamples import unified_diff
 
 __all__ = [
@@ -68,22 +68,6 @@ VOLATILE_REQUEST_HEADERS: Final = frozenset(
 )
 KEPT_RESPONSE_HEADERS: Final = frozenset({"content-type", "location", "link", "retry-after"})
 _BOUNDARY: Final = re.compile(r"boundary=([^;\s]+)")
-
-
-class SecretInRecordingError(AgentKitError):
-    """A recording refused: a credential's value would have been written to it."""
-
-    def __init__(self, *, tool: str, example: str, credentials: Sequence[str], where: str) -> None:
-        self.tool, self.example, self.where = tool, example, where
-        self.credentials = tuple(credentials)
-        named = ", ".join(f"'{name}'" for name in self.credentials) or "a credential"
-        super().__init__(
-            f"Tool '{tool}', example '{example}': the recording was not written: the value "
-            f"of credential {named} is at {where}, and a recording never holds a credential. "
-            "Change the example (or the API it talks to) so that the value is not echoed, "
-            "or write that exchange by hand with the placeholder "
-            f"'{placeholder(self.credentials[0]) if self.credentials else PLACEHOLDER_PREFIX}'"
-        )
 
 
 def placeholder(credential: str) -> str:
