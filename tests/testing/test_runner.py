@@ -317,3 +317,35 @@ def test_an_example_of_a_missing_credential_is_run_without_any(
     tool = tool_in(tmp_path, text)
     outcomes = [run_example(tool, example) for _, example in collect_examples([tool])]
     assert [(o.example, o.passed) for o in outcomes] == [("oslo", False), ("no_key", True)]
+
+
+@pytest.mark.parametrize(
+    ("extra", "where"),
+    [
+        pytest.param(
+            "headers: {X-Sig: \"{{ credentials['weather-key'] | upper }}\"}",
+            "exchanges[0].request.headers.X-Sig",
+            id="header",
+        ),
+        pytest.param(
+            "method: POST\n    json: {sig: \"{{ credentials['weather-key'] | upper }}\"}",
+            "exchanges[0].request.json.sig",
+            id="body",
+        ),
+    ],
+)
+def test_a_request_holding_a_credential_in_another_spelling_is_refused(
+    tmp_path: Path, extra: str, where: str
+) -> None:
+    text = DEFINITION.replace(
+        'query: {q: "{{ inputs.city }}"}', 'query: {q: "{{ inputs.city }}"}\n    ' + extra
+    )
+    outcome = record(tool_in(tmp_path, text), Api(lambda _: (200, REPLY, {})), {"weather-key": KEY})
+    recorded = recording_path(tmp_path / "weather.yaml", "weather", "oslo")
+    assert not outcome.passed
+    assert f"is at {where}, and a recording never holds a credential" in outcome.reason, (
+        outcome.reason
+    )
+    assert KEY not in outcome.reason
+    assert KEY.upper() not in outcome.reason
+    assert not recorded.exists()
