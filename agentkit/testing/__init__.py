@@ -5,8 +5,9 @@
 ``record=True`` against the real API, writing them); ``junit_xml`` writes the
 outcomes for CI; ``pytest_plugin`` lets pytest collect them. See docs/testing.md.
 
-Inside the package, each module imports only those below it: ``pytest_plugin`` >
-``runner`` > ``adapters`` > ``recordings``; ``junit`` stands alone.
+Inside the package, each module imports only those below it (``lint-imports``, the
+``testing-layers`` contract): ``pytest_plugin`` and ``junit`` > ``runner`` >
+``adapters`` > ``recordings``.
 """
 
 from __future__ import annotations

@@ -349,3 +349,14 @@ def test_a_request_holding_a_credential_in_another_spelling_is_refused(
     assert KEY not in outcome.reason
     assert KEY.upper() not in outcome.reason
     assert not recorded.exists()
+
+
+def test_a_hand_written_tools_examples_run_by_calling_it() -> None:
+    from agentkit.testing import run_examples
+    from tests.test_toolexamples import Documented
+
+    outcomes = run_examples([Documented()])
+    assert [(o.test_id, o.passed, o.recording) for o in outcomes] == [
+        ("add_documented::small", True, None),
+        ("add_documented::text", True, None),
+    ]
