@@ -24,7 +24,9 @@ MAX_NAME, MAX_DESCRIPTION, MAX_TOOLS = 64, 1024, 128
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from agentkit.declarative import definition_files
+    from agentkit.provider_checks import parse_providers
 
+    providers = parse_providers(args.provider or ())  # a misspelt provider fails first
     registry = load_registry(args, args.paths)
     files, _ = definition_files(*tool_paths(args, args.paths))
     warnings: list[str] = []
@@ -43,7 +45,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
             )
     if len(registry) > MAX_TOOLS:
         warnings.append(f"{len(registry)} tools in one set; providers accept at most {MAX_TOOLS}")
+    largest = _schema_sizes(registry, args.schema_budget, warnings)
     refused = _refused_credentials(registry, args.credentials_file)
+    if providers:
+        _provider_problems(registry, providers, warnings, refused)
     for warning in warnings:
         echo(f"warning: {warning}", error=True)
     for problem in refused:
@@ -51,10 +56,44 @@ def cmd_validate(args: argparse.Namespace) -> int:
     noun = "tool" if len(registry) == 1 else "tools"
     counts = [f"{len(refused)} problem(s)"] if refused else []
     counts += [f"{len(warnings)} warning(s)"] if warnings else []
-    echo(f"{', '.join(counts) or 'ok'}: {len(registry)} {noun} in {len(files)} file(s)")
+    largest = f"; {largest}" if largest else ""
+    echo(f"{', '.join(counts) or 'ok'}: {len(registry)} {noun} in {len(files)} file(s){largest}")
     if refused:
         return EXIT_USAGE
     return EXIT_FAILED if warnings and args.strict else EXIT_OK
+
+
+def _provider_problems(
+    tools: ToolRegistry, providers: tuple[str, ...], warnings: list[str], refused: list[str]
+) -> None:
+    """What each provider would refuse (to ``refused``) or change (to ``warnings``)."""
+    from agentkit.provider_checks import check_tools
+
+    for problem in check_tools(tools, providers):
+        tool = problem.tool
+        where = f"{tools[tool].source}: " if tool is not None and tool in tools else ""
+        (refused if problem.severity == "error" else warnings).append(f"{where}{problem}")
+
+
+def _schema_sizes(tools: ToolRegistry, budget: int, warnings: list[str]) -> str:
+    """The line naming the largest schema size; a warning added for each tool over ``budget``."""
+    from agentkit.schemasize import schema_size
+
+    largest: tuple[int, str] | None = None
+    for tool in tools:
+        size = schema_size(tool)
+        if largest is None or size.total > largest[0]:
+            largest = (size.total, tool.name)
+        if size.total > budget:
+            warnings.append(
+                f"{tool.source}: schema size: {size.total} bytes (input {size.input}, output "
+                f"{size.output}) for tool '{tool.name}', over the budget of {budget}; shrink "
+                "it: shorter descriptions, deep objects as a free-form dictionary, fewer "
+                "outputs, or split the tool (--schema-budget BYTES sets the budget)"
+            )
+    if largest is None:
+        return ""
+    return f"largest schema: {largest[1]}, {largest[0]} bytes (budget {budget})"
 
 
 def _refused_credentials(tools: ToolRegistry, credentials_file: str | None) -> list[str]:
@@ -124,6 +163,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         **(definition.loaded_with() if definition is not None else {}),
         "input_json_schema": tool.input_schema.to_json_schema(),
         "output_json_schema": tool.output_schema.to_json_schema(),
+        "schema_size": _size(tool),
         "examples": [example.to_dict() for example in examples_of(tool)],
     }
     if args.json:
@@ -133,6 +173,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     echo(terminal_text(heading, one_line=True))
     if tool.description:
         echo("  " + tool.description.replace("\n", "\n  "))
+    size = data["schema_size"]
+    echo(f"  schema size: {size['total']} bytes (input {size['input']}, output {size['output']})")
     if tool.credential_names:
         echo(f"  credentials: {', '.join(tool.credential_names)}")
     source = data.get("http_source")
@@ -183,6 +225,13 @@ def _describe_example(example: dict[str, Any]) -> str:
     return f"{example['name']}: {inputs} -> {expected}"
 
 
+def _size(tool: Tool) -> dict[str, int]:
+    from agentkit.schemasize import schema_size
+
+    size = schema_size(tool)
+    return {"input": size.input, "output": size.output, "total": size.total}
+
+
 def _describe_schema(schema: ToolSchema, indent: str) -> Iterator[str]:
     """One line per parameter, and the fields of each dictionary below it, indented."""
     for param in schema:
@@ -221,7 +270,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     from agentkit.export import export_tools
 
     exported = export_tools(
-        select_tools(load_registry(args), args.tag), args.format, strict=args.strict
+        select_tools(load_registry(args), args.tag),
+        args.format,
+        strict=args.strict,
+        deferred=frozenset(args.defer or ()),
     )
     for warning in exported.warnings:
         echo(f"warning: {warning}", error=True)

@@ -25,6 +25,18 @@ from agentkit.cli.importing import cmd_import_openapi
 from agentkit.cli.serving import cmd_serve
 from agentkit.cli.status import EXIT_STATUSES
 from agentkit.cli.testing import cmd_test
+from agentkit.schemasize import DEFAULT_SCHEMA_BUDGET
+
+
+def _bytes(value: str) -> int:
+    """A budget in bytes: a whole number, at least 1."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of bytes (1 or more), got {value!r}")
+    return number
 
 
 class _ExportFormatNames:
@@ -88,6 +100,21 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument(
         "--strict", action="store_true", help="exit 1 when there are warnings, for CI"
     )
+    validate.add_argument(
+        "--provider",
+        action="append",
+        metavar="NAME",
+        help="also report what a provider would refuse (exit 2) or change (a warning): "
+        "openai-strict, openai, anthropic, gemini, mcp or all (repeatable, or NAME,NAME)",
+    )
+    validate.add_argument(
+        "--schema-budget",
+        type=_bytes,
+        default=DEFAULT_SCHEMA_BUDGET,
+        metavar="BYTES",
+        help="warn about a tool whose schemas (as tools/list carries them) are larger "
+        f"(default {DEFAULT_SCHEMA_BUDGET})",
+    )
     validate.set_defaults(run=cmd_validate)
 
     listing = command("list", "List the tools: name, version, backend, tags, description.")
@@ -135,6 +162,13 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--strict", action="store_true", help="OpenAI strict mode")
     export.add_argument(
         "--tag", action="append", metavar="KEY=VALUE", help="only tools with this tag"
+    )
+    export.add_argument(
+        "--defer",
+        action="append",
+        metavar="GLOB",
+        help="defer the tools this name or pattern (jira_*) matches: found through the "
+        "provider's tool search, or search_tools, not shown up front (repeatable)",
     )
     export.set_defaults(run=cmd_export)
 
@@ -302,6 +336,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how often --reload looks at the files (default 1)",
     )
+    serve.add_argument(
+        "--defer",
+        action="append",
+        metavar="GLOB",
+        help="defer the tools this name or pattern (jira_*) matches: not listed up front, "
+        "found through the search tool search_tools (repeatable)",
+    )
     serve.set_defaults(run=cmd_serve)
 
     importing = commands.add_parser(
@@ -348,6 +389,25 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not check the description against the OpenAPI schema (that takes 15-20 s "
         "on a 10 MB description)",
+    )
+    # The budgets: each defaults to None, so --update can tell a new one from the lock's.
+    for flag, unit, what in (
+        ("--max-depth", "N", "levels of nesting a schema keeps below a parameter (default 8)"),
+        (
+            "--schema-budget",
+            "BYTES",
+            "a tool's schema size; a larger tool keeps less nesting (default "
+            f"{DEFAULT_SCHEMA_BUDGET})",
+        ),
+        ("--description-budget", "CHARS", "a parameter's description (default 300)"),
+        ("--tool-description-budget", "CHARS", "a tool's description (default 1000)"),
+    ):
+        openapi.add_argument(flag, type=int, metavar=unit, help=what)
+    openapi.add_argument(
+        "--keep-streaming",
+        action="store_true",
+        default=None,
+        help="keep optional watch/follow query parameters, which make a call a stream",
     )
     openapi.set_defaults(run=cmd_import_openapi)
     return parser

@@ -76,7 +76,11 @@ def _limits(args: argparse.Namespace) -> dict[str, Any]:
         "drain_seconds": args.drain_seconds,
     }
     limits = {option: value for option, value in given.items() if value is not None}
-    return {**limits, "allow_unconfirmed": args.allow_unconfirmed}
+    return {
+        **limits,
+        "allow_unconfirmed": args.allow_unconfirmed,
+        "deferred": frozenset(args.defer or ()),
+    }
 
 
 def _reloader(args: argparse.Namespace) -> Reloader:

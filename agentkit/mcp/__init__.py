@@ -17,7 +17,8 @@ answered without the SDK's transport, on a contract checked by ``sdk``) >
 ``input_required`` (asking a 2026-07-28 client) > ``reload``, ``admission`` (limits and
 queues), ``content`` (results as MCP content), ``stdio``, ``connections`` (HTTP
 connection limits), ``sdk``, ``request_ids``, ``options``, ``http_security``,
-``user_credentials`` > ``stdio_claim`` (stdout kept for the wire).
+``user_credentials`` > ``listing`` (what ``tools/list`` gives, deferred tools left out)
+> ``stdio_claim`` (stdout kept for the wire).
 
 Importing this package imports nothing of the SDK; each name is imported when first
 used.

@@ -131,6 +131,9 @@ def build_app(
         answer_timeout=options.answer_timeout,
     )
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
+    # What the options defer, unless the served set was given deferring it already.
+    if options.deferred and options.deferred != served.deferring:
+        served.defer(options.deferred)
     awaiting_input = InputRequiredCalls(identity_headers=options.credential_headers)
     # A stateless session lasts one request: no two requests share its ids.
     ids = None if options.stateless else InFlightIds()
@@ -462,6 +465,9 @@ def serve_http(
             ),
             credentials,
         )
+    served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
+    if options.deferred:  # a mistake in it is told before the port is taken
+        served.defer(options.deferred)
     for warning in exposure_warnings(options):
         print(f"agentkit: warning: {warning}", file=sys.stderr)
     sock = _bind(options.host, options.port)
@@ -471,7 +477,6 @@ def serve_http(
         credentials=credentials,
         max_workers=worker_threads(options.max_calls, options.max_waiting),
     )
-    served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
 
     def ready() -> None:
         print(

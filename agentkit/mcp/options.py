@@ -62,6 +62,10 @@ class ServeOptions:
     ``drain_seconds``: how long the calls in flight may finish once the client has gone
     (stdio) or SIGTERM came (HTTP). ``allow_unconfirmed``: run a ``confirm: true`` tool
     without asking when its client cannot be asked (otherwise it is refused).
+    ``deferred``: the tools not listed up front, each a tool's name or a shell-style
+    pattern (``jira_*``) matched against names at start and at each reload; the server
+    adds the search tool ``search_tools`` that finds them, and they are called by name
+    like any other (docs/serving.md, Progressive discovery).
     """
 
     call_timeout: float | None = None
@@ -71,6 +75,7 @@ class ServeOptions:
     answer_timeout: float = DEFAULT_ANSWER_SECONDS
     drain_seconds: float = DEFAULT_DRAIN_SECONDS
     allow_unconfirmed: bool = False
+    deferred: frozenset[str] = frozenset()
 
 
 @final

@@ -4,7 +4,9 @@
   (registry and listing). ``replace`` swaps it in one assignment: a call already
   running keeps the tool it started with; the next call sees the new set. It also
   knows the client sessions it has seen, to tell them ``notifications/tools/list_changed``,
-  and the level of log messages (``notifications/message``) each asked for.
+  and the level of log messages (``notifications/message``) each asked for. Tools it
+  ``defer``s are left out of the listing and found through the search tool
+  (``agentkit.toolsearch``); a session that found some has them listed from then on.
 - ``Reloader`` loads the tools, and everything again (``reload``), on SIGHUP or when a watched file
   changes (``watch``: polling file names, sizes and modification times, every
   ``interval`` seconds). Only a load with no problem is swapped in; otherwise the last
@@ -45,9 +47,11 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentkit.context import LogLevel, at_least
 from agentkit.export import mcp_tool
+from agentkit.mcp.listing import MAX_DISCOVERED, listing
 from agentkit.tool import Tool
-from agentkit.toolerrors import AgentKitError, DefinitionError
+from agentkit.toolerrors import AgentKitError, DefinitionError, SemanticError, did_you_mean
 from agentkit.toolregistry import ToolRegistry
+from agentkit.toolsearch import SEARCH_TOOL_NAME, matching
 
 __all__ = ["Changes", "EarlyHangups", "Reloader", "ServedTools", "ShownPaths", "file_state"]
 
@@ -67,25 +71,6 @@ ANNOUNCE_SECONDS: Final = 5.0
 DEFAULT_LOG_LEVEL: Final[LogLevel] = "info"
 
 
-def _listed(tool: Tool) -> types.Tool:
-    exported = mcp_tool(tool)
-    hints = exported["annotations"]
-    return types.Tool(
-        name=exported["name"],
-        title=exported["title"],
-        description=exported["description"],
-        input_schema=exported["inputSchema"],
-        output_schema=exported.get("outputSchema"),
-        annotations=types.ToolAnnotations(
-            title=hints.get("title"),
-            read_only_hint=hints.get("readOnlyHint"),
-            destructive_hint=hints.get("destructiveHint"),
-            idempotent_hint=hints.get("idempotentHint"),
-            open_world_hint=hints.get("openWorldHint"),
-        ),
-    )
-
-
 @final
 @dataclass(slots=True)
 class _Client:
@@ -94,25 +79,23 @@ class _Client:
 
     session: Any
     log_level: LogLevel = DEFAULT_LOG_LEVEL
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    registry: ToolRegistry
-    listed: tuple[types.Tool, ...]
-
-
-def _snapshot(registry: ToolRegistry) -> _Snapshot:
-    return _Snapshot(registry, tuple(_listed(tool) for tool in registry))
+    #: The deferred tools its searches found, oldest first (at most ``MAX_DISCOVERED``).
+    discovered: OrderedDict[str, None] = dataclasses.field(default_factory=OrderedDict)
 
 
 @final
 class ServedTools:
     """The tools a server answers with; ``replace`` swaps them all at once."""
 
-    def __init__(self, registry: ToolRegistry, *, bus: SubscriptionBus | None = None) -> None:
-        self._current = _snapshot(registry)
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        bus: SubscriptionBus | None = None,
+        deferred: frozenset[str] = frozenset(),
+    ) -> None:
+        self._deferred = frozenset(deferred)
+        self._current = listing(registry, self._deferred)
         #: Where ``announce`` publishes a change for 2026-07-28 clients; ``listen``
         #: serves their ``subscriptions/listen`` streams from it. A bus of your own (over
         #: Redis, say) carries one instance's reload to the streams of all of them.
@@ -133,12 +116,83 @@ class ServedTools:
     def listed(self) -> tuple[types.Tool, ...]:
         return self._current.listed
 
+    @property
+    def deferred(self) -> frozenset[str]:
+        """The names of the served tools that are deferred (not listed up front)."""
+        return self._current.deferred
+
+    @property
+    def deferring(self) -> frozenset[str]:
+        """What ``defer`` was given: names and patterns, matched again at each reload."""
+        return self._deferred
+
     def __len__(self) -> int:
         return len(self._current.registry)
 
     def replace(self, registry: ToolRegistry) -> None:
+        """Serve ``registry`` from now on, deferring what ``defer`` named (its patterns
+        are matched again: a tool a reload adds may be deferred too). Raises
+        ``SemanticError`` (and serves on as before) when a tool takes the search
+        tool's name."""
         # One assignment: a reader sees the old snapshot or the new one, never a mix.
-        self._current = _snapshot(registry)
+        self._current = listing(registry, self._deferred)
+
+    def defer(self, patterns: frozenset[str]) -> None:
+        """Leave the tools ``patterns`` name out of the listing: each pattern a tool's
+        name or a shell-style pattern (``jira_*``) matched against names. They stay
+        callable by name, and the search tool (``search_tools``) finds them.
+
+        Raises ``SemanticError`` for a pattern that matches no served tool (a typo
+        would otherwise list what was meant to be deferred), or a tool that takes the
+        search tool's name.
+        """
+        registry = self._current.registry
+        names = registry.names()
+        for pattern in sorted(patterns):
+            if not matching(registry, (pattern,)):
+                raise SemanticError(
+                    f"deferred {pattern!r} names no served tool{did_you_mean(pattern, names)}; "
+                    "give a tool's name or a pattern such as 'jira_*'"
+                )
+        snapshot = listing(registry, frozenset(patterns))
+        self._deferred = frozenset(patterns)
+        self._current = snapshot
+
+    def lookup(self, name: str) -> Tool | None:
+        """The served tool called ``name``, listed or deferred, or the search tool."""
+        snapshot = self._current
+        if snapshot.search is not None and name == SEARCH_TOOL_NAME:
+            return snapshot.search
+        return snapshot.registry.lookup(name)
+
+    def is_search(self, tool: Tool) -> bool:
+        """Whether ``tool`` is the search tool of the tools served now."""
+        return tool is self._current.search
+
+    def listed_for(self, connection: str) -> tuple[types.Tool, ...]:
+        """The listing of client ``connection``: ``listed``, and the deferred tools its
+        searches found, each at its place in the registry's order."""
+        client = self._clients.get(connection) if connection else None
+        return self._current.listed_for(client.discovered if client is not None else ())
+
+    def discover(self, connection: str, names: Iterable[str]) -> bool:
+        """Client ``connection`` found ``names`` (deferred tools): list them to it from
+        now on. Whether its listing changed; never for a client not seen (a stateless
+        server's, which keeps nothing between requests)."""
+        client = self._clients.get(connection) if connection else None
+        if client is None:
+            return False
+        deferred = self._current.deferred
+        added = False
+        for name in names:
+            if name not in deferred:
+                continue
+            added = added or name not in client.discovered
+            client.discovered[name] = None
+            client.discovered.move_to_end(name)
+        while len(client.discovered) > MAX_DISCOVERED:
+            client.discovered.popitem(last=False)
+        return added
 
     def seen(self, connection: str, session: Any) -> None:
         """Remember ``session`` as the way to reach client ``connection`` (an HTTP
@@ -417,6 +471,9 @@ class Reloader:
             try:
                 # Loading reads and parses files: off the loop, so calls go on meanwhile.
                 registry = await anyio.to_thread.run_sync(self._load)
+                before = self.served.registry
+                # Refused (the last good set kept) when a tool takes the search tool's name.
+                self.served.replace(registry)
             except AgentKitError as exc:
                 kept = (
                     f"reload ({reason}) failed; still serving the last good set of "
@@ -429,8 +486,7 @@ class Reloader:
                 shown = self._shown.error(exc, files)
                 await self.served.log("error", self.served.redact(f"{kept} {shown}"))
                 return None
-            found = changes(self.served.registry, registry)
-            self.served.replace(registry)
+            found = changes(before, registry)
             message = f"reloaded ({reason}): {len(registry)} tools; {found.describe()}"
             self._say(message)
             await self.served.log("info", message)
