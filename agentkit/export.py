@@ -6,7 +6,8 @@ a formatter, a description, the tool names the target accepts):
 
 - ``openai`` -- Chat Completions: ``{"type": "function", "function": {...}}``;
 - ``openai-responses`` -- the Responses API's flat ``{"type": "function", ...}``;
-- ``anthropic`` -- ``{name, description, input_schema}``;
+- ``anthropic`` -- ``{name, description, input_schema}``, and ``input_examples`` when a
+  tool has examples that succeed;
 - ``mcp`` -- ``{name, title, description, inputSchema, outputSchema, annotations}``;
 - ``gemini`` -- one ``{"functionDeclarations": [...]}`` with ``parametersJsonSchema``;
 - ``json-schema`` -- each tool's input and output schemas, with name and version.
@@ -44,6 +45,7 @@ from agentkit.binary import is_binary
 from agentkit.plugins import PluginTable
 from agentkit.tool import Tool
 from agentkit.toolerrors import ExportError, did_you_mean
+from agentkit.toolexamples import examples_of
 from agentkit.toolschema import ToolSchema
 from agentkit.toolsearch import SEARCH_TOOL_NAME, SearchTools, matching
 
@@ -229,14 +231,20 @@ def _openai_responses(tools: Sequence[Tool], *, strict: bool, warnings: list[str
 
 
 def _anthropic(tools: Sequence[Tool], *, strict: bool, warnings: list[str]) -> Any:
-    return [
-        {
+    exported = []
+    for t in tools:
+        tool: dict[str, Any] = {
             "name": t.name,
             "description": t.description,
             "input_schema": t.input_schema.to_json_schema(),
         }
-        for t in tools
-    ]
+        # Anthropic's tool input examples (beta "advanced-tool-use-2025-11-20"): the
+        # inputs of the examples that succeed; the only provider field for them.
+        inputs = [dict(example.inputs) for example in examples_of(t) if example.fails is None]
+        if inputs:
+            tool["input_examples"] = inputs
+        exported.append(tool)
+    return exported
 
 
 def _mcp(tools: Sequence[Tool], *, strict: bool, warnings: list[str]) -> Any:

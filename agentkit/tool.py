@@ -374,6 +374,11 @@ class Tool:
     #: ``agentkit serve`` runs tells its client so (a ``warning`` log message). A
     #: definition's ``deprecated:``.
     DEPRECATED: ClassVar[str | None] = None
+    #: Example calls, each with its inputs and what the answer must be (mappings in a
+    #: definition's ``examples:`` form, or ``agentkit.toolexamples.ToolExample``
+    #: values): ``agentkit test`` runs them, and exports carry their inputs where a
+    #: provider has a field for them. Checked by ``toolexamples.examples_of``.
+    EXAMPLES: ClassVar[Sequence[Any]] = ()
 
     #: The checked declaration (see ``ToolSpec``): what the executor reads, once a
     #: call. Set by Tool for each class with a ``TOOL_NAME`` (None for an abstract

@@ -146,6 +146,27 @@ def test_anthropic() -> None:
     assert entry["input_schema"]["type"] == "object"
 
 
+class Exemplified(Search):
+    TOOL_NAME = "exemplified"
+    EXAMPLES = (
+        {"name": "plain", "inputs": {"q": "jinja"}, "output": {"hits": []}},
+        {"name": "sorted", "inputs": {"q": "x", "sort": "new"}, "output_includes": {"hits": []}},
+        {"name": "empty", "inputs": {"q": ""}, "fails": "execution"},
+        {"name": "bad", "inputs": {"q": 3}, "fails": "validation"},
+    )
+
+
+def test_anthropic_carries_the_inputs_of_the_examples_that_succeed() -> None:
+    (entry,) = export_tools([Exemplified()], "anthropic").document
+    assert entry["input_examples"] == [{"q": "jinja"}, {"q": "x", "sort": "new"}]
+
+
+@pytest.mark.parametrize("name", [name for name in EXPORT_FORMATS if name != "anthropic"])
+def test_no_other_format_carries_examples(name: str) -> None:
+    document = export_tools([Exemplified()], name).document
+    assert "jinja" not in json.dumps(document)
+
+
 def test_mcp() -> None:
     (entry,) = export_tools([Search()], "mcp").document
     assert set(entry) == {

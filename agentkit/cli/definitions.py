@@ -18,6 +18,7 @@ from agentkit.cli.loading import (
 )
 from agentkit.cli.output import echo, print_diff, print_json, terminal_text
 from agentkit.cli.status import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from agentkit.toolexamples import examples_of
 
 if TYPE_CHECKING:
     from agentkit.tool import Tool
@@ -189,6 +190,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         "input_json_schema": tool.input_schema.to_json_schema(),
         "output_json_schema": tool.output_schema.to_json_schema(),
         "schema_size": _size(tool),
+        "examples": [example.to_dict() for example in examples_of(tool)],
     }
     if args.json:
         print_json(data)
@@ -221,6 +223,10 @@ def cmd_show(args: argparse.Namespace) -> int:
             echo(terminal_text(line, one_line=True))
         if not len(schema):
             echo("  (none)")
+    if data["examples"]:
+        echo("examples (agentkit test runs them):")
+        for example in data["examples"]:
+            echo(terminal_text(f"  {_describe_example(example)}", one_line=True))
     echo("definition:")
     echo("  " + json.dumps(data["definition"], indent=2).replace("\n", "\n  "))
     if source is not None:
@@ -229,6 +235,20 @@ def cmd_show(args: argparse.Namespace) -> int:
     echo("input JSON Schema:")
     echo("  " + json.dumps(data["input_json_schema"], indent=2).replace("\n", "\n  "))
     return EXIT_OK
+
+
+def _describe_example(example: dict[str, Any]) -> str:
+    """``name: {inputs} -> what the answer must be``."""
+    inputs = json.dumps(example["inputs"])
+    if "fails" in example:
+        expected = f"fails ({example['fails']}"
+        expected += f", status {example['status']}" if "status" in example else ""
+        expected += f", message has {example['message']!r})" if "message" in example else ")"
+    elif "output" in example:
+        expected = f"output {json.dumps(example['output'])}"
+    else:
+        expected = f"output includes {json.dumps(example['output_includes'])}"
+    return f"{example['name']}: {inputs} -> {expected}"
 
 
 def _size(tool: Tool) -> dict[str, int]:

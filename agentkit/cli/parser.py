@@ -24,6 +24,7 @@ from agentkit.cli.definitions import (
 from agentkit.cli.importing import cmd_import_openapi
 from agentkit.cli.serving import cmd_serve
 from agentkit.cli.status import EXIT_STATUSES
+from agentkit.cli.testing import cmd_test
 from agentkit.schemasize import DEFAULT_SCHEMA_BUDGET
 
 
@@ -178,6 +179,22 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("new", metavar="NEW", help="the new file or folder")
     diff.add_argument("--json", action="store_true", help="print JSON")
     diff.set_defaults(run=cmd_diff)
+
+    test = command(
+        "test",
+        "Run every tool's examples: HTTP tools against their recordings (no network, no "
+        "credentials); exit 1 when one fails.",
+    )
+    test.add_argument("paths", nargs="*", metavar="PATH", help="definition files or folders")
+    test.add_argument("--tool", metavar="NAME", help="only this tool's examples")
+    test.add_argument(
+        "--record",
+        action="store_true",
+        help="call the real APIs with real credentials and write the recordings "
+        "(credentials as placeholders); says new, changed or unchanged for each",
+    )
+    test.add_argument("--junit", metavar="FILE", help="also write the outcomes as JUnit XML")
+    test.set_defaults(run=cmd_test)
 
     schema = command("schema", "Print the JSON Schema of the definition format, for editors.")
     schema.set_defaults(run=cmd_schema)

@@ -15,6 +15,7 @@ from agentkit.declarative.yamlsource import clip, read_documents
 from agentkit.schema.values import from_text
 from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
 from agentkit.toolerrors import PluginError, SchemaDefinitionError
+from agentkit.toolexamples import ToolExample, parse_examples
 from agentkit.toolschema import ToolSchema
 
 __all__ = ["ANNOTATION_KEYS", "TOP_LEVEL_KEYS", "ToolDefinition", "parse_definition"]
@@ -32,6 +33,7 @@ TOP_LEVEL_KEYS: Final = (
     "confirm",
     "deprecated",
     "backend",
+    "examples",
 )
 #: The most calls of one tool a definition's ``concurrency:`` can allow at once.
 MAX_CONCURRENCY: Final = 10_000
@@ -73,6 +75,8 @@ class ToolDefinition:
     confirm: bool = False
     #: Why the tool is deprecated and what to use instead (``deprecated:``); None: it is not.
     deprecated: str | None = None
+    #: Its examples (``examples:``), each checked against its schemas.
+    examples: tuple[ToolExample, ...] = ()
 
     @property
     def source(self) -> str:
@@ -188,6 +192,14 @@ def parse_definition(
         )
 
     deprecated = _parse_deprecated(raw.get("deprecated"), problems)
+    examples: tuple[ToolExample, ...] = ()
+    if "examples" in raw and len(problems) == start:
+        # Checked against schemas that loaded: a broken schema's problems come first.
+        examples, example_problems = parse_examples(
+            raw["examples"], inputs, outputs, source=f"{problems.path}:{problems.start[0]}"
+        )
+        for example_problem in example_problems:
+            problems.add(("examples", *example_problem.location), example_problem.message)
 
     if len(problems) > start or backend is None:
         return None
@@ -213,6 +225,7 @@ def parse_definition(
         concurrency=concurrency,
         confirm=confirm is True,
         deprecated=deprecated,
+        examples=examples,
     )
 
 
