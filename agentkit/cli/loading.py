@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentkit.toolerrors import UsageError, did_you_mean
@@ -37,13 +35,11 @@ def tool_paths(args: argparse.Namespace, given: Sequence[str] = ()) -> list[str]
 
 def add_python_paths(args: argparse.Namespace) -> None:
     # Python backends import from --python-path folders and the current folder,
-    # searched last: a ./jinja2.py or ./requests.py must not replace the
-    # installed package agentkit itself imports (``__main__`` drops the current
-    # folder Python puts first for `python -m agentkit`).
-    for folder in [*(args.python_path or []), "."]:
-        resolved = str(Path(folder).resolve())
-        if resolved not in sys.path:
-            sys.path.append(resolved)
+    # searched last (``__main__`` drops the current folder Python puts first for
+    # `python -m agentkit`).
+    from agentkit.declarative.python_backend import add_python_path
+
+    add_python_path([*(args.python_path or []), "."])
 
 
 def load_registry(

@@ -13,6 +13,7 @@ from agentkit.declarative.backends import backend_kinds, find_backend
 from agentkit.declarative.definition import ToolDefinition, parse_definition
 from agentkit.declarative.environment import Environment, Substituter
 from agentkit.declarative.problems import ProblemLog, Problems
+from agentkit.declarative.python_backend import add_python_path
 from agentkit.declarative.sources import SourceTable, is_source_document, parse_source
 from agentkit.declarative.tool import DeclarativeTool, make_tool_class
 from agentkit.declarative.toolsets import check_toolsets, is_toolset_document, resolve_toolsets
@@ -131,14 +132,18 @@ def load_tools(
     registry: ToolRegistry | None = None,
     env_file: str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
+    python_path: Iterable[str | os.PathLike[str]] = (),
 ) -> list[type[DeclarativeTool]]:
     """Load every definition and source under ``paths`` into ``Tool`` classes.
 
     With ``registry``, an instance of each is registered too. Any problem in any
     file raises ``DefinitionError`` listing all of them, and nothing is registered.
     ``${VAR}`` takes its value from ``env_file`` (``NAME=value`` lines), then
-    ``environ`` (default ``os.environ``), once, now.
+    ``environ`` (default ``os.environ``), once, now. Python backends import from
+    ``sys.path`` and the ``python_path`` folders, appended to it (searched last), as
+    ``agentkit --python-path`` does; the CLI adds the current folder too, this does not.
     """
+    add_python_path(python_path)
     with _gc_paused():
         return _load_tools(paths, registry, Environment.load(env_file, environ))
 
