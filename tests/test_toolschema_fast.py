@@ -127,8 +127,13 @@ def elements(draw: st.DrawFn, level: int) -> dict[str, Any]:
     if kind == "string":
         if draw(st.booleans()):
             definition["enum"] = ["x", "y", "zz"]
-        elif draw(st.booleans()):
+            return definition
+        if draw(st.booleans()):
             definition["pattern"] = "[a-c]{1,3}"
+        if draw(st.booleans()):
+            definition["min_length"] = draw(st.integers(0, 2))
+        if draw(st.booleans()):
+            definition["max_length"] = draw(st.integers(2, 4))
     elif kind in ("integer", "float"):
         if draw(st.integers(0, 3)) == 0:
             definition["enum"] = [1, 2, 30] if kind == "integer" else [0.5, 1.0, 2]
@@ -176,9 +181,12 @@ def valid_values(definition: dict[str, Any]) -> st.SearchStrategy[Any]:
     if "enum" in definition:
         return st.sampled_from(definition["enum"])
     if kind == "string":
+        low, high = definition.get("min_length", 0), definition.get("max_length", 5)
         if "pattern" in definition:
-            return st.from_regex(definition["pattern"], fullmatch=True)
-        return st.text(max_size=4)
+            matching = st.from_regex(definition["pattern"], fullmatch=True)
+            return matching.filter(lambda text: low <= len(text) <= high)
+        # Characters past the BMP too: a length counts code points, not UTF-16 units.
+        return st.text(st.characters(codec="utf-8"), min_size=low, max_size=high)
     if kind in ("integer", "float"):
         low, high = definition.get("minimum", -(10**6)), definition.get("maximum", 10**6)
         integers = st.integers(math.ceil(low), math.floor(high))
@@ -287,7 +295,7 @@ def echo_tool(schema: ToolSchema) -> Tool:
 ROW = {
     "type": "dictionary",
     "parameters": [
-        {"name": "name", "type": "string"},
+        {"name": "name", "type": "string", "min_length": 1, "max_length": 8},
         {"name": "count", "type": "integer", "minimum": 0},
         {"name": "score", "type": "float"},
         {"name": "note", "type": "string", "required": False},
@@ -729,6 +737,18 @@ def test_a_missing_required_value_is_an_error(path: str) -> None:
             "any",
             "Parameter 'filters.kind': expected one of ['open', 'closed'], got 'any'",
             id="enum",
+        ),
+        pytest.param(
+            "rows[0].name",
+            "",
+            "Parameter 'rows[0].name': expected a string of at least 1 character, got 0",
+            id="min-length",
+        ),
+        pytest.param(
+            "rows[1].name",
+            "\N{GRINNING FACE}" * 9,
+            "Parameter 'rows[1].name': expected a string of at most 8 characters, got 9",
+            id="max-length-in-code-points",
         ),
         pytest.param(
             "ratio",

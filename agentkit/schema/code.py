@@ -72,6 +72,10 @@ class ParameterSpec(Protocol):
     @property
     def pattern(self) -> str | None: ...
     @property
+    def min_length(self) -> int | None: ...
+    @property
+    def max_length(self) -> int | None: ...
+    @property
     def has_default(self) -> bool: ...
     @property
     def is_trivial(self) -> bool: ...
@@ -179,11 +183,35 @@ def _constraint_checks(spec: ParameterSpec) -> list[Check]:
         def check_pattern(value: Any, path: str, errors: list[Problem]) -> None:
             if regex.fullmatch(value) is None:
                 errors.append(
-                    _problem(path, f"expected a string matching {pattern!r}, got {show(value)}")
+                    # The pattern as written: a repr would double each backslash.
+                    _problem(path, f"expected a string matching '{pattern}', got {show(value)}")
                 )
 
         checks.append(check_pattern)
+    if spec.min_length is not None:
+        shortest = spec.min_length
+        at_least = f"expected a string of at least {_characters(shortest)}, got "
+
+        def check_min_length(value: Any, path: str, errors: list[Problem]) -> None:
+            if len(value) < shortest:
+                errors.append(_problem(path, f"{at_least}{len(value):,}"))
+
+        checks.append(check_min_length)
+    if spec.max_length is not None:
+        longest = spec.max_length
+        at_most = f"expected a string of at most {_characters(longest)}, got "
+
+        def check_max_length(value: Any, path: str, errors: list[Problem]) -> None:
+            if len(value) > longest:
+                errors.append(_problem(path, f"{at_most}{len(value):,}"))
+
+        checks.append(check_max_length)
     return checks
+
+
+def _characters(count: int) -> str:
+    """``count`` characters (code points, as ``len`` counts them) in words."""
+    return "1 character" if count == 1 else f"{count:,} characters"
 
 
 def generate_validator(
@@ -480,6 +508,10 @@ class _FastTier:
         if spec.pattern is not None:
             fullmatch = self.new_name("P", re.compile(spec.pattern).fullmatch)
             tests.append(f"{fullmatch}({var}) is None")
+        if spec.min_length is not None:
+            tests.append(f"len({var}) < {self.new_name('LL', spec.min_length)}")
+        if spec.max_length is not None:
+            tests.append(f"len({var}) > {self.new_name('LH', spec.max_length)}")
         return tests
 
     def check_items(self, element: ParameterSpec, var: str, indent: int, level: int) -> None:

@@ -52,6 +52,8 @@ _ELEMENT_KEYS: Final = (
     "minimum",
     "maximum",
     "pattern",
+    "min_length",
+    "max_length",
 )
 _PARAMETER_KEYS: Final = ("name", "required", "default", *_ELEMENT_KEYS)
 _NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -353,6 +355,8 @@ def _build_parameter(
         "minimum": None,
         "maximum": None,
         "pattern": None,
+        "min_length": None,
+        "max_length": None,
         **constraints,
     }
     param = build.parameter(**fields)
@@ -416,7 +420,7 @@ def _parse_union_constraints(
     the ``items`` of its list member."""
     # A bound or a pattern belongs to one member and would have to say which; an
     # enum's values say their own type, so it applies to each scalar member.
-    for key in ("minimum", "maximum", "pattern", "parameters"):
+    for key in ("minimum", "maximum", "pattern", "min_length", "max_length", "parameters"):
         if key in raw:
             problem(
                 key,
@@ -487,11 +491,17 @@ def _parse_constraints(
     maximum = _parse_bound(raw, "maximum", declared, problem)
     if minimum is not None and maximum is not None and minimum > maximum:
         problem("maximum", f"maximum {maximum} is below minimum {minimum}")
+    min_length = _parse_length(raw, "min_length", declared, problem)
+    max_length = _parse_length(raw, "max_length", declared, problem)
+    if min_length is not None and max_length is not None and min_length > max_length:
+        problem("max_length", f"max_length {max_length} is below min_length {min_length}")
     constraints: dict[str, Any] = {
         "enum": _parse_enum(raw, declared, problem),
         "minimum": minimum,
         "maximum": maximum,
         "pattern": _parse_pattern(raw, declared, problem),
+        "min_length": min_length,
+        "max_length": max_length,
     }
     if "items" in raw:
         if declared != "list":
@@ -630,6 +640,22 @@ def _parse_bound(
         problem(key, f"expected a finite number, got {value}")
         return None
     return value  # type: ignore[no-any-return]  # narrowed by is_number
+
+
+def _parse_length(
+    raw: Mapping[str, Any], key: str, declared: str, problem: Callable[[str, str], None]
+) -> int | None:
+    """``min_length`` / ``max_length``: a count of characters (code points), 0 or more."""
+    if key not in raw:
+        return None
+    value = raw[key]
+    if declared != "string":
+        problem(key, f"'{key}' applies to string parameters, not '{declared}'")
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        problem(key, f"expected a whole number of characters, 0 or more, got {written(value)}")
+        return None
+    return value
 
 
 def _parse_pattern(
