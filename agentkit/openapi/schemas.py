@@ -573,8 +573,9 @@ def whole_match(pattern: str) -> str | None:
 
 
 def _lengths(spec: dict[str, Any], schema: dict[str, Any]) -> None:
-    """``minLength`` / ``maxLength`` as a pattern (the schema format has no lengths), and
-    in words in the description, which is what a model reads."""
+    """``minLength`` / ``maxLength`` as ``min_length`` / ``max_length`` (beside any
+    pattern, both checked), and in words in the description, which is what a model
+    reads when a provider drops the keywords."""
     given_low, given_high = schema.get("minLength"), schema.get("maxLength")
     low: int = given_low if _count(given_low) else 0
     high: int | None = given_high if _count(given_high) else None
@@ -582,10 +583,10 @@ def _lengths(spec: dict[str, Any], schema: dict[str, Any]) -> None:
         return
     if high is not None and high < low:
         return
-    # [\s\S] and a lookahead, not a flag: the pattern is exported to JSON Schema too.
-    counted = f"[\\s\\S]{{{low},{'' if high is None else high}}}"
-    pattern = spec.get("pattern")
-    spec["pattern"] = counted if pattern is None else f"(?={counted}(?![\\s\\S]))(?:{pattern})"
+    if low:
+        spec["min_length"] = low
+    if high is not None:
+        spec["max_length"] = high
     if high is None:
         words = f"at least {_characters(low)}"
     elif low == high:
