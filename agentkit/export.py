@@ -389,7 +389,7 @@ def _free_form_path(schema: dict[str, Any], path: str = "") -> tuple[str, str] |
         return path or "(the inputs)", "a list without an item type"
     if isinstance(items, dict) and items:
         return _free_form_path(items, f"{path}[]")
-    for member in schema.get("anyOf", ()):  # a union's list member
+    for member in schema.get("anyOf", ()):  # a union's list or dictionary member
         found = _free_form_path(member, path)
         if found:
             return found
@@ -412,7 +412,7 @@ def _strict(schema: dict[str, Any]) -> dict[str, Any]:
         out["additionalProperties"] = False
     elif out.get("type") == "array" and isinstance(out.get("items"), dict):
         out["items"] = _strict(out["items"])
-    elif isinstance(out.get("anyOf"), list):  # a union: its list member's items
+    elif isinstance(out.get("anyOf"), list):  # a union: its list's items, its dictionary's fields
         out["anyOf"] = [_strict(member) for member in out["anyOf"]]
     if "default" in out:
         default = out.pop("default")

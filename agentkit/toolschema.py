@@ -93,10 +93,10 @@ class Parameter:
     )
 
     name: str
-    #: One of ``PARAMETER_TYPES``, or a union of two or more of the scalar types and
-    #: ``list`` (``("string", "integer")``): a value of any one of them passes. A
-    #: union's ``enum`` holds the values its scalars may take, its ``items`` the
-    #: elements of its list.
+    #: One of ``PARAMETER_TYPES``, or a union of two or more of them, each once
+    #: (``("string", "integer")``): a value of any one of them passes. A union's
+    #: ``enum`` holds the values its scalars may take, its ``items`` the elements of
+    #: its list, its ``parameters`` those of its dictionary.
     type: TypeSpec
     required: bool
     default: Any
@@ -234,14 +234,15 @@ class Parameter:
             out["maxLength"] = self.max_length
         if self.type == "list":
             out["items"] = self.items.to_json_schema() if self.items is not None else {}
-        if self.parameters is not None:
+        if self.type == "dictionary" and self.parameters is not None:
             out.update(self.parameters.to_json_schema())
         if self.has_default:
             out["default"] = copy.deepcopy(self.default)
         return out
 
     def _member_schema(self, name: str) -> dict[str, Any]:
-        """One member of a union: its type, with the enum values of that type or the items.
+        """One member of a union: its type, with the enum values of that type, the items
+        or the parameters.
 
         Each member carries its own values (``{"type": "integer", "enum": [1]}``), as
         providers that take an enum take it beside one type.
@@ -249,6 +250,9 @@ class Parameter:
         member: dict[str, Any] = {"type": JSON_TYPES[name]}
         if name == "list":
             member["items"] = self.items.to_json_schema() if self.items is not None else {}
+        elif name == "dictionary":
+            if self.parameters is not None:
+                member.update(self.parameters.to_json_schema())
         elif self.enum is not None:
             member["enum"] = [value for value in self.enum if TYPE_TESTS[name](value)]
         return member

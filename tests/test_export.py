@@ -140,6 +140,75 @@ def test_strict_cannot_express_a_list_without_an_item_type(
     ]
 
 
+@pytest.mark.parametrize(
+    ("parameter", "path"),
+    [
+        pytest.param({"name": "q", "type": ["string", "dictionary"]}, "q", id="union"),
+        pytest.param(
+            {"name": "q", "type": ["list", "dictionary"], "items": "string", "required": False},
+            "q",
+            id="union-with-a-typed-list",
+        ),
+        pytest.param(
+            {
+                "name": "filter",
+                "type": "dictionary",
+                "parameters": [{"name": "by", "type": ["integer", "dictionary"]}],
+            },
+            "filter.by",
+            id="nested",
+        ),
+    ],
+)
+def test_strict_cannot_express_a_union_with_a_free_form_dictionary(
+    parameter: dict[str, Any], path: str
+) -> None:
+    class Untyped(Search):
+        TOOL_NAME = "untyped"
+        INPUT_SCHEMA = {"parameters": [parameter]}
+
+    exported = export_tools([Untyped()], "openai", strict=True)
+    assert exported.document[0]["function"]["strict"] is False
+    assert exported.warnings == [
+        f"tool 'untyped': '{path}' is a dictionary without declared parameters, which strict "
+        "mode cannot express; exported with strict: false"
+    ]
+
+
+def test_strict_takes_a_union_whose_dictionary_declares_its_parameters() -> None:
+    class Lookup(Search):
+        TOOL_NAME = "lookup"
+        INPUT_SCHEMA = {
+            "parameters": [
+                {
+                    "name": "who",
+                    "type": ["string", "dictionary"],
+                    "required": False,
+                    "parameters": [
+                        {"name": "login", "type": "string"},
+                        {"name": "org", "type": "string", "required": False},
+                    ],
+                }
+            ]
+        }
+
+    exported = export_tools([Lookup()], "openai", strict=True)
+    function = exported.document[0]["function"]
+    assert (function["strict"], exported.warnings) == (True, [])
+    assert function["parameters"]["properties"]["who"] == {
+        "anyOf": [
+            {"type": "string"},
+            {
+                "type": "object",
+                "properties": {"login": {"type": "string"}, "org": {"type": ["string", "null"]}},
+                "required": ["login", "org"],
+                "additionalProperties": False,
+            },
+            {"type": "null"},
+        ]
+    }
+
+
 def test_anthropic() -> None:
     (entry,) = export_tools([Search()], "anthropic").document
     assert set(entry) == {"name", "description", "input_schema"}

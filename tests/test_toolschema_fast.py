@@ -111,7 +111,7 @@ def elements(draw: st.DrawFn, level: int) -> dict[str, Any]:
         kinds += ["list", "dictionary"]
     kind = draw(st.sampled_from(kinds))
     if kind == "union":
-        return {
+        union: dict[str, Any] = {
             "type": draw(
                 st.sampled_from(
                     [
@@ -119,10 +119,15 @@ def elements(draw: st.DrawFn, level: int) -> dict[str, Any]:
                         ["integer", "float"],
                         ["string", "list"],
                         ["boolean", "float"],
+                        ["string", "dictionary"],
+                        ["list", "dictionary"],
                     ]
                 )
             )
         }
+        if "dictionary" in union["type"] and level < 3 and draw(st.booleans()):
+            union["parameters"] = draw(parameter_lists(level + 1))
+        return union
     definition: dict[str, Any] = {"type": kind}
     if kind == "string":
         if draw(st.booleans()):
@@ -177,7 +182,8 @@ def valid_values(definition: dict[str, Any]) -> st.SearchStrategy[Any]:
     """Values ``definition`` takes (mostly: nested values are ``candidates``)."""
     kind = definition["type"]
     if isinstance(kind, list):
-        return st.one_of([valid_values({"type": member}) for member in kind])
+        # Each member with what the union declares for it (a dictionary its parameters).
+        return st.one_of([valid_values({**definition, "type": member}) for member in kind])
     if "enum" in definition:
         return st.sampled_from(definition["enum"])
     if kind == "string":

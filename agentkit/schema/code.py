@@ -99,11 +99,9 @@ def compile_check(spec: ParameterSpec) -> Check:
     finite = "float" in members
     element = spec.items._check if spec.items is not None else None
     nested = spec.parameters
-    with_list = isinstance(declared, tuple) and "list" in members
-    # A free-form list or dictionary, or a union's list member without items.
-    free_form = (
-        element is None and nested is None and ("list" in members or "dictionary" in members)
-    )
+    # A list is checked by its items and a dictionary by its parameters, whether the
+    # type is one or a union's member; without them either is free-form.
+    holds_containers = "list" in members or "dictionary" in members
 
     def check(value: Any, path: str, errors: list[Problem]) -> Any:
         if not passes(value):
@@ -120,19 +118,23 @@ def compile_check(spec: ParameterSpec) -> Check:
             return value
         for constraint in constraints:
             constraint(value, path, errors)
-        if with_list and not isinstance(value, list):
-            return value  # a scalar of a union with a list: checked
-        if element is not None:
-            value = [element(item, f"{path}[{index}]", errors) for index, item in enumerate(value)]
-        elif nested is not None:
-            checked = nested._check(value, f"{path}.", errors)
-            # Always a copy, so a tool changing a nested value never reaches the caller's.
-            value = dict(checked) if checked is value else checked
-        elif free_form:
-            # Free-form containers are copied so defaults and callers never share
-            # them, and checked on the way: bounded nesting, finite numbers.
-            value = checked_copy(value, path, errors)
-        return value
+        if not holds_containers:
+            return value
+        if isinstance(value, list):
+            if element is not None:
+                return [
+                    element(item, f"{path}[{index}]", errors) for index, item in enumerate(value)
+                ]
+        elif isinstance(value, dict):
+            if nested is not None:
+                checked = nested._check(value, f"{path}.", errors)
+                # Always a copy, so a tool changing a nested value never reaches the caller's.
+                return dict(checked) if checked is value else checked
+        else:
+            return value  # a scalar of a union: checked
+        # Free-form containers are copied so defaults and callers never share
+        # them, and checked on the way: bounded nesting, finite numbers.
+        return checked_copy(value, path, errors)
 
     return check
 
@@ -152,11 +154,11 @@ def _constraint_checks(spec: ParameterSpec) -> list[Check]:
 
         else:
             # A union: matched by JSON kind and value (an enum of 1 does not take true);
-            # a list is the enum's to judge only through its items.
+            # a list or a dictionary is the enum's to judge only through what it holds.
             keys = frozenset(enum_key(value) for value in spec.enum)
 
             def check_enum(value: Any, path: str, errors: list[Problem]) -> None:
-                if not isinstance(value, list) and enum_key(value) not in keys:
+                if not isinstance(value, (list, dict)) and enum_key(value) not in keys:
                     errors.append(_problem(path, f"expected one of {shown}, got {show(value)}"))
 
         checks.append(check_enum)

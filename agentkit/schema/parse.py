@@ -416,11 +416,11 @@ def _parse_union_constraints(
     build: Builders,
     problem: Callable[[str, str], None],
 ) -> dict[str, Any]:
-    """What a union may say beyond its types: the ``enum`` of its scalar values, and
-    the ``items`` of its list member."""
+    """What a union may say beyond its types: the ``enum`` of its scalar values, the
+    ``items`` of its list member and the ``parameters`` of its dictionary member."""
     # A bound or a pattern belongs to one member and would have to say which; an
     # enum's values say their own type, so it applies to each scalar member.
-    for key in ("minimum", "maximum", "pattern", "min_length", "max_length", "parameters"):
+    for key in ("minimum", "maximum", "pattern", "min_length", "max_length"):
         if key in raw:
             problem(
                 key,
@@ -438,6 +438,16 @@ def _parse_union_constraints(
             constraints["items"] = _parse_parameter(
                 raw["items"], (*location, "items"), problems, build, named=False
             )
+    if "parameters" in raw:
+        if "dictionary" not in declared:
+            problem(
+                "parameters",
+                f"'parameters' applies to a union with 'dictionary', not to {type_label(declared)}",
+            )
+        else:
+            constraints["parameters"] = parse_parameter_list(
+                raw["parameters"], (*location, "parameters"), problems, build
+            )
     return constraints
 
 
@@ -452,8 +462,13 @@ def _parse_union_enum(
     if not isinstance(values, list) or not values:
         problem("enum", "expected a non-empty list of allowed values")
         return None
-    # A union has two or more members and one list at most, so one scalar at least.
     scalars = [name for name in declared if name in SCALAR_TYPES]
+    if not scalars:
+        problem(
+            "enum",
+            f"'enum' applies to a union's scalar types, and {type_label(declared)} has none",
+        )
+        return None
     for value in values:
         if not any(TYPE_TESTS[name](value) for name in scalars):
             expected = type_label(tuple(scalars))
@@ -540,15 +555,10 @@ def _parse_union(
                 if isinstance(item, str)
                 else ""
             )
-            why = (
-                "a dictionary cannot be one of a union"
-                if item == "dictionary"
-                else "unsupported type"
-            )
             problems.append(
                 SchemaProblem(
                     location=where,
-                    message=f"{why}: {written(item)}{hint}; a union joins: {joined}",
+                    message=f"unsupported type: {written(item)}{hint}; a union joins: {joined}",
                 )
             )
         elif item in names:

@@ -48,9 +48,10 @@ PARAMETER_TYPES: Final = ("string", "integer", "float", "boolean", "list", "dict
 #: The scalar types, which an ``enum`` of a union may hold values of.
 SCALAR_TYPES: Final = ("string", "integer", "float", "boolean")
 
-#: The types a union may join (``type: [string, integer]``, ``[string, list]``): a
-#: value of any one passes. A dictionary cannot: it would need its own parameters.
-UNION_TYPES: Final = (*SCALAR_TYPES, "list")
+#: The types a union may join (``type: [string, integer]``, ``[string, list]``,
+#: ``[string, dictionary]``): a value of any one passes. Each type is listed once,
+#: so a union's ``items`` belong to its list and its ``parameters`` to its dictionary.
+UNION_TYPES: Final = PARAMETER_TYPES
 
 #: A parameter's declared type: one name, or a union of two or more ``UNION_TYPES``.
 TypeSpec = str | tuple[str, ...]
