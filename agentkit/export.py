@@ -42,6 +42,7 @@ from typing import Any, Final, Protocol, final
 
 from agentkit.binary import is_binary
 from agentkit.plugins import PluginTable
+from agentkit.schema.values import length_words
 from agentkit.tool import Tool
 from agentkit.toolerrors import ExportError, did_you_mean
 from agentkit.toolschema import ToolSchema
@@ -414,14 +415,22 @@ def _strict(schema: dict[str, Any]) -> dict[str, Any]:
         out["items"] = _strict(out["items"])
     elif isinstance(out.get("anyOf"), list):  # a union: its list's items, its dictionary's fields
         out["anyOf"] = [_strict(member) for member in out["anyOf"]]
+    if "minLength" in out or "maxLength" in out:
+        # Not among strict mode's keywords: said in words (agentkit still checks them).
+        words = length_words(out.pop("minLength", None), out.pop("maxLength", None))
+        if words and words not in out.get("description", "").lower():
+            _add_note(out, words[0].upper() + words[1:] + ".")
     if "default" in out:
-        default = out.pop("default")
-        note = f"Default: {json.dumps(default)}."
-        described = out.get("description", "").rstrip()
-        if described and described[-1] not in ".!?":
-            described += "."
-        out["description"] = f"{described} {note}" if described else note
+        _add_note(out, f"Default: {json.dumps(out.pop('default'))}.")
     return out
+
+
+def _add_note(schema: dict[str, Any], note: str) -> None:
+    """``note``, a sentence, after ``schema``'s description."""
+    described = schema.get("description", "").rstrip()
+    if described and described[-1] not in ".!?":
+        described += "."
+    schema["description"] = f"{described} {note}" if described else note
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:

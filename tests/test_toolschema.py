@@ -215,6 +215,11 @@ def test_a_pattern_is_shown_as_written() -> None:
         pytest.param("\N{GRINNING FACE}" * 4, None, id="astral-characters-count-once"),
         pytest.param("e\u0301" * 2, None, id="combining-marks-count-apart"),
         pytest.param(
+            "\N{REGIONAL INDICATOR SYMBOL LETTER N}\N{REGIONAL INDICATOR SYMBOL LETTER O}" * 3,
+            "expected a string of at most 4 characters, got 6",
+            id="a-flag-is-two",
+        ),
+        pytest.param(
             "\N{GRINNING FACE}" * 5,
             "expected a string of at most 4 characters, got 5",
             id="astral-too-long",

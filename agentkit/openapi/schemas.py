@@ -12,7 +12,7 @@ from agentkit.openapi.budgets import Budgets
 from agentkit.openapi.literal import literal
 from agentkit.openapi.memo import Conversions
 from agentkit.openapi.reader import Resolver, pointer_join, problem, unexpressible
-from agentkit.schema.values import enum_key
+from agentkit.schema.values import enum_key, length_words
 from agentkit.toolerrors import UnexpressibleOperation
 
 #: A cut description ends with this.
@@ -587,17 +587,7 @@ def _lengths(spec: dict[str, Any], schema: dict[str, Any]) -> None:
         spec["min_length"] = low
     if high is not None:
         spec["max_length"] = high
-    if high is None:
-        words = f"at least {_characters(low)}"
-    elif low == high:
-        words = f"exactly {_characters(low)}"
-    else:
-        words = f"{low} to {high} characters" if low else f"at most {_characters(high)}"
-    spec["description"] = sentence(spec.get("description"), words)
-
-
-def _characters(count: int) -> str:
-    return "1 character" if count == 1 else f"{count} characters"
+    spec["description"] = sentence(spec.get("description"), length_words(low, high))
 
 
 def _count(value: Any) -> TypeGuard[int]:

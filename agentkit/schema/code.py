@@ -24,6 +24,7 @@ from agentkit.schema.values import (
     EXACT_TYPES,
     Check,
     TypeSpec,
+    characters,
     enum_key,
     is_number,
     show,
@@ -192,7 +193,7 @@ def _constraint_checks(spec: ParameterSpec) -> list[Check]:
         checks.append(check_pattern)
     if spec.min_length is not None:
         shortest = spec.min_length
-        at_least = f"expected a string of at least {_characters(shortest)}, got "
+        at_least = f"expected a string of at least {characters(shortest)}, got "
 
         def check_min_length(value: Any, path: str, errors: list[Problem]) -> None:
             if len(value) < shortest:
@@ -201,7 +202,7 @@ def _constraint_checks(spec: ParameterSpec) -> list[Check]:
         checks.append(check_min_length)
     if spec.max_length is not None:
         longest = spec.max_length
-        at_most = f"expected a string of at most {_characters(longest)}, got "
+        at_most = f"expected a string of at most {characters(longest)}, got "
 
         def check_max_length(value: Any, path: str, errors: list[Problem]) -> None:
             if len(value) > longest:
@@ -209,11 +210,6 @@ def _constraint_checks(spec: ParameterSpec) -> list[Check]:
 
         checks.append(check_max_length)
     return checks
-
-
-def _characters(count: int) -> str:
-    """``count`` characters (code points, as ``len`` counts them) in words."""
-    return "1 character" if count == 1 else f"{count:,} characters"
 
 
 def generate_validator(
