@@ -296,6 +296,8 @@ def _parse_union(raw: str, param: Parameter, members: tuple[str, ...], key: str)
 
     if "list" in members and raw.lstrip().startswith("["):
         return parse_value(raw, _as_list(param), key)
+    if "dictionary" in members and raw.lstrip().startswith("{"):
+        return parse_value(raw, _as_list(param, "dictionary"), key)
     value = from_text(raw, members)
     if isinstance(value, str) and "string" not in members:
         if "list" in members:
@@ -304,8 +306,10 @@ def _parse_union(raw: str, param: Parameter, members: tuple[str, ...], key: str)
     return value
 
 
-def _as_list(param: Parameter) -> Parameter:
-    """A union's list member as a parameter of its own, to read text into."""
+def _as_list(param: Parameter, member: str = "list") -> Parameter:
+    """A union's list (or dictionary) member as a parameter of its own, to read text into."""
     from agentkit.toolschema import Parameter
 
-    return Parameter(name=param.name, type="list", items=param.items)
+    if member == "dictionary":
+        return Parameter(name=param.name, type=member, parameters=param.parameters)
+    return Parameter(name=param.name, type=member, items=param.items)
