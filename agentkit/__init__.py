@@ -42,6 +42,10 @@ if _typing.TYPE_CHECKING:
         OTelTracer,
         ToolEvent,
     )
+    from agentkit.paging import (
+        Page,
+        PageStore,
+    )
     from agentkit.progress import (
         Progress,
         reporting_progress,
@@ -142,6 +146,8 @@ _LAZY: dict[str, str] = {
     "OTelMetrics": "agentkit.observability",
     "OTelTracer": "agentkit.observability",
     "PARAMETER_TYPES": "agentkit.toolschema",
+    "Page": "agentkit.paging",
+    "PageStore": "agentkit.paging",
     "Parameter": "agentkit.toolschema",
     "PluginError": "agentkit.toolerrors",
     "Problem": "agentkit.toolerrors",
@@ -216,6 +222,8 @@ __all__ = [
     "OAuth2Error",
     "OTelMetrics",
     "OTelTracer",
+    "Page",
+    "PageStore",
     "Parameter",
     "PluginError",
     "Problem",
