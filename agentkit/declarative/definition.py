@@ -31,6 +31,7 @@ TOP_LEVEL_KEYS: Final = (
     "concurrency",
     "confirm",
     "deprecated",
+    "max_output",
     "backend",
 )
 #: The most calls of one tool a definition's ``concurrency:`` can allow at once.
@@ -73,6 +74,9 @@ class ToolDefinition:
     confirm: bool = False
     #: Why the tool is deprecated and what to use instead (``deprecated:``); None: it is not.
     deprecated: str | None = None
+    #: The answer budget as written (``max_output: {bytes: N}`` or ``{tokens: N}``);
+    #: None: answers are given whole.
+    max_output: dict[str, int] | None = None
 
     @property
     def source(self) -> str:
@@ -188,6 +192,7 @@ def parse_definition(
         )
 
     deprecated = _parse_deprecated(raw.get("deprecated"), problems)
+    max_output = _parse_max_output(raw.get("max_output"), inputs, problems)
 
     if len(problems) > start or backend is None:
         return None
@@ -213,6 +218,7 @@ def parse_definition(
         concurrency=concurrency,
         confirm=confirm is True,
         deprecated=deprecated,
+        max_output=max_output,
     )
 
 
@@ -231,6 +237,24 @@ def _parse_concurrency(raw: Any, problems: Problems) -> int | None:
         )
         return None
     return raw
+
+
+def _parse_max_output(raw: Any, inputs: ToolSchema, problems: Problems) -> dict[str, int] | None:
+    """``max_output: {bytes: 20000}`` or ``{tokens: 5000}``; None when left out."""
+    if raw is None:
+        return None
+    from agentkit.paging import CONTINUATION, max_output_bytes  # only where one is declared
+
+    _, wrong = max_output_bytes(raw)
+    if wrong is not None:
+        problems.add(("max_output",), wrong)
+    if CONTINUATION in inputs:
+        problems.add(
+            ("max_output",),
+            f"input_schema declares '{CONTINUATION}', the argument a tool with max_output "
+            "takes to fetch the next page of an answer: rename that parameter",
+        )
+    return None if wrong is not None else dict(raw)
 
 
 def _parse_deprecated(raw: Any, problems: Problems) -> str | None:
