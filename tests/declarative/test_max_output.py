@@ -13,7 +13,7 @@ import yaml
 from agentkit import DefinitionError, ToolExecutor, load_tools
 from agentkit.paging import CONTINUATION, PageStore, size_of
 from tests.declarative.conftest import WriteFile
-from tests.support.paged import every_page, merged, output_of
+from tests.support.paged import REPORT_DEFINITION, every_page, merged, output_of
 from tests.support.serve_tools import report
 
 SCHEMA = json.loads(
@@ -21,28 +21,6 @@ SCHEMA = json.loads(
         Path(__file__).parents[2] / "agentkit" / "declarative" / "tool-definition.schema.json"
     ).read_text()
 )
-
-REPORT = """\
-name: report
-version: 1.0.0
-description: A report of many rows.
-max_output: {budget}
-input_schema:
-  parameters:
-    - {{name: rows, type: integer}}
-output_schema:
-  parameters:
-    - {{name: title, type: string}}
-    - name: rows
-      type: list
-      items:
-        type: dictionary
-        parameters:
-          - {{name: id, type: integer}}
-          - {{name: name, type: string}}
-          - {{name: note, type: string}}
-backend: {{python: "tests.support.serve_tools:report"}}
-"""
 
 
 def problems_of(path: Path) -> list[str]:
@@ -57,7 +35,7 @@ def problems_of(path: Path) -> list[str]:
     ids=["bytes", "tokens"],
 )
 def test_a_definition_s_answers_come_in_pages(write: WriteFile, budget: str, expected: int) -> None:
-    (cls,) = load_tools(write(REPORT.format(budget=budget)))
+    (cls,) = load_tools(write(REPORT_DEFINITION.format(budget=budget)))
     tool = cls()
     assert cls.spec is not None
     assert cls.spec.max_output == expected
@@ -72,10 +50,10 @@ def test_a_definition_s_answers_come_in_pages(write: WriteFile, budget: str, exp
 
 def test_the_definition_schema_takes_max_output(write: WriteFile) -> None:
     for budget in ("{bytes: 2000}", "{tokens: 500}"):
-        jsonschema.validate(yaml.safe_load(REPORT.format(budget=budget)), SCHEMA)
+        jsonschema.validate(yaml.safe_load(REPORT_DEFINITION.format(budget=budget)), SCHEMA)
     for budget in ("{bytes: 10}", "{bytes: 2000, tokens: 500}", "{kilobytes: 2}", "2000"):
         with pytest.raises(jsonschema.ValidationError):
-            jsonschema.validate(yaml.safe_load(REPORT.format(budget=budget)), SCHEMA)
+            jsonschema.validate(yaml.safe_load(REPORT_DEFINITION.format(budget=budget)), SCHEMA)
 
 
 @pytest.mark.parametrize(
@@ -93,7 +71,7 @@ def test_the_definition_schema_takes_max_output(write: WriteFile) -> None:
 def test_a_malformed_budget_is_a_problem_at_its_line(
     write: WriteFile, budget: str, said: str
 ) -> None:
-    path = write(REPORT.format(budget=budget))
+    path = write(REPORT_DEFINITION.format(budget=budget))
     (found,) = problems_of(path)
     assert found.startswith(f"{path}:4:")
     assert "max_output" in found
@@ -102,7 +80,7 @@ def test_a_malformed_budget_is_a_problem_at_its_line(
 
 
 def test_a_parameter_named_continuation_is_a_problem_with_max_output(write: WriteFile) -> None:
-    text = REPORT.format(budget="{bytes: 2000}").replace(
+    text = REPORT_DEFINITION.format(budget="{bytes: 2000}").replace(
         "- {name: rows, type: integer}",
         "- {name: rows, type: integer}\n    - {name: continuation, type: string}",
     )
@@ -114,7 +92,9 @@ def test_a_parameter_named_continuation_is_a_problem_with_max_output(write: Writ
 
 
 def test_without_max_output_a_definition_is_unchanged(write: WriteFile) -> None:
-    text = REPORT.format(budget="{bytes: 2000}").replace("max_output: {bytes: 2000}\n", "")
+    text = REPORT_DEFINITION.format(budget="{bytes: 2000}").replace(
+        "max_output: {bytes: 2000}\n", ""
+    )
     (cls,) = load_tools(write(text))
     assert cls.spec is not None
     assert cls.spec.max_output is None

@@ -28,6 +28,32 @@ REPORT_SCHEMA: dict[str, Any] = {
 }
 
 
+#: The definition of a tool like ``Report`` (its ``tests.support.serve_tools:report``
+#: counts its runs in ``<marker>.runs``); ``{budget}`` is its ``max_output``.
+REPORT_DEFINITION = """\
+name: report
+version: 1.0.0
+description: A report of many rows.
+max_output: {budget}
+input_schema:
+  parameters:
+    - {{name: rows, type: integer}}
+    - {{name: marker, type: string, required: false, default: ""}}
+output_schema:
+  parameters:
+    - {{name: title, type: string}}
+    - name: rows
+      type: list
+      items:
+        type: dictionary
+        parameters:
+          - {{name: id, type: integer}}
+          - {{name: name, type: string}}
+          - {{name: note, type: string}}
+backend: {{python: "tests.support.serve_tools:report"}}
+"""
+
+
 def report_rows(count: int) -> dict[str, Any]:
     """The answer of ``Report``: a title and ``count`` rows, some with non-ASCII notes."""
     return {
