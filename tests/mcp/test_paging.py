@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from tests.support.paged import REPORT_DEFINITION, report_rows
 from tests.support.serving import (
     Served,
     server_fixture,
+    serving,
     session,
     stdio_parameters,
     stdio_session,
@@ -173,3 +174,60 @@ def test_an_answer_under_the_budget_has_no_page(server: Served) -> None:
     assert result.structured_content == report_rows(3)
     assert result.meta is None or PAGE_META not in result.meta
     assert len(result.content) == 1
+
+
+TOKENS = ("paging-token-alice-0123456789abcdef", "paging-token-bob-0123456789abcdef")
+
+
+@pytest.fixture(scope="module")
+def stateless(folder: Path) -> Iterator[Served]:
+    args = ["--tools", str(folder), "--stateless", "--auth-token-env", "PAGING_TOKENS"]
+    with serving(args, env={"PAGING_TOKENS": ",".join(TOKENS)}) as served:
+        yield served
+
+
+def test_stateless_clients_that_authenticate_apart_do_not_share_pages(
+    stateless: Served,
+) -> None:
+    def bearer(token: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token}"}
+
+    async def work() -> tuple[types.CallToolResult, types.CallToolResult]:
+        async with session(stateless.url, bearer(TOKENS[0])) as alice:
+            first = await alice.call_tool("report", {"rows": 150})
+        assert first.meta is not None
+        continuation = first.meta[PAGE_META]["continuation"]
+        async with session(stateless.url, bearer(TOKENS[1])) as bob:
+            stolen = await bob.call_tool("report", {CONTINUATION: continuation})
+        async with session(stateless.url, bearer(TOKENS[0])) as alice_again:
+            mine = await alice_again.call_tool("report", {CONTINUATION: continuation})
+        return stolen, mine
+
+    stolen, mine = _bounded(work)
+    assert stolen.is_error
+    assert "unknown or has expired" in str(stolen.content[0])
+    assert not mine.is_error
+    assert mine.meta is not None
+    assert mine.meta[PAGE_META]["page"] == 2
+
+
+def test_a_continuation_from_another_replica_is_unknown_there(server: Served, folder: Path) -> None:
+    """Two servers of the same tools, as behind a load balancer without sticky sessions."""
+
+    async def work(replica: Served) -> types.CallToolResult:
+        async with session(server.url) as client:
+            first = await client.call_tool("report", {"rows": 150})
+        assert first.meta is not None
+        continuation = first.meta[PAGE_META]["continuation"]
+        async with session(replica.url) as elsewhere:
+            result: types.CallToolResult = await elsewhere.call_tool(
+                "report", {CONTINUATION: continuation}
+            )
+            return result
+
+    with serving(["--tools", str(folder)]) as replica:
+        result = _bounded(lambda: work(replica))
+    assert result.is_error
+    message = str(result.content[0])
+    assert "unknown or has expired" in message
+    assert "by the server process that gave it" in message
