@@ -200,12 +200,10 @@ class Page:
 def _held(part: PagePart) -> str:
     if not part.count:
         return f"'{part.path}' holds none of its {part.total} {part.unit} here"
-    first, last = part.offset + 1, part.offset + part.count
+    last = part.offset + part.count
     left = part.total - last
-    return (
-        f"'{part.path}' holds {part.unit} {first}-{last} of {part.total}"
-        + (f" ({left} more to come)" if left else "")
-        + (f" (continued from {part.offset} before)" if part.offset and not left else "")
+    return f"'{part.path}' holds {part.unit} {part.offset + 1}-{last} of {part.total}" + (
+        f" ({left} more to come)" if left else ""
     )
 
 
