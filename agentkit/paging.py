@@ -47,6 +47,7 @@ __all__ = [
     "PageStore",
     "caller_scope",
     "continuation_of",
+    "fits",
     "max_output_bytes",
     "page_answer",
     "paged",
@@ -107,9 +108,27 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+# One encoder for every measure: json.dumps with options builds a new one each call. A
+# value JSON has no form for (a free-form answer's) is measured as its text.
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
 def size_of(value: Any) -> int:
     """The bytes ``value`` takes as compact UTF-8 JSON: what a budget counts."""
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    text = _compact(value)
+    # A lone surrogate counts as the three bytes its replacement takes on the wire.
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def fits(value: Any, budget: int) -> bool:
+    """Whether ``value`` takes at most ``budget`` bytes (``size_of``), told cheaply when it
+    is well within: ``repr`` costs a fifth of encoding a small answer, and compact JSON
+    takes at most twice its length (a quote escaped, ``\\x01`` written ``\\u0001``), four
+    times when a character is not ASCII (UTF-8 takes up to four bytes for one)."""
+    shown = repr(value)
+    if len(shown) * (2 if shown.isascii() else 4) <= budget:
+        return True
+    return size_of(value) <= budget
 
 
 def continuation_of(inputs: Any) -> Any:
@@ -217,7 +236,7 @@ def paged(
     ``Page`` saying so, the rest kept in ``store``. An answer that cannot be cut so that
     every page passes ``schema`` is given whole."""
     try:
-        if size_of(output) <= budget:
+        if fits(output, budget):
             return output, None
         planned = page_answer(output, schema.to_json_schema(), budget)
     except (TypeError, ValueError):  # a free-form output holding what JSON cannot

@@ -36,6 +36,7 @@ from agentkit.paging import (
     Page,
     PageStore,
     continuation_of,
+    fits,
     paged,
 )
 from agentkit.recording import ReplaySource
@@ -226,10 +227,11 @@ class ToolExecutor:
             and self._unobserved
             and not spec.credential_names
             and not spec.is_async
-            and spec.max_output is None
         ):
+            budget = spec.max_output
             values = spec.input_schema.fast_check(inputs)  # a copy: never the caller's
-            if values is not None:
+            # A call for the next page of an answer takes the steps: nothing is run.
+            if values is not None and (budget is None or values.get(CONTINUATION) is None):
                 returned = failure = None
                 try:
                     returned = tool.execute(values, _NO_CREDENTIALS)
@@ -237,7 +239,8 @@ class ToolExecutor:
                     failure = _execution_error(spec.name, exc, None)
                 else:
                     output = spec.output_schema.fast_check(returned)
-                    if output is not None:
+                    # An answer over the tool's budget is paged by step 4.
+                    if output is not None and (budget is None or fits(output, budget)):
                         duration = _perf_counter() - start
                         self._record_duration(spec.name, duration, None)
                         return make_result(spec.name, STATUS_SUCCESS, output, duration, None)
