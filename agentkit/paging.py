@@ -33,6 +33,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, final
 
+from agentkit.toolerrors import SemanticError
+
 if TYPE_CHECKING:
     from agentkit.toolschema import ToolSchema
 
@@ -503,6 +505,15 @@ class PageStore:
         ttl: float = 600.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        for option, value in (("max_answers", max_answers), ("max_bytes", max_bytes)):
+            if type(value) is not int or value < 1:
+                raise SemanticError(
+                    f"PageStore({option}=...) must be a positive integer, got {value!r}"
+                )
+        if not isinstance(ttl, (int, float)) or isinstance(ttl, bool) or not 0 < ttl < 1e9:
+            raise SemanticError(
+                f"PageStore(ttl=...) must be a positive number of seconds, got {ttl!r}"
+            )
         self.max_answers = max_answers
         self.max_bytes = max_bytes
         self.ttl = ttl

@@ -524,3 +524,13 @@ def test_the_quick_measure_never_undercounts_the_worst_strings(text: str) -> Non
     exact = size_of(value)
     assert fits(value, exact)
     assert not fits(value, exact - 1)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"max_answers": 0}, {"max_bytes": -1}, {"max_answers": 1.5}, {"ttl": 0}, {"ttl": True}],
+    ids=["no-answers", "negative-bytes", "fraction", "no-time", "bool"],
+)
+def test_a_store_refuses_bounds_that_bound_nothing(options: dict[str, Any]) -> None:
+    with pytest.raises(SemanticError, match=rf"PageStore\({next(iter(options))}="):
+        PageStore(**options)

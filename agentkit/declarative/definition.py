@@ -10,7 +10,7 @@ from typing import Any, Final, TypeGuard, final
 from agentkit.declarative.backends import Backend, BackendContext, backend_kinds, find_backend
 from agentkit.declarative.environment import Environment, Substituter, Substitution
 from agentkit.declarative.problems import Location, Problems, check_keys
-from agentkit.declarative.sources import Source, SourceTable
+from agentkit.declarative.sources import Source, SourceTable, parse_max_output
 from agentkit.declarative.yamlsource import clip, read_documents
 from agentkit.schema.values import from_text
 from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
@@ -192,7 +192,7 @@ def parse_definition(
         )
 
     deprecated = _parse_deprecated(raw.get("deprecated"), problems)
-    max_output = _parse_max_output(raw.get("max_output"), inputs, problems)
+    max_output = _parse_max_output(raw, inputs, http_source, problems)
 
     if len(problems) > start or backend is None:
         return None
@@ -239,22 +239,30 @@ def _parse_concurrency(raw: Any, problems: Problems) -> int | None:
     return raw
 
 
-def _parse_max_output(raw: Any, inputs: ToolSchema, problems: Problems) -> dict[str, int] | None:
-    """``max_output: {bytes: 20000}`` or ``{tokens: 5000}``; None when left out."""
-    if raw is None:
+def _parse_max_output(
+    raw: dict[str, Any], inputs: ToolSchema, sources: list[Source], problems: Problems
+) -> dict[str, int] | None:
+    """The tool's ``max_output``, else its source's; None when neither declares one."""
+    if "max_output" in raw:
+        where: Location = ("max_output",)
+        max_output = parse_max_output(raw["max_output"], problems)
+        if max_output is None:
+            return None
+        declared = "max_output"
+    elif sources and sources[0].max_output is not None:
+        where, max_output = ("input_schema",), dict(sources[0].max_output)
+        declared = f"max_output (from source '{sources[0].name}', {sources[0].location})"
+    else:
         return None
-    from agentkit.paging import CONTINUATION, max_output_bytes  # only where one is declared
+    from agentkit.paging import CONTINUATION  # only where a budget is declared
 
-    _, wrong = max_output_bytes(raw)
-    if wrong is not None:
-        problems.add(("max_output",), wrong)
     if CONTINUATION in inputs:
         problems.add(
-            ("max_output",),
-            f"input_schema declares '{CONTINUATION}', the argument a tool with max_output "
+            where,
+            f"input_schema declares '{CONTINUATION}', the argument a tool with {declared} "
             "takes to fetch the next page of an answer: rename that parameter",
         )
-    return None if wrong is not None else dict(raw)
+    return max_output
 
 
 def _parse_deprecated(raw: Any, problems: Problems) -> str | None:

@@ -99,3 +99,54 @@ def test_without_max_output_a_definition_is_unchanged(write: WriteFile) -> None:
     assert cls.spec is not None
     assert cls.spec.max_output is None
     assert CONTINUATION not in cls.spec.input_schema
+
+
+SOURCE = """\
+source: tracker
+base_url: https://tracker.invalid/api
+max_output: {budget}
+"""
+TOOL_OF_SOURCE = """\
+name: {name}
+version: 1.0.0
+{own}input_schema:
+  parameters:
+    - {{name: {parameter}, type: string}}
+backend: {{http: {{source: tracker, path: /issues}}}}
+"""
+
+
+def _tool_of_source(name: str, own: str = "", parameter: str = "query") -> str:
+    return TOOL_OF_SOURCE.format(name=name, own=own, parameter=parameter)
+
+
+def test_a_source_s_budget_is_its_tools_unless_they_declare_their_own(
+    write: WriteFile, tmp_path: Path
+) -> None:
+    write(SOURCE.format(budget="{tokens: 1000}"), "source.yaml")
+    write(_tool_of_source("inherits"), "inherits.yaml")
+    write(_tool_of_source("own", own="max_output: {bytes: 500}\n"), "own.yaml")
+    budgets = {cls.TOOL_NAME: cls.spec.max_output for cls in load_tools(tmp_path) if cls.spec}
+    assert budgets == {"inherits": 4000, "own": 500}
+
+
+def test_a_malformed_source_budget_is_a_problem_at_the_source(
+    write: WriteFile, tmp_path: Path
+) -> None:
+    source = write(SOURCE.format(budget="{tokens: 1}"), "source.yaml")
+    write(_tool_of_source("inherits"), "inherits.yaml")
+    found = "\n".join(problems_of(tmp_path))
+    assert f"{source}:3:" in found
+    assert "max_output" in found
+    assert "got 1 tokens (4 bytes)" in found
+
+
+def test_a_continuation_parameter_of_a_tool_of_a_budgeted_source_is_a_problem(
+    write: WriteFile, tmp_path: Path
+) -> None:
+    source = write(SOURCE.format(budget="{bytes: 4000}"), "source.yaml")
+    tool = write(_tool_of_source("clash", parameter="continuation"), "clash.yaml")
+    (found,) = problems_of(tmp_path)
+    assert found.startswith(f"{tool}:")
+    assert f"from source 'tracker', {source}:1" in found
+    assert "declares 'continuation'" in found
