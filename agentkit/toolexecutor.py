@@ -32,7 +32,7 @@ from agentkit.observability import (
 from agentkit.paging import (
     CONTINUATION,
     DEFAULT_STORE,
-    ContinuationProblem,
+    ContinuationError,
     Page,
     PageStore,
     continuation_of,
@@ -585,7 +585,7 @@ class ToolExecutor:
         """The page a call's ``continuation`` names, for this tool and caller."""
         try:
             output, page = self._pages.take(name, continuation_of(inputs))
-        except ContinuationProblem as exc:
+        except ContinuationError as exc:
             problem = Problem(path=CONTINUATION, message=f"Parameter '{CONTINUATION}': {exc}")
             raise ToolValidationError(name, "input", [problem]) from None
         return _Taken(output, page)
