@@ -22,7 +22,7 @@ BENCH_K8S_STAMP := benchmarks/kubernetes/node_modules/.installed
 # the edit-test loop, not a substitute for `make test` (tests/conftest.py marks them).
 FAST := not npm and not server and not slow
 
-.PHONY: demo test test-fast lint typecheck unit bench soak scale-check conformance clean
+.PHONY: demo test test-fast lint typecheck unit examples bench soak scale-check conformance clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,7 +43,7 @@ $(NODE_STAMP): package-lock.json
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
-test: lint typecheck unit
+test: lint typecheck unit examples
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check .
@@ -55,6 +55,10 @@ typecheck: $(STAMP)
 
 unit: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest
+
+# The shipped definitions' examples, offline against their recordings (docs/testing.md).
+examples: $(STAMP)
+	$(BIN)/agentkit test tools.d
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "$(FAST)"

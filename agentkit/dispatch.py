@@ -13,6 +13,11 @@ Anything that goes wrong -- an unknown tool, arguments that are not JSON, a
 validation or execution error -- becomes text the model can act on: the
 problems listed, no traceback, no secret. Plain dicts and the official
 SDKs' objects are accepted alike; the SDKs are not imported.
+
+With ``deferred=`` (the names or patterns an export deferred, see
+``agentkit.export``), a call of the search tool ``search_tools`` is answered from the
+registry's deferred tools (``agentkit.toolsearch``), ranked as the MCP server ranks
+them; the tools it finds are called by name like any other.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from agentkit.toolerrors import ToolValidationError, UnknownToolError
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 from agentkit.toolresult import ToolResult
+from agentkit.toolsearch import SEARCH_TOOL_NAME, SearchTools, matching
 
 __all__ = [
     "DispatchedCall",
@@ -135,11 +141,36 @@ _Planned = tuple[str, str, Tool | None, dict[str, Any] | None, str | None]
 _Request = tuple[str, str, Any]
 
 
-def _plan(requests: list[_Request], registry: ToolRegistry) -> list[_Planned]:
+#: The search tools made for ``deferred=``, by what they were made from: the
+#: deferred patterns and the registry's tools (held, so that no id is reused).
+_SEARCHES: dict[tuple[frozenset[str], tuple[int, ...]], tuple[tuple[Tool, ...], SearchTools]] = {}
+_MAX_SEARCHES: Final = 8
+
+
+def _search_tool(registry: ToolRegistry, deferred: frozenset[str]) -> SearchTools:
+    """The search tool over ``registry``'s ``deferred`` tools, made once for each set
+    of tools (a registry that changes gets a new one)."""
+    tools = tuple(registry)
+    key = (deferred, tuple(map(id, tools)))
+    made = _SEARCHES.get(key)
+    if made is None:
+        names = matching(tools, deferred)
+        made = (tools, SearchTools(tool for tool in tools if tool.name in names))
+        while len(_SEARCHES) >= _MAX_SEARCHES:
+            _SEARCHES.pop(next(iter(_SEARCHES)))
+        _SEARCHES[key] = made
+    return made[1]
+
+
+def _plan(
+    requests: list[_Request], registry: ToolRegistry, deferred: frozenset[str] = frozenset()
+) -> list[_Planned]:
     """``requests`` are (call id, tool name, arguments as a dict or a JSON string)."""
     planned: list[_Planned] = []
     for call_id, name, arguments in requests:
         tool = registry.lookup(name)
+        if tool is None and deferred and name == SEARCH_TOOL_NAME:
+            tool = _search_tool(registry, deferred)
         if tool is None:
             planned.append(
                 (call_id, name, None, None, str(UnknownToolError(name, registry.names())))
@@ -175,17 +206,23 @@ def _dispatched(planned: list[_Planned], results: list[ToolResult]) -> list[Disp
 
 
 def _run(
-    requests: list[_Request], registry: ToolRegistry, executor: ToolExecutor | None
+    requests: list[_Request],
+    registry: ToolRegistry,
+    executor: ToolExecutor | None,
+    deferred: Iterable[str],
 ) -> list[DispatchedCall]:
-    planned = _plan(requests, registry)
+    planned = _plan(requests, registry, frozenset(deferred))
     results = (executor or ToolExecutor()).execute_many(_runnable(planned))
     return _dispatched(planned, results)
 
 
 async def _arun(
-    requests: list[_Request], registry: ToolRegistry, executor: ToolExecutor | None
+    requests: list[_Request],
+    registry: ToolRegistry,
+    executor: ToolExecutor | None,
+    deferred: Iterable[str],
 ) -> list[DispatchedCall]:
-    planned = _plan(requests, registry)
+    planned = _plan(requests, registry, frozenset(deferred))
     if executor is None:
         with ToolExecutor() as own:  # its thread pool goes with it
             results = await own.aexecute_many(_runnable(planned))
@@ -270,42 +307,68 @@ def _anthropic_replies(dispatched: list[DispatchedCall]) -> list[dict[str, Any]]
 
 
 def dispatch_openai(
-    tool_calls: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
+    tool_calls: Iterable[Any],
+    registry: ToolRegistry,
+    executor: ToolExecutor | None = None,
+    *,
+    deferred: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
     """OpenAI Chat ``message.tool_calls`` -> ``{"role": "tool", ...}`` messages, in order."""
-    return _openai_replies(_run(_openai_requests(tool_calls), registry, executor))
+    return _openai_replies(_run(_openai_requests(tool_calls), registry, executor, deferred))
 
 
 def dispatch_openai_responses(
-    items: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
+    items: Iterable[Any],
+    registry: ToolRegistry,
+    executor: ToolExecutor | None = None,
+    *,
+    deferred: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
     """Responses API ``function_call`` items -> ``function_call_output`` items (others skipped)."""
-    return _responses_replies(_run(_responses_requests(items), registry, executor))
+    return _responses_replies(_run(_responses_requests(items), registry, executor, deferred))
 
 
 def dispatch_anthropic(
-    content: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
+    content: Iterable[Any],
+    registry: ToolRegistry,
+    executor: ToolExecutor | None = None,
+    *,
+    deferred: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
     """Anthropic ``tool_use`` blocks -> ``tool_result`` blocks (other blocks skipped)."""
-    return _anthropic_replies(_run(_anthropic_requests(content), registry, executor))
+    return _anthropic_replies(_run(_anthropic_requests(content), registry, executor, deferred))
 
 
 async def adispatch_openai(
-    tool_calls: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
+    tool_calls: Iterable[Any],
+    registry: ToolRegistry,
+    executor: ToolExecutor | None = None,
+    *,
+    deferred: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
     """``dispatch_openai`` for asyncio callers, through ``aexecute_many``."""
-    return _openai_replies(await _arun(_openai_requests(tool_calls), registry, executor))
+    return _openai_replies(await _arun(_openai_requests(tool_calls), registry, executor, deferred))
 
 
 async def adispatch_openai_responses(
-    items: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
+    items: Iterable[Any],
+    registry: ToolRegistry,
+    executor: ToolExecutor | None = None,
+    *,
+    deferred: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
     """``dispatch_openai_responses`` for asyncio callers, through ``aexecute_many``."""
-    return _responses_replies(await _arun(_responses_requests(items), registry, executor))
+    return _responses_replies(await _arun(_responses_requests(items), registry, executor, deferred))
 
 
 async def adispatch_anthropic(
-    content: Iterable[Any], registry: ToolRegistry, executor: ToolExecutor | None = None
+    content: Iterable[Any],
+    registry: ToolRegistry,
+    executor: ToolExecutor | None = None,
+    *,
+    deferred: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
     """``dispatch_anthropic`` for asyncio callers, through ``aexecute_many``."""
-    return _anthropic_replies(await _arun(_anthropic_requests(content), registry, executor))
+    return _anthropic_replies(
+        await _arun(_anthropic_requests(content), registry, executor, deferred)
+    )

@@ -6,7 +6,8 @@ a formatter, a description, the tool names the target accepts):
 
 - ``openai`` -- Chat Completions: ``{"type": "function", "function": {...}}``;
 - ``openai-responses`` -- the Responses API's flat ``{"type": "function", ...}``;
-- ``anthropic`` -- ``{name, description, input_schema}``;
+- ``anthropic`` -- ``{name, description, input_schema}``, and ``input_examples`` when a
+  tool has examples that succeed;
 - ``mcp`` -- ``{name, title, description, inputSchema, outputSchema, annotations}``;
 - ``gemini`` -- one ``{"functionDeclarations": [...]}`` with ``parametersJsonSchema``;
 - ``json-schema`` -- each tool's input and output schemas, with name and version.
@@ -17,9 +18,17 @@ docs/extending.md). ``agentkit export --format`` offers every one.
 
 ``strict=True`` (OpenAI formats) rewrites every object so that it lists all its
 properties as required, optional ones becoming nullable, with defaults stated in
-the description. A free-form ``dictionary`` cannot be strict, so that tool is
-exported with ``strict: false`` and a warning. Names a target forbids are
-refused, never silently changed.
+the description. A free-form ``dictionary``, or a ``list`` without an item type,
+cannot be strict, so that tool is exported with ``strict: false`` and a warning.
+Names a target forbids are refused, never silently changed.
+
+``deferred=`` (names, or patterns such as ``jira_*``) keeps tools out of what the
+model sees up front. A format with its provider's own tool search (``anthropic``:
+``tool_search_tool_bm25``; ``openai-responses``: ``tool_search``) exports every tool,
+the deferred ones with ``defer_loading: true``, and adds the provider's search tool.
+Every other format leaves the deferred tools out and exports agentkit's search tool
+``search_tools`` (``agentkit.toolsearch``) as an ordinary function, which the
+application runs: ``agentkit.dispatch``'s functions take the same ``deferred=``.
 """
 
 from __future__ import annotations
@@ -27,15 +36,18 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Final, Protocol, final
 
 from agentkit.binary import is_binary
 from agentkit.plugins import PluginTable
 from agentkit.tool import Tool
-from agentkit.toolerrors import ExportError
+from agentkit.toolerrors import ExportError, did_you_mean
+from agentkit.toolexamples import examples_of
 from agentkit.toolschema import ToolSchema
+from agentkit.toolsearch import SEARCH_TOOL_NAME, SearchTools, matching
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -96,6 +108,11 @@ class ExportFormat:
     names_rule: str = "any non-empty name"
     #: Whether ``strict=True`` means something to it (else it is ignored, with a warning).
     supports_strict: bool = False
+    #: The provider's own tool search, as an entry of its tools list. Given, deferred
+    #: tools are exported with ``defer_loading: true`` beside this entry (the document
+    #: must be a list of flat tool objects with a ``name``); None, they are left out and
+    #: agentkit's ``search_tools`` is exported for the application to run.
+    tool_search: Mapping[str, Any] | None = None
 
 
 def _check(name: str, value: object) -> str | None:
@@ -132,10 +149,15 @@ def export_formats() -> tuple[str, ...]:
     return EXPORT_FORMATS.names()
 
 
-def export_tools(tools: Iterable[Tool], format: str, *, strict: bool = False) -> Export:
-    """Export ``tools`` as ``format`` (one of ``export_formats()``).
+def export_tools(
+    tools: Iterable[Tool], format: str, *, strict: bool = False, deferred: Iterable[str] = ()
+) -> Export:
+    """Export ``tools`` as ``format`` (one of ``export_formats()``); those ``deferred``
+    names (a tool's name, or a pattern such as ``jira_*``) are found through a search
+    tool instead of being shown up front (see the module's docstring).
 
-    Raises ``ExportError`` for an unknown format or a name the target forbids,
+    Raises ``ExportError`` for an unknown format, a name the target forbids, a
+    ``deferred`` entry that matches no tool, or a tool named like the search tool;
     ``PluginError`` when the format's entry point cannot be used.
     """
     chosen = EXPORT_FORMATS.get(format)
@@ -154,8 +176,50 @@ def export_tools(tools: Iterable[Tool], format: str, *, strict: bool = False) ->
     if strict and not chosen.supports_strict:
         warnings.append(f"--strict applies to the OpenAI formats; ignored for {format}")
         strict = False
-    document = chosen.formatter(selected, strict=strict, warnings=warnings)
+    names = _deferred(selected, frozenset(deferred))
+    if not names:
+        document = chosen.formatter(selected, strict=strict, warnings=warnings)
+        return Export(document=document, warnings=warnings)
+    if chosen.tool_search is not None:
+        search = dict(chosen.tool_search)
+        _refuse_taken(selected, str(search.get("name", "")), format)
+        document = chosen.formatter(selected, strict=strict, warnings=warnings)
+        marked = [
+            {**entry, "defer_loading": True} if entry.get("name") in names else entry
+            for entry in document
+        ]
+        return Export(document=[search, *marked], warnings=warnings)
+    _refuse_taken(selected, SEARCH_TOOL_NAME, format)
+    listed = [tool for tool in selected if tool.name not in names]
+    listed.append(SearchTools(tool for tool in selected if tool.name in names))
+    document = chosen.formatter(listed, strict=strict, warnings=warnings)
+    warnings.append(
+        f"{len(names)} deferred tools are left out and found through '{SEARCH_TOOL_NAME}', "
+        f"which {format} has no tool search of its own for: the application runs its "
+        "calls (agentkit.dispatch with the same deferred=)"
+    )
     return Export(document=document, warnings=warnings)
+
+
+def _deferred(tools: Sequence[Tool], patterns: frozenset[str]) -> frozenset[str]:
+    """The names of ``tools`` that ``patterns`` defer; each pattern must match one."""
+    names = [tool.name for tool in tools]
+    for pattern in sorted(patterns):
+        if not matching(tools, (pattern,)):
+            raise ExportError(
+                f"deferred {pattern!r} names no exported tool{did_you_mean(pattern, names)}; "
+                "give a tool's name or a pattern such as 'jira_*'"
+            )
+    return matching(tools, patterns)
+
+
+def _refuse_taken(tools: Sequence[Tool], search: str, format: str) -> None:
+    taken = next((tool for tool in tools if tool.name == search), None)
+    if search and taken is not None:
+        raise ExportError(
+            f"tool '{search}' ({taken.source}) has the name of the search tool a {format} "
+            "export with deferred tools adds; rename the tool, or defer none"
+        )
 
 
 def _openai_chat(tools: Sequence[Tool], *, strict: bool, warnings: list[str]) -> Any:
@@ -167,14 +231,20 @@ def _openai_responses(tools: Sequence[Tool], *, strict: bool, warnings: list[str
 
 
 def _anthropic(tools: Sequence[Tool], *, strict: bool, warnings: list[str]) -> Any:
-    return [
-        {
+    exported = []
+    for t in tools:
+        tool: dict[str, Any] = {
             "name": t.name,
             "description": t.description,
             "input_schema": t.input_schema.to_json_schema(),
         }
-        for t in tools
-    ]
+        # Anthropic's tool input examples (beta "advanced-tool-use-2025-11-20"): the
+        # inputs of the examples that succeed; the only provider field for them.
+        inputs = [dict(example.inputs) for example in examples_of(t) if example.fails is None]
+        if inputs:
+            tool["input_examples"] = inputs
+        exported.append(tool)
+    return exported
 
 
 def _mcp(tools: Sequence[Tool], *, strict: bool, warnings: list[str]) -> Any:
@@ -226,6 +296,8 @@ _BUILT_IN: Final = (
         names=_PROVIDER_NAMES,
         names_rule=_PROVIDER_RULE,
         supports_strict=True,
+        # The Responses API's hosted tool search (gpt-5.4 and later).
+        tool_search=MappingProxyType({"type": "tool_search"}),
     ),
     ExportFormat(
         name="anthropic",
@@ -233,6 +305,10 @@ _BUILT_IN: Final = (
         description="Anthropic Messages API tools",
         names=_PROVIDER_NAMES,
         names_rule=_PROVIDER_RULE,
+        # Claude's server-side tool search: natural-language queries, ranked by BM25.
+        tool_search=MappingProxyType(
+            {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+        ),
     ),
     ExportFormat(
         name="mcp",
@@ -294,8 +370,9 @@ def _openai(tool: Tool, strict: bool, warnings: list[str]) -> dict[str, Any]:
             parameters = _strict(parameters)
             is_strict = True
         else:
+            path, what = free_form
             warnings.append(
-                f"tool '{tool.name}': '{free_form}' is a dictionary without declared parameters, "
+                f"tool '{tool.name}': '{path}' is {what}, "
                 "which strict mode cannot express; exported with strict: false"
             )
     return {
@@ -306,15 +383,18 @@ def _openai(tool: Tool, strict: bool, warnings: list[str]) -> dict[str, Any]:
     }
 
 
-def _free_form_path(schema: dict[str, Any], path: str = "") -> str | None:
-    """The path of the first object schema with no declared properties, or None."""
+def _free_form_path(schema: dict[str, Any], path: str = "") -> tuple[str, str] | None:
+    """The path of the first free-form value -- an object schema with no declared
+    properties, or an array with no item type -- and which it is; None without one."""
     if schema.get("type") == "object" and "properties" not in schema:
-        return path or "(the inputs)"
+        return path or "(the inputs)", "a dictionary without declared parameters"
     for name, prop in schema.get("properties", {}).items():
         found = _free_form_path(prop, f"{path}.{name}" if path else name)
         if found:
             return found
     items = schema.get("items")
+    if schema.get("type") == "array" and not (isinstance(items, dict) and items):
+        return path or "(the inputs)", "a list without an item type"
     if isinstance(items, dict) and items:
         return _free_form_path(items, f"{path}[]")
     for member in schema.get("anyOf", ()):  # a union's list member

@@ -420,6 +420,11 @@ class Tool:
     #: next (``agentkit.paging``). None: answers are given whole. A definition's
     #: ``max_output:``.
     MAX_OUTPUT: ClassVar[Mapping[str, int] | None] = None
+    #: Example calls, each with its inputs and what the answer must be (mappings in a
+    #: definition's ``examples:`` form, or ``agentkit.toolexamples.ToolExample``
+    #: values): ``agentkit test`` runs them, and exports carry their inputs where a
+    #: provider has a field for them. Checked by ``toolexamples.examples_of``.
+    EXAMPLES: ClassVar[Sequence[Any]] = ()
 
     #: The checked declaration (see ``ToolSpec``): what the executor reads, once a
     #: call. Set by Tool for each class with a ``TOOL_NAME`` (None for an abstract

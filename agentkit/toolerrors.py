@@ -33,6 +33,8 @@ the same thing.
     │                               of the ToolExecutionError that reports it (never the value)
     ├── ContinuationError           a continuation naming no page kept for this tool and caller
     │                               (``agentkit.paging``): reported as invalid input
+    ├── SecretInRecordingError      a recording of an example refused: a credential's value
+    │                               would have been written to it (never the value)
     ├── BackendError                a backend's own failure: the cause of the ToolExecutionError
     │   │                           that reports it
     │   ├── HttpCallError           an HTTP backend call failed (status, timeout, deadline...)
@@ -100,6 +102,7 @@ __all__ = [
     "SchemaDefinitionError",
     "SchemaProblem",
     "SecretInOutputError",
+    "SecretInRecordingError",
     "SemanticError",
     "ServingError",
     "TemplateRenderError",
@@ -611,6 +614,27 @@ class OAuth2Error(BackendError):
         self.error = error
         self.error_description = error_description
         super().__init__(f"OAuth2 token request to {token_url}: {reason}")
+
+
+class SecretInRecordingError(AgentKitError):
+    """A recording refused: a credential's value would have been written to it.
+
+    ``agentkit test --record`` raises it for one of a tool's examples: ``credentials``
+    names the credentials found, ``where`` the place in the exchange
+    (``exchanges[0].response.json.token``); the value is never in it.
+    """
+
+    def __init__(self, *, tool: str, example: str, credentials: Sequence[str], where: str) -> None:
+        self.tool, self.example, self.where = tool, example, where
+        self.credentials = tuple(credentials)
+        named = ", ".join(f"'{name}'" for name in self.credentials) or "a credential"
+        stand_in = f"agentkit-placeholder-{self.credentials[0] if self.credentials else 'NAME'}"
+        super().__init__(
+            f"Tool '{tool}', example '{example}': the recording was not written: the value "
+            f"of credential {named} is at {where}, and a recording never holds a credential. "
+            "Change the example (or the API it talks to) so that the value is not echoed, "
+            f"or write that exchange by hand with the placeholder '{stand_in}'"
+        )
 
 
 class ReplayMissError(CallError):

@@ -8,6 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import (
+    bench_catalog,
     bench_cli,
     bench_concurrency,
     bench_declarative,
@@ -35,6 +36,7 @@ def main() -> None:
         bench_serve,
         bench_serve_concurrency,
         bench_openapi,
+        bench_catalog,
     ):
         print("\n".join(bench.run()), flush=True)
         print()

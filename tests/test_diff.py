@@ -201,3 +201,30 @@ def test_a_renamed_tool_is_compared_with_itself_under_its_old_name() -> None:
         BREAKING,
         None,
     )
+
+
+def with_examples(version: str, *examples: dict[str, Any]) -> Tool:
+    tool = make(version, {"name": "q", "type": "string"})
+    type(tool).EXAMPLES = examples
+    return tool
+
+
+def test_examples_added_removed_and_changed_are_cosmetic() -> None:
+    kept = {"name": "kept", "inputs": {"q": "a"}, "output": {}}
+    gone = {"name": "gone", "inputs": {"q": "b"}, "output": {}}
+    changed = {"name": "changed", "inputs": {"q": "c"}, "output": {}}
+    old = with_examples("1.0.0", kept, gone, changed)
+    new = with_examples(
+        "1.0.0",
+        kept,
+        {**changed, "inputs": {"q": "C"}},
+        {"name": "new", "inputs": {"q": "d"}, "fails": "execution"},
+    )
+    (diff,) = diff_tools([old], [new])
+    assert [str(change) for change in diff.changes] == [
+        "cosmetic: example 'new' added",
+        "cosmetic: example 'gone' removed",
+        "cosmetic: example 'changed' changed",
+    ]
+    assert diff.version_problem is not None  # a patch bump is due
+    assert diff_tools([old], [with_examples("1.0.0", kept, gone, changed)]) == []

@@ -35,7 +35,7 @@ class Search(Tool):
             {"name": "q", "type": "string", "description": "What to look for"},
             {"name": "limit", "type": "integer", "required": False, "default": 10},
             {"name": "sort", "type": "string", "required": False, "enum": ["new", "old"]},
-            {"name": "tags", "type": "list", "required": False},
+            {"name": "tags", "type": "list", "required": False, "items": "string"},
             {
                 "name": "filter",
                 "type": "dictionary",
@@ -62,7 +62,10 @@ def test_openai_chat() -> None:
     assert set(function) == {"name", "description", "parameters", "strict"}
     assert function["strict"] is False
     assert function["parameters"]["required"] == ["q"]
-    assert function["parameters"]["properties"]["tags"] == {"type": "array", "items": {}}
+    assert function["parameters"]["properties"]["tags"] == {
+        "type": "array",
+        "items": {"type": "string"},
+    }
 
 
 def test_openai_responses_is_flat() -> None:
@@ -96,10 +99,72 @@ def test_strict_cannot_express_a_free_form_dictionary() -> None:
     assert "tool 'free_form': 'options' is a dictionary without declared parameters" in warning
 
 
+@pytest.mark.parametrize(
+    ("parameter", "path"),
+    [
+        pytest.param({"name": "ids", "type": "list"}, "ids", id="list"),
+        pytest.param(
+            {"name": "ids", "type": ["string", "list"], "required": False}, "ids", id="union-list"
+        ),
+        pytest.param(
+            {
+                "name": "filter",
+                "type": "dictionary",
+                "parameters": [{"name": "ids", "type": "list"}],
+            },
+            "filter.ids",
+            id="nested",
+        ),
+        pytest.param(
+            {"name": "rows", "type": "list", "items": {"type": "list"}},
+            "rows[]",
+            id="list-of-lists",
+        ),
+    ],
+)
+def test_strict_cannot_express_a_list_without_an_item_type(
+    parameter: dict[str, Any], path: str
+) -> None:
+    # OpenAI refuses `items: {}` under strict: such a tool is exported non-strict, as a
+    # free-form dictionary is, and the warning names the list.
+    class Untyped(Search):
+        TOOL_NAME = "untyped"
+        INPUT_SCHEMA = {"parameters": [parameter]}
+
+    exported = export_tools([Untyped(), Search()], "openai", strict=True)
+    assert exported.document[0]["function"]["strict"] is False
+    assert exported.document[1]["function"]["strict"] is True
+    assert exported.warnings == [
+        f"tool 'untyped': '{path}' is a list without an item type, which strict mode "
+        "cannot express; exported with strict: false"
+    ]
+
+
 def test_anthropic() -> None:
     (entry,) = export_tools([Search()], "anthropic").document
     assert set(entry) == {"name", "description", "input_schema"}
     assert entry["input_schema"]["type"] == "object"
+
+
+class Exemplified(Search):
+    TOOL_NAME = "exemplified"
+    EXAMPLES = (
+        {"name": "plain", "inputs": {"q": "jinja"}, "output": {"hits": []}},
+        {"name": "sorted", "inputs": {"q": "x", "sort": "new"}, "output_includes": {"hits": []}},
+        {"name": "empty", "inputs": {"q": ""}, "fails": "execution"},
+        {"name": "bad", "inputs": {"q": 3}, "fails": "validation"},
+    )
+
+
+def test_anthropic_carries_the_inputs_of_the_examples_that_succeed() -> None:
+    (entry,) = export_tools([Exemplified()], "anthropic").document
+    assert entry["input_examples"] == [{"q": "jinja"}, {"q": "x", "sort": "new"}]
+
+
+@pytest.mark.parametrize("name", [name for name in EXPORT_FORMATS if name != "anthropic"])
+def test_no_other_format_carries_examples(name: str) -> None:
+    document = export_tools([Exemplified()], name).document
+    assert "jinja" not in json.dumps(document)
 
 
 def test_mcp() -> None:

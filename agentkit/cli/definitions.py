@@ -8,23 +8,38 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from agentkit.cli.loading import add_python_paths, load_registry, select_tools, tool_paths
+from agentkit.cli.loading import (
+    add_python_paths,
+    choose_toolset,
+    load_registry,
+    load_toolsets,
+    select_tools,
+    tool_paths,
+)
 from agentkit.cli.output import echo, print_diff, print_json, terminal_text
 from agentkit.cli.status import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from agentkit.toolexamples import examples_of
 
 if TYPE_CHECKING:
     from agentkit.tool import Tool
     from agentkit.toolregistry import ToolRegistry
     from agentkit.toolschema import Parameter, ToolSchema
 
-#: The most providers accept: a tool name's and description's characters, tools in a set.
-MAX_NAME, MAX_DESCRIPTION, MAX_TOOLS = 64, 1024, 128
+#: The most providers accept: a tool name's and description's characters.
+MAX_NAME, MAX_DESCRIPTION = 64, 1024
+#: The tools a provider accepts in one request, where it documents a limit: OpenAI's
+#: function calling guide, and the Vertex AI reference (``Tool.functionDeclarations``).
+#: Anthropic documents none for its Messages API.
+TOOL_LIMITS: tuple[tuple[str, int], ...] = (("OpenAI", 128), ("Gemini on Vertex AI", 128))
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from agentkit.declarative import definition_files
+    from agentkit.provider_checks import parse_providers
 
+    providers = parse_providers(args.provider or ())  # a misspelt provider fails first
     registry = load_registry(args, args.paths)
+    toolsets = load_toolsets(args, registry, args.paths)
     files, _ = definition_files(*tool_paths(args, args.paths))
     warnings: list[str] = []
     for tool in registry:
@@ -40,9 +55,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 f"{where}: description: {len(tool.description)} characters; "
                 f"providers accept at most {MAX_DESCRIPTION}"
             )
-    if len(registry) > MAX_TOOLS:
-        warnings.append(f"{len(registry)} tools in one set; providers accept at most {MAX_TOOLS}")
+    fix = "serve or export a toolset (--toolset NAME)" if toolsets else "declare toolsets"
+    warnings.extend(_over_limits("all the tools together", len(registry), fix))
+    for toolset in toolsets.values():
+        deferred = f"; {len(toolset.deferred)} deferred" if toolset.deferred else ""
+        echo(f"toolset {toolset.name} ({toolset.source}): {toolset.summary()}{deferred}")
+        where = f"{toolset.source}: toolset '{toolset.name}'"
+        warnings.extend(_over_limits(where, len(toolset), "split it, or exclude some tools"))
+    largest = _schema_sizes(registry, args.schema_budget, warnings)
     refused = _refused_credentials(registry, args.credentials_file)
+    if providers:
+        _provider_problems(registry, providers, warnings, refused)
     for warning in warnings:
         echo(f"warning: {warning}", error=True)
     for problem in refused:
@@ -50,10 +73,53 @@ def cmd_validate(args: argparse.Namespace) -> int:
     noun = "tool" if len(registry) == 1 else "tools"
     counts = [f"{len(refused)} problem(s)"] if refused else []
     counts += [f"{len(warnings)} warning(s)"] if warnings else []
-    echo(f"{', '.join(counts) or 'ok'}: {len(registry)} {noun} in {len(files)} file(s)")
+    largest = f"; {largest}" if largest else ""
+    echo(f"{', '.join(counts) or 'ok'}: {len(registry)} {noun} in {len(files)} file(s){largest}")
     if refused:
         return EXIT_USAGE
     return EXIT_FAILED if warnings and args.strict else EXIT_OK
+
+
+def _over_limits(what: str, count: int, fix: str) -> list[str]:
+    """A warning when ``count`` tools are more than a provider accepts in one request."""
+    over = [(provider, limit) for provider, limit in TOOL_LIMITS if count > limit]
+    if not over:
+        return []
+    limits = ", ".join(f"{provider} {limit}" for provider, limit in over)
+    return [f"{what}: {count} tools, more than a provider accepts in one request ({limits}); {fix}"]
+
+
+def _provider_problems(
+    tools: ToolRegistry, providers: tuple[str, ...], warnings: list[str], refused: list[str]
+) -> None:
+    """What each provider would refuse (to ``refused``) or change (to ``warnings``)."""
+    from agentkit.provider_checks import check_tools
+
+    for problem in check_tools(tools, providers):
+        tool = problem.tool
+        where = f"{tools[tool].source}: " if tool is not None and tool in tools else ""
+        (refused if problem.severity == "error" else warnings).append(f"{where}{problem}")
+
+
+def _schema_sizes(tools: ToolRegistry, budget: int, warnings: list[str]) -> str:
+    """The line naming the largest schema size; a warning added for each tool over ``budget``."""
+    from agentkit.schemasize import schema_size
+
+    largest: tuple[int, str] | None = None
+    for tool in tools:
+        size = schema_size(tool)
+        if largest is None or size.total > largest[0]:
+            largest = (size.total, tool.name)
+        if size.total > budget:
+            warnings.append(
+                f"{tool.source}: schema size: {size.total} bytes (input {size.input}, output "
+                f"{size.output}) for tool '{tool.name}', over the budget of {budget}; shrink "
+                "it: shorter descriptions, deep objects as a free-form dictionary, fewer "
+                "outputs, or split the tool (--schema-budget BYTES sets the budget)"
+            )
+    if largest is None:
+        return ""
+    return f"largest schema: {largest[1]}, {largest[0]} bytes (budget {budget})"
 
 
 def _refused_credentials(tools: ToolRegistry, credentials_file: str | None) -> list[str]:
@@ -87,7 +153,7 @@ def _summary(tool: Tool) -> dict[str, Any]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    tools = select_tools(load_registry(args), args.tag)
+    tools = select_tools(load_registry(args, toolset=args.toolset), args.tag)
     if args.json:
         print_json([_summary(tool) for tool in tools])
         return EXIT_OK
@@ -123,6 +189,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         **(definition.loaded_with() if definition is not None else {}),
         "input_json_schema": tool.input_schema.to_json_schema(),
         "output_json_schema": tool.output_schema.to_json_schema(),
+        "schema_size": _size(tool),
+        "examples": [example.to_dict() for example in examples_of(tool)],
     }
     if args.json:
         print_json(data)
@@ -131,6 +199,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     echo(terminal_text(heading, one_line=True))
     if tool.description:
         echo("  " + tool.description.replace("\n", "\n  "))
+    size = data["schema_size"]
+    echo(f"  schema size: {size['total']} bytes (input {size['input']}, output {size['output']})")
     if tool.credential_names:
         echo(f"  credentials: {', '.join(tool.credential_names)}")
     source = data.get("http_source")
@@ -153,6 +223,10 @@ def cmd_show(args: argparse.Namespace) -> int:
             echo(terminal_text(line, one_line=True))
         if not len(schema):
             echo("  (none)")
+    if data["examples"]:
+        echo("examples (agentkit test runs them):")
+        for example in data["examples"]:
+            echo(terminal_text(f"  {_describe_example(example)}", one_line=True))
     echo("definition:")
     echo("  " + json.dumps(data["definition"], indent=2).replace("\n", "\n  "))
     if source is not None:
@@ -161,6 +235,27 @@ def cmd_show(args: argparse.Namespace) -> int:
     echo("input JSON Schema:")
     echo("  " + json.dumps(data["input_json_schema"], indent=2).replace("\n", "\n  "))
     return EXIT_OK
+
+
+def _describe_example(example: dict[str, Any]) -> str:
+    """``name: {inputs} -> what the answer must be``."""
+    inputs = json.dumps(example["inputs"])
+    if "fails" in example:
+        expected = f"fails ({example['fails']}"
+        expected += f", status {example['status']}" if "status" in example else ""
+        expected += f", message has {example['message']!r})" if "message" in example else ")"
+    elif "output" in example:
+        expected = f"output {json.dumps(example['output'])}"
+    else:
+        expected = f"output includes {json.dumps(example['output_includes'])}"
+    return f"{example['name']}: {inputs} -> {expected}"
+
+
+def _size(tool: Tool) -> dict[str, int]:
+    from agentkit.schemasize import schema_size
+
+    size = schema_size(tool)
+    return {"input": size.input, "output": size.output, "total": size.total}
 
 
 def _describe_schema(schema: ToolSchema, indent: str) -> Iterator[str]:
@@ -200,9 +295,17 @@ def _describe_parameter(param: Parameter) -> str:
 def cmd_export(args: argparse.Namespace) -> int:
     from agentkit.export import export_tools
 
-    exported = export_tools(
-        select_tools(load_registry(args), args.tag), args.format, strict=args.strict
-    )
+    registry = load_registry(args)
+    deferred = frozenset(args.defer or ())
+    if args.toolset is not None:
+        toolset = choose_toolset(load_toolsets(args, registry), args.toolset)
+        registry = toolset.restrict(registry)
+        # The set's own deferred members, unless --defer says otherwise.
+        deferred = deferred or toolset.deferred
+    tools = select_tools(registry, args.tag)
+    if not args.defer:
+        deferred = deferred.intersection(tool.name for tool in tools)
+    exported = export_tools(tools, args.format, strict=args.strict, deferred=deferred)
     for warning in exported.warnings:
         echo(f"warning: {warning}", error=True)
     echo(exported.to_json())

@@ -12,6 +12,10 @@ from agentkit.toolerrors import UsageError
 
 if TYPE_CHECKING:
     from agentkit.openapi import ImportReport
+    from agentkit.openapi.budgets import Budgets
+
+#: The most tools providers accept in one request.
+_PROVIDER_TOOLS = 128
 
 
 def cmd_import_openapi(args: argparse.Namespace) -> int:
@@ -34,6 +38,7 @@ def cmd_import_openapi(args: argparse.Namespace) -> int:
         layout=args.layout or "operation",
         check=not args.no_check,
         server_variables=args.server_variable,
+        budgets=_budgets(args),
     )
     _print_import(args.spec, report, checked=not args.no_check)
     if report.deprecated:
@@ -44,7 +49,58 @@ def cmd_import_openapi(args: argparse.Namespace) -> int:
         f"{len(report.skipped)} skipped, "
         f"{report.notes} note(s) in the files"
     )
+    _print_budgets(report)
     return EXIT_OK
+
+
+def _budgets(args: argparse.Namespace) -> Budgets | None:
+    """The budgets the options give, over the defaults (or, with ``--update``, the lock's);
+    None when no option gives one."""
+    from agentkit.openapi.budgets import Budgets
+
+    given = {
+        key: value
+        for key, value in (
+            ("max_depth", args.max_depth),
+            ("schema_bytes", args.schema_budget),
+            ("description_chars", args.description_budget),
+            ("tool_description_chars", args.tool_description_budget),
+            ("keep_streaming", args.keep_streaming),
+        )
+        if value is not None
+    }
+    return Budgets(**given) if given else None
+
+
+def _print_budgets(report: ImportReport) -> None:
+    """What the budgets cut, and how to choose among more tools than a provider takes."""
+    if report.fitted:
+        echo(
+            f"{len(report.fitted)} tool(s) keep less nesting to fit the schema budget "
+            "(--schema-budget, --max-depth); each file's notes say where"
+        )
+    if report.over_budget:
+        shown = ", ".join(report.over_budget[:3]) + (", ..." if len(report.over_budget) > 3 else "")
+        echo(
+            f"{len(report.over_budget)} tool(s) over the schema budget even so ({shown}): "
+            "their top-level parameters alone are larger; edit them or leave them out "
+            "(--exclude-operation)"
+        )
+    if report.streaming:
+        echo(
+            f"left out {report.streaming} streaming parameter(s) (watch, follow): "
+            "--keep-streaming keeps them"
+        )
+    if report.tools <= _PROVIDER_TOOLS:
+        return
+    tags = ", ".join(report.tags[:5]) + (", ..." if len(report.tags) > 5 else "")
+    by_tag = f" ({len(report.tags)} tags: {tags})" if report.tags else ""
+    echo(
+        f"{report.tools} tools: over {_PROVIDER_TOOLS}, the most providers accept in one "
+        f"request, and a model chooses worse among many. Choose: import the parts an agent "
+        f"needs with --tag{by_tag}, --operation or --exclude-operation, or keep them all and "
+        "give each agent a toolset (a toolset: document naming the tools it serves)"
+    )
 
 
 def _print_import(spec: str, report: ImportReport, *, checked: bool = True) -> None:
@@ -84,7 +140,7 @@ def _update_openapi(args: argparse.Namespace) -> int:
             "--server-variable cannot change them: edit the source's base_url (your edit "
             "is kept), or import into a new folder"
         )
-    report = update_openapi(args.spec, source=args.source, out=args.out)
+    report = update_openapi(args.spec, source=args.source, out=args.out, budgets=_budgets(args))
     _print_import(args.spec, report.generation)
     for tool in report.classified:
         print_diff(tool, severity=True)

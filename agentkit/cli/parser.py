@@ -24,6 +24,19 @@ from agentkit.cli.definitions import (
 from agentkit.cli.importing import cmd_import_openapi
 from agentkit.cli.serving import cmd_serve
 from agentkit.cli.status import EXIT_STATUSES
+from agentkit.cli.testing import cmd_test
+from agentkit.schemasize import DEFAULT_SCHEMA_BUDGET
+
+
+def _bytes(value: str) -> int:
+    """A budget in bytes: a whole number, at least 1."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of bytes (1 or more), got {value!r}")
+    return number
 
 
 class _ExportFormatNames:
@@ -87,12 +100,28 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument(
         "--strict", action="store_true", help="exit 1 when there are warnings, for CI"
     )
+    validate.add_argument(
+        "--provider",
+        action="append",
+        metavar="NAME",
+        help="also report what a provider would refuse (exit 2) or change (a warning): "
+        "openai-strict, openai, anthropic, gemini, mcp or all (repeatable, or NAME,NAME)",
+    )
+    validate.add_argument(
+        "--schema-budget",
+        type=_bytes,
+        default=DEFAULT_SCHEMA_BUDGET,
+        metavar="BYTES",
+        help="warn about a tool whose schemas (as tools/list carries them) are larger "
+        f"(default {DEFAULT_SCHEMA_BUDGET})",
+    )
     validate.set_defaults(run=cmd_validate)
 
     listing = command("list", "List the tools: name, version, backend, tags, description.")
     listing.add_argument(
         "--tag", action="append", metavar="KEY=VALUE", help="only tools with this tag"
     )
+    listing.add_argument("--toolset", metavar="NAME", help="only the tools of this toolset")
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.set_defaults(run=cmd_list)
 
@@ -135,6 +164,14 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "--tag", action="append", metavar="KEY=VALUE", help="only tools with this tag"
     )
+    export.add_argument("--toolset", metavar="NAME", help="only the tools of this toolset")
+    export.add_argument(
+        "--defer",
+        action="append",
+        metavar="GLOB",
+        help="defer the tools this name or pattern (jira_*) matches: found through the "
+        "provider's tool search, or search_tools, not shown up front (repeatable)",
+    )
     export.set_defaults(run=cmd_export)
 
     diff = command("diff", "Compare two definition sets; exit 1 when a version bump is missing.")
@@ -142,6 +179,22 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("new", metavar="NEW", help="the new file or folder")
     diff.add_argument("--json", action="store_true", help="print JSON")
     diff.set_defaults(run=cmd_diff)
+
+    test = command(
+        "test",
+        "Run every tool's examples: HTTP tools against their recordings (no network, no "
+        "credentials); exit 1 when one fails.",
+    )
+    test.add_argument("paths", nargs="*", metavar="PATH", help="definition files or folders")
+    test.add_argument("--tool", metavar="NAME", help="only this tool's examples")
+    test.add_argument(
+        "--record",
+        action="store_true",
+        help="call the real APIs with real credentials and write the recordings "
+        "(credentials as placeholders); says new, changed or unchanged for each",
+    )
+    test.add_argument("--junit", metavar="FILE", help="also write the outcomes as JUnit XML")
+    test.set_defaults(run=cmd_test)
 
     schema = command("schema", "Print the JSON Schema of the definition format, for editors.")
     schema.set_defaults(run=cmd_schema)
@@ -157,6 +210,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve streamable HTTP instead of stdio (default 127.0.0.1:8000; port 0: any free)",
     )
     serve.add_argument("--path", default="/mcp", help="the MCP endpoint's path (default /mcp)")
+    serve.add_argument(
+        "--toolset",
+        action="append",
+        metavar="NAME",
+        help="serve only this toolset; over --http repeatable, each set at PATH/NAME (by "
+        "default every set is served there, and the whole registry at PATH)",
+    )
+    serve.add_argument(
+        "--no-whole-registry",
+        action="store_true",
+        help="over --http, serve the toolsets at PATH/NAME but not the whole registry at PATH",
+    )
     serve.add_argument(
         "--stateless",
         action="store_true",
@@ -285,6 +350,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how often --reload looks at the files (default 1)",
     )
+    serve.add_argument(
+        "--defer",
+        action="append",
+        metavar="GLOB",
+        help="defer the tools this name or pattern (jira_*) matches: not listed up front, "
+        "found through the search tool search_tools (repeatable)",
+    )
     serve.set_defaults(run=cmd_serve)
 
     importing = commands.add_parser(
@@ -331,6 +403,25 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not check the description against the OpenAPI schema (that takes 15-20 s "
         "on a 10 MB description)",
+    )
+    # The budgets: each defaults to None, so --update can tell a new one from the lock's.
+    for flag, unit, what in (
+        ("--max-depth", "N", "levels of nesting a schema keeps below a parameter (default 8)"),
+        (
+            "--schema-budget",
+            "BYTES",
+            "a tool's schema size; a larger tool keeps less nesting (default "
+            f"{DEFAULT_SCHEMA_BUDGET})",
+        ),
+        ("--description-budget", "CHARS", "a parameter's description (default 300)"),
+        ("--tool-description-budget", "CHARS", "a tool's description (default 1000)"),
+    ):
+        openapi.add_argument(flag, type=int, metavar=unit, help=what)
+    openapi.add_argument(
+        "--keep-streaming",
+        action="store_true",
+        default=None,
+        help="keep optional watch/follow query parameters, which make a call a stream",
     )
     openapi.set_defaults(run=cmd_import_openapi)
     return parser

@@ -15,6 +15,7 @@ from agentkit.declarative.yamlsource import clip, read_documents
 from agentkit.schema.values import from_text
 from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
 from agentkit.toolerrors import PluginError, SchemaDefinitionError
+from agentkit.toolexamples import ToolExample, parse_examples
 from agentkit.toolschema import ToolSchema
 
 __all__ = ["ANNOTATION_KEYS", "TOP_LEVEL_KEYS", "ToolDefinition", "parse_definition"]
@@ -33,6 +34,7 @@ TOP_LEVEL_KEYS: Final = (
     "deprecated",
     "max_output",
     "backend",
+    "examples",
 )
 #: The most calls of one tool a definition's ``concurrency:`` can allow at once.
 MAX_CONCURRENCY: Final = 10_000
@@ -77,6 +79,8 @@ class ToolDefinition:
     #: The answer budget as written (``max_output: {bytes: N}`` or ``{tokens: N}``);
     #: None: answers are given whole.
     max_output: dict[str, int] | None = None
+    #: Its examples (``examples:``), each checked against its schemas.
+    examples: tuple[ToolExample, ...] = ()
 
     @property
     def source(self) -> str:
@@ -193,6 +197,14 @@ def parse_definition(
 
     deprecated = _parse_deprecated(raw.get("deprecated"), problems)
     max_output = _parse_max_output(raw, inputs, http_source, problems)
+    examples: tuple[ToolExample, ...] = ()
+    if "examples" in raw and len(problems) == start:
+        # Checked against schemas that loaded: a broken schema's problems come first.
+        examples, example_problems = parse_examples(
+            raw["examples"], inputs, outputs, source=f"{problems.path}:{problems.start[0]}"
+        )
+        for example_problem in example_problems:
+            problems.add(("examples", *example_problem.location), example_problem.message)
 
     if len(problems) > start or backend is None:
         return None
@@ -219,6 +231,7 @@ def parse_definition(
         confirm=confirm is True,
         deprecated=deprecated,
         max_output=max_output,
+        examples=examples,
     )
 
 

@@ -250,11 +250,18 @@ def build_request(
     headers: dict[str, str] = {}
     for name, value in spec.headers:
         rendered = _render(value, context, deadline)
-        if rendered is not None:
-            headers[name] = _text(rendered, f"header '{name}'")
+        if rendered is None:
+            continue
+        text = _text(rendered, f"header '{name}'")
+        if text:  # an empty value (a ``${VAR:-}`` left unset, say) is left out, not sent
+            headers[name] = text
     body: dict[str, Any] = {}
     if isinstance(spec.body, JsonBody):
-        body["json"] = _render_json(spec.body.value, context, deadline)
+        rendered_body = _render_json(spec.body.value, context, deadline)
+        # Every field of the body absent: an empty object is sent, never no body.
+        body["json"] = (
+            {} if rendered_body is None and spec.body.value is not None else rendered_body
+        )
     elif isinstance(spec.body, FormBody):
         body["data"] = _fields(spec.body.fields, "form field", context, deadline)
     elif isinstance(spec.body, MultipartBody):
@@ -455,11 +462,19 @@ def _segments(segment: Segments, index: int, context: Mapping[str, Any], deadlin
 
 
 def _render_json(node: JsonNode, context: Mapping[str, Any], deadline: float) -> Any:
+    """A JSON body's value: a member that renders ``null`` left out, and an object whose
+    members were all left out is itself ``None``, so that its parent leaves it out too
+    (an item of a list stays, as ``{}``: positions in a list mean something)."""
     if isinstance(node, Template):
         return _render(node, context, deadline)
     if isinstance(node, JsonObject):
         rendered = ((key, _render_json(value, context, deadline)) for key, value in node.members)
-        return {key: value for key, value in rendered if value is not None}
+        kept = {key: value for key, value in rendered if value is not None}
+        return kept if kept or not node.members else None
     if isinstance(node, JsonArray):
-        return [_render_json(item, context, deadline) for item in node.items]
+        items = (_render_json(item, context, deadline) for item in node.items)
+        return [
+            {} if item is None and isinstance(source, JsonObject) else item
+            for item, source in zip(items, node.items, strict=True)
+        ]
     return node

@@ -37,9 +37,8 @@ from agentkit.declarative.environment import LiteralText, Substituter, Substitut
 from agentkit.declarative.http_spec import parse_http_spec
 from agentkit.declarative.http_url import authority, authority_problem
 from agentkit.declarative.oauth2 import TokenCache
-from agentkit.declarative.problems import Location, Problems, check_keys
+from agentkit.declarative.problems import Location, Problems, check_keys, check_named
 from agentkit.declarative.yamlsource import clip
-from agentkit.tool import TOOL_NAME_PATTERN
 from agentkit.toolschema import ToolSchema
 
 __all__ = [
@@ -137,16 +136,7 @@ def parse_source(
     """Check one source document; problems go to ``problems``, None comes back if any."""
     start = len(problems)
     check_keys(raw, SOURCE_KEYS, (), problems, "a source")
-    name = raw.get("source")
-    if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
-        problems.add(
-            ("source",),
-            f"invalid source name '{clip(name)}': use letters, digits, '_' and '-', starting "
-            "with a letter",
-        )
-    description = raw.get("description", "")
-    if not isinstance(description, str):
-        problems.add(("description",), "expected a string")
+    name, description = check_named(raw, "source", problems)
     credentials = raw.get("credentials", [])
     if not isinstance(credentials, list) or not all(
         isinstance(item, str) and item for item in credentials

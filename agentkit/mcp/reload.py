@@ -4,7 +4,9 @@
   (registry and listing). ``replace`` swaps it in one assignment: a call already
   running keeps the tool it started with; the next call sees the new set. It also
   knows the client sessions it has seen, to tell them ``notifications/tools/list_changed``,
-  and the level of log messages (``notifications/message``) each asked for.
+  and the level of log messages (``notifications/message``) each asked for. Tools it
+  ``defer``s are left out of the listing and found through the search tool
+  (``agentkit.toolsearch``); a session that found some has them listed from then on.
 - ``Reloader`` loads the tools, and everything again (``reload``), on SIGHUP or when a watched file
   changes (``watch``: polling file names, sizes and modification times, every
   ``interval`` seconds). Only a load with no problem is swapped in; otherwise the last
@@ -26,7 +28,7 @@ import signal
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -45,9 +47,12 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentkit.context import LogLevel, at_least
 from agentkit.export import mcp_tool
+from agentkit.mcp.listing import MAX_DISCOVERED, listing
 from agentkit.tool import Tool
-from agentkit.toolerrors import AgentKitError, DefinitionError
+from agentkit.toolerrors import AgentKitError, DefinitionError, SemanticError, did_you_mean
 from agentkit.toolregistry import ToolRegistry
+from agentkit.toolsearch import SEARCH_TOOL_NAME, matching
+from agentkit.toolsets import Toolset
 
 __all__ = ["Changes", "EarlyHangups", "Reloader", "ServedTools", "ShownPaths", "file_state"]
 
@@ -67,25 +72,6 @@ ANNOUNCE_SECONDS: Final = 5.0
 DEFAULT_LOG_LEVEL: Final[LogLevel] = "info"
 
 
-def _listed(tool: Tool) -> types.Tool:
-    exported = mcp_tool(tool)
-    hints = exported["annotations"]
-    return types.Tool(
-        name=exported["name"],
-        title=exported["title"],
-        description=exported["description"],
-        input_schema=exported["inputSchema"],
-        output_schema=exported.get("outputSchema"),
-        annotations=types.ToolAnnotations(
-            title=hints.get("title"),
-            read_only_hint=hints.get("readOnlyHint"),
-            destructive_hint=hints.get("destructiveHint"),
-            idempotent_hint=hints.get("idempotentHint"),
-            open_world_hint=hints.get("openWorldHint"),
-        ),
-    )
-
-
 @final
 @dataclass(slots=True)
 class _Client:
@@ -94,25 +80,23 @@ class _Client:
 
     session: Any
     log_level: LogLevel = DEFAULT_LOG_LEVEL
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    registry: ToolRegistry
-    listed: tuple[types.Tool, ...]
-
-
-def _snapshot(registry: ToolRegistry) -> _Snapshot:
-    return _Snapshot(registry, tuple(_listed(tool) for tool in registry))
+    #: The deferred tools its searches found, oldest first (at most ``MAX_DISCOVERED``).
+    discovered: OrderedDict[str, None] = dataclasses.field(default_factory=OrderedDict)
 
 
 @final
 class ServedTools:
     """The tools a server answers with; ``replace`` swaps them all at once."""
 
-    def __init__(self, registry: ToolRegistry, *, bus: SubscriptionBus | None = None) -> None:
-        self._current = _snapshot(registry)
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        bus: SubscriptionBus | None = None,
+        deferred: frozenset[str] = frozenset(),
+    ) -> None:
+        self._deferred = frozenset(deferred)
+        self._current = listing(registry, self._deferred)
         #: Where ``announce`` publishes a change for 2026-07-28 clients; ``listen``
         #: serves their ``subscriptions/listen`` streams from it. A bus of your own (over
         #: Redis, say) carries one instance's reload to the streams of all of them.
@@ -133,12 +117,83 @@ class ServedTools:
     def listed(self) -> tuple[types.Tool, ...]:
         return self._current.listed
 
+    @property
+    def deferred(self) -> frozenset[str]:
+        """The names of the served tools that are deferred (not listed up front)."""
+        return self._current.deferred
+
+    @property
+    def deferring(self) -> frozenset[str]:
+        """What ``defer`` was given: names and patterns, matched again at each reload."""
+        return self._deferred
+
     def __len__(self) -> int:
         return len(self._current.registry)
 
     def replace(self, registry: ToolRegistry) -> None:
+        """Serve ``registry`` from now on, deferring what ``defer`` named (its patterns
+        are matched again: a tool a reload adds may be deferred too). Raises
+        ``SemanticError`` (and serves on as before) when a tool takes the search
+        tool's name."""
         # One assignment: a reader sees the old snapshot or the new one, never a mix.
-        self._current = _snapshot(registry)
+        self._current = listing(registry, self._deferred)
+
+    def defer(self, patterns: frozenset[str]) -> None:
+        """Leave the tools ``patterns`` name out of the listing: each pattern a tool's
+        name or a shell-style pattern (``jira_*``) matched against names. They stay
+        callable by name, and the search tool (``search_tools``) finds them.
+
+        Raises ``SemanticError`` for a pattern that matches no served tool (a typo
+        would otherwise list what was meant to be deferred), or a tool that takes the
+        search tool's name.
+        """
+        registry = self._current.registry
+        names = registry.names()
+        for pattern in sorted(patterns):
+            if not matching(registry, (pattern,)):
+                raise SemanticError(
+                    f"deferred {pattern!r} names no served tool{did_you_mean(pattern, names)}; "
+                    "give a tool's name or a pattern such as 'jira_*'"
+                )
+        snapshot = listing(registry, frozenset(patterns))
+        self._deferred = frozenset(patterns)
+        self._current = snapshot
+
+    def lookup(self, name: str) -> Tool | None:
+        """The served tool called ``name``, listed or deferred, or the search tool."""
+        snapshot = self._current
+        if snapshot.search is not None and name == SEARCH_TOOL_NAME:
+            return snapshot.search
+        return snapshot.registry.lookup(name)
+
+    def is_search(self, tool: Tool) -> bool:
+        """Whether ``tool`` is the search tool of the tools served now."""
+        return tool is self._current.search
+
+    def listed_for(self, connection: str) -> tuple[types.Tool, ...]:
+        """The listing of client ``connection``: ``listed``, and the deferred tools its
+        searches found, each at its place in the registry's order."""
+        client = self._clients.get(connection) if connection else None
+        return self._current.listed_for(client.discovered if client is not None else ())
+
+    def discover(self, connection: str, names: Iterable[str]) -> bool:
+        """Client ``connection`` found ``names`` (deferred tools): list them to it from
+        now on. Whether its listing changed; never for a client not seen (a stateless
+        server's, which keeps nothing between requests)."""
+        client = self._clients.get(connection) if connection else None
+        if client is None:
+            return False
+        deferred = self._current.deferred
+        added = False
+        for name in names:
+            if name not in deferred:
+                continue
+            added = added or name not in client.discovered
+            client.discovered[name] = None
+            client.discovered.move_to_end(name)
+        while len(client.discovered) > MAX_DISCOVERED:
+            client.discovered.popitem(last=False)
+        return added
 
     def seen(self, connection: str, session: Any) -> None:
         """Remember ``session`` as the way to reach client ``connection`` (an HTTP
@@ -379,6 +434,11 @@ class Reloader:
     ``roots`` are the folders and files the tools are loaded from: a failed reload's
     report names its files relative to them to the clients (``ShownPaths``); without
     them, by their names alone. Stderr gets the paths as loading names them.
+    ``toolsets`` gives each toolset to serve, resolved against a loaded registry (it
+    raises ``AgentKitError`` on a problem): each is served as ``sets[name]``, its
+    ``deferred`` tools left out of the listing, and swapped with the whole. The sets
+    served are those of the first load; a reload without one of them fails (the last
+    good sets keep serving), and a new one waits for a restart.
     """
 
     def __init__(
@@ -392,8 +452,10 @@ class Reloader:
         say: Callable[[str], None] = _say,
         loaded: tuple[ToolRegistry, tuple[tuple[str, int, int], ...]] | None = None,
         roots: Iterable[str | os.PathLike[str]] = (),
+        toolsets: Callable[[ToolRegistry], Mapping[str, Toolset]] | None = None,
     ) -> None:
         self._load = load
+        self._toolsets = toolsets
         self._shown = ShownPaths(roots)
         self._list_files = files
         self._watching = watch
@@ -409,6 +471,29 @@ class Reloader:
         else:
             registry, self._files = loaded
         self.served = ServedTools(registry)
+        #: Each toolset served, by name, in the order defined.
+        self.sets = {
+            name: ServedTools(toolset.restrict(registry), deferred=toolset.deferred)
+            for name, toolset in (toolsets(registry) if toolsets else {}).items()
+        }
+
+    def _load_all(self) -> tuple[ToolRegistry, Mapping[str, Toolset]]:
+        """The tools, and the registry of each toolset served; ``AgentKitError`` for a
+        problem, or for a toolset served that is no longer defined."""
+        registry = self._load()
+        if self._toolsets is None:
+            return registry, {}
+        sets = self._toolsets(registry)
+        gone = [name for name in self.sets if name not in sets]
+        if gone:
+            raise SemanticError(
+                f"toolset '{gone[0]}' is served at a path of its own and no longer defined; "
+                "define it again, or restart the server to stop serving it"
+            )
+        new = [name for name in sets if name not in self.sets]
+        if new:
+            self._say(f"toolset {', '.join(new)}: new, and served after a restart")
+        return registry, sets
 
     async def reload(self, reason: str) -> Changes | None:
         """Load everything; swap it in if it loaded without a problem. The changes, or
@@ -416,7 +501,10 @@ class Reloader:
         async with self._lock:
             try:
                 # Loading reads and parses files: off the loop, so calls go on meanwhile.
-                registry = await anyio.to_thread.run_sync(self._load)
+                registry, sets = await anyio.to_thread.run_sync(self._load_all)
+                before = self.served.registry
+                # Refused (the last good set kept) when a tool takes the search tool's name.
+                self.served.replace(registry)
             except AgentKitError as exc:
                 kept = (
                     f"reload ({reason}) failed; still serving the last good set of "
@@ -429,13 +517,15 @@ class Reloader:
                 shown = self._shown.error(exc, files)
                 await self.served.log("error", self.served.redact(f"{kept} {shown}"))
                 return None
-            found = changes(self.served.registry, registry)
-            self.served.replace(registry)
+            found = changes(before, registry)
             message = f"reloaded ({reason}): {len(registry)} tools; {found.describe()}"
             self._say(message)
             await self.served.log("info", message)
             if found:
                 await self.served.announce()
+            for name, served in self.sets.items():
+                said = f"reloaded ({reason}): toolset '{name}'"
+                await _swap(served, sets[name].restrict(registry), sets[name].deferred, said)
             return found
 
     def _listed(self) -> list[str]:
@@ -480,6 +570,20 @@ class Reloader:
                 task_status.started()
                 async for _ in signals:
                     await self.reload("SIGHUP")
+
+
+async def _swap(
+    served: ServedTools, registry: ToolRegistry, deferred: frozenset[str], said: str
+) -> None:
+    """Serve ``registry`` in place of ``served``'s tools, ``deferred`` (names of its
+    tools) left out of the listing; tell its clients what changed."""
+    found = changes(served.registry, registry)
+    served.replace(registry)
+    if deferred != served.deferring:
+        served.defer(deferred)
+    await served.log("info", f"{said}: {len(registry)} tools; {found.describe()}")
+    if found:
+        await served.announce()
 
 
 def file_state(files: Iterable[Path]) -> tuple[tuple[str, int, int], ...]:

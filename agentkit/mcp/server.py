@@ -2,7 +2,8 @@
 
 - ``tools/list`` gives each tool's ``inputSchema``, ``outputSchema`` and annotations
   (``agentkit.export.mcp_tool``, the same shape ``agentkit export --format mcp``
-  prints);
+  prints), less the deferred tools and plus ``search_tools``, which finds them; a
+  session's search adds what it found to its listing (``agentkit.mcp.listing``);
 - ``tools/call`` runs through ``ToolExecutor.aexecute`` (async tools on the
   server's event loop, sync ones in the executor's thread pool): the output comes back as
   ``structuredContent`` and as the same JSON in a text block; a tool's content blocks
@@ -113,6 +114,10 @@ _T = TypeVar("_T")
 FLUSH_SECONDS: Final = 5.0
 #: The name of stdio's one client connection.
 STDIO: Final = "stdio"
+#: How long a 2026-07-28 client may keep a ``tools/list`` answer (``ttlMs``): it hears of
+#: a reload on its ``subscriptions/listen`` stream, and a call of a tool gone since is
+#: an error that says to list again.
+LIST_TTL_MS: Final = 60_000
 
 #: Enters the scope one ``tools/call`` runs in, given the SDK's request context (the HTTP
 #: server binds the caller's own credentials there, from its request headers).
@@ -522,7 +527,14 @@ def build_server(
     awaiting_input = awaiting_input if awaiting_input is not None else InputRequiredCalls()
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=list(served.listed))
+        # The SDK leaves ttlMs and cacheScope out for a handshake-era client, whose
+        # protocol has no such fields. "private": a listing never goes to another
+        # caller's cache, whatever a bearer token or a session's searches made of it.
+        return types.ListToolsResult(
+            tools=list(served.listed_for(_discovering(ctx))),
+            ttl_ms=LIST_TTL_MS,
+            cache_scope="private",
+        )
 
     async def set_log_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
         served.set_log_level(_connection(ctx), params.level)
@@ -534,7 +546,7 @@ def build_server(
         if params.request_state is not None:  # a 2026-07-28 client's answer to a question
             return await awaiting_input.resume(ctx, params)
         registry = served.registry  # this call's set, whatever a reload does meanwhile
-        tool = registry.lookup(params.name)
+        tool = served.lookup(params.name)  # listed or deferred alike
         if tool is None:
             unknown = UnknownToolError(params.name, registry.names())
             # A client's listing may predate a reload it could not hear of (a stateless
@@ -557,7 +569,22 @@ def build_server(
             return await awaiting_input.first(
                 ctx, params, asking, lambda: run(tool, arguments, call)
             )
-        return await run(tool, arguments, call)
+        result = await run(tool, arguments, call)
+        if served.is_search(tool) and not result.is_error:
+            await _found(ctx, result.structured_content)
+        return result
+
+    async def _found(ctx: Any, answer: dict[str, Any] | None) -> None:
+        """A session's search found ``answer``'s tools: they are listed to it from now
+        on, and it is told so (``notifications/tools/list_changed``, on the call's own
+        stream, before the answer), to list again."""
+        connection = _discovering(ctx)
+        names = [str(match.get("name")) for match in (answer or {}).get("tools", ())]
+        if not announce or not served.discover(connection, names):
+            return
+        told = ctx.session.send_notification(types.ToolListChangedNotification(), ctx.request_id)
+        with contextlib.suppress(Exception), anyio.move_on_after(FLUSH_SECONDS):
+            await told
 
     async def run(tool: Tool, arguments: dict[str, Any], call: _ServedCall) -> types.CallToolResult:
         ctx = call.ctx  # the request that started the call
@@ -641,6 +668,15 @@ def build_server(
     return server
 
 
+def _discovering(ctx: Any) -> str:
+    """The client connection whose searches add to its listing: a handshake-era
+    session's, or stdio's; "" for a 2026-07-28 request, which no session ties to the
+    next one (its search answer carries the schemas), and for stateless HTTP."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return ""
+    return _connection(ctx)
+
+
 def _redacting_credentials(served: ServedTools, executor: ToolExecutor) -> Callable[[str], str]:
     """Redacts, from a message to every client (a reload's report), the value of every
     credential the served tools name that the executor can resolve now; the text is
@@ -675,6 +711,9 @@ def serve_on_stdio(
     the reloader listens (while the tools loaded), for a reload once it does.
     """
     max_calls, max_waiting = options.max_calls, options.max_waiting
+    served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
+    if options.deferred:
+        served.defer(options.deferred)
     executor = ToolExecutor(
         credentials=CredentialsManager.from_env(credentials_file),
         max_workers=worker_threads(max_calls, max_waiting),
@@ -683,7 +722,7 @@ def serve_on_stdio(
     async def run(wire: StdioWire) -> None:
         async with loop_stdio(wire) as (wire_in, wire_out):
             await serve_stdio(
-                tools,
+                served,
                 executor,
                 wire_in,
                 wire_out,

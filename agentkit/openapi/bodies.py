@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from agentkit.openapi.media import json_media, media_type
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
-from agentkit.openapi.schemas import Notes, SchemaConverter, named, sentence, trim
+from agentkit.openapi.schemas import Notes, SchemaConverter, named, sentence
 
 _FORM: Final = "application/x-www-form-urlencoded"
 _MULTIPART: Final = "multipart/form-data"
@@ -176,7 +176,7 @@ class BodyConverter:
             text = media_kind is not None and media_kind.startswith("text/")
             content_name = self.input_name(field_name, "body", here)
             what = "the file's content, as text" if text else "the file's content, base64-encoded"
-            described = trim(schema.get("description"))
+            described = self.schemas.describe(schema.get("description"))
             spec = {"type": "string", "description": sentence(described, what)}
             request.inputs.append(named(content_name, spec, required=param.get("required", True)))
             filename = self.input_name(f"{field_name}_filename", "body", here)

@@ -16,7 +16,7 @@ from typing import Any, Final, Literal
 from agentkit.openapi.media import json_media
 from agentkit.openapi.naming import NameTable
 from agentkit.openapi.reader import Resolver, pointer_join
-from agentkit.openapi.schemas import Notes, SchemaConverter, trim
+from agentkit.openapi.schemas import Notes, SchemaConverter
 from agentkit.toolerrors import UnexpressibleOperation
 
 _CODE: Final = re.compile(r"[45][0-9][0-9]")
@@ -124,7 +124,7 @@ class ErrorOutputs:
         if not isinstance(response, dict):
             self.notes.add(where, pointer, "expected a response (a mapping); not mapped")
             return None
-        message = trim(response.get("description"))
+        message = self.schemas.describe(response.get("description"))
         if _TEMPLATE_SYNTAX.search(message):
             message = ""  # it would be read as a template
         content = response.get("content")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from agentkit.declarative import definition_files
-from agentkit.declarative.yamlsource import read_documents
+from agentkit.declarative.yamlsource import SharedValues, read_documents
 from agentkit.openapi.base import Entry, Lock
 from agentkit.openapi.merge import signature
 from agentkit.toolerrors import UsageError
@@ -78,8 +78,14 @@ class DefinitionFile:
         self.segments.append(segment)
 
 
-def read_file(path: Path) -> DefinitionFile:
-    """``path`` split into its documents; ``UsageError`` at the first line that does not parse."""
+def read_file(path: Path, shared: SharedValues | None = None) -> DefinitionFile:
+    """``path`` split into its documents; ``UsageError`` at the first line that does not parse.
+
+    The documents are plain dicts and lists, without positions (``read_documents``'
+    ``located=False``), the short strings of every file read with one ``shared`` kept
+    once: an update holds every document of the folder at once, and Kubernetes'
+    92 MB of definitions took 300 MB so. ``locate`` reads one again with positions.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -95,7 +101,7 @@ def read_file(path: Path) -> DefinitionFile:
     first_line = 1
     for piece in pieces:
         segment = Segment("".join(piece))
-        documents, problems = read_documents(segment.text)
+        documents, problems = read_documents(segment.text, shared, located=False)
         if problems:
             first = problems[0]
             raise UsageError(
@@ -109,13 +115,20 @@ def read_file(path: Path) -> DefinitionFile:
     return DefinitionFile(path, segments)
 
 
+def located(segment: Segment) -> Any:
+    """``segment``'s document read again with positions, for problems that need lines."""
+    documents, _ = read_documents(segment.text)
+    return documents[0][0] if len(documents) == 1 else segment.document
+
+
 class Folder:
     """Every definition file under the output folder, read once."""
 
     def __init__(self, out: Path) -> None:
         self.out = out
         paths, _ = definition_files(out) if out.is_dir() else ([], [])
-        self.files = {path: read_file(path) for path in paths}
+        shared = SharedValues()
+        self.files = {path: read_file(path, shared) for path in paths}
         self._claimed: set[int] = set()
 
     def segments(self) -> Iterator[tuple[DefinitionFile, Segment]]:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import gc
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any, Final, Literal
 
 from agentkit.openapi import swagger
 from agentkit.openapi.base import Entry, Lock
+from agentkit.openapi.budgets import Budgets, Fitted, fit
 from agentkit.openapi.check import check_description
 from agentkit.openapi.emit import dump
 from agentkit.openapi.memo import Conversions
@@ -80,6 +82,13 @@ class ImportReport:
     notes: int = 0
     #: What the schema check (``agentkit.openapi.check``) found; None when it did not run.
     findings: list[DescriptionProblem] | None = None
+    #: Tools generated with less depth to fit the schema budget, and those still over it.
+    fitted: list[str] = field(default_factory=list)
+    over_budget: list[str] = field(default_factory=list)
+    #: Streaming query parameters left out (``watch``, ``follow``), over all tools.
+    streaming: int = 0
+    #: The tags of the operations the description has, for choosing among many tools.
+    tags: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,6 +160,7 @@ class Generation:
     layout: Layout = "operation"
     #: The server variables read from the environment (``--server-variable``).
     server_variables: tuple[str, ...] = ()
+    budgets: Budgets = field(default_factory=Budgets)
 
 
 def as_layout(value: object) -> Layout:
@@ -175,6 +185,7 @@ def import_openapi(
     layout: Layout = "operation",
     check: bool = True,
     server_variables: Sequence[str] = (),
+    budgets: Budgets | None = None,
 ) -> ImportReport:
     """Write one source file and one definition file per selected operation into ``out``
     (with ``layout="tag"``, one file per tag: ``SOURCE.TAG.yaml``, a YAML stream).
@@ -185,14 +196,21 @@ def import_openapi(
     installed; ``report.findings`` is None otherwise, or when ``check`` is false).
     ``server_variables``: the first server's variables to read from the environment, as
     ``SOURCE_SERVER_NAME`` (``agentkit.openapi.source.base_url``); the others are their
-    defaults.
+    defaults. ``budgets``: how big each tool may grow (``Budgets``; its defaults when None).
 
     Raises ``OpenAPIError`` when the description cannot be read, a filter names no
     operation, or a file to write exists already (nothing is written then).
     """
     with _fewer_collections():
         return _import(
-            spec, source, Path(out), selection or Selection(), layout, check, server_variables
+            spec,
+            source,
+            Path(out),
+            selection or Selection(),
+            layout,
+            check,
+            server_variables,
+            budgets or Budgets(),
         )
 
 
@@ -220,6 +238,7 @@ def _import(
     layout: Layout,
     check: bool,
     server_variables: Sequence[str],
+    budgets: Budgets,
 ) -> ImportReport:
     generation = generate(
         spec,
@@ -229,6 +248,7 @@ def _import(
         layout=layout,
         check=check,
         server_variables=server_variables,
+        budgets=budgets,
     )
     pieces: dict[Path, list[str]] = {}
     writer = Writer()
@@ -271,6 +291,7 @@ def lock_of(spec: str | Path, selection: Selection, generation: Generation) -> L
         source_generated=generation.source.document,
         layout=generation.layout,
         server_variables=list(generation.server_variables),
+        budgets=generation.budgets.to_json(),
     )
     for tool in generation.tools:
         lock.entries[tool.key] = entry_of(tool, folder)
@@ -299,6 +320,7 @@ def generate(
     check: bool = True,
     server_variables: Sequence[str] = (),
     from_lock: bool = False,
+    budgets: Budgets | None = None,
 ) -> Generation:
     """Every selected operation's definition, built in memory; nothing is written.
 
@@ -307,7 +329,9 @@ def generate(
     ``layout`` says which file each tool goes in (``tag``: the file of its first tag).
     ``check`` and ``server_variables``: as ``import_openapi`` says; ``from_lock``: the
     server variables are an earlier import's, and one the URL no longer has is a note.
+    ``budgets``: as ``import_openapi`` says.
     """
+    budgets = budgets or Budgets()
     layout = as_layout(layout)
     if not _SOURCE_NAME.fullmatch(source):
         message = f"invalid source name {source!r}: letters, digits, '_' and '-', a letter first"
@@ -357,6 +381,15 @@ def generate(
     skipped: set[str] = set()
     selected = 0
     conversions = Conversions()
+    make = functools.partial(
+        OperationConverter,
+        resolver,
+        security,
+        source,
+        source_auth,
+        memo=conversions,
+        budgets=budgets,
+    )
     for op in found:
         kept = _kept(op, keep)
         if not kept and not selection.wants(op):
@@ -365,13 +398,20 @@ def generate(
         if op.deprecated and not selection.deprecated and not kept:
             report.deprecated.append(op.name)
             continue
-        converter = OperationConverter(resolver, security, source, source_auth, memo=conversions)
         try:
-            definition = converter.definition(op)
+            converter, fitted = _fitted(op, budgets, make)
         except UnexpressibleOperation as exc:
             report.skipped.append(Skipped(op.name, exc.problem))
             skipped.add(f"{op.method} {op.path}")
             continue
+        definition = fitted.document
+        for message in fitted.notes(budgets):
+            converter.notes.add("schemas", op.pointer, message)
+        if fitted.depths:
+            report.fitted.append(op.name)
+        if fitted.size.total > budgets.schema_bytes:
+            report.over_budget.append(op.name)
+        report.streaming += len(converter.streaming)
         if broken := verifier.problems(definition):
             report.skipped.append(Skipped(op.name, unloadable(op.pointer, broken[0])))
             skipped.add(f"{op.method} {op.path}")
@@ -390,9 +430,24 @@ def generate(
         )
         report.notes += len(converter.notes.lines)
     report.notes += len(source_notes.lines)
+    report.tags = list(dict.fromkeys(tag for op in found for tag in op.tags))
     if not tools:
         raise OpenAPIError(str(spec), _nothing_imported(document, found, selected, report))
-    return Generation(source_file, tools, report, skipped, layout, tuple(server_variables))
+    return Generation(source_file, tools, report, skipped, layout, tuple(server_variables), budgets)
+
+
+def _fitted(
+    op: Operation, budgets: Budgets, make: Callable[..., OperationConverter]
+) -> tuple[OperationConverter, Fitted]:
+    """``op``'s definition within the schema budget, and the converter that made it."""
+    converters: list[OperationConverter] = []
+
+    def build(depths: dict[str, int]) -> dict[str, Any]:
+        converters.append(make(depths=depths))
+        return converters[-1].definition(op)
+
+    fitted = fit(build({}), budgets, build)
+    return converters[-1], fitted
 
 
 def _nothing_imported(

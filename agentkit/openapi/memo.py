@@ -7,7 +7,8 @@ for each was most of an import. ``Conversions`` keeps what converting a
 and gives it back only where converting again would give the same:
 
 - the key is what the conversion reads besides the schema: the target's
-  pointer, the direction, the depth and the description given for it;
+  pointer, the direction, the depth, the depth budget and the description
+  given for it;
 - the notes it made are kept relative to the ``where`` it was given (every
   note of a conversion is made at that ``where`` or below it), and made again,
   in the same order, at the new ``where``;
@@ -27,8 +28,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-#: What a conversion reads besides the schema: target pointer, direction, depth, description.
-Key = tuple[str, str, int, str]
+#: What a conversion reads besides the schema: target pointer, direction, depth, depth
+#: budget, description.
+Key = tuple[str, str, int, int, str]
 #: A note as made: where, pointer, message.
 Note = tuple[str, str, str]
 

@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from agentkit.openapi.bodies import COOKIE_NAME, BodyConverter, Cookie, Request, cookie_template
+from agentkit.openapi.budgets import STREAMING_PARAMETERS, Budgets
 from agentkit.openapi.error_replies import ErrorOutputs, error_statuses
 from agentkit.openapi.media import json_media
 from agentkit.openapi.memo import Conversions
 from agentkit.openapi.naming import NameTable, identifier
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
-from agentkit.openapi.schemas import MAX_DESCRIPTION, Notes, SchemaConverter, named, trim
+from agentkit.openapi.schemas import Notes, SchemaConverter, named, trim
 from agentkit.openapi.source import NO_AUTH, Auth, Security
 from agentkit.toolerrors import UnexpressibleOperation
 
@@ -88,10 +89,17 @@ class OperationConverter:
     notes: Notes = field(default_factory=Notes)
     #: The schema conversions of the import so far (None: convert each schema afresh).
     memo: Conversions | None = None
+    budgets: Budgets = field(default_factory=Budgets)
+    #: The levels of nesting each direction keeps, when the size budget cut them.
+    depths: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.notes.translate = self.resolver.original
-        self.schemas = SchemaConverter(self.resolver, self.notes, self.memo)
+        self.schemas = SchemaConverter(
+            self.resolver, self.notes, self.memo, budgets=self.budgets, depths=self.depths
+        )
+        #: The streaming query parameters left out (``watch``, ``follow``).
+        self.streaming: list[str] = []
         self.names = NameTable()
         self.bodies = BodyConverter(self.resolver, self.schemas, self.notes, self._input_name)
 
@@ -145,7 +153,7 @@ class OperationConverter:
             http["auth"] = auth.auth
         http.update(replies)
         doc: dict[str, Any] = {"name": op.name, "version": "1.0.0"}
-        doc["description"] = _description(op)
+        doc["description"] = _description(op, self.budgets.tool_description_chars)
         tags = {"source": self.source}
         if op.tags:
             tags["tag"] = op.tags[0]
@@ -205,7 +213,20 @@ class OperationConverter:
         if schema is None and isinstance(param.get("content"), dict):
             self._cannot(name, location, here, "a parameter with 'content'", required)
             return
-        description = trim(param.get("description"))
+        if (
+            location == "query"
+            and not required
+            and name.lower() in STREAMING_PARAMETERS
+            and not self.budgets.keep_streaming
+        ):
+            self.streaming.append(name)
+            message = (
+                "a streaming parameter, left out: a tool reads one answer, and a call with it "
+                "set would not end (--keep-streaming keeps it)"
+            )
+            self.notes.add(f"{location} {name}", here, message)
+            return
+        description = self.schemas.describe(param.get("description"))
         spec, nullable = self.schemas.convert(
             schema if schema is not None else {},
             pointer_join(here, "schema"),
@@ -468,11 +489,12 @@ def _text_output() -> dict[str, Any]:
     return {"name": "body", "type": "string", "description": "The response body, whole."}
 
 
-def _description(op: Operation) -> str:
-    summary = trim(op.node.get("summary"), MAX_DESCRIPTION)
-    details = trim(op.node.get("description"), 1000)
+def _description(op: Operation, limit: int) -> str:
+    """The tool's description: the summary, then the description, within ``limit``."""
+    summary = trim(op.node.get("summary"), limit)
+    details = trim(op.node.get("description"), limit)
     if summary and details and not details.startswith(summary.rstrip(".…")):
-        return f"{summary.rstrip('.')}. {details}"
+        return trim(f"{summary.rstrip('.')}. {details}", limit)
     return details or summary or f"{op.method} {op.path}"
 
 

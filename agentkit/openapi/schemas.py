@@ -8,16 +8,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeGuard
 
+from agentkit.openapi.budgets import Budgets
 from agentkit.openapi.literal import literal
 from agentkit.openapi.memo import Conversions
 from agentkit.openapi.reader import Resolver, pointer_join, problem, unexpressible
 from agentkit.schema.values import enum_key
 from agentkit.toolerrors import UnexpressibleOperation
 
-#: How deep one schema may nest before the rest is kept free-form.
-MAX_DEPTH: Final = 8
-#: The longest description written for a parameter or a tool.
-MAX_DESCRIPTION: Final = 300
+#: A cut description ends with this.
+CUT: Final = "…"
 
 #: String formats in words for the description; None: nothing worth saying.
 _FORMATS: Final[dict[str, str | None]] = {
@@ -41,12 +40,26 @@ _TYPES: Final = {
 Direction = Literal["input", "output"]
 
 
-def trim(text: object, limit: int = MAX_DESCRIPTION) -> str:
-    """The first paragraph of ``text``, its whitespace collapsed, cut at ``limit``."""
+def trim(text: object, limit: int) -> str:
+    """The first paragraph of ``text``, its whitespace collapsed, within ``limit`` characters.
+
+    A longer one is cut after its last whole sentence that fits, else after its last
+    whole word, and ends with ``…``; a cut that would keep less than half is made
+    where the limit falls instead (one long word, a URL).
+    """
     if not isinstance(text, str):
         return ""
     paragraph = " ".join(text.strip().split("\n\n", 1)[0].split())
-    return paragraph if len(paragraph) <= limit else paragraph[: limit - 1].rstrip() + "…"
+    if len(paragraph) <= limit:
+        return paragraph
+    room = paragraph[: limit - len(CUT) - 1]
+    sentence_end = max(room.rfind(end) for end in (". ", "! ", "? "))
+    if sentence_end + 1 >= limit // 2:
+        return f"{room[: sentence_end + 1]} {CUT}"
+    word_end = room.rfind(" ")
+    if word_end >= limit // 2:
+        return room[:word_end].rstrip(",;:") + CUT
+    return paragraph[: limit - len(CUT)] + CUT
 
 
 def valid_name(name: object) -> bool:
@@ -99,6 +112,17 @@ class SchemaConverter:
     notes: Notes
     #: The conversions of this import, kept for the operations after this one.
     memo: Conversions | None = None
+    budgets: Budgets = field(default_factory=Budgets)
+    #: The levels of nesting each direction keeps, where the size budget cut them below
+    #: the budgets' ``max_depth``.
+    depths: dict[str, int] = field(default_factory=dict)
+
+    def max_depth(self, direction: Direction) -> int:
+        return self.depths.get(direction, self.budgets.max_depth)
+
+    def describe(self, text: object) -> str:
+        """``text`` as a parameter's description: within the description budget."""
+        return trim(text, self.budgets.description_chars)
 
     def _note(self, where: str, pointer: str, message: str) -> None:
         self.notes.add(where, pointer, message)
@@ -170,7 +194,7 @@ class SchemaConverter:
         if memo is None or len(inner) == len(stack):
             # Not a $ref: a schema written in place is converted where it is, once.
             return self._convert(schema, target, where, direction, inner, depth, description)
-        key = (target, direction, depth, description)
+        key = (target, direction, depth, self.max_depth(direction), description)
         kept = memo.find(key, inner)
         if kept is not None:
             for suffix, at, message in kept.notes:
@@ -207,7 +231,9 @@ class SchemaConverter:
             # 3.1's type: [string, array], or an enum of mixed types: one member a type.
             members = self._split(schema, pointer, where)
             if members is not None and len(members) == 1:  # one type left: [1, {x: 1}]
-                described = description or trim(schema.get("description") or schema.get("title"))
+                described = description or self.describe(
+                    schema.get("description") or schema.get("title")
+                )
                 only, _ = self.convert(
                     members[0][1],
                     pointer,
@@ -223,11 +249,12 @@ class SchemaConverter:
                 union = self._union(schema, members, pointer, where, direction, stack, depth)
             return union, nullable
         spec: dict[str, Any] = {"type": kind}
-        description = description or trim(schema.get("description") or schema.get("title"))
+        description = description or self.describe(schema.get("description") or schema.get("title"))
         if description:
             spec["description"] = description
-        if depth >= MAX_DEPTH and kind in ("list", "dictionary"):
-            self._note(where, pointer, f"nested over {MAX_DEPTH} levels, kept free-form")
+        limit = self.max_depth(direction)
+        if depth >= limit and kind in ("list", "dictionary"):
+            self._note(where, pointer, f"nested over {limit} levels, kept free-form")
             return spec, nullable
         if kind == "list":
             self._items(spec, schema, pointer, where, direction, stack, depth)
@@ -288,7 +315,7 @@ class SchemaConverter:
             self._note(where, pointer, f"{keyword} of different types cannot be typed")
             return None, nullable
         spec = {"type": kinds.pop()}
-        description = trim(schema.get("description") or schema.get("title"))
+        description = self.describe(schema.get("description") or schema.get("title"))
         if description:
             spec["description"] = description
         self._note(where, pointer, f"{keyword} kept as a free-form {spec['type']}")
@@ -379,7 +406,7 @@ class SchemaConverter:
         if len({json.dumps(sub.get("items"), sort_keys=True, default=str) for sub, _ in lists}) > 1:
             return None  # lists of different items: which items would a list have?
         spec: dict[str, Any] = {"type": union}
-        description = trim(schema.get("description") or schema.get("title"))
+        description = self.describe(schema.get("description") or schema.get("title"))
         if description:
             spec["description"] = description
         enum = _union_enum(members) if direction == "input" else None

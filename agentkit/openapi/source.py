@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from agentkit.credentials import environment_name
 from agentkit.openapi.bodies import COOKIE_NAME, Cookie, cookie_template
+from agentkit.openapi.budgets import Budgets
 from agentkit.openapi.literal import shown, url_text
 from agentkit.openapi.naming import snake_case
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
@@ -335,7 +336,7 @@ class Security:
 
 def source_document(document: dict[str, Any], source: str, url: str, auth: Auth) -> dict[str, Any]:
     info = document.get("info") if isinstance(document.get("info"), dict) else {}
-    title = trim(info.get("title")) if isinstance(info, dict) else ""
+    title = trim(info.get("title"), Budgets().description_chars) if isinstance(info, dict) else ""
     version = info.get("version") if isinstance(info, dict) else None
     doc: dict[str, Any] = {"source": source}
     if title:

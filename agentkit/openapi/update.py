@@ -33,7 +33,15 @@ from agentkit.declarative.sources import is_source_document
 from agentkit.declarative.yamlsource import locate, read_documents
 from agentkit.diff import ToolDiff, diff_renamed, diff_tools, next_version
 from agentkit.openapi.base import Entry, Lock
-from agentkit.openapi.folder import DOCUMENT_START, Comments, DefinitionFile, Folder, Segment
+from agentkit.openapi.budgets import Budgets
+from agentkit.openapi.folder import (
+    DOCUMENT_START,
+    Comments,
+    DefinitionFile,
+    Folder,
+    Segment,
+    located,
+)
 from agentkit.openapi.importer import (
     Generated,
     ImportReport,
@@ -116,8 +124,13 @@ class _Merged:
     original: str | None = None  # the reviewer's text, for its comments
 
 
-def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateReport:
+def update_openapi(
+    spec: str | Path, *, source: str, out: str | Path, budgets: Budgets | None = None
+) -> UpdateReport:
     """Import ``spec`` over ``out``, which an earlier import wrote, keeping the reviewer's edits.
+
+    ``budgets``: the import's budgets from now on; None keeps the lock's (those of the
+    import that wrote ``out``).
 
     Raises ``UsageError`` when ``out`` holds no lock file for ``source`` or does
     not load, and ``OpenAPIError`` when the description cannot be read. Writes
@@ -138,6 +151,7 @@ def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateR
         layout=as_layout(lock.layout),
         server_variables=lock.server_variables,
         from_lock=True,
+        budgets=budgets or Budgets.from_json(lock.budgets),
     )
     report = UpdateReport(generation.report)
     folder = Folder(out)
@@ -151,6 +165,7 @@ def update_openapi(spec: str | Path, *, source: str, out: str | Path) -> UpdateR
         source_generated=generation.source.document,
         layout=generation.layout,
         server_variables=lock.server_variables,
+        budgets=generation.budgets.to_json(),
     )
     # The source first: its file is where new tools' neighbours are.
     found_source = folder.find_source(lock)
@@ -385,7 +400,7 @@ def _check_folder(folder: Folder) -> None:
     ]
     verifier = Verifier(
         (
-            (str(file.path), segment.document)
+            (str(file.path), located(segment))
             for file, segment in documents
             if is_source_document(segment.document)
         ),
@@ -395,12 +410,14 @@ def _check_folder(folder: Folder) -> None:
     for file, segment in documents:
         if is_source_document(segment.document):
             continue
+        found = verifier.problems(segment.document, path=str(file.path))
+        if not found:
+            continue
+        # The folder was read without positions: the document is read again to say where.
+        found = verifier.problems(located(segment), path=str(file.path))
         # Lines count from the segment's start; the file's are wanted.
         offset = file.line_of(segment) - 1
-        problems += [
-            replace(problem, line=problem.line + offset)
-            for problem in verifier.problems(segment.document, path=str(file.path))
-        ]
+        problems += [replace(problem, line=problem.line + offset) for problem in found]
     if problems:
         shown = "\n".join(f"  {problem}" for problem in problems[:_PROBLEMS_SHOWN])
         more = (

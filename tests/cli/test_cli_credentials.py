@@ -21,6 +21,10 @@ backend:
 """
 
 
+#: What validate says of these tools' schemas, after its counts.
+LARGEST = "; largest schema: basic_tool, 179 bytes (budget 8192)"
+
+
 def _write(folder: Path, name: str, auth: str, credentials: str) -> Path:
     path = folder / f"{name}.yaml"
     path.write_text(TOOL.format(name=name, auth=auth, credentials=credentials))
@@ -58,7 +62,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_credentials_that_do_not_resolve_here_are_not_judged(
     tools: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run(capsys, "validate", str(tools)) == (0, "ok: 3 tools in 3 file(s)\n", "")
+    assert run(capsys, "validate", str(tools)) == (
+        0,
+        "ok: 3 tools in 3 file(s)" + LARGEST + "\n",
+        "",
+    )
 
 
 @pytest.mark.parametrize("value", ["s", "hunter2"])
@@ -69,7 +77,7 @@ def test_a_short_credential_in_the_environment_is_a_problem(
     monkeypatch.setenv("API_PASSWORD", "long-enough-password")
     code, out, err = run(capsys, "validate", str(tools))
     assert code == 2
-    assert out == "1 problem(s): 3 tools in 3 file(s)\n"
+    assert out == "1 problem(s): 3 tools in 3 file(s)" + LARGEST + "\n"
     assert err == (
         f"error: {tools / 'bearer_tool.yaml'}:1: Tool 'bearer_tool' needs credential 'api-token': "
         "its value from environment variable API_TOKEN is shorter than 8 characters, the least "
@@ -89,7 +97,7 @@ def test_a_short_basic_auth_username_credential_is_a_problem_like_any(
     )
     code, out, err = run(capsys, "validate", str(tools), "--credentials-file", str(secrets))
     assert code == 2
-    assert out == "1 problem(s): 3 tools in 3 file(s)\n"
+    assert out == "1 problem(s): 3 tools in 3 file(s)" + LARGEST + "\n"
     assert err.startswith(
         f"error: {tools / 'basic_tool.yaml'}:1: Tool 'basic_tool' needs credential 'api-user': "
         f"its value from secrets file {secrets} ('api-user' or 'API_USER') is shorter than 8"
@@ -104,7 +112,7 @@ def test_credentials_long_enough_pass_and_warnings_still_count(
     secrets.write_text("API_USER=svc-reports\nAPI_PASSWORD=long-enough\nAPI_TOKEN=tok_01234567\n")
     assert run(capsys, "validate", str(tools), "--credentials-file", str(secrets)) == (
         0,
-        "ok: 3 tools in 3 file(s)\n",
+        "ok: 3 tools in 3 file(s)" + LARGEST + "\n",
         "",
     )
     (tools / "bearer_tool.yaml").write_text(
@@ -117,6 +125,6 @@ def test_credentials_long_enough_pass_and_warnings_still_count(
         capsys, "validate", "--strict", str(tools), "--credentials-file", str(secrets)
     )
     assert code == 2  # a problem wins over --strict's exit 1 for warnings
-    assert out == "1 problem(s), 1 warning(s): 3 tools in 3 file(s)\n"
+    assert out == "1 problem(s), 1 warning(s): 3 tools in 3 file(s)" + LARGEST + "\n"
     assert err.count("warning: ") == 1
     assert err.count("error: ") == 1

@@ -223,3 +223,27 @@ def test_sources_and_tools_of_sources_match() -> None:
 )
 def test_broken_sources_do_not_match(document: dict[str, Any]) -> None:
     assert not VALIDATOR.is_valid(document)
+
+
+def test_toolsets_match_and_list_the_keys_the_loader_reads() -> None:
+    from agentkit.declarative.toolsets import TOOLSET_KEYS
+    from tests.support.toolsets import TOOLSETS
+
+    assert set(SCHEMA["$defs"]["toolset"]["properties"]) == set(TOOLSET_KEYS)
+    for document in yaml.safe_load_all(TOOLSETS):
+        VALIDATOR.validate(document)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        pytest.param({"toolset": "t"}, id="no-tools"),
+        pytest.param({"toolset": "t", "tools": []}, id="empty-tools"),
+        pytest.param({"toolset": "t", "tools": ["a"], "version": "1.0.0"}, id="a-tool-key"),
+        pytest.param({"toolset": "t", "tools": [{"tag": {"a": "b"}}]}, id="tag-mapping"),
+        pytest.param({"toolset": "t", "tools": ["a b"]}, id="not-a-name"),
+        pytest.param({"toolset": "t/x", "tools": ["a"]}, id="bad-name"),
+    ],
+)
+def test_broken_toolsets_do_not_match(document: dict[str, Any]) -> None:
+    assert not VALIDATOR.is_valid(document)

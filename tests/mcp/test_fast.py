@@ -711,6 +711,57 @@ def test_the_fast_path_answers_what_the_sdk_answers(
     assert answers[0] == answers[1]
 
 
+# -- the same answers with tools deferred (progressive discovery) ---------------------------------
+
+DEFERRED = frozenset({"echo", "n*"})
+
+
+@pytest.fixture(scope="module")
+def both_deferring(registry: ToolRegistry) -> Iterator[tuple[str, str]]:
+    """Two servers deferring ``DEFERRED``: one on the fast path, one on the SDK's alone."""
+    with (
+        running(registry, deferred=DEFERRED) as (fast_url, fast),
+        running(registry, deferred=DEFERRED, fast_path=False) as (sdk_url, _),
+    ):
+        yield fast_url, sdk_url
+        assert fast.answered
+
+
+_SEARCH = {"name": "search_tools", "arguments": {"query": "echo"}}
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        pytest.param([{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}], id="list"),
+        pytest.param([_tool_call(_SEARCH)], id="search"),
+        pytest.param(
+            [_tool_call({"name": "search_tools", "arguments": {"query": "x", "limit": 0}})],
+            id="search-with-a-bad-limit",
+        ),
+        pytest.param([_tool_call({"name": "echo", "arguments": ECHO})], id="deferred-call"),
+        pytest.param(
+            [_tool_call(_SEARCH), {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}],
+            id="list-after-a-search",
+        ),
+    ],
+)
+def test_with_deferred_tools_the_fast_path_answers_what_the_sdk_answers(
+    both_deferring: tuple[str, str], messages: list[dict[str, Any]]
+) -> None:
+    answers = []
+    for url in both_deferring:
+        headers = open_session(url)
+        answers.append([_answer(*post(url, message, headers)) for message in messages])
+    assert answers[0] == answers[1]
+    last = answers[0][-1][1]["result"]
+    if "tools" in last and messages[-1]["method"] == "tools/list":
+        names = [tool["name"] for tool in last["tools"]]
+        searched = len(messages) > 1
+        assert ("echo" in names) is searched  # listed to the session that found it
+        assert names[-1] == "search_tools"
+
+
 # -- answers and cancellations belong to a session -----------------------------------------------
 
 

@@ -249,6 +249,43 @@ def test_a_malformed_tool_file_is_for_the_reviewer_to_fix_first(
     assert {file.name: file.read_text() for file in reviewed.iterdir()} == before
 
 
+def test_a_malformed_tool_is_located_at_its_own_line_in_a_shared_file(tmp_path: Path) -> None:
+    """The folder is read without positions; a problem is still located in the file."""
+    out = tmp_path / "tools.d"
+    spec = write(tmp_path / "v1.json", description())
+    import_openapi(spec, source="tracker", out=out, layout="tag")
+    path = next(
+        path for path in sorted(out.glob("tracker.*.yaml")) if "\n---\n" in path.read_text()
+    )
+    lines = path.read_text().splitlines(keepends=True)
+    second = lines.index("---\n") + 1
+    at = next(index for index in range(second, len(lines)) if lines[index].startswith("version:"))
+    lines[at] = "version: [1]\n"
+    path.write_text("".join(lines))
+    with pytest.raises(UsageError, match=r"fix it first") as caught:
+        update_openapi(spec, source="tracker", out=out)
+    assert f"{path}:{at + 1}:10: version: " in str(caught.value)
+
+
+@pytest.mark.parametrize("tracked", [True, False], ids=["operations", "none"])
+def test_the_lock_is_json_with_a_line_per_operation(tmp_path: Path, tracked: bool) -> None:
+    from agentkit.openapi.base import Lock
+
+    out = tmp_path / "tools.d"
+    import_openapi(write(tmp_path / "v1.json", description()), source="tracker", out=out)
+    lock = Lock.read(out / LOCK)
+    if not tracked:
+        lock.entries.clear()
+    lock.write(out / LOCK)
+    text = (out / LOCK).read_text()
+    assert Lock.read(out / LOCK).entries.keys() == lock.entries.keys()
+    operations = json.loads(text)["operations"]
+    assert len(operations) == len(lock.entries)
+    assert [line[3:].split('"', 1)[0] for line in text.splitlines() if line.startswith("  ")] == (
+        sorted(operations)
+    )
+
+
 # -- the command ---------------------------------------------------------------------------
 
 

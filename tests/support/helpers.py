@@ -32,6 +32,27 @@ def wait_until(condition: Callable[[], bool], what: str, *, seconds: float = WAI
         time.sleep(0.01)
 
 
+def generated_tool(name: str, description: str, parameter: str) -> Tool:
+    """A tool as an importer makes many of: ``name``, ``description``, a string
+    ``parameter`` and an optional ``page_size``; it answers ``{}``."""
+
+    class Generated(Tool):
+        TOOL_NAME = name
+        TOOL_DESCRIPTION = description
+        TOOL_TAGS = {"source": "generated"}
+        INPUT_SCHEMA = {
+            "parameters": [
+                {"name": parameter, "type": "string", "description": f"The {parameter}"},
+                {"name": "page_size", "type": "integer", "required": False},
+            ]
+        }
+
+        def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
+            return {}
+
+    return Generated()
+
+
 class Adder(Tool):
     TOOL_NAME = "add"
     TOOL_DESCRIPTION = "Add two numbers."
