@@ -33,6 +33,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, final
 
+from agentkit.callers import current_caller
 from agentkit.pagesplit import PagePart, fits, page_answer, size_of
 from agentkit.toolerrors import ContinuationError, SemanticError
 
@@ -68,6 +69,13 @@ MAX_BYTES: Final = 64 * 1024 * 1024
 TOKEN_BYTES: Final = 24
 
 _caller: ContextVar[str] = ContextVar("agentkit_paging_caller", default="")
+
+
+def _whose() -> str:
+    """Whose the pages made now are: the connection ``caller_scope`` names, and the
+    caller the server knows (``agentkit.callers``; anonymous without auth)."""
+    caller = current_caller()
+    return f"{_caller.get()}|{caller.via}:{caller.name}"
 
 
 @contextmanager
@@ -292,7 +300,7 @@ class PageStore:
             import secrets  # here: start-up (the CLI's) need not load it
 
             key = secrets.token_urlsafe(TOKEN_BYTES)
-            kept = _Kept(tool, _caller.get(), budget, pages, parts, sizes, self._clock() + self.ttl)
+            kept = _Kept(tool, _whose(), budget, pages, parts, sizes, self._clock() + self.ttl)
             with self._lock:
                 self._expire()
                 while self._kept and (
@@ -319,7 +327,7 @@ class PageStore:
         with self._lock:
             self._expire()
             kept = self._kept.get(key)
-            if kept is None or kept.caller != _caller.get() or not 2 <= number <= len(kept.pages):
+            if kept is None or kept.caller != _whose() or not 2 <= number <= len(kept.pages):
                 raise ContinuationError(_unknown(tool, self.ttl))
             if kept.tool != tool:
                 raise ContinuationError(

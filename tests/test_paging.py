@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import pytest
 
 from agentkit import Tool, ToolExecutor, ToolValidationError
+from agentkit.callers import Caller, calling_as
 from agentkit.observability import EVENT_COMPLETED, EVENT_STARTED, ToolEvent
 from agentkit.paging import CONTINUATION, PageStore, caller_scope, size_of
 from agentkit.toolerrors import SemanticError, ToolExecutionError
@@ -504,3 +505,14 @@ TEXT_ONLY = {"parameters": [{"name": "text", "type": "string"}]}
 def test_a_store_refuses_bounds_that_bound_nothing(options: dict[str, Any]) -> None:
     with pytest.raises(SemanticError, match=rf"PageStore\({next(iter(options))}="):
         PageStore(**options)
+
+
+def test_a_continuation_is_bound_to_the_caller_the_server_knows(pager: ToolExecutor) -> None:
+    tool = Report()
+    with calling_as(Caller(name="triage-bot", via="token")):
+        first = pager.execute(tool, {"rows": 100})
+    assert first.page is not None
+    with calling_as(Caller(name="other-bot", via="token")):
+        assert "unknown" in _refused(pager, tool, first.page.continuation)
+    with calling_as(Caller(name="triage-bot", via="token")):
+        assert pager.execute(tool, {CONTINUATION: first.page.continuation}).succeeded
