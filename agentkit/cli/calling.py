@@ -68,6 +68,15 @@ def cmd_call(args: argparse.Namespace) -> int:
         if terminal is not None:
             os.close(terminal)
     print_json(result.to_dict())
+    if result.page is not None:
+        page = result.page
+        echo(
+            f"note: the answer is over the max_output of tool '{tool.name}' ({page.budget} bytes): "
+            f"shown is page 1 of {page.pages}, as a model gets it. Its continuation lasts "
+            "only as long as this process: page through it where the tool is served "
+            "(agentkit serve), or from Python with one ToolExecutor.",
+            error=True,
+        )
     return EXIT_OK if result.succeeded else EXIT_FAILED
 
 
