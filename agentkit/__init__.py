@@ -21,6 +21,7 @@ if _typing.TYPE_CHECKING:
     from agentkit.declarative import (
         DeclarativeTool,
         load_tools,
+        load_toolsets,
     )
     from agentkit.declarative.backends import (
         Backend,
@@ -41,6 +42,10 @@ if _typing.TYPE_CHECKING:
         OTelMetrics,
         OTelTracer,
         ToolEvent,
+    )
+    from agentkit.paging import (
+        Page,
+        PageStore,
     )
     from agentkit.progress import (
         Progress,
@@ -105,6 +110,9 @@ if _typing.TYPE_CHECKING:
         Parameter,
         ToolSchema,
     )
+    from agentkit.toolsets import (
+        Toolset,
+    )
 
 # Public names load on first use (PEP 562): `import agentkit` -- and so the
 # `agentkit` command's start-up -- pays only for what is actually touched.
@@ -142,6 +150,8 @@ _LAZY: dict[str, str] = {
     "OTelMetrics": "agentkit.observability",
     "OTelTracer": "agentkit.observability",
     "PARAMETER_TYPES": "agentkit.toolschema",
+    "Page": "agentkit.paging",
+    "PageStore": "agentkit.paging",
     "Parameter": "agentkit.toolschema",
     "PluginError": "agentkit.toolerrors",
     "Problem": "agentkit.toolerrors",
@@ -168,10 +178,12 @@ _LAZY: dict[str, str] = {
     "ToolSchema": "agentkit.toolschema",
     "ToolSpec": "agentkit.tool",
     "ToolTimeoutError": "agentkit.toolerrors",
+    "Toolset": "agentkit.toolsets",
     "ToolValidationError": "agentkit.toolerrors",
     "UnknownToolError": "agentkit.toolerrors",
     "UsageError": "agentkit.toolerrors",
     "load_tools": "agentkit.declarative",
+    "load_toolsets": "agentkit.declarative",
     "register_backend": "agentkit.declarative.backends",
     "register_format": "agentkit.export",
     "reporting_progress": "agentkit.progress",
@@ -216,6 +228,8 @@ __all__ = [
     "OAuth2Error",
     "OTelMetrics",
     "OTelTracer",
+    "Page",
+    "PageStore",
     "Parameter",
     "PluginError",
     "Problem",
@@ -241,10 +255,12 @@ __all__ = [
     "ToolSpec",
     "ToolTimeoutError",
     "ToolValidationError",
+    "Toolset",
     "UnknownToolError",
     "UsageError",
     "__version__",
     "load_tools",
+    "load_toolsets",
     "register_backend",
     "register_format",
     "reporting_progress",

@@ -9,7 +9,7 @@ Each change is classified for the caller of the tool:
 - **compatible** -- a tool added; a new optional input; an input's enum widened
   or its bounds relaxed; a default changed; a new output field; a credential
   dropped; a backend changed; a source a tool uses changed;
-- **cosmetic** -- descriptions, tags and annotations.
+- **cosmetic** -- descriptions, tags, annotations and examples.
 
 A changed tool's version must rise by at least a major version for breaking
 changes, a minor one for compatible changes and a patch for cosmetic ones.
@@ -24,6 +24,7 @@ from typing import Any, Final, final
 
 from agentkit.schema.values import TypeSpec, enum_key, type_members
 from agentkit.tool import Tool
+from agentkit.toolexamples import examples_of
 from agentkit.toolschema import Parameter, ToolSchema
 
 __all__ = [
@@ -175,6 +176,7 @@ def _tool_changes(old: Tool, new: Tool) -> Iterable[Change]:
         yield Change(kind=COSMETIC, message="tags changed")
     if old.annotations != new.annotations:
         yield Change(kind=COSMETIC, message="annotations changed")
+    yield from _example_changes(old, new)
     for name in sorted(set(new.credential_names) - set(old.credential_names)):
         yield Change(kind=BREAKING, message=f"new credential '{name}' (callers must provide it)")
     for name in sorted(set(old.credential_names) - set(new.credential_names)):
@@ -190,6 +192,20 @@ def _tool_changes(old: Tool, new: Tool) -> Iterable[Change]:
             yield Change(kind=COMPATIBLE, message=f"source '{new_source['name']}' changed")
         elif old_source is not None:
             yield Change(kind=COMPATIBLE, message=f"source '{old_source['name']}' no longer used")
+
+
+def _example_changes(old: Tool, new: Tool) -> Iterable[Change]:
+    """Examples added, removed or changed, by name: cosmetic (callers see their inputs
+    only as hints, in exports)."""
+    before = {example.name: example for example in examples_of(old)}
+    after = {example.name: example for example in examples_of(new)}
+    for name in sorted(after.keys() - before.keys()):
+        yield Change(kind=COSMETIC, message=f"example '{name}' added")
+    for name in sorted(before.keys() - after.keys()):
+        yield Change(kind=COSMETIC, message=f"example '{name}' removed")
+    for name in sorted(before.keys() & after.keys()):
+        if before[name] != after[name]:
+            yield Change(kind=COSMETIC, message=f"example '{name}' changed")
 
 
 def _backend_of(tool: Tool) -> tuple[Any, Any]:
@@ -250,6 +266,15 @@ def _parameter_changes(old: Parameter, new: Parameter, side: str, path: str) -> 
         yield Change(kind=BREAKING, message=f"{what}: nested parameters changed")
 
 
+#: The bounds of an input, each with whether it is a lower one.
+_BOUNDS: Final = (
+    ("minimum", True),
+    ("maximum", False),
+    ("min_length", True),
+    ("max_length", False),
+)
+
+
 def _input_constraints(old: Parameter, new: Parameter, what: str) -> Iterable[Change]:
     if old.name and not old.required and new.required:
         yield Change(kind=BREAKING, message=f"{what} became required")
@@ -261,17 +286,17 @@ def _input_constraints(old: Parameter, new: Parameter, what: str) -> Iterable[Ch
             yield Change(kind=BREAKING, message=f"{what}: enum narrowed")
         else:
             yield Change(kind=COMPATIBLE, message=f"{what}: enum widened")
-    if old.minimum != new.minimum:
-        raised = new.minimum is not None and (old.minimum is None or new.minimum > old.minimum)
-        yield Change(
-            kind=BREAKING if raised else COMPATIBLE,
-            message=f"{what}: minimum {old.minimum} -> {new.minimum}",
+    for key, lower in _BOUNDS:
+        before, after = getattr(old, key), getattr(new, key)
+        if before == after:
+            continue
+        # A bound added, a lower bound raised or an upper one lowered refuses values.
+        narrowed = after is not None and (
+            before is None or (after > before if lower else after < before)
         )
-    if old.maximum != new.maximum:
-        lowered = new.maximum is not None and (old.maximum is None or new.maximum < old.maximum)
         yield Change(
-            kind=BREAKING if lowered else COMPATIBLE,
-            message=f"{what}: maximum {old.maximum} -> {new.maximum}",
+            kind=BREAKING if narrowed else COMPATIBLE,
+            message=f"{what}: {key} {before} -> {after}",
         )
     if old.pattern != new.pattern:
         kind = COMPATIBLE if new.pattern is None else BREAKING

@@ -31,6 +31,10 @@ the same thing.
     │                               the cause of the ToolExecutionError that reports it
     ├── SecretInOutputError         a call whose answer held a credential's value: the cause
     │                               of the ToolExecutionError that reports it (never the value)
+    ├── ContinuationError           a continuation naming no page kept for this tool and caller
+    │                               (``agentkit.paging``): reported as invalid input
+    ├── SecretInRecordingError      a recording of an example refused: a credential's value
+    │                               would have been written to it (never the value)
     ├── BackendError                a backend's own failure: the cause of the ToolExecutionError
     │   │                           that reports it
     │   ├── HttpCallError           an HTTP backend call failed (status, timeout, deadline...)
@@ -75,6 +79,7 @@ __all__ = [
     "Busy",
     "CallError",
     "CallInterrupted",
+    "ContinuationError",
     "CredentialError",
     "DeclinedError",
     "DefinitionError",
@@ -97,6 +102,7 @@ __all__ = [
     "SchemaDefinitionError",
     "SchemaProblem",
     "SecretInOutputError",
+    "SecretInRecordingError",
     "SemanticError",
     "ServingError",
     "TemplateRenderError",
@@ -506,6 +512,12 @@ class ToolTimeoutError(AgentKitError, TimeoutError):
         )
 
 
+class ContinuationError(AgentKitError):
+    """A ``continuation`` that names no page kept for this tool and caller: unknown,
+    expired, another caller's, malformed, or another tool's. The message says what to
+    do instead; the executor reports it as a ``ToolValidationError`` of the argument."""
+
+
 class SecretInOutputError(AgentKitError):
     """A tool's successful answer held the value of a credential it was given.
 
@@ -602,6 +614,27 @@ class OAuth2Error(BackendError):
         self.error = error
         self.error_description = error_description
         super().__init__(f"OAuth2 token request to {token_url}: {reason}")
+
+
+class SecretInRecordingError(AgentKitError):
+    """A recording refused: a credential's value would have been written to it.
+
+    ``agentkit test --record`` raises it for one of a tool's examples: ``credentials``
+    names the credentials found, ``where`` the place in the exchange
+    (``exchanges[0].response.json.token``); the value is never in it.
+    """
+
+    def __init__(self, *, tool: str, example: str, credentials: Sequence[str], where: str) -> None:
+        self.tool, self.example, self.where = tool, example, where
+        self.credentials = tuple(credentials)
+        named = ", ".join(f"'{name}'" for name in self.credentials) or "a credential"
+        stand_in = f"agentkit-placeholder-{self.credentials[0] if self.credentials else 'NAME'}"
+        super().__init__(
+            f"Tool '{tool}', example '{example}': the recording was not written: the value "
+            f"of credential {named} is at {where}, and a recording never holds a credential. "
+            "Change the example (or the API it talks to) so that the value is not echoed, "
+            f"or write that exchange by hand with the placeholder '{stand_in}'"
+        )
 
 
 class ReplayMissError(CallError):

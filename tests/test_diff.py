@@ -84,6 +84,48 @@ UNITS = {"name": "units", "type": "string", "required": False, "enum": ["a", "b"
             id="enum-widened",
         ),
         pytest.param(
+            make("1.0.0", CITY),
+            make("1.0.0", {**CITY, "min_length": 2}),
+            BREAKING,
+            "input 'city': min_length None -> 2",
+            id="min-length-added",
+        ),
+        pytest.param(
+            make("1.0.0", {**CITY, "min_length": 2}),
+            make("1.0.0", {**CITY, "min_length": 1}),
+            COMPATIBLE,
+            "input 'city': min_length 2 -> 1",
+            id="min-length-lowered",
+        ),
+        pytest.param(
+            make("1.0.0", {**CITY, "max_length": 9}),
+            make("1.0.0", {**CITY, "max_length": 8}),
+            BREAKING,
+            "input 'city': max_length 9 -> 8",
+            id="max-length-lowered",
+        ),
+        pytest.param(
+            make("1.0.0", {**CITY, "max_length": 9}),
+            make("1.0.0", CITY),
+            COMPATIBLE,
+            "input 'city': max_length 9 -> None",
+            id="max-length-removed",
+        ),
+        pytest.param(
+            make("1.0.0", {"name": "n", "type": "integer", "minimum": 1}),
+            make("1.0.0", {"name": "n", "type": "integer", "minimum": 2}),
+            BREAKING,
+            "input 'n': minimum 1 -> 2",
+            id="minimum-raised",
+        ),
+        pytest.param(
+            make("1.0.0", {"name": "n", "type": "integer", "maximum": 1}),
+            make("1.0.0", {"name": "n", "type": "integer", "maximum": 2}),
+            COMPATIBLE,
+            "input 'n': maximum 1 -> 2",
+            id="maximum-raised",
+        ),
+        pytest.param(
             make("1.0.0"),
             make("1.0.0", UNITS),
             COMPATIBLE,
@@ -201,3 +243,30 @@ def test_a_renamed_tool_is_compared_with_itself_under_its_old_name() -> None:
         BREAKING,
         None,
     )
+
+
+def with_examples(version: str, *examples: dict[str, Any]) -> Tool:
+    tool = make(version, {"name": "q", "type": "string"})
+    type(tool).EXAMPLES = examples
+    return tool
+
+
+def test_examples_added_removed_and_changed_are_cosmetic() -> None:
+    kept = {"name": "kept", "inputs": {"q": "a"}, "output": {}}
+    gone = {"name": "gone", "inputs": {"q": "b"}, "output": {}}
+    changed = {"name": "changed", "inputs": {"q": "c"}, "output": {}}
+    old = with_examples("1.0.0", kept, gone, changed)
+    new = with_examples(
+        "1.0.0",
+        kept,
+        {**changed, "inputs": {"q": "C"}},
+        {"name": "new", "inputs": {"q": "d"}, "fails": "execution"},
+    )
+    (diff,) = diff_tools([old], [new])
+    assert [str(change) for change in diff.changes] == [
+        "cosmetic: example 'new' added",
+        "cosmetic: example 'gone' removed",
+        "cosmetic: example 'changed' changed",
+    ]
+    assert diff.version_problem is not None  # a patch bump is due
+    assert diff_tools([old], [with_examples("1.0.0", kept, gone, changed)]) == []

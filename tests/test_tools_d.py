@@ -249,9 +249,23 @@ def test_the_github_tools_share_one_source(github: tuple[GitHub, ToolRegistry]) 
         assert loaded.loaded_with()["http_source"]["name"] == "github"
 
 
+def _without_examples(text: str) -> list[str]:
+    """The lines of a definition file but each document's ``examples:`` block (the tests)."""
+    kept, in_examples = [], False
+    for line in text.splitlines():
+        if line == "---" or (line[:1].strip() and not line.startswith("examples:")):
+            in_examples = False
+        elif line.startswith("examples:"):
+            in_examples = True
+        if not in_examples:
+            kept.append(line)
+    return kept
+
+
 def test_the_github_definitions_take_at_most_90_lines() -> None:
+    # Examples are the definitions' tests, not what it takes to write a tool.
     files = sorted((TOOLS_D / "github").glob("*.yaml"))
-    assert sum(len(path.read_text().splitlines()) for path in files) <= 90
+    assert sum(len(_without_examples(path.read_text())) for path in files) <= 90
 
 
 def test_create_github_issue_refuses_a_path_in_the_owner(

@@ -8,17 +8,29 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from agentkit.cli.loading import add_python_paths, load_registry, select_tools, tool_paths
+from agentkit.cli.loading import (
+    add_python_paths,
+    choose_toolset,
+    load_registry,
+    load_toolsets,
+    select_tools,
+    tool_paths,
+)
 from agentkit.cli.output import echo, print_diff, print_json, terminal_text
 from agentkit.cli.status import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from agentkit.toolexamples import examples_of
 
 if TYPE_CHECKING:
     from agentkit.tool import Tool
     from agentkit.toolregistry import ToolRegistry
     from agentkit.toolschema import Parameter, ToolSchema
 
-#: The most providers accept: a tool name's and description's characters, tools in a set.
-MAX_NAME, MAX_DESCRIPTION, MAX_TOOLS = 64, 1024, 128
+#: The most providers accept: a tool name's and description's characters.
+MAX_NAME, MAX_DESCRIPTION = 64, 1024
+#: The tools a provider accepts in one request, where it documents a limit: OpenAI's
+#: function calling guide, and the Vertex AI reference (``Tool.functionDeclarations``).
+#: Anthropic documents none for its Messages API.
+TOOL_LIMITS: tuple[tuple[str, int], ...] = (("OpenAI", 128), ("Gemini on Vertex AI", 128))
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -27,6 +39,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     providers = parse_providers(args.provider or ())  # a misspelt provider fails first
     registry = load_registry(args, args.paths)
+    toolsets = load_toolsets(args, registry, args.paths)
     files, _ = definition_files(*tool_paths(args, args.paths))
     warnings: list[str] = []
     for tool in registry:
@@ -42,8 +55,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 f"{where}: description: {len(tool.description)} characters; "
                 f"providers accept at most {MAX_DESCRIPTION}"
             )
-    if len(registry) > MAX_TOOLS:
-        warnings.append(f"{len(registry)} tools in one set; providers accept at most {MAX_TOOLS}")
+    fix = "serve or export a toolset (--toolset NAME)" if toolsets else "declare toolsets"
+    warnings.extend(_over_limits("all the tools together", len(registry), fix))
+    for toolset in toolsets.values():
+        deferred = f"; {len(toolset.deferred)} deferred" if toolset.deferred else ""
+        echo(f"toolset {toolset.name} ({toolset.source}): {toolset.summary()}{deferred}")
+        where = f"{toolset.source}: toolset '{toolset.name}'"
+        warnings.extend(_over_limits(where, len(toolset), "split it, or exclude some tools"))
     largest = _schema_sizes(registry, args.schema_budget, warnings)
     refused = _refused_credentials(registry, args.credentials_file)
     if providers:
@@ -60,6 +78,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if refused:
         return EXIT_USAGE
     return EXIT_FAILED if warnings and args.strict else EXIT_OK
+
+
+def _over_limits(what: str, count: int, fix: str) -> list[str]:
+    """A warning when ``count`` tools are more than a provider accepts in one request."""
+    over = [(provider, limit) for provider, limit in TOOL_LIMITS if count > limit]
+    if not over:
+        return []
+    limits = ", ".join(f"{provider} {limit}" for provider, limit in over)
+    return [f"{what}: {count} tools, more than a provider accepts in one request ({limits}); {fix}"]
 
 
 def _provider_problems(
@@ -126,7 +153,7 @@ def _summary(tool: Tool) -> dict[str, Any]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    tools = select_tools(load_registry(args), args.tag)
+    tools = select_tools(load_registry(args, toolset=args.toolset), args.tag)
     if args.json:
         print_json([_summary(tool) for tool in tools])
         return EXIT_OK
@@ -163,6 +190,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         "input_json_schema": tool.input_schema.to_json_schema(),
         "output_json_schema": tool.output_schema.to_json_schema(),
         "schema_size": _size(tool),
+        "examples": [example.to_dict() for example in examples_of(tool)],
     }
     if args.json:
         print_json(data)
@@ -195,6 +223,10 @@ def cmd_show(args: argparse.Namespace) -> int:
             echo(terminal_text(line, one_line=True))
         if not len(schema):
             echo("  (none)")
+    if data["examples"]:
+        echo("examples (agentkit test runs them):")
+        for example in data["examples"]:
+            echo(terminal_text(f"  {_describe_example(example)}", one_line=True))
     echo("definition:")
     echo("  " + json.dumps(data["definition"], indent=2).replace("\n", "\n  "))
     if source is not None:
@@ -203,6 +235,20 @@ def cmd_show(args: argparse.Namespace) -> int:
     echo("input JSON Schema:")
     echo("  " + json.dumps(data["input_json_schema"], indent=2).replace("\n", "\n  "))
     return EXIT_OK
+
+
+def _describe_example(example: dict[str, Any]) -> str:
+    """``name: {inputs} -> what the answer must be``."""
+    inputs = json.dumps(example["inputs"])
+    if "fails" in example:
+        expected = f"fails ({example['fails']}"
+        expected += f", status {example['status']}" if "status" in example else ""
+        expected += f", message has {example['message']!r})" if "message" in example else ")"
+    elif "output" in example:
+        expected = f"output {json.dumps(example['output'])}"
+    else:
+        expected = f"output includes {json.dumps(example['output_includes'])}"
+    return f"{example['name']}: {inputs} -> {expected}"
 
 
 def _size(tool: Tool) -> dict[str, int]:
@@ -249,12 +295,17 @@ def _describe_parameter(param: Parameter) -> str:
 def cmd_export(args: argparse.Namespace) -> int:
     from agentkit.export import export_tools
 
-    exported = export_tools(
-        select_tools(load_registry(args), args.tag),
-        args.format,
-        strict=args.strict,
-        deferred=frozenset(args.defer or ()),
-    )
+    registry = load_registry(args)
+    deferred = frozenset(args.defer or ())
+    if args.toolset is not None:
+        toolset = choose_toolset(load_toolsets(args, registry), args.toolset)
+        registry = toolset.restrict(registry)
+        # The set's own deferred members, unless --defer says otherwise.
+        deferred = deferred or toolset.deferred
+    tools = select_tools(registry, args.tag)
+    if not args.defer:
+        deferred = deferred.intersection(tool.name for tool in tools)
+    exported = export_tools(tools, args.format, strict=args.strict, deferred=deferred)
     for warning in exported.warnings:
         echo(f"warning: {warning}", error=True)
     echo(exported.to_json())

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from agentkit.toolerrors import UsageError
+from agentkit.toolerrors import UsageError, did_you_mean
 
 if TYPE_CHECKING:
     from agentkit.tool import Tool
     from agentkit.toolregistry import ToolRegistry
+    from agentkit.toolsets import Toolset
 
 
 def tool_paths(args: argparse.Namespace, given: Sequence[str] = ()) -> list[str]:
@@ -36,25 +35,50 @@ def tool_paths(args: argparse.Namespace, given: Sequence[str] = ()) -> list[str]
 
 def add_python_paths(args: argparse.Namespace) -> None:
     # Python backends import from --python-path folders and the current folder,
-    # searched last: a ./jinja2.py or ./requests.py must not replace the
-    # installed package agentkit itself imports (``__main__`` drops the current
-    # folder Python puts first for `python -m agentkit`).
-    for folder in [*(args.python_path or []), "."]:
-        resolved = str(Path(folder).resolve())
-        if resolved not in sys.path:
-            sys.path.append(resolved)
+    # searched last (``__main__`` drops the current folder Python puts first for
+    # `python -m agentkit`).
+    from agentkit.declarative.python_backend import add_python_path
+
+    add_python_path([*(args.python_path or []), "."])
 
 
-def load_registry(args: argparse.Namespace, given: Sequence[str] = ()) -> ToolRegistry:
+def load_registry(
+    args: argparse.Namespace, given: Sequence[str] = (), *, toolset: str | None = None
+) -> ToolRegistry:
     """The tools defined at ``tool_paths(args, given)``, ``${VAR}`` read from ``--env-file``
-    and the environment; a definition that does not load raises its ``AgentKitError``."""
+    and the environment; a definition that does not load raises its ``AgentKitError``.
+    With ``toolset``, only the tools of that set (``choose_toolset``)."""
     from agentkit.declarative import load_tools
     from agentkit.toolregistry import ToolRegistry
 
     add_python_paths(args)
     registry = ToolRegistry()
     load_tools(*tool_paths(args, given), registry=registry, env_file=args.env_file)
-    return registry
+    if toolset is None:
+        return registry
+    return choose_toolset(load_toolsets(args, registry, given), toolset).restrict(registry)
+
+
+def load_toolsets(
+    args: argparse.Namespace, registry: ToolRegistry, given: Sequence[str] = ()
+) -> dict[str, Toolset]:
+    """The toolsets defined at ``tool_paths(args, given)``, resolved against ``registry``;
+    a problem raises ``DefinitionError``."""
+    from agentkit.declarative import load_toolsets as load
+
+    return load(*tool_paths(args, given), registry=registry)
+
+
+def choose_toolset(toolsets: Mapping[str, Toolset], name: str) -> Toolset:
+    """The toolset called ``name``; ``UsageError`` (exit 2) naming the sets defined, and
+    the closest, when there is none."""
+    toolset = toolsets.get(name)
+    if toolset is not None:
+        return toolset
+    defined = ", ".join(toolsets) or "none (a toolset is a document with a 'toolset:' key)"
+    raise UsageError(
+        f"--toolset {name!r}: no such toolset{did_you_mean(name, toolsets)}; defined: {defined}"
+    )
 
 
 def select_tools(registry: ToolRegistry, tags: Sequence[str] | None) -> list[Tool]:

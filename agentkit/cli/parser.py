@@ -24,6 +24,7 @@ from agentkit.cli.definitions import (
 from agentkit.cli.importing import cmd_import_openapi
 from agentkit.cli.serving import cmd_serve
 from agentkit.cli.status import EXIT_STATUSES
+from agentkit.cli.testing import cmd_test
 from agentkit.schemasize import DEFAULT_SCHEMA_BUDGET
 
 
@@ -120,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument(
         "--tag", action="append", metavar="KEY=VALUE", help="only tools with this tag"
     )
+    listing.add_argument("--toolset", metavar="NAME", help="only the tools of this toolset")
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.set_defaults(run=cmd_list)
 
@@ -162,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "--tag", action="append", metavar="KEY=VALUE", help="only tools with this tag"
     )
+    export.add_argument("--toolset", metavar="NAME", help="only the tools of this toolset")
     export.add_argument(
         "--defer",
         action="append",
@@ -177,6 +180,22 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true", help="print JSON")
     diff.set_defaults(run=cmd_diff)
 
+    test = command(
+        "test",
+        "Run every tool's examples: HTTP tools against their recordings (no network, no "
+        "credentials); exit 1 when one fails.",
+    )
+    test.add_argument("paths", nargs="*", metavar="PATH", help="definition files or folders")
+    test.add_argument("--tool", metavar="NAME", help="only this tool's examples")
+    test.add_argument(
+        "--record",
+        action="store_true",
+        help="call the real APIs with real credentials and write the recordings "
+        "(credentials as placeholders); says new, changed or unchanged for each",
+    )
+    test.add_argument("--junit", metavar="FILE", help="also write the outcomes as JUnit XML")
+    test.set_defaults(run=cmd_test)
+
     schema = command("schema", "Print the JSON Schema of the definition format, for editors.")
     schema.set_defaults(run=cmd_schema)
 
@@ -191,6 +210,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve streamable HTTP instead of stdio (default 127.0.0.1:8000; port 0: any free)",
     )
     serve.add_argument("--path", default="/mcp", help="the MCP endpoint's path (default /mcp)")
+    serve.add_argument(
+        "--toolset",
+        action="append",
+        metavar="NAME",
+        help="serve only this toolset; over --http repeatable, each set at PATH/NAME (by "
+        "default every set is served there, and the whole registry at PATH)",
+    )
+    serve.add_argument(
+        "--no-whole-registry",
+        action="store_true",
+        help="over --http, serve the toolsets at PATH/NAME but not the whole registry at PATH",
+    )
     serve.add_argument(
         "--stateless",
         action="store_true",

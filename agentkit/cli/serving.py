@@ -5,21 +5,24 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentkit.cli.loading import load_registry, tool_paths
+from agentkit.cli.loading import choose_toolset, load_registry, load_toolsets, tool_paths
 from agentkit.cli.output import echo
 from agentkit.cli.status import EXIT_OK
 from agentkit.toolerrors import UsageError, did_you_mean
 
 if TYPE_CHECKING:
-    from agentkit.mcp.reload import Reloader
+    from agentkit.mcp.options import BearerToken
+    from agentkit.mcp.reload import Reloader, ServedTools
     from agentkit.toolregistry import ToolRegistry
+    from agentkit.toolsets import Toolset
 
 
 _HTTP_ONLY = (
+    ("no_whole_registry", "--no-whole-registry"),
     ("stateless", "--stateless"),
     ("no_fast_path", "--no-fast-path"),
     ("auth_token_file", "--auth-token-file"),
@@ -83,12 +86,64 @@ def _limits(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _reloader(args: argparse.Namespace) -> Reloader:
-    """The tools to serve (``.served``), reloaded on SIGHUP and, with --reload, when the
-    definition files change."""
+def _stdio_tools(args: argparse.Namespace) -> tuple[Reloader, ServedTools]:
+    """What stdio serves: the registry, or the one set ``--toolset`` names (its deferred
+    tools found by search); reloaded on SIGHUP and, with --reload, when the definition
+    files change."""
     from agentkit.mcp.reload import Reloader
 
-    return Reloader(lambda: load_registry(args), **_reloading(args))
+    toolsets = args.toolset or []
+    if len(toolsets) > 1:
+        raise UsageError(
+            "over stdio, --toolset takes one set (a client starts a server of its own for "
+            "each); serve several at once with --http, each at its own path"
+        )
+    if not toolsets:
+        reloader = Reloader(lambda: load_registry(args), **_reloading(args))
+        return reloader, reloader.served
+    reloader, _ = _toolset_reloader(args)
+    return reloader, reloader.sets[toolsets[0]]
+
+
+def _toolset_reloader(args: argparse.Namespace) -> tuple[Reloader, list[str]]:
+    """The registry (``.served``) and each toolset (``.sets``: those --toolset names,
+    else every one defined), reloaded together; and the names of the toolsets defined
+    when they were first loaded."""
+    from agentkit.mcp.reload import Reloader
+
+    defined: list[str] = []
+
+    def sets(registry: ToolRegistry) -> dict[str, Toolset]:
+        toolsets = load_toolsets(args, registry)
+        defined[:] = toolsets
+        chosen = [choose_toolset(toolsets, name) for name in args.toolset or toolsets]
+        return {toolset.name: toolset for toolset in chosen}
+
+    reloader = Reloader(lambda: load_registry(args), toolsets=sets, **_reloading(args))
+    return reloader, list(defined)
+
+
+def _check_token_toolsets(
+    tokens: Sequence[str | BearerToken], served: Sequence[str], defined: Sequence[str]
+) -> None:
+    """Refuse a token restricted to a toolset no file defines (a typo: it would reach
+    nothing); warn of one that is defined but not served here."""
+    for token in tokens:
+        if isinstance(token, str) or token.toolsets is None:
+            continue
+        for name in sorted(token.toolsets):
+            if name not in defined:
+                known = ", ".join(defined) or "none"
+                raise UsageError(
+                    f"{token.where}: toolsets={name}: no such toolset"
+                    f"{did_you_mean(name, defined)}; defined: {known}"
+                )
+            if name not in served:
+                echo(
+                    f"warning: {token.where}: toolset '{name}' is not served here (served: "
+                    f"{', '.join(served) or 'none'}); the token reaches no endpoint for it",
+                    error=True,
+                )
 
 
 def _reloading(args: argparse.Namespace) -> dict[str, Any]:
@@ -113,6 +168,11 @@ def _reloading(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    if args.defer and (args.toolset or args.no_whole_registry):
+        raise UsageError(
+            "--defer applies to the whole registry, which --toolset and --no-whole-registry "
+            "do not serve; a toolset defers tools in its document ('deferred:')"
+        )
     if args.http is None:
         given = [flag for attribute, flag in _HTTP_ONLY if getattr(args, attribute)]
         if given:
@@ -134,9 +194,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # never given back: the process ends with serving, and a tool's thread or an
         # atexit hook writing to stdout after the last answer would reach the client.
         with claim_stdio(restore=False) as wire, EarlyHangups() as hangups:
-            reloader = _reloader(args)
+            reloader, served = _stdio_tools(args)
             mcp.serve(
-                reloader.served,
+                served,
                 options,
                 credentials_file=args.credentials_file,
                 reloader=reloader,
@@ -168,6 +228,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host=host,
         port=port,
         path=parse.parse_endpoint_path(args.path),
+        whole_registry=not (args.no_whole_registry or args.toolset),
         stateless=args.stateless,
         fast_path=not args.no_fast_path,
         tokens=parse.read_tokens(file=args.auth_token_file, env=args.auth_token_env),
@@ -178,9 +239,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_request_bytes=args.max_request_bytes or parse.DEFAULT_MAX_REQUEST_BYTES,
         **limits,
     )
-    reloader = _reloader(args)
+    reloader, defined = _toolset_reloader(args)
+    if not options.whole_registry and not reloader.sets:
+        raise UsageError(
+            "--no-whole-registry leaves nothing to serve: no toolset is defined (a toolset "
+            "is a document with a 'toolset:' key)"
+        )
+    _check_token_toolsets(options.tokens, list(reloader.sets), defined)
     _warn_unused_credential_headers(options.credential_headers, reloader.served.registry)
-    mcp.serve(reloader.served, options, credentials_file=args.credentials_file, reloader=reloader)
+    mcp.serve(
+        reloader.served,
+        options,
+        toolsets=reloader.sets,
+        credentials_file=args.credentials_file,
+        reloader=reloader,
+    )
     return EXIT_OK
 
 

@@ -9,7 +9,8 @@ EXIT_STATUSES = (
     (
         EXIT_FAILED,
         "`call`: the tool call failed (its result is printed); `validate --strict`: warnings;"
-        " `diff`: a version bump is missing; `import openapi --update`: conflicts (yours kept)",
+        " `diff`: a version bump is missing; `test`: an example failed;"
+        " `import openapi --update`: conflicts (yours kept)",
     ),
     (
         EXIT_USAGE,

@@ -10,11 +10,12 @@ from typing import Any, Final, TypeGuard, final
 from agentkit.declarative.backends import Backend, BackendContext, backend_kinds, find_backend
 from agentkit.declarative.environment import Environment, Substituter, Substitution
 from agentkit.declarative.problems import Location, Problems, check_keys
-from agentkit.declarative.sources import Source, SourceTable
+from agentkit.declarative.sources import Source, SourceTable, parse_max_output
 from agentkit.declarative.yamlsource import clip, read_documents
 from agentkit.schema.values import from_text
 from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
 from agentkit.toolerrors import PluginError, SchemaDefinitionError
+from agentkit.toolexamples import ToolExample, parse_examples
 from agentkit.toolschema import ToolSchema
 
 __all__ = ["ANNOTATION_KEYS", "TOP_LEVEL_KEYS", "ToolDefinition", "parse_definition"]
@@ -31,7 +32,9 @@ TOP_LEVEL_KEYS: Final = (
     "concurrency",
     "confirm",
     "deprecated",
+    "max_output",
     "backend",
+    "examples",
 )
 #: The most calls of one tool a definition's ``concurrency:`` can allow at once.
 MAX_CONCURRENCY: Final = 10_000
@@ -73,6 +76,11 @@ class ToolDefinition:
     confirm: bool = False
     #: Why the tool is deprecated and what to use instead (``deprecated:``); None: it is not.
     deprecated: str | None = None
+    #: The answer budget as written (``max_output: {bytes: N}`` or ``{tokens: N}``);
+    #: None: answers are given whole.
+    max_output: dict[str, int] | None = None
+    #: Its examples (``examples:``), each checked against its schemas.
+    examples: tuple[ToolExample, ...] = ()
 
     @property
     def source(self) -> str:
@@ -188,6 +196,15 @@ def parse_definition(
         )
 
     deprecated = _parse_deprecated(raw.get("deprecated"), problems)
+    max_output = _parse_max_output(raw, inputs, http_source, problems)
+    examples: tuple[ToolExample, ...] = ()
+    if "examples" in raw and len(problems) == start:
+        # Checked against schemas that loaded: a broken schema's problems come first.
+        examples, example_problems = parse_examples(
+            raw["examples"], inputs, outputs, source=f"{problems.path}:{problems.start[0]}"
+        )
+        for example_problem in example_problems:
+            problems.add(("examples", *example_problem.location), example_problem.message)
 
     if len(problems) > start or backend is None:
         return None
@@ -213,6 +230,8 @@ def parse_definition(
         concurrency=concurrency,
         confirm=confirm is True,
         deprecated=deprecated,
+        max_output=max_output,
+        examples=examples,
     )
 
 
@@ -231,6 +250,32 @@ def _parse_concurrency(raw: Any, problems: Problems) -> int | None:
         )
         return None
     return raw
+
+
+def _parse_max_output(
+    raw: dict[str, Any], inputs: ToolSchema, sources: list[Source], problems: Problems
+) -> dict[str, int] | None:
+    """The tool's ``max_output``, else its source's; None when neither declares one."""
+    if "max_output" in raw:
+        where: Location = ("max_output",)
+        max_output = parse_max_output(raw["max_output"], problems)
+        if max_output is None:
+            return None
+        declared = "max_output"
+    elif sources and sources[0].max_output is not None:
+        where, max_output = ("input_schema",), dict(sources[0].max_output)
+        declared = f"max_output (from source '{sources[0].name}', {sources[0].location})"
+    else:
+        return None
+    from agentkit.paging import CONTINUATION  # only where a budget is declared
+
+    if CONTINUATION in inputs:
+        problems.add(
+            where,
+            f"input_schema declares '{CONTINUATION}', the argument a tool with {declared} "
+            "takes to fetch the next page of an answer: rename that parameter",
+        )
+    return max_output
 
 
 def _parse_deprecated(raw: Any, problems: Problems) -> str | None:

@@ -13,14 +13,17 @@ from agentkit.declarative.backends import backend_kinds, find_backend
 from agentkit.declarative.definition import ToolDefinition, parse_definition
 from agentkit.declarative.environment import Environment, Substituter
 from agentkit.declarative.problems import ProblemLog, Problems
+from agentkit.declarative.python_backend import add_python_path
 from agentkit.declarative.sources import SourceTable, is_source_document, parse_source
 from agentkit.declarative.tool import DeclarativeTool, make_tool_class
+from agentkit.declarative.toolsets import check_toolsets, is_toolset_document, resolve_toolsets
 from agentkit.declarative.yamlsource import SharedValues, clip, read_documents
 from agentkit.textfile import TextFileError, read_text_file
 from agentkit.toolerrors import DefinitionProblem, PluginError
 from agentkit.toolregistry import ToolRegistry, name_key
+from agentkit.toolsets import Toolset
 
-__all__ = ["definition_files", "definition_schema", "load_tools"]
+__all__ = ["definition_files", "definition_schema", "load_tools", "load_toolsets"]
 
 _SUFFIXES = (".yaml", ".yml")
 
@@ -129,14 +132,18 @@ def load_tools(
     registry: ToolRegistry | None = None,
     env_file: str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
+    python_path: Iterable[str | os.PathLike[str]] = (),
 ) -> list[type[DeclarativeTool]]:
     """Load every definition and source under ``paths`` into ``Tool`` classes.
 
     With ``registry``, an instance of each is registered too. Any problem in any
     file raises ``DefinitionError`` listing all of them, and nothing is registered.
     ``${VAR}`` takes its value from ``env_file`` (``NAME=value`` lines), then
-    ``environ`` (default ``os.environ``), once, now.
+    ``environ`` (default ``os.environ``), once, now. Python backends import from
+    ``sys.path`` and the ``python_path`` folders, appended to it (searched last), as
+    ``agentkit --python-path`` does; the CLI adds the current folder too, this does not.
     """
+    add_python_path(python_path)
     with _gc_paused():
         return _load_tools(paths, registry, Environment.load(env_file, environ))
 
@@ -192,8 +199,10 @@ def _load_tools(
     # Sources first, from every file: a tool may use a source defined in any of them.
     sources = _load_sources(documents, environment, log)
     definitions: list[ToolDefinition] = []
+    # Toolsets' shapes are checked with the tools; what they hold, by load_toolsets.
+    check_toolsets(documents, log)
     for path, document, start, text, number in documents:
-        if is_source_document(document):
+        if is_source_document(document) or is_toolset_document(document):
             continue
         definition = parse_definition(
             document,
@@ -217,6 +226,32 @@ def _load_tools(
         for cls in classes:
             registry.register(cls())
     return classes
+
+
+def load_toolsets(*paths: str | os.PathLike[str], registry: ToolRegistry) -> dict[str, Toolset]:
+    """The toolsets defined under ``paths``, by name in the order they are defined,
+    resolved against ``registry``: the tools ``load_tools`` loaded from the same paths
+    and any registered by hand (matched by name, glob and ``TOOL_TAGS`` alike).
+
+    Any problem raises ``DefinitionError`` listing all of them, each at its file:line:
+    a bad shape, a name defined twice, an entry that matches no tool, a ``deferred``
+    entry that matches no tool of its set, a set left empty.
+    """
+    files, found = _definition_paths(paths)
+    log = ProblemLog()
+    log.extend(found)
+    shared = SharedValues()
+    documents: list[_Document] = []
+    for file in files:
+        text = _read_text(file)
+        # Only a file that says "toolset" can hold one: most files are not read again.
+        if isinstance(text, str) and "toolset" in text:
+            documents.extend(_read_file(file, log, shared, text))
+    resolved = resolve_toolsets(check_toolsets(documents, log), registry)
+    if log:
+        log.order_by_file(files)
+        raise log.error()
+    return {name: toolset for name, toolset in resolved.items() if toolset is not None}
 
 
 def _name_collisions(
@@ -261,13 +296,16 @@ def _read_text(file: str) -> str | DefinitionProblem:
         )
 
 
-def _read_file(path: str, log: ProblemLog, shared: SharedValues) -> list[_Document]:
-    """The documents of the file at ``path``; equal short strings shared through ``shared``."""
-    text = _read_text(path)
-    if isinstance(text, DefinitionProblem):
-        log.add(text)
+def _read_file(
+    path: str, log: ProblemLog, shared: SharedValues, text: str | None = None
+) -> list[_Document]:
+    """The documents of the file at ``path`` (its ``text``, when read already); equal
+    short strings shared through ``shared``."""
+    read = _read_text(path) if text is None else text
+    if isinstance(read, DefinitionProblem):
+        log.add(read)
         return []
-    documents, yaml_problems = read_documents(text, shared, located=False)
+    documents, yaml_problems = read_documents(read, shared, located=False)
     for problem in yaml_problems:
         log.add(
             DefinitionProblem(
@@ -279,7 +317,7 @@ def _read_file(path: str, log: ProblemLog, shared: SharedValues) -> list[_Docume
             )
         )
     return [
-        _Document(path, document, start, text, index)
+        _Document(path, document, start, read, index)
         for index, (document, start) in enumerate(documents)
         if document is not None
     ]

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from agentkit.declarative.yamlsource import Position, clip, locate, read_documents
+from agentkit.tool import TOOL_NAME_PATTERN
 from agentkit.toolerrors import DefinitionError, DefinitionProblem, did_you_mean, format_location
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "ProblemLog",
     "Problems",
     "check_keys",
+    "check_named",
     "value_kind",
 ]
 
@@ -226,3 +228,24 @@ def check_keys(
                 f"{what} takes: {', '.join(allowed)}",
             )
     return True
+
+
+def check_named(
+    raw: dict[str, Any], key: str, problems: Problems, note: str = ""
+) -> tuple[str | None, str]:
+    """The name under ``key`` of a named document (a source, a toolset), spelt as tool
+    names are, and its ``description``; a problem for each that is not (``note`` added
+    to the name's), and None or ``""`` for it."""
+    name = raw.get(key)
+    if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
+        problems.add(
+            (key,),
+            f"invalid {key} name '{clip(name)}': use letters, digits, '_' and '-', starting "
+            f"with a letter{note}",
+        )
+        name = None
+    description = raw.get("description", "")
+    if not isinstance(description, str):
+        problems.add(("description",), "expected a string")
+        description = ""
+    return name, description

@@ -5,10 +5,11 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import os
 import re
 import sys
 import sysconfig
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
@@ -63,6 +64,17 @@ class PythonBackend:
         return self._function(**inputs)
 
 
+def add_python_path(folders: Iterable[str | os.PathLike[str]]) -> None:
+    """Let Python backends import from ``folders``: each appended to ``sys.path`` once,
+    so searched last. A ``./jinja2.py`` or ``./requests.py`` in one of them must not
+    replace an installed package agentkit itself imports. ``sys.path`` is the
+    process's own: the folders stay on it after the load."""
+    for folder in folders:
+        resolved = str(Path(folder).resolve())
+        if resolved not in sys.path:
+            sys.path.append(resolved)
+
+
 def parse_python_backend(
     reference: Any, inputs: ToolSchema, location: Location, problems: Problems
 ) -> PythonBackend | None:
@@ -96,7 +108,8 @@ def parse_python_backend(
     except ModuleNotFoundError as exc:
         problems.add(
             location,
-            f"cannot import '{module_name}': {exc}; is its folder on the Python path?",
+            f"cannot import '{module_name}': {exc}; put its folder on the Python path "
+            "(load_tools(..., python_path=[FOLDER]), or agentkit --python-path FOLDER)",
         )
         return None
     except Exception as exc:

@@ -38,9 +38,8 @@ from agentkit.declarative.environment import LiteralText, Substituter, Substitut
 from agentkit.declarative.http_spec import parse_http_spec
 from agentkit.declarative.http_url import authority, authority_problem
 from agentkit.declarative.oauth2 import TokenCache
-from agentkit.declarative.problems import Location, Problems, check_keys
+from agentkit.declarative.problems import Location, Problems, check_keys, check_named
 from agentkit.declarative.yamlsource import clip
-from agentkit.tool import TOOL_NAME_PATTERN
 from agentkit.toolschema import ToolSchema
 
 __all__ = [
@@ -49,6 +48,7 @@ __all__ = [
     "Source",
     "SourceTable",
     "is_source_document",
+    "parse_max_output",
     "parse_source",
     "substitute_pairs",
     "use_source",
@@ -67,7 +67,14 @@ SHARED_KEYS: Final = (
     "ca_bundle",
     "proxy",
 )
-SOURCE_KEYS: Final = ("source", "description", "base_url", "credentials", *SHARED_KEYS)
+SOURCE_KEYS: Final = (
+    "source",
+    "description",
+    "base_url",
+    "credentials",
+    "max_output",
+    *SHARED_KEYS,
+)
 # Characters a URL cannot hold literally, and '{'/'}' so that no template can start in one.
 _NOT_IN_URL: Final = frozenset(' "<>\\^`{|}')
 
@@ -86,6 +93,8 @@ class Source:
     line: int
     raw: Mapping[str, Any]
     substitutions: tuple[Substitution, ...] = ()
+    #: The answer budget of its tools that declare none (``max_output:``).
+    max_output: Mapping[str, int] | None = None
     #: OAuth2 tokens, shared by every tool of this source.
     token_cache: TokenCache = field(default_factory=TokenCache, compare=False)
 
@@ -128,16 +137,7 @@ def parse_source(
     """Check one source document; problems go to ``problems``, None comes back if any."""
     start = len(problems)
     check_keys(raw, SOURCE_KEYS, (), problems, "a source")
-    name = raw.get("source")
-    if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
-        problems.add(
-            ("source",),
-            f"invalid source name '{clip(name)}': use letters, digits, '_' and '-', starting "
-            "with a letter",
-        )
-    description = raw.get("description", "")
-    if not isinstance(description, str):
-        problems.add(("description",), "expected a string")
+    name, description = check_named(raw, "source", problems)
     credentials = raw.get("credentials", [])
     if not isinstance(credentials, list) or not all(
         isinstance(item, str) and item for item in credentials
@@ -145,6 +145,7 @@ def parse_source(
         problems.add(("credentials",), "expected a list of credential names")
         credentials = []
     base_url = _base_url(raw, problems, substituter)
+    max_output = parse_max_output(raw.get("max_output"), problems)
 
     shared: dict[str, Any] = {key: raw[key] for key in SHARED_KEYS if key in raw}
     for key in ("headers", "query"):
@@ -175,7 +176,22 @@ def parse_source(
         line=problems.start[0],
         raw=raw,
         substitutions=tuple(substituter.used),
+        max_output=max_output,
     )
+
+
+def parse_max_output(raw: Any, problems: Problems) -> dict[str, int] | None:
+    """A tool's or a source's ``max_output: {bytes: N}`` or ``{tokens: N}``, as written;
+    None when left out or malformed (a problem at the key, then)."""
+    if raw is None:
+        return None
+    from agentkit.paging import max_output_bytes  # only where a budget is declared
+
+    _, wrong = max_output_bytes(raw)
+    if wrong is not None:
+        problems.add(("max_output",), wrong)
+        return None
+    return dict(raw)
 
 
 def _base_url(raw: dict[str, Any], problems: Problems, substituter: Substituter) -> str | None:

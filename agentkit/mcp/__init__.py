@@ -31,14 +31,17 @@ from typing import TYPE_CHECKING
 from agentkit.lazy import lazy_names
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from agentkit.mcp.http_app import build_app
     from agentkit.mcp.http_security import StaticTokens, rebinding_refusal
-    from agentkit.mcp.options import HttpOptions, ServeOptions
+    from agentkit.mcp.options import BearerToken, HttpOptions, ServeOptions
     from agentkit.mcp.reload import EarlyHangups, Reloader, ServedTools
     from agentkit.mcp.stdio_claim import StdioWire
     from agentkit.toolregistry import ToolRegistry
 
 __all__ = [
+    "BearerToken",
     "HttpOptions",
     "Reloader",
     "ServeOptions",
@@ -51,6 +54,7 @@ __all__ = [
 
 # Where each public name lives, imported on first use.
 _HOMES = {
+    "BearerToken": "agentkit.mcp.options",
     "HttpOptions": "agentkit.mcp.options",
     "ServeOptions": "agentkit.mcp.options",
     "Reloader": "agentkit.mcp.reload",
@@ -68,12 +72,18 @@ def serve(
     tools: ToolRegistry | ServedTools,
     options: ServeOptions | None = None,
     *,
+    toolsets: Mapping[str, ToolRegistry | ServedTools] | None = None,
     credentials_file: str | None = None,
     reloader: Reloader | None = None,
     wire: StdioWire | None = None,
     hangups: EarlyHangups | None = None,
 ) -> None:
     """Serve ``tools`` to MCP clients until they are done with it.
+
+    ``toolsets``, over HTTP only: each served at a path of its own below
+    ``options.path`` (``/mcp/<toolset>``), the registry of its tools alone (see
+    ``agentkit.Toolset.restrict``); a reloader serving them gives its ``sets``. Over
+    stdio, serve one set by passing its registry as ``tools``.
 
     With ``HttpOptions``, over streamable HTTP until SIGINT or SIGTERM (then draining:
     the calls in flight finish within ``drain_seconds``); otherwise over stdin and
@@ -94,8 +104,19 @@ def serve(
             raise TypeError("wire and hangups are for serving over stdio, not HTTP")
         from agentkit.mcp.http_app import serve_http
 
-        serve_http(tools, options, credentials_file=credentials_file, reloader=reloader)
+        serve_http(
+            tools,
+            options,
+            toolsets=toolsets,
+            credentials_file=credentials_file,
+            reloader=reloader,
+        )
         return
+    if toolsets:
+        raise TypeError(
+            "toolsets are served over HTTP, each at its own path; over stdio, serve one "
+            "set by passing its registry (Toolset.restrict) as tools"
+        )
     from agentkit.mcp.server import serve_on_stdio
 
     serve_on_stdio(

@@ -8,6 +8,8 @@ and uvicorn serves. Around it:
   verifier) and DNS-rebinding protection (``rebinding_refusal``), both in
   ``agentkit.mcp.http_security``; plain requests are answered on the fast path
   (``agentkit.mcp.fastpath``), the rest by the SDK;
+- ``{path}/{toolset}``: each toolset served, an endpoint of its own (server, sessions,
+  fast path) over its tools alone, reached by the tokens whose scopes name it;
 - ``GET /healthz``: 200 while the process serves; ``GET /readyz``: 200 once the tools
   are loaded and the MCP endpoint is up, 503 before and while shutting down;
 - per-user credentials from allow-listed request headers
@@ -59,9 +61,14 @@ from agentkit.mcp.connections import (
     raise_open_file_limit,
 )
 from agentkit.mcp.fastpath import FastPath
-from agentkit.mcp.http_security import StaticTokens, rebinding_refusal
+from agentkit.mcp.http_security import (
+    ALL_TOOLS_SCOPE,
+    StaticTokens,
+    rebinding_refusal,
+    toolset_scope,
+)
 from agentkit.mcp.input_required import InputRequiredCalls
-from agentkit.mcp.options import HttpOptions
+from agentkit.mcp.options import HttpOptions, toolset_path
 from agentkit.mcp.reload import Reloader, ServedTools
 from agentkit.mcp.request_ids import InFlightIds, guard_post
 from agentkit.mcp.server import build_server
@@ -85,21 +92,36 @@ def _security() -> TransportSecuritySettings:
 
 
 @final
-class _State:
-    """What /readyz reports (ready once the tools are loaded and the endpoint runs, not
-    while draining) and the calls' admission, which draining closes."""
+class _Served:
+    """One MCP endpoint's own parts: the tools it serves, its SDK session manager, its
+    fast path, and the calls waiting for its 2026-07-28 clients' answers."""
 
     def __init__(
         self,
+        path: str,
         tools: ServedTools,
-        limits: CallLimits,
-        awaiting_input: InputRequiredCalls,
+        manager: StreamableHTTPSessionManager,
         fast: FastPath,
+        awaiting_input: InputRequiredCalls,
     ) -> None:
+        self.path = path
         self.tools = tools
-        self.limits = limits
-        self.awaiting_input = awaiting_input
+        self.manager = manager
         self.fast = fast
+        self.awaiting_input = awaiting_input
+
+
+@final
+class _State:
+    """What /readyz reports (ready once the tools are loaded and the endpoints run, not
+    while draining) and the calls' admission, which draining closes; ``tools`` and
+    ``fast`` are the first endpoint's (the whole registry's, when it is served)."""
+
+    def __init__(self, endpoints: list[_Served], limits: CallLimits) -> None:
+        self.endpoints = endpoints
+        self.tools = endpoints[0].tools
+        self.fast = endpoints[0].fast
+        self.limits = limits
         self.ready = False
 
 
@@ -108,13 +130,20 @@ def build_app(
     executor: ToolExecutor,
     options: HttpOptions,
     *,
+    toolsets: Mapping[str, ToolRegistry | ServedTools] | None = None,
     reloader: Reloader | None = None,
     on_ready: Callable[[], None] | None = None,
 ) -> Starlette:
-    """The ASGI app ``serve_http`` runs: the MCP endpoint, /healthz and /readyz.
+    """The ASGI app ``serve_http`` runs: the MCP endpoints, /healthz and /readyz.
 
-    ``reloader`` (made on the same ``ServedTools``) reloads the tools while it runs;
-    ``on_ready`` is called once the app is ready (its lifespan has started).
+    ``tools`` is served at ``options.path`` (unless ``options.whole_registry`` is off),
+    each of ``toolsets`` at ``toolset_path(options.path, name)``: an endpoint of its own,
+    with its own sessions, that lists and calls its set's tools and no other. With
+    toolsets and tokens, a token reaches the endpoints its scopes name
+    (``StaticTokens``): 401 without a token the server knows, 403 for one that does not
+    reach the endpoint. ``reloader`` (made on the same ``ServedTools``, and sets)
+    reloads the tools while it runs; ``on_ready`` is called once the app is ready (its
+    lifespan has started).
 
     ``executor`` should ask ``HeaderCredentials(options.credential_headers)`` first for
     per-user credentials (``serve_http`` sets that up). The app's ``state.agentkit``
@@ -130,43 +159,69 @@ def build_app(
         max_waiting=options.max_waiting,
         answer_timeout=options.answer_timeout,
     )
-    served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
-    # What the options defer, unless the served set was given deferring it already.
-    if options.deferred and options.deferred != served.deferring:
-        served.defer(options.deferred)
-    awaiting_input = InputRequiredCalls(identity_headers=options.credential_headers)
-    # A stateless session lasts one request: no two requests share its ids.
-    ids = None if options.stateless else InFlightIds()
-    server = build_server(
-        served,
-        executor,
-        call_timeout=options.call_timeout,
-        call_scope=provider.bound if provider is not None else None,
-        limits=limits,
-        # A stateless session lasts one request: there is no one to tell of a reload.
-        announce=not options.stateless,
-        allow_unconfirmed=options.allow_unconfirmed,
-        awaiting_input=awaiting_input,
-        ids=ids,
-    )
     security = _security()
-    manager = StreamableHTTPSessionManager(
-        app=server,
-        stateless=options.stateless,
-        security_settings=security,
-        max_request_body_size=options.max_request_bytes,
-    )
-    fast = FastPath(server, manager, security=security, max_request_bytes=options.max_request_bytes)
-    state = _State(served, limits, awaiting_input, fast)
-    endpoint: ASGIApp = _Endpoint(manager, state, fast, options, ids)
+    sets = {
+        name: served if isinstance(served, ServedTools) else ServedTools(served)
+        for name, served in (toolsets or {}).items()
+    }
+    wanted: list[tuple[str, ServedTools, list[str]]] = []
+    if options.whole_registry:
+        served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
+        # What the options defer, unless the served set was given deferring it already.
+        if options.deferred and options.deferred != served.deferring:
+            served.defer(options.deferred)
+        wanted.append((options.path, served, [ALL_TOOLS_SCOPE] if sets else []))
+    wanted += [
+        (toolset_path(options.path, name), served, [toolset_scope(name)])
+        for name, served in sets.items()
+    ]
+    if not wanted:
+        raise SemanticError(
+            "nothing to serve: the whole registry is not served (--no-whole-registry) and "
+            "no toolset is given; define a toolset, or serve the whole registry"
+        )
+
+    def mount(path: str, served: ServedTools) -> tuple[_Served, ASGIApp]:
+        awaiting_input = InputRequiredCalls(identity_headers=options.credential_headers)
+        # A stateless session lasts one request: no two requests share its ids.
+        ids = None if options.stateless else InFlightIds()
+        server = build_server(
+            served,
+            executor,
+            call_timeout=options.call_timeout,
+            call_scope=provider.bound if provider is not None else None,
+            limits=limits,
+            # A stateless session lasts one request: there is no one to tell of a reload.
+            announce=not options.stateless,
+            allow_unconfirmed=options.allow_unconfirmed,
+            awaiting_input=awaiting_input,
+            ids=ids,
+        )
+        manager = StreamableHTTPSessionManager(
+            app=server,
+            stateless=options.stateless,
+            security_settings=security,
+            max_request_body_size=options.max_request_bytes,
+        )
+        fast = FastPath(
+            server, manager, security=security, max_request_bytes=options.max_request_bytes
+        )
+        endpoint = _Served(path, served, manager, fast, awaiting_input)
+        return endpoint, _Endpoint(manager, limits, fast, options, ids)
+
+    mounted = [(mount(path, served), scopes) for path, served, scopes in wanted]
+    state = _State([endpoint for (endpoint, _), _ in mounted], limits)
     # Outermost, so that every answer gets the header while draining: 401, 421, /readyz too.
     middleware = [Middleware(_ClosingWhileDraining, state=state)]
+    routes: list[Route] = []
+    for (endpoint, app), scopes in mounted:
+        if options.tokens:
+            app = RequireAuthMiddleware(app, required_scopes=scopes)
+        routes.append(Route(endpoint.path, endpoint=app, methods=["GET", "POST", "DELETE"]))
     if options.tokens:
-        endpoint = RequireAuthMiddleware(endpoint, required_scopes=[])
+        verifier = StaticTokens(options.tokens, toolsets=sets)
         middleware += [
-            Middleware(
-                AuthenticationMiddleware, backend=BearerAuthBackend(StaticTokens(options.tokens))
-            ),
+            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
             Middleware(AuthContextMiddleware),
         ]
 
@@ -180,7 +235,10 @@ def build_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with manager.run(), anyio.create_task_group() as group:
+        async with contextlib.AsyncExitStack() as stack:
+            for endpoint in state.endpoints:
+                await stack.enter_async_context(endpoint.manager.run())
+            group = await stack.enter_async_context(anyio.create_task_group())
             if reloader is not None:
                 await group.start(reloader.run)
             state.ready = True
@@ -194,7 +252,7 @@ def build_app(
 
     app = Starlette(
         routes=[
-            Route(options.path, endpoint=endpoint, methods=["GET", "POST", "DELETE"]),
+            *routes,
             Route("/healthz", healthz, methods=["GET"]),
             Route("/readyz", readyz, methods=["GET"]),
         ],
@@ -255,13 +313,13 @@ class _Endpoint:
     def __init__(
         self,
         manager: StreamableHTTPSessionManager,
-        state: _State,
+        limits: CallLimits,
         fast: FastPath,
         options: HttpOptions,
         ids: InFlightIds | None = None,
     ) -> None:
         self._manager = manager
-        self._state = state
+        self._limits = limits
         self._fast = fast
         self._options = options
         self._ids = ids
@@ -285,7 +343,7 @@ class _Endpoint:
             # Whoever reads the connection (the SDK's reply stream, the fast path's call
             # that asks) notes there when the client leaves: its question is withdrawn.
             receive = watching(scope, receive)
-            if self._state.limits.closed:
+            if self._limits.closed:
                 refusal = JSONResponse(
                     {"error": "shutting down, retry on another instance"},
                     status_code=503,
@@ -409,12 +467,13 @@ class _DrainingServer(uvicorn.Server):
         for listener in self.servers:
             listener.close()
         await state.limits.close()
-        # Listen streams (2026-07-28 clients waiting to hear of reloads) end gracefully:
-        # each gets its final answer now, not a dropped connection later.
-        state.tools.listen.close()
-        # A call waiting for a 2026-07-28 client's answer would wait in vain: no round
-        # reaches a closed listener. It ends now, having done nothing.
-        state.awaiting_input.close()
+        for endpoint in state.endpoints:
+            # Listen streams (2026-07-28 clients waiting to hear of reloads) end
+            # gracefully: each gets its final answer now, not a dropped connection later.
+            endpoint.tools.listen.close()
+            # A call waiting for a 2026-07-28 client's answer would wait in vain: no
+            # round reaches a closed listener. It ends now, having done nothing.
+            endpoint.awaiting_input.close()
         running = state.limits.in_flight
         if running:
             print(f"agentkit: draining {running} calls in flight", file=sys.stderr, flush=True)
@@ -447,13 +506,15 @@ def serve_http(
     tools: ToolRegistry | ServedTools,
     options: HttpOptions,
     *,
+    toolsets: Mapping[str, ToolRegistry | ServedTools] | None = None,
     credentials_file: str | None = None,
     reloader: Reloader | None = None,
 ) -> None:
-    """Serve ``tools`` over streamable HTTP until interrupted (SIGINT or SIGTERM).
+    """Serve ``tools``, and each of ``toolsets`` at a path of its own (``build_app``),
+    over streamable HTTP until interrupted (SIGINT or SIGTERM).
 
-    Prints ``agentkit: serving N tools on http://HOST:PORT/PATH`` on stderr once it
-    is ready (with the port the system chose for port 0).
+    Prints ``agentkit: serving N tools on http://HOST:PORT/PATH`` on stderr for each
+    endpoint once it is ready (with the port the system chose for port 0).
     """
     credentials = CredentialsManager.from_env(credentials_file)
     if options.credential_headers:
@@ -479,13 +540,15 @@ def serve_http(
     )
 
     def ready() -> None:
-        print(
-            f"agentkit: serving {len(served)} tools on http://{shown}:{port}{options.path}",
-            file=sys.stderr,
-            flush=True,
-        )
+        for endpoint in app.state.agentkit.endpoints:
+            print(
+                f"agentkit: serving {len(endpoint.tools)} tools on "
+                f"http://{shown}:{port}{endpoint.path}",
+                file=sys.stderr,
+                flush=True,
+            )
 
-    app = build_app(served, executor, options, reloader=reloader, on_ready=ready)
+    app = build_app(served, executor, options, toolsets=toolsets, reloader=reloader, on_ready=ready)
     open_files = raise_open_file_limit()
     max_connections = options.max_connections
     if max_connections is None:

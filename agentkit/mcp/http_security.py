@@ -8,14 +8,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final, final
 
 from mcp.server.auth.provider import AccessToken
 
-from agentkit.mcp.options import is_port, split_address
+from agentkit.mcp.options import BearerToken, is_port, split_address
 
-__all__ = ["StaticTokens", "rebinding_refusal"]
+__all__ = ["ALL_TOOLS_SCOPE", "StaticTokens", "rebinding_refusal", "toolset_scope"]
 
 _LOOPBACK_NAMES: Final = ("127.0.0.1", "localhost", "[::1]")
 _LOOPBACK_HOSTS: Final = tuple(f"{name}:*" for name in _LOOPBACK_NAMES)
@@ -113,6 +113,15 @@ def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8")).digest()
 
 
+#: The scope a token needs to reach the whole registry, when toolsets are served too.
+ALL_TOOLS_SCOPE: Final = "tools:all"
+
+
+def toolset_scope(toolset: str) -> str:
+    """The scope a token needs to reach toolset ``toolset`` (at ``/mcp/<toolset>``)."""
+    return f"toolset:{toolset}"
+
+
 @final
 class StaticTokens:
     """A ``TokenVerifier`` (the SDK's auth seam) accepting a fixed set of bearer tokens.
@@ -120,19 +129,36 @@ class StaticTokens:
     Tokens are compared as SHA-256 digests with ``hmac.compare_digest``, each against
     every known token, so neither the time taken nor an early exit tells a caller how
     close a guess came. An OAuth deployment passes the SDK a verifier of its own instead.
+
+    Each accepted token carries scopes: a plain token (or a ``BearerToken`` without
+    toolsets) ``ALL_TOOLS_SCOPE`` and ``toolset_scope`` of each of ``toolsets`` (the
+    sets served); a ``BearerToken`` naming toolsets, only theirs. An endpoint requires
+    its scope, so a token reaches what it names and nothing else.
     """
 
-    def __init__(self, tokens: Sequence[str]) -> None:
-        self._digests = tuple(_digest(token) for token in tokens)
+    def __init__(
+        self, tokens: Sequence[str | BearerToken], *, toolsets: Iterable[str] = ()
+    ) -> None:
+        every = [ALL_TOOLS_SCOPE, *map(toolset_scope, toolsets)]
+        self._known = tuple(
+            (
+                _digest(token if isinstance(token, str) else token.token),
+                every
+                if isinstance(token, str) or token.toolsets is None
+                else sorted(map(toolset_scope, token.toolsets)),
+            )
+            for token in tokens
+        )
 
     async def verify_token(self, token: str) -> AccessToken | None:
         offered = _digest(token)
         matched = -1
-        for index, known in enumerate(self._digests):
+        for index, (known, _) in enumerate(self._known):
             if hmac.compare_digest(offered, known):
                 matched = index
         if matched < 0:
             return None
         # The token itself stays out of the request's scope (and so out of anything
         # that logs it): the principal is the token's position in the list.
-        return AccessToken(token="[redacted]", client_id=f"token-{matched + 1}", scopes=[])
+        scopes = list(self._known[matched][1])
+        return AccessToken(token="[redacted]", client_id=f"token-{matched + 1}", scopes=scopes)

@@ -28,6 +28,7 @@ from agentkit.toolerrors import SemanticError
 
 __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
+    "BearerToken",
     "HttpOptions",
     "ServeOptions",
     "is_port",
@@ -39,6 +40,7 @@ __all__ = [
     "parse_endpoint_path",
     "read_tokens",
     "split_address",
+    "toolset_path",
 ]
 
 DEFAULT_HOST: Final = "127.0.0.1"
@@ -80,10 +82,26 @@ class ServeOptions:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
+class BearerToken:
+    """A bearer token and the toolsets it reaches: ``None``, every endpoint (the whole
+    registry and each set); otherwise only the sets named, at ``{path}/{toolset}``.
+    ``where`` says where it was given (``tokens.txt:3``), for messages; the token
+    itself is never shown."""
+
+    token: str = field(repr=False)
+    toolsets: frozenset[str] | None = None
+    where: str = ""
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HttpOptions(ServeOptions):
     """``ServeOptions`` and how an HTTP server listens and what it lets through.
 
-    ``tokens`` empty means no transport auth. ``credential_headers`` maps request
+    ``tokens`` empty means no transport auth; a plain string reaches every endpoint, a
+    ``BearerToken`` the toolsets it names. ``whole_registry``: serve the whole registry
+    at ``path`` (toolsets given to ``serve`` are served at ``toolset_path(path, name)``
+    either way). ``credential_headers`` maps request
     header names to credential names; with ``require_credential_headers`` a mapped
     credential comes from its header only. ``allowed_hosts`` and ``allowed_origins`` add
     to the loopback defaults (``127.0.0.1:*``, ``localhost:*``, ``[::1]:*``); an entry
@@ -93,10 +111,11 @@ class HttpOptions(ServeOptions):
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     path: str = "/mcp"
+    whole_registry: bool = True
     stateless: bool = False
     #: Answer plain requests on the fast path (``--no-fast-path``: every one via the SDK).
     fast_path: bool = True
-    tokens: tuple[str, ...] = ()
+    tokens: tuple[str | BearerToken, ...] = ()
     credential_headers: Mapping[str, str] = field(default_factory=dict)
     #: A call whose request lacks a mapped header fails (no fallback to the server's value).
     require_credential_headers: bool = False
@@ -159,18 +178,22 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def read_tokens(*, file: str | None = None, env: str | None = None) -> tuple[str, ...]:
-    """The bearer tokens in ``file`` (one a line, ``#`` comments) and ``$env`` (comma-separated).
+def read_tokens(
+    *, file: str | None = None, env: str | None = None
+) -> tuple[str | BearerToken, ...]:
+    """The bearer tokens in ``file`` and ``$env`` (comma-separated).
 
-    A problem names the file and line or the variable, never a token's text.
+    A line of ``file`` holds a token (``#`` starts a comment line), which reaches every
+    endpoint, or a token and ``toolsets=NAME[,NAME...]``, which reaches only those sets
+    (a ``BearerToken``). A problem names the file and line or the variable, never a
+    token's text.
     """
-    tokens: list[str] = []
+    tokens: list[str | BearerToken] = []
     if file:
         text = read_user_file(file, "the token file")
         for number, line in enumerate(text.splitlines(), start=1):
-            token = line.strip()
-            if token and not token.startswith("#"):
-                tokens.append(_checked_token(token, f"{file}:{number}"))
+            if line.strip() and not line.strip().startswith("#"):
+                tokens.append(_token_line(line, f"{file}:{number}"))
     if env:
         value = os.environ.get(env, "")
         if not value.strip():
@@ -182,6 +205,27 @@ def read_tokens(*, file: str | None = None, env: str | None = None) -> tuple[str
     if (file or env) and not tokens:
         raise SemanticError(f"The token file {file} has no token (one a line)")
     return tuple(tokens)
+
+
+def _token_line(line: str, where: str) -> str | BearerToken:
+    """One line of a token file: a token, or a token and the toolsets it reaches."""
+    token, *rest = line.split()
+    token = _checked_token(token, where)
+    if not rest:
+        return token
+    key, sep, names = rest[0].partition("=")
+    sets = frozenset(name.strip() for name in names.split(",") if name.strip())
+    if len(rest) > 1 or key != "toolsets" or not sep or not sets:
+        raise SemanticError(
+            f"{where}: after the token, a line takes toolsets=NAME[,NAME...] (the toolsets "
+            "it reaches, such as toolsets=triage,wiki), nothing else"
+        )
+    return BearerToken(token=token, toolsets=sets, where=where)
+
+
+def toolset_path(path: str, toolset: str) -> str:
+    """Where toolset ``toolset`` is served, below the endpoint ``path``: ``/mcp/triage``."""
+    return f"{path.rstrip('/')}/{toolset}"
 
 
 def _checked_token(token: str, where: str) -> str:

@@ -28,7 +28,7 @@ import signal
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -52,6 +52,7 @@ from agentkit.tool import Tool
 from agentkit.toolerrors import AgentKitError, DefinitionError, SemanticError, did_you_mean
 from agentkit.toolregistry import ToolRegistry
 from agentkit.toolsearch import SEARCH_TOOL_NAME, matching
+from agentkit.toolsets import Toolset
 
 __all__ = ["Changes", "EarlyHangups", "Reloader", "ServedTools", "ShownPaths", "file_state"]
 
@@ -433,6 +434,11 @@ class Reloader:
     ``roots`` are the folders and files the tools are loaded from: a failed reload's
     report names its files relative to them to the clients (``ShownPaths``); without
     them, by their names alone. Stderr gets the paths as loading names them.
+    ``toolsets`` gives each toolset to serve, resolved against a loaded registry (it
+    raises ``AgentKitError`` on a problem): each is served as ``sets[name]``, its
+    ``deferred`` tools left out of the listing, and swapped with the whole. The sets
+    served are those of the first load; a reload without one of them fails (the last
+    good sets keep serving), and a new one waits for a restart.
     """
 
     def __init__(
@@ -446,8 +452,10 @@ class Reloader:
         say: Callable[[str], None] = _say,
         loaded: tuple[ToolRegistry, tuple[tuple[str, int, int], ...]] | None = None,
         roots: Iterable[str | os.PathLike[str]] = (),
+        toolsets: Callable[[ToolRegistry], Mapping[str, Toolset]] | None = None,
     ) -> None:
         self._load = load
+        self._toolsets = toolsets
         self._shown = ShownPaths(roots)
         self._list_files = files
         self._watching = watch
@@ -463,6 +471,29 @@ class Reloader:
         else:
             registry, self._files = loaded
         self.served = ServedTools(registry)
+        #: Each toolset served, by name, in the order defined.
+        self.sets = {
+            name: ServedTools(toolset.restrict(registry), deferred=toolset.deferred)
+            for name, toolset in (toolsets(registry) if toolsets else {}).items()
+        }
+
+    def _load_all(self) -> tuple[ToolRegistry, Mapping[str, Toolset]]:
+        """The tools, and the registry of each toolset served; ``AgentKitError`` for a
+        problem, or for a toolset served that is no longer defined."""
+        registry = self._load()
+        if self._toolsets is None:
+            return registry, {}
+        sets = self._toolsets(registry)
+        gone = [name for name in self.sets if name not in sets]
+        if gone:
+            raise SemanticError(
+                f"toolset '{gone[0]}' is served at a path of its own and no longer defined; "
+                "define it again, or restart the server to stop serving it"
+            )
+        new = [name for name in sets if name not in self.sets]
+        if new:
+            self._say(f"toolset {', '.join(new)}: new, and served after a restart")
+        return registry, sets
 
     async def reload(self, reason: str) -> Changes | None:
         """Load everything; swap it in if it loaded without a problem. The changes, or
@@ -470,7 +501,7 @@ class Reloader:
         async with self._lock:
             try:
                 # Loading reads and parses files: off the loop, so calls go on meanwhile.
-                registry = await anyio.to_thread.run_sync(self._load)
+                registry, sets = await anyio.to_thread.run_sync(self._load_all)
                 before = self.served.registry
                 # Refused (the last good set kept) when a tool takes the search tool's name.
                 self.served.replace(registry)
@@ -492,6 +523,9 @@ class Reloader:
             await self.served.log("info", message)
             if found:
                 await self.served.announce()
+            for name, served in self.sets.items():
+                said = f"reloaded ({reason}): toolset '{name}'"
+                await _swap(served, sets[name].restrict(registry), sets[name].deferred, said)
             return found
 
     def _listed(self) -> list[str]:
@@ -536,6 +570,20 @@ class Reloader:
                 task_status.started()
                 async for _ in signals:
                     await self.reload("SIGHUP")
+
+
+async def _swap(
+    served: ServedTools, registry: ToolRegistry, deferred: frozenset[str], said: str
+) -> None:
+    """Serve ``registry`` in place of ``served``'s tools, ``deferred`` (names of its
+    tools) left out of the listing; tell its clients what changed."""
+    found = changes(served.registry, registry)
+    served.replace(registry)
+    if deferred != served.deferring:
+        served.defer(deferred)
+    await served.log("info", f"{said}: {len(registry)} tools; {found.describe()}")
+    if found:
+        await served.announce()
 
 
 def file_state(files: Iterable[Path]) -> tuple[tuple[str, int, int], ...]:

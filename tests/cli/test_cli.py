@@ -344,9 +344,10 @@ def test_diff_exits_1_on_a_missing_bump(capsys: pytest.CaptureFixture[str], tmp_
     shutil.copytree(TOOLS_D, new)
     path = new / "forecast.yaml"
     path.write_text(
-        path.read_text().replace(
-            "- {name: days,", "- {name: model, type: string}\n    - {name: days,"
-        )
+        path.read_text()
+        .replace("- {name: days,", "- {name: model, type: string}\n    - {name: days,")
+        # The examples give the new input too: they are checked against the schema.
+        .replace("inputs: {latitude: 52.52,", "inputs: {model: icon, latitude: 52.52,")
     )
     code, out, err = run(capsys, "diff", str(TOOLS_D), str(new))
     assert code == 1, err

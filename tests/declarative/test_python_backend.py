@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
+import subprocess
 import sys
 from typing import Any
 
@@ -303,3 +305,60 @@ def test_deprecated_is_text_or_true(write: WriteFile, value: str) -> None:
         match=r"tool.yaml:3:\d+: deprecated: expected what to use instead \(text such as 'use close_issue_v2'\) or true, got ",
     ):
         load_tools(write(text), registry=ToolRegistry())
+
+
+# -- where a backend is imported from -------------------------------------------------------------
+
+SCRIPT = """\
+import sys
+from agentkit import DefinitionError, ToolExecutor, ToolRegistry, load_tools
+
+registry = ToolRegistry()
+try:
+    load_tools(sys.argv[1], registry=registry, python_path=sys.argv[2:])
+except DefinitionError as exc:
+    print(exc)
+    raise SystemExit(2)
+print(ToolExecutor().execute(registry["echo"], {"text": "hi"}).output)
+"""
+
+ECHO = """\
+name: echo
+version: 1.0.0
+input_schema: {parameters: [{name: text, type: string}]}
+output_schema: {parameters: [{name: text, type: string}]}
+backend: {python: echoes.calls:echo}
+"""
+
+
+@pytest.mark.parametrize("relative", [False, True], ids=["absolute", "relative-to-cwd"])
+def test_load_tools_imports_a_backend_from_its_python_path(tmp_path: Any, relative: bool) -> None:
+    # A script run from elsewhere than the checkout, as the CLI's --python-path does it.
+    code = tmp_path / "code"
+    (code / "echoes").mkdir(parents=True)
+    (code / "echoes" / "__init__.py").write_text("")
+    (code / "echoes" / "calls.py").write_text(
+        "def echo(text: str) -> dict:\n    return {'text': text}\n"
+    )
+    # A json.py beside it must not replace the standard library's: the folder is searched last.
+    (code / "json.py").write_text("raise RuntimeError('shadowed')\n")
+    definitions = tmp_path / "defs"
+    definitions.mkdir()
+    (definitions / "echo.yaml").write_text(ECHO)
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder = "../code" if relative else str(code)
+    run = functools.partial(
+        subprocess.run, cwd=elsewhere, capture_output=True, text=True, timeout=60
+    )
+    found = run([sys.executable, str(script), str(definitions), folder])
+    assert (found.returncode, found.stdout, found.stderr) == (0, "{'text': 'hi'}\n", "")
+    missing = run([sys.executable, str(script), str(definitions)])
+    assert missing.returncode == 2
+    assert (
+        "cannot import 'echoes.calls': No module named 'echoes'; put its folder on the "
+        "Python path (load_tools(..., python_path=[FOLDER]), or agentkit --python-path "
+        "FOLDER)" in missing.stdout
+    )

@@ -23,6 +23,7 @@ DOCUMENTED = {
     "serve": "agentkit.mcp",
     "ServeOptions": "agentkit.mcp.options",
     "HttpOptions": "agentkit.mcp.options",
+    "BearerToken": "agentkit.mcp.options",
     "build_app": "agentkit.mcp.http_app",
     "StaticTokens": "agentkit.mcp.http_security",
     "rebinding_refusal": "agentkit.mcp.http_security",

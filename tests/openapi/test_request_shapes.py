@@ -8,6 +8,7 @@ import copy
 import email.parser
 import email.policy
 import json
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -438,7 +439,7 @@ def test_an_api_key_in_a_cookie_is_sent_with_the_cookie_parameters(tmp_path: Pat
 # -- lengths and formats ------------------------------------------------------------------
 
 
-def test_lengths_become_a_pattern_and_formats_words(tmp_path: Path) -> None:
+def test_lengths_become_lengths_and_formats_words(tmp_path: Path) -> None:
     parameters = [
         {
             "name": "code",
@@ -457,25 +458,52 @@ def test_lengths_become_a_pattern_and_formats_words(tmp_path: Path) -> None:
             "in": "query",
             "schema": {"type": "string", "format": "email", "minLength": 1},
         },
+        {
+            "name": "pin",
+            "in": "query",
+            "schema": {"type": "string", "minLength": 4, "maxLength": 4},
+        },
+        {"name": "any", "in": "query", "schema": {"type": "string", "minLength": 0}},
+        {
+            "name": "odd",
+            "in": "query",
+            "schema": {"type": "string", "minLength": 5, "maxLength": 2},
+        },
         {"name": "count", "in": "query", "schema": {"type": "integer", "format": "int32"}},
     ]
     recorder = Recorder()
     with serve({"/op": recorder}) as origin:
         out = _import(tmp_path, {"parameters": parameters}, origin)
         params = inputs(out, "op")
-        good = _call(out, {"code": "ab\nc", "slug": "abc"})
-        for wrong in ({"code": "a"}, {"code": "abcde"}, {"slug": "abcd"}, {"slug": "AB"}):
-            [name] = wrong
-            with pytest.raises(
-                ToolValidationError, match=f"Parameter '{name}': expected a string matching"
-            ):
+        good = _call(out, {"code": "ab\nc", "slug": "abc", "pin": "\N{GRINNING FACE}" * 4})
+        for wrong, message in (
+            ({"code": "a"}, "Parameter 'code': expected a string of at least 2 characters, got 1"),
+            ({"code": "abcde"}, "Parameter 'code': expected a string of at most 4 characters"),
+            ({"slug": "abcd"}, "Parameter 'slug': expected a string of at most 3 characters"),
+            ({"slug": "AB"}, "Parameter 'slug': expected a string matching '^[a-z]+$'"),
+            ({"pin": "12345"}, "Parameter 'pin': expected a string of at most 4 characters"),
+        ):
+            with pytest.raises(ToolValidationError, match=re.escape(message)):
                 _call(out, wrong)
-    assert params["code"]["pattern"] == "[\\s\\S]{2,4}"
-    assert params["code"]["description"] == "2 to 4 characters."
-    assert params["slug"]["pattern"] == "(?=[\\s\\S]{0,3}(?![\\s\\S]))(?:^[a-z]+$)"
+    assert params["code"] == {
+        "name": "code",
+        "type": "string",
+        "description": "2 to 4 characters.",
+        "min_length": 2,
+        "max_length": 4,
+        "required": False,
+    }
+    assert params["slug"]["pattern"] == "^[a-z]+$"
+    assert (params["slug"].get("min_length"), params["slug"]["max_length"]) == (None, 3)
     assert params["slug"]["description"] == "A slug. At most 3 characters."
+    assert params["pin"]["description"] == "Exactly 4 characters."
+    assert (params["pin"]["min_length"], params["pin"]["max_length"]) == (4, 4)
+    assert params["any"] == {"name": "any", "type": "string", "required": False}
+    # A description that contradicts itself bounds nothing.
+    assert params["odd"] == {"name": "odd", "type": "string", "required": False}
     assert params["when"]["description"] == "An RFC 3339 date-time (2024-01-31T12:00:00Z)."
     assert params["mail"]["description"] == "At least 1 character. Format: email."
+    assert params["mail"]["min_length"] == 1
     assert params["count"] == {"name": "count", "type": "integer", "required": False}
     assert good.succeeded, good.error
     assert len(recorder.seen) == 1  # nothing sent for a value out of bounds
