@@ -215,8 +215,13 @@ def _backend_of(tool: Tool) -> tuple[Any, Any]:
     if definition is None:
         return type(tool).__qualname__, None
     source = definition.loaded_with().get("http_source")
-    if source is not None:  # where it is defined is not what it does
+    if source is not None:
+        # Where it is defined, and its description (for people: an API's version
+        # string, say), are not what it does.
         source = {key: value for key, value in source.items() if key != "defined_at"}
+        written = source.get("definition")
+        if isinstance(written, dict):
+            source["definition"] = {k: v for k, v in written.items() if k != "description"}
     return definition.to_dict().get("backend"), source
 
 

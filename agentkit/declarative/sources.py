@@ -16,7 +16,8 @@ Sources live in the same folders as tools and load with them, all or nothing.
   at the source's line, once, however many tools use it.
 - **Merged by key.** A tool's ``headers`` and ``query`` merge over the source's
   by name (header names case-insensitively); every other key a tool gives
-  replaces the source's. The tool's ``path`` is appended to ``base_url``; the
+  replaces the source's; ``auth: none`` switches the source's auth off (and the
+  credentials only it names). The tool's ``path`` is appended to ``base_url``; the
   origin is the source's, literal, and no template of the path can reach it.
 - **Credentials.** A tool of a source needs the source's credentials as well
   as its own.
@@ -29,7 +30,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, final
 from urllib.parse import urlsplit
 
@@ -365,11 +366,31 @@ def use_source(
     for key, value in source.shared.items():
         if key not in raw:
             merged[key] = value
+        elif key == "auth" and raw[key] == "none":
+            del merged[key]
+            source = _without_auth(source)
         elif key in ("headers", "query") and isinstance(value, dict):
             own = raw[key]
             if isinstance(own, dict):
                 merged[key] = _merge_pairs(value, own, fold=key == "headers")
     return merged, source
+
+
+def _without_auth(source: Source) -> Source:
+    """``source`` as a tool that switches its auth off uses it: without the credentials
+    only the auth names, so the tool does not need a secret it never sends."""
+    auth_names = set(_strings(source.shared.get("auth")))
+    others = json.dumps([source.shared.get("headers"), source.shared.get("query")], default=str)
+    kept = tuple(name for name in source.credentials if name not in auth_names or name in others)
+    return replace(source, credentials=kept)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    return []
 
 
 def _merge_pairs(shared: dict[str, Any], own: dict[str, Any], *, fold: bool) -> dict[str, Any]:

@@ -46,7 +46,7 @@ def test_the_schema_lists_exactly_the_keys_the_loader_reads() -> None:
     (oauth2,) = [
         kind["properties"]["oauth2"]
         for kind in defs["http"]["properties"]["auth"]["oneOf"]
-        if "oauth2" in kind["properties"]
+        if "oauth2" in kind.get("properties", {})
     ]
     assert set(oauth2["properties"]) == set(OAUTH2_KEYS)
     assert set(defs["element"]["properties"]) == set(_ELEMENT_KEYS)
@@ -248,6 +248,13 @@ def test_sources_and_tools_of_sources_match() -> None:
 )
 def test_broken_sources_do_not_match(document: dict[str, Any]) -> None:
     assert not VALIDATOR.is_valid(document)
+
+
+@pytest.mark.parametrize(("auth", "valid"), [("none", True), ("off", False), (None, False)])
+def test_auth_none_matches_and_other_words_do_not(auth: Any, valid: bool) -> None:
+    http = {"source": "s", "path": "/x", "auth": auth}
+    document = {"name": "x", "version": "1.0.0", "backend": {"http": http}}
+    assert VALIDATOR.is_valid(document) is valid
 
 
 def test_toolsets_match_and_list_the_keys_the_loader_reads() -> None:
