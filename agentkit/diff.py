@@ -210,13 +210,17 @@ def _example_changes(old: Tool, new: Tool) -> Iterable[Change]:
 
 def _backend_of(tool: Tool) -> tuple[Any, Any]:
     """What runs ``tool``: its definition's ``backend`` as written (or its class), and the
-    source it uses, as loaded: a source's change is a change of every tool that uses it."""
+    source it uses, as loaded: a source's change is a change of every tool that uses it
+    (but for its shared parameters, compared in each tool's input schema)."""
     definition = tool.definition
     if definition is None:
         return type(tool).__qualname__, None
     source = definition.loaded_with().get("http_source")
     if source is not None:  # where it is defined is not what it does
         source = {key: value for key, value in source.items() if key != "defined_at"}
+        # Its shared parameters count where a tool takes them: in the tool's input schema.
+        written = {k: v for k, v in source["definition"].items() if k != "parameters"}
+        source["definition"] = written
     return definition.to_dict().get("backend"), source
 
 
