@@ -47,6 +47,7 @@ __all__ = [
     "SOURCE_KEYS",
     "Source",
     "SourceTable",
+    "cause_key",
     "is_source_document",
     "parse_source",
     "substitute_pairs",
@@ -124,6 +125,11 @@ class SourceTable:
 
     def names(self) -> list[str]:
         return sorted({*self.sources, *self.broken})
+
+
+def cause_key(name: str) -> str:
+    """What a tool's problems that follow from source ``name``'s own are counted under."""
+    return f"source '{clip(name)}'"
 
 
 def is_source_document(raw: Any) -> bool:
@@ -337,6 +343,7 @@ def use_source(
             problems.add(
                 at("source"),
                 f"source '{clip(name)}' ({table.broken[name]}) has problems, listed with it",
+                follows=cause_key(name),
             )
         else:
             names = table.names()
@@ -346,6 +353,8 @@ def use_source(
                 f"unknown source '{clip(name)}'{problems.did_you_mean(name, names)}; "
                 f"sources defined: {defined} (a source is a document with a top-level "
                 "'source:' key in the same folders)",
+                # A file that could not be read may have defined it.
+                follows=cause_key(name),
             )
         return None
     where = f"source '{name}' ({source.location})"
@@ -421,8 +430,8 @@ def resolve_shared_parameters(
         ):
             continue
         if source is None:
-            if isinstance(name, str) and name in table.broken:
-                continue  # the backend reports the broken source, once
+            if isinstance(name, str):
+                continue  # the backend reports the unknown or broken source, once
             problems.add(
                 at,
                 f"'{clip(wanted)}' names a shared parameter, but the tool has no source to "
