@@ -210,7 +210,8 @@ def _example_changes(old: Tool, new: Tool) -> Iterable[Change]:
 
 def _backend_of(tool: Tool) -> tuple[Any, Any]:
     """What runs ``tool``: its definition's ``backend`` as written (or its class), and the
-    source it uses, as loaded: a source's change is a change of every tool that uses it."""
+    source it uses, as loaded: a source's change is a change of every tool that uses it
+    (but for its shared parameters, compared in each tool's input schema)."""
     definition = tool.definition
     if definition is None:
         return type(tool).__qualname__, None
@@ -221,7 +222,10 @@ def _backend_of(tool: Tool) -> tuple[Any, Any]:
         source = {key: value for key, value in source.items() if key != "defined_at"}
         written = source.get("definition")
         if isinstance(written, dict):
-            source["definition"] = {k: v for k, v in written.items() if k != "description"}
+            # Its shared parameters count where a tool takes them: in the tool's input schema.
+            source["definition"] = {
+                k: v for k, v in written.items() if k not in ("description", "parameters")
+            }
     return definition.to_dict().get("backend"), source
 
 

@@ -13,11 +13,16 @@ service accepts any key). Per language:
 - ``text`` is shown output, not run.
 
 A block that cannot run offline says so in its info string, ```` ```sh {skip: reason} ````;
-the skipped blocks are few, and each names its reason.
+the skipped blocks are few, and each names its reason. A block the reader saves as a
+file says where, ```` ```yaml {file: books/tools/source.yaml} ````: it is written there in
+the checkout before any block runs, and a definition in it loads with the other files
+of its folder. A process a block starts in the background writes its id to a ``.pid``
+file, and is stopped with the checkout if a later line that stops it failed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -44,7 +49,9 @@ LANGUAGES = {"python", "sh", "json", "yaml", "text"}
 MAX_SKIPPED = 5  # a server that runs until stopped is among them: tests/mcp test it
 BIN = Path(sys.executable).parent
 FENCE = re.compile(r"^(?P<indent> *)```(?P<info>.*)$")
-INFO = re.compile(r"^(?P<lang>[\w-]*)\s*(?:\{skip:\s*(?P<skip>[^}]*)\})?\s*$")
+INFO = re.compile(
+    r"^(?P<lang>[\w-]*)\s*(?:\{(?:skip:\s*(?P<skip>[^}]*)|file:\s*(?P<file>[^}]*))\})?\s*$"
+)
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,7 @@ class Block:
     language: str
     skip: str | None
     text: str
+    file: str | None = None  # where the reader saves it, relative to the checkout
 
     @property
     def id(self) -> str:
@@ -76,7 +84,8 @@ def blocks(path: Path) -> Iterator[Block]:
         assert end is not None, f"{path}:{index + 1}: the fence is never closed"
         body = "\n".join(line[indent:] for line in lines[index + 1 : end])
         skip = info["skip"].strip() if info["skip"] is not None else None
-        yield Block(path, index + 1, info["lang"], skip, body + "\n")
+        file = info["file"].strip() if info["file"] is not None else None
+        yield Block(path, index + 1, info["lang"], skip, body + "\n", file)
         index = end + 1
 
 
@@ -124,7 +133,27 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Checkout]:
         }
         for command in (["init", "-q"], ["add", "tools.d"], ["commit", "-q", "-m", "tools"]):
             subprocess.run(["git", *command], cwd=folder, env=env, check=True, timeout=30)
-        yield Checkout(folder, env, service.url)
+        _write_files(folder)
+        try:
+            yield Checkout(folder, env, service.url)
+        finally:
+            _stop_started(folder)
+
+
+def _write_files(folder: Path) -> None:
+    """Every ``{file: PATH}`` block, saved at its path as the reader would."""
+    for block in ALL_BLOCKS:
+        if block.file is not None:
+            target = folder / block.file
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(block.text, encoding="utf-8")
+
+
+def _stop_started(folder: Path) -> None:
+    """Stop what the blocks started in the background and left running (by its .pid file)."""
+    for pid_file in folder.rglob("*.pid"):
+        with contextlib.suppress(ValueError, ProcessLookupError, PermissionError):
+            os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
 
 
 def _run(argv: list[str], checkout: Checkout) -> subprocess.CompletedProcess[str]:
@@ -158,11 +187,13 @@ def test_the_block_parser_reads_info_strings_and_indented_fences(tmp_path: Path)
     page = tmp_path / "page.md"
     page.write_text(
         "intro\n```sh {skip: needs the network}\ncurl x\n```\n- item\n\n  ```text\n  out\n  ```\n"
+        "```yaml {file: a/b.yaml}\nx: 1\n```\n"
     )
     found = list(blocks(page))
-    assert [(b.line, b.language, b.skip, b.text) for b in found] == [
-        (2, "sh", "needs the network", "curl x\n"),
-        (7, "text", None, "out\n"),
+    assert [(b.line, b.language, b.skip, b.text, b.file) for b in found] == [
+        (2, "sh", "needs the network", "curl x\n", None),
+        (7, "text", None, "out\n", None),
+        (10, "yaml", None, "x: 1\n", "a/b.yaml"),
     ]
     page.write_text("```python\nprint(1)\n")
     with pytest.raises(AssertionError, match="never closed"):
@@ -197,7 +228,15 @@ def test_yaml_block_parses_and_a_whole_definition_loads(block: Block, tmp_path: 
     documents = list(yaml.safe_load_all(block.text))
     assert all(isinstance(document, dict) for document in documents)
     tools = [document["name"] for document in documents if {"name", "backend"} <= document.keys()]
-    if tools:  # a whole definition (with its sources, if the block has them) loads
+    if tools and block.file is not None:  # loads with the other saved files of its folder
+        folder = Path(block.file).parent
+        for other in ALL_BLOCKS:
+            if other.file is not None and Path(other.file).parent == folder:
+                (tmp_path / Path(other.file).name).write_text(other.text)
+        registry = ToolRegistry()
+        load_tools(tmp_path, registry=registry)
+        assert set(tools) <= set(registry.names())
+    elif tools:  # a whole definition (with its sources, if the block has them) loads
         path = tmp_path / "definition.yaml"
         path.write_text(block.text)
         registry = ToolRegistry()

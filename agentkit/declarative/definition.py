@@ -10,7 +10,12 @@ from typing import Any, Final, TypeGuard, final
 from agentkit.declarative.backends import Backend, BackendContext, backend_kinds, find_backend
 from agentkit.declarative.environment import Environment, Substituter, Substitution
 from agentkit.declarative.problems import Location, Problems, check_keys
-from agentkit.declarative.sources import Source, SourceTable, parse_max_output
+from agentkit.declarative.sources import (
+    Source,
+    SourceTable,
+    parse_max_output,
+    resolve_shared_parameters,
+)
 from agentkit.declarative.yamlsource import clip, read_documents
 from agentkit.schema.values import from_text
 from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
@@ -81,6 +86,8 @@ class ToolDefinition:
     max_output: dict[str, int] | None = None
     #: Its examples (``examples:``), each checked against its schemas.
     examples: tuple[ToolExample, ...] = ()
+    #: Its ``input_schema`` with the shared parameters it takes written out; None: it takes none.
+    resolved_inputs: dict[str, Any] | None = None
 
     @property
     def source(self) -> str:
@@ -94,8 +101,14 @@ class ToolDefinition:
         return raw
 
     def to_dict(self) -> dict[str, Any]:
-        """The definition as written, as plain JSON data (what ``agentkit show`` prints)."""
-        plain: dict[str, Any] = json.loads(json.dumps(self.raw, default=str))
+        """The definition as written, as plain JSON data (what ``agentkit show`` prints).
+
+        Shared parameters it takes from its source are written out in full.
+        """
+        raw = self.raw
+        if self.resolved_inputs is not None:
+            raw = {**raw, "input_schema": self.resolved_inputs}
+        plain: dict[str, Any] = json.loads(json.dumps(raw, default=str))
         return plain
 
     def loaded_with(self) -> dict[str, Any]:
@@ -167,7 +180,11 @@ def parse_definition(
         tags = {}
     credentials = _parse_credentials(raw.get("credentials", []), problems)
     before_schema = len(problems)
-    inputs = _parse_schema(raw, "input_schema", problems, substituter)
+    written_inputs, takes_shared = resolve_shared_parameters(
+        raw, sources or SourceTable(), problems
+    )
+    given_inputs = {"input_schema": written_inputs} if "input_schema" in raw else {}
+    inputs = _parse_schema(given_inputs, "input_schema", problems, substituter)
     inputs_ok = len(problems) == before_schema
     outputs = _parse_schema(raw, "output_schema", problems)
     context = BackendContext(
@@ -232,6 +249,7 @@ def parse_definition(
         deprecated=deprecated,
         max_output=max_output,
         examples=examples,
+        resolved_inputs=written_inputs if takes_shared else None,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +15,12 @@ from agentkit.declarative.definition import ToolDefinition, parse_definition
 from agentkit.declarative.environment import Environment, Substituter
 from agentkit.declarative.problems import ProblemLog, Problems
 from agentkit.declarative.python_backend import add_python_path
-from agentkit.declarative.sources import SourceTable, is_source_document, parse_source
+from agentkit.declarative.sources import (
+    SourceTable,
+    cause_key,
+    is_source_document,
+    parse_source,
+)
 from agentkit.declarative.tool import DeclarativeTool, make_tool_class
 from agentkit.declarative.toolsets import check_toolsets, is_toolset_document, resolve_toolsets
 from agentkit.declarative.yamlsource import SharedValues, clip, read_documents
@@ -26,6 +32,10 @@ from agentkit.toolsets import Toolset
 __all__ = ["definition_files", "definition_schema", "load_tools", "load_toolsets"]
 
 _SUFFIXES = (".yaml", ".yml")
+#: A top-level ``source: NAME`` line: what a file that does not parse would have defined.
+_SOURCE_LINE = re.compile(
+    r"^source:[ \t]*[\"']?([A-Za-z][A-Za-z0-9_-]{0,63})[\"']?[ \t]*(?:#.*)?$", re.M
+)
 
 
 def definition_files(*paths: str | os.PathLike[str]) -> tuple[list[Path], list[DefinitionProblem]]:
@@ -306,6 +316,7 @@ def _read_file(
         log.add(read)
         return []
     documents, yaml_problems = read_documents(read, shared, located=False)
+    since = len(log.shown)
     for problem in yaml_problems:
         log.add(
             DefinitionProblem(
@@ -316,6 +327,10 @@ def _read_file(
                 message=problem.message,
             )
         )
+    if yaml_problems:
+        # A source the file defines is unknown to its tools because of the file's error.
+        for name in _SOURCE_LINE.findall(read):
+            log.cause(cause_key(name), since)
     return [
         _Document(path, document, start, read, index)
         for index, (document, start) in enumerate(documents)
@@ -332,10 +347,14 @@ def _load_sources(
         if not is_source_document(document):
             continue
         problems = Problems(path, document, start, log, text=text, number=number)
+        since = len(log.shown)
         source = parse_source(document, problems, Substituter(environment, problems))
         name = document.get("source")
         if not isinstance(name, str):
             continue
+        if source is None:
+            # Its tools' problems about it follow from its first: counted with it.
+            log.cause(cause_key(name), since)
         here = f"{path}:{start[0]}"
         earlier = table.sources.get(name) or table.broken.get(name)
         if earlier is not None:

@@ -60,6 +60,9 @@ class ProblemLog:
         self._per_file: dict[str, int] = {}
         # Files read again with positions (``located``), each once for the whole load.
         self._located: dict[str, list[tuple[Any, Position]]] = {}
+        # Problems that cause others (a broken source), by key: the index of the cause in
+        # ``shown`` and how many problems that follow from it were left out.
+        self._causes: dict[str, list[int]] = {}
 
     def located(self, path: str, text: str) -> list[tuple[Any, Position]]:
         """The documents of file ``path`` (its ``text``) read with positions: read at the
@@ -93,12 +96,28 @@ class ProblemLog:
             )
         )
 
+    def cause(self, key: str, since: int) -> None:
+        """Mark the first problem added since ``len(shown)`` was ``since`` as the cause of
+        problems that will name ``key`` (``follow``); nothing when none was added."""
+        if len(self.shown) > since and key not in self._causes:
+            self._causes[key] = [since, 0]
+
+    def follow(self, key: str, problem: DefinitionProblem) -> None:
+        """Add ``problem``, unless it follows from the cause marked as ``key``: then it is
+        counted with that cause ("and N problems that follow from it")."""
+        cause = self._causes.get(key)
+        if cause is None:
+            self.add(problem)
+        else:
+            cause[1] += 1
+
     def extend(self, problems: Iterable[DefinitionProblem]) -> None:
         for problem in problems:
             self.add(problem)
 
     def order_by_file(self, paths: Sequence[str]) -> None:
         """Group the problems by file in the order of ``paths`` (others first), stably."""
+        self._tell_consequences()
         rank = {path: index for index, path in enumerate(paths)}
         self.shown.sort(key=lambda problem: rank.get(problem.path, -1))
 
@@ -112,7 +131,24 @@ class ProblemLog:
         return bool(self.shown)
 
     def error(self) -> DefinitionError:
+        self._tell_consequences()
         return DefinitionError(self.shown, not_shown=self.not_shown)
+
+    def _tell_consequences(self) -> None:
+        """Each cause's message ends saying how many problems follow from it (once)."""
+        for key, (index, following) in self._causes.items():
+            if following:
+                first = self.shown[index]
+                many = "problem that follows" if following == 1 else "problems that follow"
+                self.shown[index] = DefinitionProblem(
+                    path=first.path,
+                    line=first.line,
+                    column=first.column,
+                    field=first.field,
+                    message=f"{first.message}; and {following} {many} from it, in the tools "
+                    f"that use {key}",
+                )
+        self._causes.clear()
 
 
 class Problems:
@@ -147,21 +183,25 @@ class Problems:
         self._hints: dict[tuple[str, int, str], tuple[Sequence[str], str]] = {}
         self._hint_budget = HINT_BUDGET
 
-    def add(self, location: Location, message: str) -> None:
+    def add(self, location: Location, message: str, *, follows: str | None = None) -> None:
+        """A problem at ``location``; ``follows``: the key of the cause it follows from
+        (``ProblemLog.follow``), when there is one."""
         self.count += 1
         if self._unread is not None:
             self.root = self.log.located(self.path, self._unread)[self._number][0]
             self._unread = None
         line, column = locate(self.root, location, self.start)
-        self.log.add(
-            DefinitionProblem(
-                path=self.path,
-                line=line,
-                column=column,
-                field=format_location(location),
-                message=message,
-            )
+        problem = DefinitionProblem(
+            path=self.path,
+            line=line,
+            column=column,
+            field=format_location(location),
+            message=message,
         )
+        if follows is None:
+            self.log.add(problem)
+        else:
+            self.log.follow(follows, problem)
 
     def did_you_mean(self, word: str, choices: Sequence[str], prefix: str = "") -> str:
         """``toolerrors.did_you_mean``, at a cost bounded for the whole document.

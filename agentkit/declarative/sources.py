@@ -40,6 +40,7 @@ from agentkit.declarative.http_url import authority, authority_problem
 from agentkit.declarative.oauth2 import TokenCache
 from agentkit.declarative.problems import Location, Problems, check_keys, check_named
 from agentkit.declarative.yamlsource import clip
+from agentkit.toolerrors import SchemaDefinitionError
 from agentkit.toolschema import ToolSchema
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "SOURCE_KEYS",
     "Source",
     "SourceTable",
+    "cause_key",
     "is_source_document",
     "parse_max_output",
     "parse_source",
@@ -73,6 +75,7 @@ SOURCE_KEYS: Final = (
     "base_url",
     "credentials",
     "max_output",
+    "parameters",
     *SHARED_KEYS,
 )
 # Characters a URL cannot hold literally, and '{'/'}' so that no template can start in one.
@@ -95,6 +98,8 @@ class Source:
     substitutions: tuple[Substitution, ...] = ()
     #: The answer budget of its tools that declare none (``max_output:``).
     max_output: Mapping[str, int] | None = None
+    #: Its shared parameters (``parameters:``) by name, as written: tools take them by name.
+    parameters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: OAuth2 tokens, shared by every tool of this source.
     token_cache: TokenCache = field(default_factory=TokenCache, compare=False)
 
@@ -125,6 +130,11 @@ class SourceTable:
 
     def names(self) -> list[str]:
         return sorted({*self.sources, *self.broken})
+
+
+def cause_key(name: str) -> str:
+    """What a tool's problems that follow from source ``name``'s own are counted under."""
+    return f"source '{clip(name)}'"
 
 
 def is_source_document(raw: Any) -> bool:
@@ -163,6 +173,7 @@ def parse_source(
     )
     if isinstance(shared.get("ca_bundle"), str):
         shared["ca_bundle"] = os.path.join(os.path.dirname(problems.path), shared["ca_bundle"])
+    parameters = _shared_parameters(raw.get("parameters", []), problems)
     if len(problems) > start or base_url is None:
         return None
     assert isinstance(name, str)
@@ -177,6 +188,7 @@ def parse_source(
         raw=raw,
         substitutions=tuple(substituter.used),
         max_output=max_output,
+        parameters=parameters,
     )
 
 
@@ -192,6 +204,24 @@ def parse_max_output(raw: Any, problems: Problems) -> dict[str, int] | None:
         problems.add(("max_output",), wrong)
         return None
     return dict(raw)
+
+
+def _shared_parameters(raw: Any, problems: Problems) -> dict[str, Mapping[str, Any]]:
+    """A source's ``parameters:``, checked as a schema of their own, at the source's lines."""
+    if not isinstance(raw, list):
+        problems.add(
+            ("parameters",),
+            "expected a list of parameters (each with name and type) that the source's tools "
+            "take by name",
+        )
+        return {}
+    try:
+        ToolSchema.from_dict({"parameters": raw})
+    except SchemaDefinitionError as exc:
+        for problem in exc.problems:
+            problems.add(problem.location, problem.message)
+        return {}
+    return {param["name"]: param for param in raw}
 
 
 def _base_url(raw: dict[str, Any], problems: Problems, substituter: Substituter) -> str | None:
@@ -334,6 +364,7 @@ def use_source(
             problems.add(
                 at("source"),
                 f"source '{clip(name)}' ({table.broken[name]}) has problems, listed with it",
+                follows=cause_key(name),
             )
         else:
             names = table.names()
@@ -343,6 +374,8 @@ def use_source(
                 f"unknown source '{clip(name)}'{problems.did_you_mean(name, names)}; "
                 f"sources defined: {defined} (a source is a document with a top-level "
                 "'source:' key in the same folders)",
+                # A file that could not be read may have defined it.
+                follows=cause_key(name),
             )
         return None
     where = f"source '{name}' ({source.location})"
@@ -400,3 +433,73 @@ def _merge_pairs(shared: dict[str, Any], own: dict[str, Any], *, fold: bool) -> 
     replaced = {str(name).lower() for name in own}
     kept = {name: value for name, value in shared.items() if str(name).lower() not in replaced}
     return {**kept, **own}
+
+
+#: What a tool may change of a shared parameter it takes (``{use: owner, required: false}``).
+USE_KEYS: Final = ("use", "required", "description")
+
+
+def resolve_shared_parameters(
+    raw: dict[str, Any], table: SourceTable, problems: Problems
+) -> tuple[Any, bool]:
+    """A tool's ``input_schema`` with each shared parameter it takes written out in full.
+
+    An entry of ``input_schema.parameters`` that is a name (``owner``) or
+    ``{use: owner}`` (optionally with ``required`` or ``description``) takes the
+    parameter of that name from the source of the tool's HTTP backend. Returns
+    the schema (``raw``'s own when it takes none) and whether it took any;
+    problems go to ``problems``, and an entry that cannot be resolved is left out.
+    """
+    schema = raw.get("input_schema")
+    given = schema.get("parameters") if isinstance(schema, dict) else None
+    if not isinstance(given, list) or not any(_takes_shared(item) for item in given):
+        return schema, False
+    assert isinstance(schema, dict)
+    backend = raw.get("backend")
+    http = backend.get("http") if isinstance(backend, dict) else None
+    name = http.get("source") if isinstance(http, dict) else None
+    source = table.sources.get(name) if isinstance(name, str) else None
+    resolved: list[Any] = []
+    for index, item in enumerate(given):
+        if not _takes_shared(item):
+            resolved.append(item)
+            continue
+        at: Location = ("input_schema", "parameters", index)
+        wanted = item if isinstance(item, str) else item["use"]
+        if isinstance(item, dict) and not check_keys(
+            item, USE_KEYS, at, problems, "a shared parameter taken with 'use'"
+        ):
+            continue
+        if source is None:
+            if isinstance(name, str):
+                continue  # the backend reports the unknown or broken source, once
+            problems.add(
+                at,
+                f"'{clip(wanted)}' names a shared parameter, but the tool has no source to "
+                "take it from: give backend: {http: {source: NAME}}, or write the parameter "
+                "out as a mapping with name and type",
+            )
+            continue
+        shared = source.parameters.get(wanted)
+        if shared is None:
+            names = sorted(source.parameters)
+            declared = ", ".join(names) if names else "none"
+            problems.add(
+                at,
+                f"unknown shared parameter '{clip(wanted)}'"
+                f"{problems.did_you_mean(wanted, names)}; source '{source.name}' "
+                f"({source.location}) declares: {declared}",
+            )
+            continue
+        overrides = {
+            key: item[key] for key in USE_KEYS[1:] if isinstance(item, dict) and key in item
+        }
+        resolved.append({**shared, **overrides})
+    return {**schema, "parameters": resolved}, True
+
+
+def _takes_shared(item: Any) -> bool:
+    """True for a parameter entry that names a shared parameter: ``owner`` or ``{use: owner}``."""
+    return isinstance(item, str) or (
+        isinstance(item, dict) and "use" in item and isinstance(item["use"], str)
+    )

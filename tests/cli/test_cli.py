@@ -345,9 +345,12 @@ def test_diff_exits_1_on_a_missing_bump(capsys: pytest.CaptureFixture[str], tmp_
     path = new / "forecast.yaml"
     path.write_text(
         path.read_text()
-        .replace("- {name: days,", "- {name: model, type: string}\n    - {name: days,")
+        .replace("    - name: days\n", "    - name: model\n      type: string\n    - name: days\n")
         # The examples give the new input too: they are checked against the schema.
-        .replace("inputs: {latitude: 52.52,", "inputs: {model: icon, latitude: 52.52,")
+        .replace(
+            "inputs:\n      latitude: 52.52\n",
+            "inputs:\n      model: icon\n      latitude: 52.52\n",
+        )
     )
     code, out, err = run(capsys, "diff", str(TOOLS_D), str(new))
     assert code == 1, err

@@ -85,7 +85,7 @@ def test_a_failing_example_exits_1_with_its_diff_and_location(
     assert code == 1
     assert closing(out) == "15 passed, 1 failed"
     assert "fetch_weather::london FAILED" in out
-    assert f"{path}:30: the output differs:" in out
+    assert f"{path}:56: the output differs:" in out
     assert '-    "conditions": "heavy rain",' in out.splitlines()
     assert '+    "conditions": "light rain",' in out.splitlines()
 
@@ -98,13 +98,13 @@ def test_a_broken_example_is_a_definition_error_exit_2(
     path = copy / "text_stats.yaml"
     path.write_text(
         path.read_text().replace(
-            "output_includes: {commonest: [tea]}", "output_includes: {rarest: [tea]}"
+            "output_includes:\n      commonest:", "output_includes:\n      rarest:"
         )
     )
     code, out, err = run(capsys, "test", str(copy))
     assert code == 2
     assert (
-        "text_stats.yaml:24:31: examples[1].output_includes.rarest: 'rarest' is not an output field"
+        "text_stats.yaml:49:9: examples[1].output_includes.rarest: 'rarest' is not an output field"
         in err
     )
     assert out == ""

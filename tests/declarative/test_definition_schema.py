@@ -226,6 +226,16 @@ def test_sources_and_tools_of_sources_match() -> None:
     VALIDATOR.validate(SOURCE_TOOL)
 
 
+def test_shared_parameters_match() -> None:
+    VALIDATOR.validate({**SOURCE_DOCUMENT, "parameters": [{"name": "owner", "type": "string"}]})
+    taken = ["owner", {"use": "repo", "required": False}, {"name": "n", "type": "integer"}]
+    VALIDATOR.validate({**SOURCE_TOOL, "input_schema": {"parameters": taken}})
+    for wrong in ({"use": "repo", "type": "string"}, {"use": 3}, 3):
+        document = {**SOURCE_TOOL, "input_schema": {"parameters": [wrong]}}
+        assert not VALIDATOR.is_valid(document), wrong
+    assert not VALIDATOR.is_valid({**SOURCE_DOCUMENT, "parameters": ["owner"]})
+
+
 @pytest.mark.parametrize(
     "document",
     [

@@ -131,10 +131,12 @@ def test_a_sources_base_url_is_checked_after_substitution(
     base = url.removesuffix("/x")
     with pytest.raises(DefinitionError) as info:
         load_tools(write.folder, environ={"API_BASE": base})
-    # The source's own problem, and the tool's naming the broken source.
-    problem, of_tool = [str(problem) for problem in info.value.problems]
+    # The source's own problem; the tool's, naming the broken source, follows from it.
+    (problem,) = [str(problem) for problem in info.value.problems]
     assert "source.yaml:2:11: base_url: base_url's " in problem, problem
-    assert "source 'api' (" in of_tool
+    assert problem.endswith(
+        "and 1 problem that follows from it, in the tools that use source 'api'"
+    )
     assert said.replace("the URL has", "base_url has") in problem
     assert "(from '${API_BASE}')" in problem
 

@@ -49,12 +49,12 @@ def test_without_the_option_nothing_is_collected(project: pytest.Pytester) -> No
 
 def test_a_failing_example_fails_with_its_location_and_diff(project: pytest.Pytester) -> None:
     path = project.path / "tools.d" / "forecast.yaml"
-    path.write_text(path.read_text().replace("max_celsius: [4.1, 5.3]", "max_celsius: [4.1, 9.9]"))
+    path.write_text(path.read_text().replace("- 5.3\n", "- 9.9\n"))
     result = project.runpytest("--agentkit-tools", "tools.d")
     result.assert_outcomes(passed=15, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*forecast.yaml:30: the output differs:*",
+            "*forecast.yaml:49: the output differs:*",
             "-      9.9",
             "+      5.3",
             "FAILED tools.d/forecast.yaml::forecast_daily::berlin_two_days*",
