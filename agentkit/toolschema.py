@@ -87,6 +87,7 @@ class Parameter:
         "parameters",
         "pattern",
         "required",
+        "sensitive",
         "type",
     )
 
@@ -105,6 +106,8 @@ class Parameter:
     minimum: int | float | None
     maximum: int | float | None
     pattern: str | None
+    #: The audit trail masks its value (``sensitive: true``); checking ignores it.
+    sensitive: bool
     _check: Check
 
     def __init__(
@@ -121,6 +124,7 @@ class Parameter:
         minimum: int | float | None = None,
         maximum: int | float | None = None,
         pattern: str | None = None,
+        sensitive: bool = False,
     ) -> None:
         fields = {
             "name": name,
@@ -134,6 +138,7 @@ class Parameter:
             "minimum": minimum,
             "maximum": maximum,
             "pattern": pattern,
+            "sensitive": sensitive,
         }
         for key, value in fields.items():
             object.__setattr__(self, key, value)
@@ -183,6 +188,8 @@ class Parameter:
             out["required"] = False
         if self.has_default:
             out["default"] = copy.deepcopy(self.default)
+        if self.sensitive:
+            out["sensitive"] = True
         if self.description:
             out["description"] = self.description
         if self.enum is not None:

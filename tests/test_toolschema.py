@@ -299,7 +299,7 @@ def problems_of(definition: Any) -> list[str]:
             {"name": "x", "type": "string", "descripton": "typo"},
             "parameters[0].descripton: unknown key 'descripton' (did you mean "
             "'description'?); allowed keys: name, required, default, type, description, "
-            "enum, items, parameters, minimum, maximum, pattern",
+            "enum, items, parameters, minimum, maximum, pattern, sensitive",
             id="unknown-key",
         ),
         pytest.param(
