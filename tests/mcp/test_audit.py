@@ -302,3 +302,36 @@ def test_stdio_calls_are_anonymous_and_audit_stdout_goes_to_stderr(folder: Path)
     record = _last_line(trail)
     assert (record["caller"], record["via"]) == ("anonymous", "none")
     assert record["failure"] == "validation"
+
+
+# -- a proxy not trusted, a toolset's endpoint ---------------------------------------------------
+
+
+def test_a_header_from_a_peer_not_trusted_is_ignored_and_a_set_is_named(folder: Path) -> None:
+    """The proxy trusted is elsewhere (192.0.2.0/24): the header a loopback client sends
+    names no one, and the call runs as its token's caller; a call at a set's endpoint
+    names the set."""
+    tools = folder / "tools-with-set"
+    tools.mkdir(exist_ok=True)
+    (tools / "lookup.yaml").write_text((folder / "tools" / "lookup.yaml").read_text())
+    (tools / "people.yaml").write_text("toolset: people\ntools: [lookup]\n")
+    trail = folder / "audit-untrusted.jsonl"
+    args = [
+        "--tools", str(tools),
+        "--auth-token-file", str(folder / "tokens"),
+        "--audit", str(trail),
+        "--caller-header", "X-Forwarded-User",
+        "--trusted-proxy", "192.0.2.0/24",
+    ]  # fmt: skip
+    forged = {"X-Forwarded-User": "admin"}
+    with serving(args) as served:
+        for _ in range(2):
+            anyio.run(_call, served.url, _headers(**forged), "lookup", {"name": "ada"})
+        whole = _last_line(trail)
+        anyio.run(_call, f"{served.url}/people", _headers(**forged), "lookup", {"name": "ada"})
+        in_set = _last_line(trail)
+        stderr = served.stderr
+    assert (whole["caller"], whole["via"], whole["toolset"]) == ("triage-bot", "token", None)
+    assert (in_set["caller"], in_set["toolset"]) == ("triage-bot", "people")
+    assert stderr.count("carried the x-forwarded-user header, ignored") == 1
+    assert "admin" not in stderr
