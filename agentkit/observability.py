@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
+from agentkit.callers import current_caller
 from agentkit.toolresult import describe_error
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ _FIELDS: Final = (
     "inputs",
     "output",
     "content",
+    "caller",
 )
 
 
@@ -102,8 +104,10 @@ class ToolEvent:
     applied) afterwards; ``output`` is set on ``completed``, and ``content``
     (the call's ``agentkit.content`` blocks, if any) with it; ``error`` (the
     failure as data: type, message and the fields its type carries) on
-    ``failed``. Messages and output have credential values redacted; events
-    never carry credentials.
+    ``failed``. ``caller`` is the name of who the call was made for
+    (``agentkit.callers``: the current caller when the event is made, unless given).
+    Messages and output have credential values redacted; events never carry
+    credentials.
 
     Built once per moment and shared by every listener. ``error`` may be given
     as the exception itself: it is then described (``describe_error``) when
@@ -115,6 +119,7 @@ class ToolEvent:
     # ~2 us an event), and the properties keep every field read-only.
     __slots__ = (
         "_call_id",
+        "_caller",
         "_content",
         "_duration",
         "_error",
@@ -143,6 +148,7 @@ class ToolEvent:
         inputs: Mapping[str, Any] | None = None,
         output: Mapping[str, Any] | None = None,
         content: tuple[Block, ...] = (),
+        caller: str | None = None,
     ) -> None:
         self._name = name
         self._tool_name = tool_name
@@ -156,6 +162,7 @@ class ToolEvent:
         self._inputs = inputs
         self._output = output
         self._content = content
+        self._caller = current_caller().name if caller is None else caller
 
     @property
     def name(self) -> str:
@@ -215,6 +222,11 @@ class ToolEvent:
         names each media block's type and size, never its bytes."""
         return self._content
 
+    @property
+    def caller(self) -> str:
+        """Who the call was made for: a caller's name, ``anonymous`` when not known."""
+        return self._caller
+
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, field) for field in _FIELDS)
 
@@ -247,6 +259,7 @@ class ToolEvent:
             "status": self._status,
             "error_type": self._error_type,
             "error": dict(error) if error is not None else None,
+            "caller": self._caller,
         }
 
 
@@ -475,7 +488,11 @@ class OTelTracer:
             known = self._remember(tool_name, description)
         _, span_name, shared = known
         # The one dict a call makes: the SDK copies it into the span's own attributes.
-        attributes = {**shared, "gen_ai.tool.call.id": call_id}
+        attributes = {
+            **shared,
+            "gen_ai.tool.call.id": call_id,
+            "agentkit.caller": current_caller().name,
+        }
         # The current context read once, for the parent and for the child context.
         parent = self._current()
         span = self._start(span_name, context=parent, kind=self._internal, attributes=attributes)

@@ -89,6 +89,7 @@ class Parameter:
         "parameters",
         "pattern",
         "required",
+        "sensitive",
         "type",
     )
 
@@ -110,6 +111,8 @@ class Parameter:
     #: The fewest and most characters of a string (code points, as ``len`` counts them).
     min_length: int | None
     max_length: int | None
+    #: The audit trail masks its value (``sensitive: true``); checking ignores it.
+    sensitive: bool
     _check: Check
 
     def __init__(
@@ -128,6 +131,7 @@ class Parameter:
         pattern: str | None = None,
         min_length: int | None = None,
         max_length: int | None = None,
+        sensitive: bool = False,
     ) -> None:
         fields = {
             "name": name,
@@ -143,6 +147,7 @@ class Parameter:
             "pattern": pattern,
             "min_length": min_length,
             "max_length": max_length,
+            "sensitive": sensitive,
         }
         for key, value in fields.items():
             object.__setattr__(self, key, value)
@@ -194,6 +199,8 @@ class Parameter:
             out["required"] = False
         if self.has_default:
             out["default"] = copy.deepcopy(self.default)
+        if self.sensitive:
+            out["sensitive"] = True
         if self.description:
             out["description"] = self.description
         if self.enum is not None:

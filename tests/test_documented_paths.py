@@ -20,9 +20,18 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 _DOTTED = re.compile(r"(?<![\w./-])agentkit(?:\.[A-Za-z_]\w*)+")
 _FROM = re.compile(r"^\s*from (agentkit(?:\.\w+)*) import \(?([\w, ]+)\)?\s*$")
-#: Named on a page, but not a path to import: a logger's name, a plugin group.
+#: Named on a page, but not a path to import: a logger's name, a plugin group, an
+#: OpenTelemetry attribute or event name.
 NOT_PATHS = frozenset(
-    {"agentkit.http", "agentkit.serve", "agentkit.backends", "agentkit.export_formats"}
+    {
+        "agentkit.http",
+        "agentkit.serve",
+        "agentkit.backends",
+        "agentkit.export_formats",
+        "agentkit.caller",
+        "agentkit.outcome",
+        "agentkit.tool.call",
+    }
 )
 
 

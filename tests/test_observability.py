@@ -32,6 +32,7 @@ from agentkit import (
     ToolEvent,
     ToolExecutor,
 )
+from agentkit.callers import Caller, calling_as
 from agentkit.toolresult import describe_error
 from tests.support.helpers import SECRET, Adder, Scripted
 
@@ -432,8 +433,28 @@ def test_one_span_per_call_with_genai_attributes(
         "gen_ai.tool.call.id": "call_1",
         "gen_ai.tool.type": "function",
         "gen_ai.tool.description": "Add two numbers.",
+        "agentkit.caller": "anonymous",
     }
     assert span.status.status_code is StatusCode.UNSET
+
+
+def test_a_call_made_for_a_caller_carries_it_in_its_span_and_events(
+    spans: tuple[OTelTracer, InMemorySpanExporter],
+) -> None:
+    tracer, exporter = spans
+    events: list[ToolEvent] = []
+    executor = ToolExecutor(credentials={}, tracer=tracer)
+    executor.subscribe(events.append)
+    with calling_as(Caller(name="triage-bot", via="token")):
+        executor.execute(Adder(), {"a": 1})
+    executor.execute(Adder(), {"a": 2})  # after the block: nobody in particular
+    first, second = exporter.get_finished_spans()
+    assert first.attributes is not None
+    assert second.attributes is not None
+    assert first.attributes["agentkit.caller"] == "triage-bot"
+    assert second.attributes["agentkit.caller"] == "anonymous"
+    assert [event.caller for event in events] == ["triage-bot"] * 2 + ["anonymous"] * 2
+    assert events[0].to_dict()["caller"] == "triage-bot"
 
 
 def test_each_span_has_its_own_call_id_and_its_tools_description(

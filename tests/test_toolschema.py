@@ -374,7 +374,8 @@ def problems_of(definition: Any) -> list[str]:
             {"name": "x", "type": "string", "descripton": "typo"},
             "parameters[0].descripton: unknown key 'descripton' (did you mean "
             "'description'?); allowed keys: name, required, default, type, description, "
-            "enum, items, parameters, minimum, maximum, pattern, min_length, max_length",
+            "enum, items, parameters, minimum, maximum, pattern, min_length, max_length, "
+            "sensitive",
             id="unknown-key",
         ),
         pytest.param(

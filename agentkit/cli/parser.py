@@ -357,6 +357,43 @@ def build_parser() -> argparse.ArgumentParser:
         help="defer the tools this name or pattern (jira_*) matches: not listed up front, "
         "found through the search tool search_tools (repeatable)",
     )
+    serve.add_argument(
+        "--audit",
+        metavar="FILE|stdout|otel",
+        help="write one JSON line per call: to FILE (rotated by size), stdout (stderr over "
+        "stdio, whose stdout is the protocol), or OpenTelemetry logs",
+    )
+    serve.add_argument(
+        "--audit-max-bytes",
+        type=_bytes,
+        metavar="N",
+        help="rotate the --audit FILE once it would pass N bytes (default 50 MiB)",
+    )
+    serve.add_argument(
+        "--audit-backups",
+        type=int,
+        metavar="N",
+        help="keep N rotated --audit files, FILE.1 the newest (default 5)",
+    )
+    serve.add_argument(
+        "--caller-header",
+        metavar="HEADER",
+        help="over --http, the caller's name from this request header, set by a "
+        "--trusted-proxy (ignored from any other peer)",
+    )
+    serve.add_argument(
+        "--trusted-proxy",
+        action="append",
+        metavar="CIDR",
+        help="over --http, a peer address or network whose --caller-header is honoured "
+        "(repeatable)",
+    )
+    serve.add_argument(
+        "--metrics",
+        action="store_true",
+        help="over --http, answer GET /metrics in Prometheus' text format (behind the "
+        "bearer tokens, if any)",
+    )
     serve.set_defaults(run=cmd_serve)
 
     importing = commands.add_parser(

@@ -36,6 +36,9 @@ _HTTP_ONLY = (
     ("body_timeout", "--body-timeout"),
     ("idle_timeout", "--idle-timeout"),
     ("max_connections", "--max-connections"),
+    ("caller_header", "--caller-header"),
+    ("trusted_proxy", "--trusted-proxy"),
+    ("metrics", "--metrics"),
 )
 
 
@@ -83,7 +86,20 @@ def _limits(args: argparse.Namespace) -> dict[str, Any]:
         **limits,
         "allow_unconfirmed": args.allow_unconfirmed,
         "deferred": frozenset(args.defer or ()),
+        **_audit(args),
     }
+
+
+def _audit(args: argparse.Namespace) -> dict[str, Any]:
+    """``--audit`` and its rotation, as ``ServeOptions`` takes them."""
+    if args.audit is None:
+        if args.audit_max_bytes is not None or args.audit_backups is not None:
+            raise UsageError("--audit-max-bytes and --audit-backups apply with --audit FILE")
+        return {}
+    if args.audit_backups is not None and args.audit_backups < 0:
+        raise UsageError(f"--audit-backups takes 0 or more, got {args.audit_backups}")
+    given = {"audit_max_bytes": args.audit_max_bytes, "audit_backups": args.audit_backups}
+    return {"audit": args.audit, **{key: value for key, value in given.items() if value}}
 
 
 def _stdio_tools(args: argparse.Namespace) -> tuple[Reloader, ServedTools]:
@@ -237,8 +253,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
         allowed_hosts=tuple(map(parse.parse_allowed_host, args.allowed_host or ())),
         allowed_origins=tuple(map(parse.parse_allowed_origin, args.allowed_origin or ())),
         max_request_bytes=args.max_request_bytes or parse.DEFAULT_MAX_REQUEST_BYTES,
+        caller_header=parse.parse_caller_header(args.caller_header) if args.caller_header else None,
+        trusted_proxies=tuple(map(parse.parse_trusted_proxy, args.trusted_proxy or ())),
+        metrics=args.metrics,
         **limits,
     )
+    if options.trusted_proxies and not options.caller_header:
+        raise UsageError(
+            "--trusted-proxy names the peers whose --caller-header is honoured: "
+            "give --caller-header HEADER too"
+        )
+    if options.caller_header and not options.trusted_proxies:
+        raise UsageError(
+            f"--caller-header {options.caller_header}: honoured only from a --trusted-proxy "
+            "peer (a client could name anyone in it); give --trusted-proxy CIDR too"
+        )
     reloader, defined = _toolset_reloader(args)
     if not options.whole_registry and not reloader.sets:
         raise UsageError(

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 from urllib.parse import urljoin, urlsplit
 
 from agentkit import binary, jsonvalues
+from agentkit.audit import note_upstream_status
 from agentkit.context import confirm, log
 from agentkit.declarative import http_failures as failures
 from agentkit.declarative.backend_base import BackendContext
@@ -507,6 +508,7 @@ class HttpBackend:
                 timeout=self._timeouts(prepared, exchange),
                 verify=self.spec.verify,
             )
+            note_upstream_status(response.status_code)  # for the audit trail, if any
             location = response.headers.get("Location")
             if not (self.spec.follow_redirects and response.status_code in _REDIRECTS and location):
                 return response

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from agentkit.mcp.http_app import build_app
-    from agentkit.mcp.http_security import StaticTokens, rebinding_refusal
+    from agentkit.mcp.http_security import CallerIdentity, StaticTokens, rebinding_refusal
     from agentkit.mcp.options import BearerToken, HttpOptions, ServeOptions
     from agentkit.mcp.reload import EarlyHangups, Reloader, ServedTools
     from agentkit.mcp.stdio_claim import StdioWire
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BearerToken",
+    "CallerIdentity",
     "HttpOptions",
     "Reloader",
     "ServeOptions",
@@ -60,6 +61,7 @@ _HOMES = {
     "Reloader": "agentkit.mcp.reload",
     "ServedTools": "agentkit.mcp.reload",
     "StaticTokens": "agentkit.mcp.http_security",
+    "CallerIdentity": "agentkit.mcp.http_security",
     "rebinding_refusal": "agentkit.mcp.http_security",
     "build_app": "agentkit.mcp.http_app",
 }

@@ -12,6 +12,10 @@ and uvicorn serves. Around it:
   fast path) over its tools alone, reached by the tokens whose scopes name it;
 - ``GET /healthz``: 200 while the process serves; ``GET /readyz``: 200 once the tools
   are loaded and the MCP endpoint is up, 503 before and while shutting down;
+- ``GET /metrics`` with ``metrics`` on: the calls' counters and durations in
+  Prometheus' text format (``agentkit.mcp.metrics``), behind the bearer tokens if any;
+- who is calling (``CallerIdentity``: the token's caller, or a trusted proxy's
+  header), and each call's audit record (``agentkit.mcp.audit_sinks``);
 - per-user credentials from allow-listed request headers
   (``agentkit.mcp.user_credentials``);
 - draining on SIGTERM: new calls refused with 503 (nothing run), the calls in flight
@@ -29,8 +33,8 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import Final, final
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final, final
 
 import anyio
 import uvicorn
@@ -44,7 +48,7 @@ from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -54,6 +58,7 @@ from agentkit.mcp.admission import (
     watching,
     worker_threads,
 )
+from agentkit.mcp.audit_sinks import AuditTrail, open_audit
 from agentkit.mcp.connections import (
     accept_backlog,
     default_max_connections,
@@ -63,6 +68,7 @@ from agentkit.mcp.connections import (
 from agentkit.mcp.fastpath import FastPath
 from agentkit.mcp.http_security import (
     ALL_TOOLS_SCOPE,
+    CallerIdentity,
     StaticTokens,
     rebinding_refusal,
     toolset_scope,
@@ -71,11 +77,14 @@ from agentkit.mcp.input_required import InputRequiredCalls
 from agentkit.mcp.options import HttpOptions, toolset_path
 from agentkit.mcp.reload import Reloader, ServedTools
 from agentkit.mcp.request_ids import InFlightIds, guard_post
-from agentkit.mcp.server import build_server
+from agentkit.mcp.server import Audit, build_server
 from agentkit.mcp.user_credentials import HeaderCredentials, HeaderFirstCredentials
 from agentkit.toolerrors import SemanticError
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
+
+if TYPE_CHECKING:
+    from agentkit.mcp.metrics import CallMetrics
 
 __all__ = ["build_app", "exposure_warnings", "serve_http"]
 
@@ -164,15 +173,15 @@ def build_app(
         name: served if isinstance(served, ServedTools) else ServedTools(served)
         for name, served in (toolsets or {}).items()
     }
-    wanted: list[tuple[str, ServedTools, list[str]]] = []
+    wanted: list[tuple[str, ServedTools, list[str], str | None]] = []
     if options.whole_registry:
         served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
         # What the options defer, unless the served set was given deferring it already.
         if options.deferred and options.deferred != served.deferring:
             served.defer(options.deferred)
-        wanted.append((options.path, served, [ALL_TOOLS_SCOPE] if sets else []))
+        wanted.append((options.path, served, [ALL_TOOLS_SCOPE] if sets else [], None))
     wanted += [
-        (toolset_path(options.path, name), served, [toolset_scope(name)])
+        (toolset_path(options.path, name), served, [toolset_scope(name)], name)
         for name, served in sets.items()
     ]
     if not wanted:
@@ -181,7 +190,18 @@ def build_app(
             "no toolset is given; define a toolset, or serve the whole registry"
         )
 
-    def mount(path: str, served: ServedTools) -> tuple[_Served, ASGIApp]:
+    identify = CallerIdentity(header=options.caller_header, trusted_proxies=options.trusted_proxies)
+    trail = (
+        open_audit(options.audit, max_bytes=options.audit_max_bytes, backups=options.audit_backups)
+        if options.audit is not None
+        else None
+    )
+    metrics = _call_metrics() if options.metrics else None
+    # The metrics are fed as a sink is: a failure there is logged, never the call's.
+    counted = AuditTrail(metrics.observe, describe="metrics") if metrics is not None else None
+    audit = _audit_to(trail, counted)
+
+    def mount(path: str, served: ServedTools, toolset: str | None) -> tuple[_Served, ASGIApp]:
         awaiting_input = InputRequiredCalls(identity_headers=options.credential_headers)
         # A stateless session lasts one request: no two requests share its ids.
         ids = None if options.stateless else InFlightIds()
@@ -196,6 +216,9 @@ def build_app(
             allow_unconfirmed=options.allow_unconfirmed,
             awaiting_input=awaiting_input,
             ids=ids,
+            identify=identify,
+            audit=audit,
+            toolset=toolset,
         )
         manager = StreamableHTTPSessionManager(
             app=server,
@@ -209,7 +232,7 @@ def build_app(
         endpoint = _Served(path, served, manager, fast, awaiting_input)
         return endpoint, _Endpoint(manager, limits, fast, options, ids)
 
-    mounted = [(mount(path, served), scopes) for path, served, scopes in wanted]
+    mounted = [(mount(path, served, toolset), scopes) for path, served, scopes, toolset in wanted]
     state = _State([endpoint for (endpoint, _), _ in mounted], limits)
     # Outermost, so that every answer gets the header while draining: 401, 421, /readyz too.
     middleware = [Middleware(_ClosingWhileDraining, state=state)]
@@ -218,6 +241,13 @@ def build_app(
         if options.tokens:
             app = RequireAuthMiddleware(app, required_scopes=scopes)
         routes.append(Route(endpoint.path, endpoint=app, methods=["GET", "POST", "DELETE"]))
+    if metrics is not None:
+        # Behind any token the server accepts, as the endpoints are: call counts per
+        # tool are the operator's, not the open internet's.
+        scrape: ASGIApp = _Scrape(metrics.endpoint)
+        if options.tokens:
+            scrape = RequireAuthMiddleware(scrape, required_scopes=[])
+        routes.append(Route("/metrics", endpoint=scrape, methods=["GET"]))
     if options.tokens:
         verifier = StaticTokens(options.tokens, toolsets=sets)
         middleware += [
@@ -244,6 +274,8 @@ def build_app(
             state.ready = True
             if on_ready is not None:
                 on_ready()
+            if trail is not None:
+                stack.callback(trail.close)
             try:
                 yield
             finally:
@@ -261,6 +293,40 @@ def build_app(
     )
     app.state.agentkit = state
     return app
+
+
+def _call_metrics() -> CallMetrics:
+    try:
+        from agentkit.mcp.metrics import CallMetrics
+    except ImportError as exc:
+        raise SemanticError(
+            f"--metrics needs prometheus-client ({exc}): pip install 'agentkit[serve]'"
+        ) from None
+    return CallMetrics()
+
+
+def _audit_to(trail: AuditTrail | None, observe: Audit | None) -> Audit | None:
+    """One ``Audit`` feeding the trail and the metrics, whichever there are."""
+    if trail is None or observe is None:
+        return trail or observe
+
+    def both(record: Mapping[str, Any]) -> None:
+        trail(record)
+        observe(record)
+
+    return both
+
+
+@final
+class _Scrape:
+    """A Starlette endpoint function as a plain ASGI app (for ``RequireAuthMiddleware``)."""
+
+    def __init__(self, endpoint: Callable[[Request], Awaitable[Response]]) -> None:
+        self._endpoint = endpoint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        answer = await self._endpoint(Request(scope, receive))
+        await answer(scope, receive, send)
 
 
 _CLOSE: Final = (b"connection", b"close")

@@ -1,6 +1,7 @@
 """What a request must show before it reaches the tools over HTTP: a ``Host`` and an
 ``Origin`` the server answers to (``rebinding_refusal``, DNS-rebinding protection), and a
-bearer token the server knows (``StaticTokens``, the SDK's ``TokenVerifier`` seam).
+bearer token the server knows (``StaticTokens``, the SDK's ``TokenVerifier`` seam); and
+who the caller is, from that token or a trusted proxy's header (``CallerIdentity``).
 """
 
 from __future__ import annotations
@@ -8,14 +9,26 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+import ipaddress
+import logging
 from collections.abc import Callable, Iterable, Sequence
-from typing import Final, final
+from typing import Any, Final, final
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
+from agentkit.callers import ANONYMOUS, Caller
 from agentkit.mcp.options import BearerToken, is_port, split_address
 
-__all__ = ["ALL_TOOLS_SCOPE", "StaticTokens", "rebinding_refusal", "toolset_scope"]
+__all__ = [
+    "ALL_TOOLS_SCOPE",
+    "CallerIdentity",
+    "StaticTokens",
+    "rebinding_refusal",
+    "toolset_scope",
+]
+
+logger = logging.getLogger("agentkit.serve")
 
 _LOOPBACK_NAMES: Final = ("127.0.0.1", "localhost", "[::1]")
 _LOOPBACK_HOSTS: Final = tuple(f"{name}:*" for name in _LOOPBACK_NAMES)
@@ -146,19 +159,98 @@ class StaticTokens:
                 every
                 if isinstance(token, str) or token.toolsets is None
                 else sorted(map(toolset_scope, token.toolsets)),
+                # Who holds it: its caller's name, or its place in the list, never its text.
+                token.caller
+                if isinstance(token, BearerToken) and token.caller
+                else f"token-{index}",
             )
-            for token in tokens
+            for index, token in enumerate(tokens, start=1)
         )
 
     async def verify_token(self, token: str) -> AccessToken | None:
         offered = _digest(token)
         matched = -1
-        for index, (known, _) in enumerate(self._known):
+        for index, (known, _, _) in enumerate(self._known):
             if hmac.compare_digest(offered, known):
                 matched = index
         if matched < 0:
             return None
         # The token itself stays out of the request's scope (and so out of anything
-        # that logs it): the principal is the token's position in the list.
-        scopes = list(self._known[matched][1])
-        return AccessToken(token="[redacted]", client_id=f"token-{matched + 1}", scopes=scopes)
+        # that logs it): the principal is the caller it names, or its place in the list.
+        _, scopes, caller = self._known[matched]
+        return AccessToken(token="[redacted]", client_id=caller, scopes=list(scopes))
+
+
+# -- who is calling --------------------------------------------------------------------------------
+
+
+@final
+class CallerIdentity:
+    """Who a call over HTTP is made for, from its request (``__call__`` takes the SDK's
+    request context, as ``build_server``'s ``identify``).
+
+    ``header`` (lowercase), sent by a peer within ``trusted_proxies`` (networks), names
+    the caller (``via="proxy-header"``); the same header from any other peer is
+    ignored, and logged once, since a client could name anyone in it. Otherwise the
+    bearer token the server accepted names it (``via="token"``: ``StaticTokens`` puts
+    the caller's name, or ``token-N``, as the token's client id); otherwise the caller
+    is ``ANONYMOUS``. A header value that is no caller's name (``Caller``'s rule) is
+    ignored too, and logged once.
+    """
+
+    def __init__(self, *, header: str | None = None, trusted_proxies: Sequence[str] = ()) -> None:
+        self._header = header.lower().encode("latin-1") if header else None
+        self._trusted = tuple(ipaddress.ip_network(net, strict=False) for net in trusted_proxies)
+        self._warned: set[str] = set()
+
+    def __call__(self, ctx: Any) -> Caller:
+        scope = getattr(getattr(ctx, "request", None), "scope", None)
+        if not isinstance(scope, dict):
+            return ANONYMOUS  # stdio, or a request the SDK made no context of
+        if self._header is not None:
+            named = self._from_proxy(scope)
+            if named is not None:
+                return named
+        user = scope.get("user")
+        if isinstance(user, AuthenticatedUser):
+            return Caller(name=user.access_token.client_id, via="token")
+        return ANONYMOUS
+
+    def _from_proxy(self, scope: dict[str, Any]) -> Caller | None:
+        values = [value for key, value in scope.get("headers", ()) if key == self._header]
+        if not values:
+            return None
+        header = self._header.decode("latin-1") if self._header else ""
+        peer = (scope.get("client") or ("", 0))[0]
+        if not self._trusts(peer):
+            self._warn_once(
+                "untrusted",
+                f"a request from {peer or 'an unknown peer'} carried the {header} header, "
+                "ignored: only --trusted-proxy peers name the caller; the caller is taken "
+                "from its token, or anonymous",
+            )
+            return None
+        if len(values) > 1:
+            self._warn_once("twice", f"the {header} header was sent more than once: ignored")
+            return None
+        try:
+            return Caller(name=values[0].decode("latin-1").strip(), via="proxy-header")
+        except ValueError:
+            self._warn_once(
+                "invalid",
+                f"the {header} header from {peer} is no caller's name (1 to 128 letters, "
+                "digits and '_.@:-'): ignored",
+            )
+            return None
+
+    def _trusts(self, peer: str) -> bool:
+        try:
+            address = ipaddress.ip_address(peer)
+        except ValueError:
+            return False
+        return any(address in network for network in self._trusted)
+
+    def _warn_once(self, what: str, message: str) -> None:
+        if what not in self._warned:
+            self._warned.add(what)
+            logger.warning("agentkit: %s", message)

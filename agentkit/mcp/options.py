@@ -7,11 +7,13 @@ Importing this module imports no server: the options are plain values.
 
 from __future__ import annotations
 
+import ipaddress
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, final
 
+from agentkit.callers import Caller
 from agentkit.credentials import read_user_file
 from agentkit.mcp.admission import (
     DEFAULT_ANSWER_SECONDS,
@@ -35,9 +37,11 @@ __all__ = [
     "parse_address",
     "parse_allowed_host",
     "parse_allowed_origin",
+    "parse_caller_header",
     "parse_credential_header",
     "parse_credential_headers",
     "parse_endpoint_path",
+    "parse_trusted_proxy",
     "read_tokens",
     "split_address",
     "toolset_path",
@@ -50,6 +54,11 @@ DEFAULT_MAX_REQUEST_BYTES: Final = 4 * 1024 * 1024
 DEFAULT_DRAIN_SECONDS: Final = 30.0
 #: A bearer token shorter than this is a password, not a secret worth the name.
 MIN_TOKEN_LENGTH: Final = 16
+#: The audit file's size before it is rotated, and the rotated files kept.
+DEFAULT_AUDIT_MAX_BYTES: Final = 50 * 1024 * 1024
+DEFAULT_AUDIT_BACKUPS: Final = 5
+#: An audit sink given in code: called with each call's record (``agentkit.audit``).
+AuditSink = Callable[[Mapping[str, object]], object]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,6 +77,10 @@ class ServeOptions:
     pattern (``jira_*``) matched against names at start and at each reload; the server
     adds the search tool ``search_tools`` that finds them, and they are called by name
     like any other (docs/serving.md, Progressive discovery).
+    ``audit``: where each call's audit record goes (docs/serving.md, Audit trail): a
+    file's path (rotated past ``audit_max_bytes``, ``audit_backups`` kept),
+    ``"stdout"`` (stderr on stdio, whose stdout is the wire), ``"otel"``
+    (OpenTelemetry logs), or a callable given each record; ``None``: no trail.
     """
 
     call_timeout: float | None = None
@@ -78,6 +91,9 @@ class ServeOptions:
     drain_seconds: float = DEFAULT_DRAIN_SECONDS
     allow_unconfirmed: bool = False
     deferred: frozenset[str] = frozenset()
+    audit: str | AuditSink | None = None
+    audit_max_bytes: int = DEFAULT_AUDIT_MAX_BYTES
+    audit_backups: int = DEFAULT_AUDIT_BACKUPS
 
 
 @final
@@ -85,11 +101,13 @@ class ServeOptions:
 class BearerToken:
     """A bearer token and the toolsets it reaches: ``None``, every endpoint (the whole
     registry and each set); otherwise only the sets named, at ``{path}/{toolset}``.
-    ``where`` says where it was given (``tokens.txt:3``), for messages; the token
-    itself is never shown."""
+    ``caller``: the name of whoever holds it (``agentkit.callers``), or ``None`` for a
+    label made of its place in the list (``token-3``). ``where`` says where it was
+    given (``tokens.txt:3``), for messages; the token itself is never shown."""
 
     token: str = field(repr=False)
     toolsets: frozenset[str] | None = None
+    caller: str | None = None
     where: str = ""
 
 
@@ -130,6 +148,12 @@ class HttpOptions(ServeOptions):
     body_timeout: float = DEFAULT_BODY_TIMEOUT
     #: Open connections at most (None: sized from the open-file limit, raised at start).
     max_connections: int | None = None
+    #: A request header naming the caller, honoured only from ``trusted_proxies``
+    #: (networks, as ``ipaddress.ip_network`` takes them) and ignored from other peers.
+    caller_header: str | None = None
+    trusted_proxies: tuple[str, ...] = ()
+    #: Answer ``GET /metrics`` (Prometheus' text format), behind the bearer tokens if any.
+    metrics: bool = False
 
 
 def split_address(text: str) -> tuple[str, str | None]:
@@ -184,9 +208,9 @@ def read_tokens(
     """The bearer tokens in ``file`` and ``$env`` (comma-separated).
 
     A line of ``file`` holds a token (``#`` starts a comment line), which reaches every
-    endpoint, or a token and ``toolsets=NAME[,NAME...]``, which reaches only those sets
-    (a ``BearerToken``). A problem names the file and line or the variable, never a
-    token's text.
+    endpoint, then optionally ``toolsets=NAME[,NAME...]``, the only sets it reaches, and
+    ``caller=NAME``, who holds it (a ``BearerToken``). A problem names the file and line
+    or the variable, never a token's text.
     """
     tokens: list[str | BearerToken] = []
     if file:
@@ -207,20 +231,37 @@ def read_tokens(
     return tuple(tokens)
 
 
+_TOKEN_OPTIONS: Final = (
+    "after the token, a line takes toolsets=NAME[,NAME...] (the toolsets it reaches, "
+    "such as toolsets=triage,wiki) and caller=NAME (who holds it, such as "
+    "caller=triage-bot), each at most once, nothing else"
+)
+
+
 def _token_line(line: str, where: str) -> str | BearerToken:
-    """One line of a token file: a token, or a token and the toolsets it reaches."""
+    """One line of a token file: a token, then the toolsets it reaches and its caller."""
     token, *rest = line.split()
     token = _checked_token(token, where)
     if not rest:
         return token
-    key, sep, names = rest[0].partition("=")
-    sets = frozenset(name.strip() for name in names.split(",") if name.strip())
-    if len(rest) > 1 or key != "toolsets" or not sep or not sets:
-        raise SemanticError(
-            f"{where}: after the token, a line takes toolsets=NAME[,NAME...] (the toolsets "
-            "it reaches, such as toolsets=triage,wiki), nothing else"
-        )
-    return BearerToken(token=token, toolsets=sets, where=where)
+    given: dict[str, str] = {}
+    for option in rest:
+        key, sep, value = option.partition("=")
+        if key not in ("toolsets", "caller") or not sep or not value.strip() or key in given:
+            raise SemanticError(f"{where}: {_TOKEN_OPTIONS}")
+        given[key] = value
+    sets = None
+    if "toolsets" in given:
+        sets = frozenset(name.strip() for name in given["toolsets"].split(",") if name.strip())
+        if not sets:
+            raise SemanticError(f"{where}: {_TOKEN_OPTIONS}")
+    caller = given.get("caller")
+    if caller is not None:
+        try:
+            Caller(name=caller, via="token")
+        except ValueError as exc:
+            raise SemanticError(f"{where}: {exc}") from None
+    return BearerToken(token=token, toolsets=sets, caller=caller, where=where)
 
 
 def toolset_path(path: str, toolset: str) -> str:
@@ -333,3 +374,30 @@ def parse_allowed_origin(text: str) -> str:
             "scheme://host[:port] (port may be *), such as https://app.example.com"
         )
     return text
+
+
+def parse_caller_header(text: str) -> str:
+    """``--caller-header``: the request header a trusted proxy names the caller in."""
+    name = text.strip()
+    if not name or not all(char.isascii() and (char.isalnum() or char in "-_") for char in name):
+        raise SemanticError(
+            f"--caller-header {text!r}: expected a header name of letters, digits, '-' and "
+            "'_', such as X-Forwarded-User"
+        )
+    if name.lower() in ("authorization", "cookie", "proxy-authorization", "host"):
+        raise SemanticError(
+            f"--caller-header {text!r}: the {name} header belongs to the transport; a proxy "
+            "names the caller in a header of its own, such as X-Forwarded-User"
+        )
+    return name.lower()
+
+
+def parse_trusted_proxy(text: str) -> str:
+    """``--trusted-proxy``: an address or network (CIDR) whose caller header is honoured."""
+    try:
+        return str(ipaddress.ip_network(text.strip(), strict=False))
+    except ValueError:
+        raise SemanticError(
+            f"--trusted-proxy {text!r}: expected an IP address or network, such as "
+            "10.0.0.5 or 10.0.0.0/24 (the proxy's address as the server sees it)"
+        ) from None

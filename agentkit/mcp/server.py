@@ -37,6 +37,7 @@ import contextlib
 import hashlib
 import logging
 import math
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
@@ -55,6 +56,14 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from agentkit import __version__
+from agentkit.audit import (
+    audit_record,
+    masked_arguments,
+    note_declined,
+    note_failure,
+    noting,
+)
+from agentkit.callers import ANONYMOUS, Caller, calling_as
 from agentkit.context import (
     CallContext,
     Elicited,
@@ -81,6 +90,7 @@ from agentkit.mcp.admission import (
     client_left,
     worker_threads,
 )
+from agentkit.mcp.audit_sinks import open_audit
 from agentkit.mcp.content import call_result, encodable, error_result
 from agentkit.mcp.input_required import Asking, InputRequiredCalls, Question
 from agentkit.mcp.options import ServeOptions
@@ -100,10 +110,11 @@ from agentkit.toolerrors import (
     ToolExecutionError,
     UnknownToolError,
 )
+from agentkit.toolexamples import failure_kind
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 
-__all__ = ["CallScope", "build_server", "serve_on_stdio"]
+__all__ = ["Audit", "CallScope", "Identify", "build_server", "serve_on_stdio"]
 
 logger = logging.getLogger("agentkit.serve")
 #: The server's name in ``initialize``'s ``serverInfo``.
@@ -122,6 +133,10 @@ LIST_TTL_MS: Final = 60_000
 #: Enters the scope one ``tools/call`` runs in, given the SDK's request context (the HTTP
 #: server binds the caller's own credentials there, from its request headers).
 CallScope = Callable[[Any], AbstractContextManager[None]]
+#: Who a call is made for, given the SDK's request context (``CallerIdentity`` over HTTP).
+Identify = Callable[[Any], Caller]
+#: Takes each call's audit record (``agentkit.audit``) once it is answered.
+Audit = Callable[[Mapping[str, Any]], object]
 
 
 def concurrency(tool: Tool) -> int | None:
@@ -498,6 +513,9 @@ def build_server(
     awaiting_input: InputRequiredCalls | None = None,
     stdin_closed: ClientLeft | None = None,
     ids: InFlightIds | None = None,
+    identify: Identify | None = None,
+    audit: Audit | None = None,
+    toolset: str | None = None,
 ) -> Server[Any]:
     """An MCP server answering ``tools/list`` and ``tools/call`` from ``tools``.
 
@@ -518,6 +536,9 @@ def build_server(
     for its answer is withdrawn then (an HTTP request's own connection says so itself).
     ``ids``: the request ids in flight, which the transport claims as requests come and
     gives back as their answers go; each stays held while its request's handler runs.
+    Each call runs as the caller ``identify`` finds in its request (``calling_as``;
+    default ``ANONYMOUS``); once answered, its record goes to ``audit``, naming
+    ``toolset`` as the set it was served from (``agentkit.audit``).
     """
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     runner = executor or ToolExecutor()
@@ -543,6 +564,54 @@ def build_server(
     async def call_tool(
         ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
+        with calling_as(identify(ctx) if identify is not None else ANONYMOUS) as caller:
+            if audit is None:
+                return await _call_tool(ctx, params)
+            return await _audited(ctx, params, caller, audit)
+
+    async def _audited(
+        ctx: Any, params: types.CallToolRequestParams, caller: Caller, audit: Audit
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        started, clock = time.time(), time.perf_counter()
+        answer: types.CallToolResult | types.InputRequiredResult | None = None
+        with noting() as notes:
+            try:
+                answer = await _call_tool(ctx, params)
+            except MCPError:  # a protocol error: no such tool, or an answer to no question
+                note_failure("unknown_tool" if served.lookup(params.name) is None else "execution")
+                raise
+            finally:
+                # A call asking its 2026-07-28 client goes on in the request answering it.
+                if not isinstance(answer, types.InputRequiredResult):
+                    tool = served.lookup(params.name)
+                    if answer is None and notes.outcome is None:
+                        note_failure("interrupted")  # cancelled, or the server broke
+                    elif answer is not None and answer.is_error and notes.outcome is None:
+                        note_failure("execution")  # an error result no step above named
+                    with scope(ctx):  # a user's own credentials are bound there
+                        redactor = _known_secrets(tool, runner)
+                    audit(
+                        audit_record(
+                            started=started,
+                            duration=time.perf_counter() - clock,
+                            caller=caller,
+                            tool=params.name,
+                            version=tool.version if tool is not None else None,
+                            toolset=toolset,
+                            # A tool no one has: nothing says which of its arguments to mask.
+                            arguments=masked_arguments(
+                                params.arguments or {}, tool.input_schema, redactor
+                            )
+                            if tool is not None
+                            else {},
+                            notes=notes,
+                        )
+                    )
+        return answer
+
+    async def _call_tool(
+        ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         if params.request_state is not None:  # a 2026-07-28 client's answer to a question
             return await awaiting_input.resume(ctx, params)
         registry = served.registry  # this call's set, whatever a reload does meanwhile
@@ -563,6 +632,7 @@ def build_server(
             if can_elicit(ctx):
                 call.confirming = tool.name
             elif not allow_unconfirmed:
+                note_declined()
                 return error_result(_cannot_confirm(tool.name))
         if call.questions is not None:  # asked in input_required results, round by round
             asking = Asking(questions=call.questions, attach=call.attach)
@@ -614,13 +684,16 @@ def build_server(
                         tool, arguments, raise_on_failure=False, timeout=call_timeout
                     )
         except Busy as exc:
+            note_failure("busy")
             return error_result(f"Tool '{tool.name}' was not run: {exc}")
         except CallInterrupted as exc:
+            note_failure("interrupted")
             return error_result(
                 f"Tool '{tool.name}' did not finish: {exc}; what it did before is not known, "
                 "so retry only if it is safe to"
             )
         except (DeclinedError, ElicitationError) as exc:
+            note_declined()
             return error_result(f"Tool '{tool.name}' was not run: {exc}")
         finally:
             # Answered, abandoned or cancelled: a question still waiting is withdrawn,
@@ -628,12 +701,17 @@ def build_server(
             # comes later (a confirmation accepted too late) lets nothing happen.
             await _withdrawn(call.end())
         await call.flush()  # what the tool logged reaches the client before its answer
+        kind = failure_kind(result.error)
+        if kind is not None:
+            note_failure(kind)
         cause = result.error.cause if isinstance(result.error, ToolExecutionError) else None
         if isinstance(cause, DeclinedError) or (
             isinstance(cause, ElicitationError) and call.confirming
         ):  # not allowed, or the question about it never answered: nothing was done
+            note_declined()
             return error_result(f"Tool '{tool.name}' was not run: {cause}")
         if call.refused is not None:  # whatever the tool did when told, the call ends in it
+            note_failure("execution")
             return error_result(served.redact(str(ToolExecutionError(tool.name, call.refused))))
         if isinstance(cause, Busy):  # answered, but no room to go on (Admission.asking)
             return error_result(
@@ -675,6 +753,13 @@ def _discovering(ctx: Any) -> str:
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return ""
     return _connection(ctx)
+
+
+def _known_secrets(tool: Tool | None, executor: ToolExecutor) -> Redactor | None:
+    """A redactor of the values of ``tool``'s credentials the executor resolves now."""
+    names = tool.credential_names if tool is not None else ()
+    values = [value for name in names if (value := executor.credentials.get(name))]
+    return Redactor(values) if values else None
 
 
 def _redacting_credentials(served: ServedTools, executor: ToolExecutor) -> Callable[[str], str]:
@@ -735,10 +820,28 @@ def serve_on_stdio(
                 reloader=reloader,
                 reload_now=hangups,
                 allow_unconfirmed=options.allow_unconfirmed,
+                audit=trail,
             )
 
+    trail = None
+    if options.audit is not None:
+        if options.audit == "stdout":
+            print(
+                "agentkit: --audit stdout: over stdio, stdout carries the protocol; the "
+                "audit trail goes to stderr",
+                file=sys.stderr,
+                flush=True,
+            )
+        trail = open_audit(
+            options.audit,
+            max_bytes=options.audit_max_bytes,
+            backups=options.audit_backups,
+            stdio=True,
+        )
     # The thread pool goes when the client does.
     with contextlib.ExitStack() as stack, executor:
+        if trail is not None:
+            stack.callback(trail.close)
         claimed = wire if wire is not None else stack.enter_context(claim_stdio())
         anyio.run(run, claimed)
 
@@ -758,10 +861,11 @@ async def serve_stdio(
     reloader: Reloader | None = None,
     reload_now: EarlyHangups | None = None,
     allow_unconfirmed: bool = False,
+    audit: Audit | None = None,
 ) -> None:
     """``serve``'s work on the running loop, reading lines from ``wire_in`` and writing
     to ``wire_out`` (``loop_stdio``'s). ``reload_now``: the SIGHUPs that came before the
-    reloader was listening."""
+    reloader was listening. ``audit`` takes each call's record (the caller: anonymous)."""
     gate = CallLimits(
         max_in_flight=max_calls,
         max_queued=max_queued,
@@ -782,6 +886,7 @@ async def serve_stdio(
         awaiting_input=awaiting_input,
         stdin_closed=stdin_closed,
         ids=ids,
+        audit=audit,
     )
 
     def ended() -> None:  # stdin closed: no answer to a question can come any more

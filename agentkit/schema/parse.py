@@ -55,7 +55,7 @@ _ELEMENT_KEYS: Final = (
     "min_length",
     "max_length",
 )
-_PARAMETER_KEYS: Final = ("name", "required", "default", *_ELEMENT_KEYS)
+_PARAMETER_KEYS: Final = ("name", "required", "default", *_ELEMENT_KEYS, "sensitive")
 _NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 #: The most flat parameter definitions ``_parse_parameter`` remembers (then it starts over).
 MAX_REMEMBERED: Final = 4096
@@ -321,12 +321,9 @@ def _build_parameter(
 
     declared = _parse_type(raw.get("type"), location, problems)
 
-    required = True
-    if named and "required" in raw:
-        if isinstance(raw["required"], bool):
-            required = raw["required"]
-        else:
-            problem("required", f"expected true or false, got {written(raw['required'])}")
+    required = _flag(raw, "required", problem, default=True) if named else True
+    # Sensitive: the audit trail masks the value (a personal detail, a free-text note).
+    sensitive = _flag(raw, "sensitive", problem, default=False) if named else False
 
     description = raw.get("description", "")
     if description is None:
@@ -359,6 +356,8 @@ def _build_parameter(
         "max_length": None,
         **constraints,
     }
+    if sensitive:
+        fields["sensitive"] = True
     param = build.parameter(**fields)
     if "default" not in raw:
         return param
@@ -666,6 +665,17 @@ def _parse_length(
         problem(key, f"expected a whole number of characters, 0 or more, got {written(value)}")
         return None
     return value
+
+
+def _flag(
+    raw: Mapping[str, Any], key: str, problem: Callable[[str, str], None], *, default: bool
+) -> bool:
+    """A true-or-false key of a parameter (``default`` when absent or not a boolean)."""
+    value = raw.get(key, default)
+    if isinstance(value, bool):
+        return value
+    problem(key, f"expected true or false, got {written(value)}")
+    return default
 
 
 def _parse_pattern(

@@ -26,6 +26,7 @@ DOCUMENTED = {
     "BearerToken": "agentkit.mcp.options",
     "build_app": "agentkit.mcp.http_app",
     "StaticTokens": "agentkit.mcp.http_security",
+    "CallerIdentity": "agentkit.mcp.http_security",
     "rebinding_refusal": "agentkit.mcp.http_security",
     "Reloader": "agentkit.mcp.reload",
     "ServedTools": "agentkit.mcp.reload",

@@ -32,6 +32,7 @@ from agentkit.mcp.admission import (
     watching,
 )
 from agentkit.toolerrors import ElicitationError, SemanticError
+from tests.support.serve_tools import WIPE
 from tests.support.serving import (
     Served,
     run_stdio,
@@ -49,15 +50,7 @@ T = TypeVar("T")
 
 folder = tools_folder(
     {
-        "wipe.yaml": """\
-name: wipe
-version: 1.0.0
-description: Wipe the scratch space (asks first).
-confirm: true
-input_schema: {parameters: [{name: seconds, type: float}]}
-output_schema: {parameters: [{name: slept, type: float}]}
-backend: {python: "tests.support.serve_tools:doze"}
-""",
+        "wipe.yaml": WIPE,
         "doze.yaml": """\
 name: doze
 version: 1.0.0

@@ -17,6 +17,17 @@ from typing import Any
 from agentkit.context import aelicit, elicit, log
 from agentkit.toolerrors import ElicitationError
 
+#: A ``confirm: true`` Python tool that dozes: the definition the serving tests share.
+WIPE = """\
+name: wipe
+version: 1.0.0
+description: Wipe the scratch space (asks first).
+confirm: true
+input_schema: {parameters: [{name: seconds, type: float}]}
+output_schema: {parameters: [{name: slept, type: float}]}
+backend: {python: "tests.support.serve_tools:doze"}
+"""
+
 
 def _mark(marker: str, fate: str) -> None:
     if marker:
