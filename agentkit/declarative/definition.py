@@ -9,9 +9,11 @@ from typing import Any, Final, TypeGuard, final
 
 from agentkit.declarative.backends import Backend, BackendContext, backend_kinds, find_backend
 from agentkit.declarative.environment import Environment, Substituter, Substitution
+from agentkit.declarative.limit_specs import parse_limits_at
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.sources import Source, SourceTable
 from agentkit.declarative.yamlsource import clip, read_documents
+from agentkit.ratelimits import Limits
 from agentkit.schema.values import from_text
 from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
 from agentkit.toolerrors import PluginError, SchemaDefinitionError
@@ -30,6 +32,7 @@ TOP_LEVEL_KEYS: Final = (
     "output_schema",
     "annotations",
     "concurrency",
+    "limits",
     "confirm",
     "deprecated",
     "backend",
@@ -77,6 +80,8 @@ class ToolDefinition:
     deprecated: str | None = None
     #: Its examples (``examples:``), each checked against its schemas.
     examples: tuple[ToolExample, ...] = ()
+    #: Its own call limits (``limits:``); None: none (its source's may apply).
+    limits: Limits | None = None
 
     @property
     def source(self) -> str:
@@ -183,6 +188,7 @@ def parse_definition(
         credentials = tuple(dict.fromkeys((*credentials, *http_source[0].credentials)))
     annotations = _parse_annotations(raw.get("annotations", {}), backend, problems)
     concurrency = _parse_concurrency(raw.get("concurrency"), problems)
+    limits = parse_limits_at(raw, f"tool '{name}'", f"tool:{name}", problems)
     confirm = raw.get("confirm")
     if confirm is not None and not isinstance(confirm, bool):
         problems.add(
@@ -226,6 +232,7 @@ def parse_definition(
         confirm=confirm is True,
         deprecated=deprecated,
         examples=examples,
+        limits=limits,
     )
 
 

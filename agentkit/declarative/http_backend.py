@@ -687,6 +687,11 @@ class HttpBackend:
                 f"{prepared.method} {prepared.url} returned {view.status} {response.reason}"
                 + (f": {shown}" if shown else ""),
                 status=view.status,
+                retry_after=failures.retry_after_seconds(
+                    response.headers.get("Retry-After"), now=time.time()
+                )
+                if view.status == 429
+                else None,
             )
         return view
 

@@ -36,9 +36,11 @@ from urllib.parse import urlsplit
 from agentkit.declarative.environment import LiteralText, Substituter, Substitution
 from agentkit.declarative.http_spec import parse_http_spec
 from agentkit.declarative.http_url import authority, authority_problem
+from agentkit.declarative.limit_specs import parse_limits_at
 from agentkit.declarative.oauth2 import TokenCache
 from agentkit.declarative.problems import Location, Problems, check_keys, check_named
 from agentkit.declarative.yamlsource import clip
+from agentkit.ratelimits import Limits
 from agentkit.toolschema import ToolSchema
 
 __all__ = [
@@ -65,7 +67,7 @@ SHARED_KEYS: Final = (
     "ca_bundle",
     "proxy",
 )
-SOURCE_KEYS: Final = ("source", "description", "base_url", "credentials", *SHARED_KEYS)
+SOURCE_KEYS: Final = ("source", "description", "base_url", "credentials", "limits", *SHARED_KEYS)
 # Characters a URL cannot hold literally, and '{'/'}' so that no template can start in one.
 _NOT_IN_URL: Final = frozenset(' "<>\\^`{|}')
 
@@ -86,6 +88,8 @@ class Source:
     substitutions: tuple[Substitution, ...] = ()
     #: OAuth2 tokens, shared by every tool of this source.
     token_cache: TokenCache = field(default_factory=TokenCache, compare=False)
+    #: The limits on all the source's tools together (``limits:``); None: none.
+    limits: Limits | None = None
 
     @property
     def location(self) -> str:
@@ -134,6 +138,7 @@ def parse_source(
         problems.add(("credentials",), "expected a list of credential names")
         credentials = []
     base_url = _base_url(raw, problems, substituter)
+    limits = parse_limits_at(raw, f"source '{name}'", f"source:{name}", problems, source=True)
 
     shared: dict[str, Any] = {key: raw[key] for key in SHARED_KEYS if key in raw}
     for key in ("headers", "query"):
@@ -164,6 +169,7 @@ def parse_source(
         line=problems.start[0],
         raw=raw,
         substitutions=tuple(substituter.used),
+        limits=limits,
     )
 
 

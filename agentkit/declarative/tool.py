@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentkit.context import aconfirm, arguments_shown, confirm
 from agentkit.declarative.python_backend import PythonBackend
+from agentkit.ratelimits import Limiter
 from agentkit.tool import Tool
 
 if TYPE_CHECKING:
@@ -25,11 +26,24 @@ class DeclarativeTool(Tool):
 
     DEFINITION: ClassVar[ToolDefinition]
     BACKEND: ClassVar[Backend]
+    #: The limits of the tool, its source and its toolsets (``limits:``); None: none.
+    LIMITER: ClassVar[Limiter | None] = None
 
     def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
         if self.CONFIRM and not _confirms_sends(self.BACKEND):
             confirm(lambda: arguments_shown(inputs))
-        return self.BACKEND.call(inputs, credentials)  # type: ignore[no-any-return]
+        limiter = self.LIMITER
+        if limiter is None:
+            return self.BACKEND.call(inputs, credentials)  # type: ignore[no-any-return]
+        with limiter.admit():
+            return self.BACKEND.call(inputs, credentials)  # type: ignore[no-any-return]
+
+    @classmethod
+    def limiter(cls) -> Limiter:
+        """The tool's limiter, made on first use (a toolset's limits join it after loading)."""
+        if cls.LIMITER is None:
+            cls.LIMITER = Limiter(cls.TOOL_NAME)
+        return cls.LIMITER
 
 
 async def _execute_async(
@@ -39,8 +53,13 @@ async def _execute_async(
     assert isinstance(backend, PythonBackend)  # only an async def function makes an async tool
     if self.CONFIRM:
         await aconfirm(lambda: arguments_shown(inputs))
-    result: dict[str, Any] = await backend.call(inputs, credentials)
-    return result
+    limiter = self.LIMITER
+    if limiter is None:
+        result: dict[str, Any] = await backend.call(inputs, credentials)
+        return result
+    with limiter.admit():
+        limited: dict[str, Any] = await backend.call(inputs, credentials)
+        return limited
 
 
 def _confirms_sends(backend: Backend) -> bool:
@@ -76,6 +95,16 @@ def make_tool_class(definition: ToolDefinition) -> type[DeclarativeTool]:
         "__module__": "agentkit.declarative.generated",
         "__doc__": definition.description,
     }
+    limits = [
+        owner.limits
+        for owner in (definition, definition.http_source)
+        if owner is not None and owner.limits is not None
+    ]
+    if limits:
+        limiter = Limiter(definition.name)
+        for each in limits:
+            limiter.add(each)
+        namespace["LIMITER"] = limiter
     if isinstance(definition.backend, PythonBackend) and definition.backend.is_async:
         # An async def backend makes an async tool: aexecute awaits it on the loop
         # (so a deadline or a cancel stops it), execute runs it to completion.
