@@ -269,6 +269,10 @@ class LocalStore:
     ) -> Admission:
         with self._lock:
             now = self._clock()
+            if pause is not None:
+                until = self._paused.get(pause, 0.0)
+                if until > now:
+                    return Admission(len(windows) + len(leases), until - now)
             logs = []
             for index, (key, requests, per) in enumerate(windows):
                 log = self._windows.get(key)
@@ -285,10 +289,6 @@ class LocalStore:
                 if len(taken) >= most:
                     return Admission(index, 1.0)
                 held.append(taken)
-            if pause is not None:
-                until = self._paused.get(pause, 0.0)
-                if until > now:
-                    return Admission(len(windows) + len(leases), until - now)
             for log in logs:
                 log.append(now)
             for taken in held:

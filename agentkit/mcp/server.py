@@ -94,6 +94,7 @@ from agentkit.toolerrors import (
     AnswerError,
     DeclinedError,
     ElicitationError,
+    LimitedError,
     Problem,
     ToolExecutionError,
     UnknownToolError,
@@ -610,7 +611,7 @@ def build_server(
             await _withdrawn(call.end())
         await call.flush()  # what the tool logged reaches the client before its answer
         cause = result.error.cause if isinstance(result.error, ToolExecutionError) else None
-        if isinstance(cause, DeclinedError) or (
+        if isinstance(cause, (DeclinedError, LimitedError)) or (
             isinstance(cause, ElicitationError) and call.confirming
         ):  # not allowed, or the question about it never answered: nothing was done
             return error_result(f"Tool '{tool.name}' was not run: {cause}")
