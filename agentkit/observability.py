@@ -91,6 +91,7 @@ _FIELDS: Final = (
     "inputs",
     "output",
     "content",
+    "cached",
 )
 
 
@@ -114,6 +115,7 @@ class ToolEvent:
     # to build an object (a frozen dataclass's object.__setattr__ per field cost
     # ~2 us an event), and the properties keep every field read-only.
     __slots__ = (
+        "_cached",
         "_call_id",
         "_content",
         "_duration",
@@ -143,7 +145,9 @@ class ToolEvent:
         inputs: Mapping[str, Any] | None = None,
         output: Mapping[str, Any] | None = None,
         content: tuple[Block, ...] = (),
+        cached: bool = False,
     ) -> None:
+        self._cached = cached
         self._name = name
         self._tool_name = tool_name
         self._tool_version = tool_version
@@ -215,6 +219,11 @@ class ToolEvent:
         names each media block's type and size, never its bytes."""
         return self._content
 
+    @property
+    def cached(self) -> bool:
+        """``completed`` from a kept answer (``cache:``): the tool did not run."""
+        return self._cached
+
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, field) for field in _FIELDS)
 
@@ -247,6 +256,7 @@ class ToolEvent:
             "status": self._status,
             "error_type": self._error_type,
             "error": dict(error) if error is not None else None,
+            **({"cached": True} if self._cached else {}),
         }
 
 

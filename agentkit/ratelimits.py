@@ -44,6 +44,7 @@ from agentkit.toolerrors import LimitedError
 __all__ = [
     "DEFAULT_MAX_PAUSE",
     "LEASE_SECONDS",
+    "MAX_LOCAL_ENTRIES",
     "Admission",
     "Limiter",
     "Limits",
@@ -58,6 +59,8 @@ __all__ = [
 
 #: The longest a 429's ``Retry-After`` pauses a source unless it says ``max_pause``.
 DEFAULT_MAX_PAUSE: Final = 600.0
+#: The most answers ``LocalStore`` keeps for ``agentkit.callcache``.
+MAX_LOCAL_ENTRIES: Final = 10_000
 #: How long a shared store keeps a concurrency lease whose call never gave it back.
 LEASE_SECONDS: Final = 600.0
 _MAX_REQUESTS: Final = 1_000_000
@@ -248,6 +251,12 @@ class Store(Protocol):
     def pause(self, key: str, seconds: float) -> None:
         """Refuse calls checking ``key`` for ``seconds`` (a longer pause set already stays)."""
 
+    def cache_get(self, key: str) -> bytes | None:
+        """The answer kept under ``key`` (``agentkit.callcache``), or None."""
+
+    def cache_set(self, key: str, value: bytes, ttl: float) -> None:
+        """Keep ``value`` under ``key`` for ``ttl`` seconds."""
+
 
 @final
 class LocalStore:
@@ -259,6 +268,7 @@ class LocalStore:
         self._windows: dict[str, deque[float]] = {}
         self._leases: dict[str, set[str]] = {}
         self._paused: dict[str, float] = {}
+        self._kept: dict[str, tuple[float, bytes]] = {}
 
     def acquire(
         self,
@@ -305,6 +315,28 @@ class LocalStore:
             until = self._clock() + seconds
             if until > self._paused.get(key, 0.0):
                 self._paused[key] = until
+
+    def cache_get(self, key: str) -> bytes | None:
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is None:
+                return None
+            if kept[0] <= self._clock():
+                del self._kept[key]
+                return None
+            return kept[1]
+
+    def cache_set(self, key: str, value: bytes, ttl: float) -> None:
+        with self._lock:
+            now = self._clock()
+            if len(self._kept) >= MAX_LOCAL_ENTRIES:
+                # Expired answers go first; if none has, the oldest kept goes.
+                for old in [k for k, (until, _) in self._kept.items() if until <= now]:
+                    del self._kept[old]
+                if len(self._kept) >= MAX_LOCAL_ENTRIES:
+                    del self._kept[next(iter(self._kept))]
+            self._kept.pop(key, None)
+            self._kept[key] = (now + ttl, value)
 
 
 _STORE: list[Store] = [LocalStore()]

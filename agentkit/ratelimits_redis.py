@@ -14,6 +14,8 @@ interval across every replica, exactly. Times are the Redis server's clock
   so a crash holds a slot for at most ``lease_seconds``. A call that runs longer
   than that no longer counts: set it above the longest call.
 - Pauses: a key with a time to live; a shorter pause never shortens a longer one.
+- Cached answers (``agentkit.callcache``): a key with a time to live; while Redis
+  cannot be reached a lookup is a miss (kept in the process with ``"local"``).
 
 When Redis cannot be reached (``unreachable``): ``"refuse"`` refuses every call
 with limits (``LimitedError``, scope ``store``), ``"local"`` counts them in this
@@ -194,6 +196,27 @@ class RedisStore:
         except self._errors as exc:
             self._went_down(exc)
             self._local.pause(key, seconds)
+
+    def cache_get(self, key: str) -> bytes | None:
+        """The kept answer; unreachable: none (a miss, the call runs)."""
+        if self._down():
+            return self._local.cache_get(key) if self._unreachable == "local" else None
+        try:
+            kept = self._client.get(self._prefix + key)
+        except self._errors as exc:
+            self._went_down(exc)
+            return None
+        return kept if isinstance(kept, bytes) else None
+
+    def cache_set(self, key: str, value: bytes, ttl: float) -> None:
+        if self._down():
+            if self._unreachable == "local":
+                self._local.cache_set(key, value, ttl)
+            return
+        try:
+            self._client.set(self._prefix + key, value, px=max(1, round(ttl * 1000)))
+        except self._errors as exc:
+            self._went_down(exc)
 
     def close(self) -> None:
         self._client.close()

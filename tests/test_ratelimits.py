@@ -255,3 +255,22 @@ def test_the_same_key_added_again_replaces_its_rules(clock: Clock) -> None:
     refused = call(probe, ALICE)
     assert refused is not None
     assert "for toolset 'a'" in str(refused)
+
+
+def test_the_local_cache_is_bounded_dropping_expired_then_oldest(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentkit import ratelimits
+
+    monkeypatch.setattr(ratelimits, "MAX_LOCAL_ENTRIES", 3)
+    kept = LocalStore(clock)
+    kept.cache_set("a", b"1", 10)
+    kept.cache_set("b", b"2", 100)
+    kept.cache_set("c", b"3", 100)
+    clock.now += 20  # "a" has expired: it goes first
+    kept.cache_set("d", b"4", 100)
+    assert [kept.cache_get(key) for key in "abcd"] == [None, b"2", b"3", b"4"]
+    kept.cache_set("e", b"5", 100)  # none expired: the oldest kept ("b") goes
+    assert [kept.cache_get(key) for key in "bcde"] == [None, b"3", b"4", b"5"]
+    clock.now += 100
+    assert kept.cache_get("e") is None

@@ -336,8 +336,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--limits-store",
         metavar="URL",
-        help="count the tools' limits in this Redis (redis://HOST:PORT/DB), shared by every "
-        "replica using it (needs agentkit[redis]); default: in this process",
+        help="count the tools' limits and keep their cached answers in this Redis "
+        "(redis://HOST:PORT/DB), shared by every replica using it (needs agentkit[redis]); "
+        "default: in this process",
     )
     serve.add_argument(
         "--limits-store-unreachable",

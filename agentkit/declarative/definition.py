@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final, TypeGuard, final
 
+from agentkit.callcache import CacheSpec, parse_cache
 from agentkit.declarative.backends import Backend, BackendContext, backend_kinds, find_backend
 from agentkit.declarative.environment import Environment, Substituter, Substitution
 from agentkit.declarative.limit_specs import parse_limits_at
@@ -33,6 +34,7 @@ TOP_LEVEL_KEYS: Final = (
     "annotations",
     "concurrency",
     "limits",
+    "cache",
     "confirm",
     "deprecated",
     "backend",
@@ -82,6 +84,8 @@ class ToolDefinition:
     examples: tuple[ToolExample, ...] = ()
     #: Its own call limits (``limits:``); None: none (its source's may apply).
     limits: Limits | None = None
+    #: How long its answers are kept and for whom (``cache:``); None: not kept.
+    cache: CacheSpec | None = None
 
     @property
     def source(self) -> str:
@@ -189,6 +193,7 @@ def parse_definition(
     annotations = _parse_annotations(raw.get("annotations", {}), backend, problems)
     concurrency = _parse_concurrency(raw.get("concurrency"), problems)
     limits = parse_limits_at(raw, f"tool '{name}'", f"tool:{name}", problems)
+    cache = _parse_cache(raw, annotations, problems)
     confirm = raw.get("confirm")
     if confirm is not None and not isinstance(confirm, bool):
         problems.add(
@@ -233,7 +238,19 @@ def parse_definition(
         deprecated=deprecated,
         examples=examples,
         limits=limits,
+        cache=cache,
     )
+
+
+def _parse_cache(
+    raw: dict[str, Any], annotations: dict[str, Any], problems: Problems
+) -> CacheSpec | None:
+    if "cache" not in raw:
+        return None
+    spec, found = parse_cache(raw["cache"], read_only=annotations.get("read_only") is True)
+    for keys, message in found:
+        problems.add(("cache", *keys), message)
+    return spec
 
 
 def _quoted(value: Any) -> str:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 from urllib.parse import urljoin, urlsplit
 
 from agentkit import binary, jsonvalues
+from agentkit.callcache import upstream_said
 from agentkit.context import confirm, log
 from agentkit.declarative import http_failures as failures
 from agentkit.declarative.backend_base import BackendContext
@@ -676,6 +677,7 @@ class HttpBackend:
         view = ResponseView(
             response.status_code, response.headers, b"".join(chunks), response.encoding
         )
+        upstream_said(response.headers.get("Cache-Control"))  # for a cache: keep, or not
         if not (
             200 <= view.status < 300
             or view.status in spec.accept_status

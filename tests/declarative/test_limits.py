@@ -9,7 +9,6 @@ import pytest
 
 from agentkit import DefinitionError, ToolExecutor, ToolRegistry, load_tools, load_toolsets
 from agentkit.callers import Caller, calling_as
-from agentkit.ratelimits import LocalStore, use_store
 from agentkit.toolerrors import LimitedError, ToolExecutionError
 from tests.declarative import loopback
 from tests.declarative.conftest import WriteFile
@@ -35,15 +34,9 @@ output_schema:
 backend:
   http: {{source: api, path: "/{{{{ inputs.path }}}}"}}
 """
+pytestmark = pytest.mark.usefixtures("fresh_limits_store")
 ALICE = Caller(name="alice", via="token")
 BOB = Caller(name="bob", via="token")
-
-
-@pytest.fixture(autouse=True)
-def fresh_store() -> Iterator[None]:
-    before = use_store(LocalStore())
-    yield
-    use_store(before)
 
 
 @pytest.fixture
