@@ -197,3 +197,39 @@ def test_cache_problems(write: WriteFile, cache: str, said: str) -> None:
     with pytest.raises(DefinitionError) as raised:
         load(write, "http://127.0.0.1:9", cache)
     assert said in str(raised.value)
+
+
+def test_an_async_python_tool_is_cached_and_limited_too(write: WriteFile) -> None:
+    import asyncio
+
+    from tests.support import counted_tools
+
+    counted_tools.CALLS.clear()
+    registry = ToolRegistry()
+    load_tools(
+        write(
+            "name: counted\nversion: 1.0.0\n"
+            "input_schema: {parameters: [{name: key, type: string}]}\n"
+            "output_schema: {parameters: [{name: n, type: integer}]}\n"
+            "annotations: {read_only: true}\ncache: {ttl: 1m}\n"
+            "limits: {per_caller: {requests: 2, per: 1m}}\n"
+            'backend: {python: "tests.support.counted_tools:counted"}\n'
+        ),
+        registry=registry,
+    )
+    executor = ToolExecutor(credentials={})
+
+    async def calls() -> list[object]:
+        results: list[object] = []
+        for key in ("a", "a", "b", "c"):
+            with calling_as(ALICE):
+                result = await executor.aexecute(
+                    registry["counted"], {"key": key}, raise_on_failure=False
+                )
+            results.append(result.output if result.error is None else result.error)
+        return results
+
+    first, again, second, third = asyncio.run(calls())
+    assert (first, again, second) == ({"n": 1}, {"n": 1}, {"n": 2})
+    assert "limit of 2 per minute per caller" in str(third)
+    assert counted_tools.CALLS == ["a", "b"]
