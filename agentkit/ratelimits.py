@@ -27,11 +27,12 @@ replicas.
 
 from __future__ import annotations
 
+import itertools
 import math
+import os
 import re
 import threading
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -341,6 +342,19 @@ class LocalStore:
 
 _STORE: list[Store] = [LocalStore()]
 
+# Lease and entry ids: unique across replicas (a random prefix per process, drawn
+# again in a forked child) and cheap (a counter).
+_PREFIX = [os.urandom(8).hex()]
+_NUMBERS = itertools.count()
+
+
+def _new_process() -> None:
+    _PREFIX[0] = os.urandom(8).hex()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX only
+    os.register_at_fork(after_in_child=_new_process)
+
 
 def use_store(chosen: Store) -> Store:
     """Count every limit of this process in ``chosen`` from now on; returns the one before."""
@@ -400,7 +414,7 @@ class Limiter:
             if rule.concurrent is not None:
                 leases.append((f"{rule.key}:concurrent:{caller}", rule.concurrent))
                 told.append((rule, "concurrent", rule.concurrent))
-        lease_id = uuid.uuid4().hex
+        lease_id = f"{_PREFIX[0]}{next(_NUMBERS)}"
         admission = store().acquire(windows, leases, self._pause_key, lease_id)
         if admission.refused >= 0:
             raise self._refusal(admission, told)
