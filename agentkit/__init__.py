@@ -43,6 +43,10 @@ if _typing.TYPE_CHECKING:
         OTelTracer,
         ToolEvent,
     )
+    from agentkit.paging import (
+        Page,
+        PageStore,
+    )
     from agentkit.progress import (
         Progress,
         reporting_progress,
@@ -146,6 +150,8 @@ _LAZY: dict[str, str] = {
     "OTelMetrics": "agentkit.observability",
     "OTelTracer": "agentkit.observability",
     "PARAMETER_TYPES": "agentkit.toolschema",
+    "Page": "agentkit.paging",
+    "PageStore": "agentkit.paging",
     "Parameter": "agentkit.toolschema",
     "PluginError": "agentkit.toolerrors",
     "Problem": "agentkit.toolerrors",
@@ -222,6 +228,8 @@ __all__ = [
     "OAuth2Error",
     "OTelMetrics",
     "OTelTracer",
+    "Page",
+    "PageStore",
     "Parameter",
     "PluginError",
     "Problem",

@@ -215,8 +215,13 @@ def _backend_of(tool: Tool) -> tuple[Any, Any]:
     if definition is None:
         return type(tool).__qualname__, None
     source = definition.loaded_with().get("http_source")
-    if source is not None:  # where it is defined is not what it does
+    if source is not None:
+        # Where it is defined, and its description (for people: an API's version
+        # string, say), are not what it does.
         source = {key: value for key, value in source.items() if key != "defined_at"}
+        written = source.get("definition")
+        if isinstance(written, dict):
+            source["definition"] = {k: v for k, v in written.items() if k != "description"}
     return definition.to_dict().get("backend"), source
 
 
@@ -261,6 +266,15 @@ def _parameter_changes(old: Parameter, new: Parameter, side: str, path: str) -> 
         yield Change(kind=BREAKING, message=f"{what}: nested parameters changed")
 
 
+#: The bounds of an input, each with whether it is a lower one.
+_BOUNDS: Final = (
+    ("minimum", True),
+    ("maximum", False),
+    ("min_length", True),
+    ("max_length", False),
+)
+
+
 def _input_constraints(old: Parameter, new: Parameter, what: str) -> Iterable[Change]:
     if old.name and not old.required and new.required:
         yield Change(kind=BREAKING, message=f"{what} became required")
@@ -272,17 +286,17 @@ def _input_constraints(old: Parameter, new: Parameter, what: str) -> Iterable[Ch
             yield Change(kind=BREAKING, message=f"{what}: enum narrowed")
         else:
             yield Change(kind=COMPATIBLE, message=f"{what}: enum widened")
-    if old.minimum != new.minimum:
-        raised = new.minimum is not None and (old.minimum is None or new.minimum > old.minimum)
-        yield Change(
-            kind=BREAKING if raised else COMPATIBLE,
-            message=f"{what}: minimum {old.minimum} -> {new.minimum}",
+    for key, lower in _BOUNDS:
+        before, after = getattr(old, key), getattr(new, key)
+        if before == after:
+            continue
+        # A bound added, a lower bound raised or an upper one lowered refuses values.
+        narrowed = after is not None and (
+            before is None or (after > before if lower else after < before)
         )
-    if old.maximum != new.maximum:
-        lowered = new.maximum is not None and (old.maximum is None or new.maximum < old.maximum)
         yield Change(
-            kind=BREAKING if lowered else COMPATIBLE,
-            message=f"{what}: maximum {old.maximum} -> {new.maximum}",
+            kind=BREAKING if narrowed else COMPATIBLE,
+            message=f"{what}: {key} {before} -> {after}",
         )
     if old.pattern != new.pattern:
         kind = COMPATIBLE if new.pattern is None else BREAKING

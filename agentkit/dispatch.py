@@ -68,8 +68,12 @@ class DispatchedCall:
         assert self.result is not None
         if self.result.succeeded:
             if self.result.content:
-                return "\n".join(_texts(self.result.output, self.result.content))
-            return json.dumps(self.result.output)
+                text = "\n".join(_texts(self.result.output, self.result.content))
+            else:
+                text = json.dumps(self.result.output)
+            page = self.result.page
+            # A page of a longer answer says so, and how to fetch the next (max_output).
+            return text if page is None else f"{text}\n{page.note()}"
         error = self.result.error
         if isinstance(error, ToolValidationError):
             return f"Error: {error}\nCorrect the arguments and call the tool again."
@@ -114,6 +118,8 @@ def _anthropic_content(done: DispatchedCall) -> str | list[dict[str, Any]]:
         return done.content()
     rest = tuple(block for block in result.content if block not in shown)
     texts = _texts(result.output, rest)
+    if result.page is not None:
+        texts.append(result.page.note())
     blocks: list[dict[str, Any]] = [{"type": "text", "text": "\n".join(texts)}] if texts else []
     blocks.extend(
         {

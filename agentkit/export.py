@@ -43,6 +43,7 @@ from typing import Any, Final, Protocol, final
 
 from agentkit.binary import is_binary
 from agentkit.plugins import PluginTable
+from agentkit.schema.values import length_words
 from agentkit.tool import Tool
 from agentkit.toolerrors import ExportError, did_you_mean
 from agentkit.toolexamples import examples_of
@@ -397,7 +398,7 @@ def _free_form_path(schema: dict[str, Any], path: str = "") -> tuple[str, str] |
         return path or "(the inputs)", "a list without an item type"
     if isinstance(items, dict) and items:
         return _free_form_path(items, f"{path}[]")
-    for member in schema.get("anyOf", ()):  # a union's list member
+    for member in schema.get("anyOf", ()):  # a union's list or dictionary member
         found = _free_form_path(member, path)
         if found:
             return found
@@ -420,16 +421,24 @@ def _strict(schema: dict[str, Any]) -> dict[str, Any]:
         out["additionalProperties"] = False
     elif out.get("type") == "array" and isinstance(out.get("items"), dict):
         out["items"] = _strict(out["items"])
-    elif isinstance(out.get("anyOf"), list):  # a union: its list member's items
+    elif isinstance(out.get("anyOf"), list):  # a union: its list's items, its dictionary's fields
         out["anyOf"] = [_strict(member) for member in out["anyOf"]]
+    if "minLength" in out or "maxLength" in out:
+        # Not among strict mode's keywords: said in words (agentkit still checks them).
+        words = length_words(out.pop("minLength", None), out.pop("maxLength", None))
+        if words and words not in out.get("description", "").lower():
+            _add_note(out, words[0].upper() + words[1:] + ".")
     if "default" in out:
-        default = out.pop("default")
-        note = f"Default: {json.dumps(default)}."
-        described = out.get("description", "").rstrip()
-        if described and described[-1] not in ".!?":
-            described += "."
-        out["description"] = f"{described} {note}" if described else note
+        _add_note(out, f"Default: {json.dumps(out.pop('default'))}.")
     return out
+
+
+def _add_note(schema: dict[str, Any], note: str) -> None:
+    """``note``, a sentence, after ``schema``'s description."""
+    described = schema.get("description", "").rstrip()
+    if described and described[-1] not in ".!?":
+        described += "."
+    schema["description"] = f"{described} {note}" if described else note
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:

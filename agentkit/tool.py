@@ -15,7 +15,7 @@ from agentkit.toolerrors import (
     SemanticError,
     did_you_mean,
 )
-from agentkit.toolschema import FREE_FORM, ToolSchema
+from agentkit.toolschema import FREE_FORM, Parameter, ToolSchema
 
 __all__ = [
     "ANNOTATION_KEYS",
@@ -84,6 +84,7 @@ class ToolSpec:
         "description",
         "input_schema",
         "is_async",
+        "max_output",
         "name",
         "output_schema",
         "source",
@@ -103,6 +104,8 @@ class ToolSpec:
     input_schema: ToolSchema
     output_schema: ToolSchema
     source: str
+    #: The answer budget in bytes (``MAX_OUTPUT``); None: answers are never paged.
+    max_output: int | None
 
     def __init__(self, cls: type[Tool]) -> None:
         name, description, version = cls.TOOL_NAME, cls.TOOL_DESCRIPTION, cls.TOOL_VERSION
@@ -126,7 +129,19 @@ class ToolSpec:
         backend_kind = cls.BACKEND_KIND
         if not isinstance(backend_kind, str) or not backend_kind:
             problems.append(f"BACKEND_KIND must be a non-empty string, got {backend_kind!r}")
+        max_output = None
+        if cls.MAX_OUTPUT is not None:
+            # Imported for the tools that page their answers only: start-up need not.
+            from agentkit.paging import max_output_bytes
+
+            max_output, wrong = max_output_bytes(cls.MAX_OUTPUT)
+            if wrong is not None:
+                problems.append(f"MAX_OUTPUT: {wrong}")
         _refuse(f"{owner} is invalid", problems)
+        input_schema = _compile_schema(cls.INPUT_SCHEMA, f"{owner} INPUT_SCHEMA")
+        if max_output is not None:
+            input_schema = _with_continuation(input_schema, problems)
+            _refuse(f"{owner} is invalid", problems)
         _set_fields(
             self,
             name=name,
@@ -137,9 +152,10 @@ class ToolSpec:
             annotations=annotations,
             backend_kind=backend_kind,
             is_async=inspect.iscoroutinefunction(cls.execute),
-            input_schema=_compile_schema(cls.INPUT_SCHEMA, f"{owner} INPUT_SCHEMA"),
+            input_schema=input_schema,
             output_schema=_compile_schema(cls.OUTPUT_SCHEMA, f"{owner} OUTPUT_SCHEMA"),
             source=source,
+            max_output=max_output,
         )
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -172,6 +188,30 @@ class ToolSpec:
             credential_names=tuple(dict.fromkeys((*self.credential_names, *extra_names))),
         )
         return spec
+
+
+def _with_continuation(schema: ToolSchema, problems: list[str]) -> ToolSchema:
+    """``schema`` with the optional argument that fetches the next page of an answer."""
+    from agentkit.paging import CONTINUATION
+
+    if schema.free_form:  # takes any argument already
+        return schema
+    if CONTINUATION in schema:
+        problems.append(
+            f"INPUT_SCHEMA declares '{CONTINUATION}', the argument a tool with MAX_OUTPUT "
+            "takes to fetch the next page of an answer: rename the parameter"
+        )
+        return schema
+    taken = Parameter(
+        name=CONTINUATION,
+        type="string",
+        required=False,
+        description=(
+            "Only to fetch the next page of an answer given in pages: the continuation "
+            "the previous page named."
+        ),
+    )
+    return ToolSchema([*schema.parameters, taken])
 
 
 def _set_fields(spec: ToolSpec, **fields: Any) -> None:
@@ -374,6 +414,12 @@ class Tool:
     #: ``agentkit serve`` runs tells its client so (a ``warning`` log message). A
     #: definition's ``deprecated:``.
     DEPRECATED: ClassVar[str | None] = None
+    #: The answer budget: ``{"bytes": N}`` or ``{"tokens": N}`` (a token estimated as 4
+    #: bytes). An answer over it is given in pages, each valid against the output
+    #: schema, and the tool takes an optional ``continuation`` argument to fetch the
+    #: next (``agentkit.paging``). None: answers are given whole. A definition's
+    #: ``max_output:``.
+    MAX_OUTPUT: ClassVar[Mapping[str, int] | None] = None
     #: Example calls, each with its inputs and what the answer must be (mappings in a
     #: definition's ``examples:`` form, or ``agentkit.toolexamples.ToolExample``
     #: values): ``agentkit test`` runs them, and exports carry their inputs where a

@@ -31,6 +31,8 @@ the same thing.
     │                               the cause of the ToolExecutionError that reports it
     ├── SecretInOutputError         a call whose answer held a credential's value: the cause
     │                               of the ToolExecutionError that reports it (never the value)
+    ├── ContinuationError           a continuation naming no page kept for this tool and caller
+    │                               (``agentkit.paging``): reported as invalid input
     ├── SecretInRecordingError      a recording of an example refused: a credential's value
     │                               would have been written to it (never the value)
     ├── BackendError                a backend's own failure: the cause of the ToolExecutionError
@@ -80,6 +82,7 @@ __all__ = [
     "Busy",
     "CallError",
     "CallInterrupted",
+    "ContinuationError",
     "CredentialError",
     "DeclinedError",
     "DefinitionError",
@@ -511,6 +514,12 @@ class ToolTimeoutError(AgentKitError, TimeoutError):
             f"did not finish within {float(timeout)} s; {fate}. "
             "Pass a longer timeout= if the tool needs more time."
         )
+
+
+class ContinuationError(AgentKitError):
+    """A ``continuation`` that names no page kept for this tool and caller: unknown,
+    expired, another caller's, malformed, or another tool's. The message says what to
+    do instead; the executor reports it as a ``ToolValidationError`` of the argument."""
 
 
 class SecretInOutputError(AgentKitError):

@@ -12,7 +12,7 @@ from collections.abc import Coroutine, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from types import CoroutineType, MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, final
 
 from agentkit.callcache import CachedAnswer
 from agentkit.content import Block, Output, secret_in_answer
@@ -29,6 +29,16 @@ from agentkit.observability import (
     ToolEvent,
     Tracer,
     emit,
+)
+from agentkit.paging import (
+    CONTINUATION,
+    DEFAULT_STORE,
+    ContinuationError,
+    Page,
+    PageStore,
+    continuation_of,
+    fits,
+    paged,
 )
 from agentkit.recording import ReplaySource
 from agentkit.redaction import Redactor, activate, deactivate
@@ -122,6 +132,11 @@ class ToolExecutor:
     tools they run go to a thread pool of ``max_workers`` threads (default: the
     ``ThreadPoolExecutor`` default), made on first use and released by
     ``close()`` or by using the executor as a context manager.
+
+    A tool with a ``MAX_OUTPUT`` gives an answer over it as its first page
+    (``ToolResult.page`` says so); a call with a ``continuation`` argument gets the
+    next page from ``pages`` (default: the process's ``agentkit.paging.DEFAULT_STORE``)
+    without running the tool. See ``agentkit.paging``.
     """
 
     def __init__(
@@ -133,6 +148,7 @@ class ToolExecutor:
         metrics: Metrics | None = None,
         replay: ReplaySource | None = None,
         max_workers: int | None = None,
+        pages: PageStore | None = None,
     ) -> None:
         if max_workers is not None and (type(max_workers) is not int or max_workers < 1):
             raise SemanticError(
@@ -152,6 +168,7 @@ class ToolExecutor:
         self._max_workers = max_workers
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        self._pages = pages if pages is not None else DEFAULT_STORE
 
     @property
     def credentials(self) -> CredentialsManager:
@@ -212,8 +229,10 @@ class ToolExecutor:
             and not spec.credential_names
             and not spec.is_async
         ):
+            budget = spec.max_output
             values = spec.input_schema.fast_check(inputs)  # a copy: never the caller's
-            if values is not None:
+            # A call for the next page of an answer takes the steps: nothing is run.
+            if values is not None and (budget is None or values.get(CONTINUATION) is None):
                 returned = failure = None
                 try:
                     returned = tool.execute(values, _NO_CREDENTIALS)
@@ -221,7 +240,8 @@ class ToolExecutor:
                     failure = _execution_error(spec.name, exc, None)
                 else:
                     output = spec.output_schema.fast_check(returned)
-                    if output is not None:
+                    # An answer over the tool's budget is paged by step 4.
+                    if output is not None and (budget is None or fits(output, budget)):
                         duration = _perf_counter() - start
                         self._record_duration(spec.name, duration, None)
                         return make_result(spec.name, STATUS_SUCCESS, output, duration, None)
@@ -454,6 +474,10 @@ class ToolExecutor:
                         f"got '{type(inputs).__name__}'"
                     ],
                 )
+            if spec.max_output is not None and continuation_of(inputs) is not None:
+                # The next page of an answer, from the store: nothing to run.
+                taken = self._taken(name, inputs)
+                return spec, listeners, call_id, span, {}, None, None, None, taken, None
             # check() changes nothing: its values are a fresh copy, except
             # FREE_FORM's, which are the caller's mapping itself.
             values, problems = spec.input_schema.check(inputs)
@@ -510,24 +534,35 @@ class ToolExecutor:
         name = spec.name
         output: dict[str, Any] | None = None
         blocks: tuple[Block, ...] = ()
+        page: Page | None = None
         cached = False
         if error is None:
             try:
-                if type(raw) is not dict:
-                    if isinstance(raw, Output):
-                        # Content blocks beside the structured output, checked as usual.
-                        blocks = raw.blocks
-                        raw = raw.structured
-                    elif type(raw) is CachedAnswer:  # a kept answer: checked as usual too
-                        raw, cached = raw.structured, True
-                output = _checked(name, spec.output_schema, raw, redactor)
-                if redactor is not None:
-                    # An answer is given as the tool made it, or not at all: one that
-                    # holds a credential fails the call, never altered to hide it.
-                    leak = secret_in_answer(name, output, blocks, redactor)
-                    if leak is not None:
-                        output, blocks = None, ()
-                        error = ToolExecutionError(name, leak)
+                if type(raw) is not dict and isinstance(raw, _Taken):
+                    # A page kept from an answer checked and paged when it was given.
+                    output, page = raw.output, raw.page
+                else:
+                    if type(raw) is not dict:
+                        if isinstance(raw, Output):
+                            # Content blocks beside the structured output, checked as usual.
+                            blocks = raw.blocks
+                            raw = raw.structured
+                        elif type(raw) is CachedAnswer:  # a kept answer: checked as usual
+                            raw, cached = raw.structured, True
+                    output = _checked(name, spec.output_schema, raw, redactor)
+                    if redactor is not None:
+                        # An answer is given as the tool made it, or not at all: one that
+                        # holds a credential fails the call, never altered to hide it.
+                        leak = secret_in_answer(name, output, blocks, redactor)
+                        if leak is not None:
+                            output, blocks = None, ()
+                            error = ToolExecutionError(name, leak)
+                    if spec.max_output is not None and output is not None:
+                        # After the check for credentials: a withheld answer is never
+                        # kept, and a page (parts of an answer that holds none) holds none.
+                        output, page = paged(
+                            name, output, spec.output_schema, spec.max_output, self._pages
+                        )
             except ToolValidationError as exc:
                 error = exc
             except RecursionError as exc:
@@ -551,7 +586,16 @@ class ToolExecutor:
             if raise_on_failure:
                 raise error
             return make_result(name, STATUS_FAILURE, None, duration, error)
-        return make_result(name, STATUS_SUCCESS, output, duration, None, blocks)
+        return make_result(name, STATUS_SUCCESS, output, duration, None, blocks, page)
+
+    def _taken(self, name: str, inputs: Mapping[str, Any]) -> _Taken:
+        """The page a call's ``continuation`` names, for this tool and caller."""
+        try:
+            output, page = self._pages.take(name, continuation_of(inputs))
+        except ContinuationError as exc:
+            problem = Problem(path=CONTINUATION, message=f"Parameter '{CONTINUATION}': {exc}")
+            raise ToolValidationError(name, "input", [problem]) from None
+        return _Taken(output, page)
 
     async def _run_on_loop(
         self,
@@ -634,6 +678,17 @@ class ToolExecutor:
                 STATUS_FAILURE, type(error).__name__, error, seen, None,
             )  # fmt: skip
         emit(listeners, event)
+
+
+@final
+class _Taken:
+    """A kept page, standing for a tool's answer in step 4 (nothing was run)."""
+
+    __slots__ = ("output", "page")
+
+    def __init__(self, output: dict[str, Any], page: Page) -> None:
+        self.output = output
+        self.page = page
 
 
 def _bounded(inputs: object) -> dict[str, Any]:

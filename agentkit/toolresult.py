@@ -9,6 +9,7 @@ from agentkit.toolerrors import SemanticError, ToolExecutionError, ToolValidatio
 
 if TYPE_CHECKING:
     from agentkit.content import Block
+    from agentkit.paging import Page
 
 __all__ = [
     "STATUS_FAILURE",
@@ -30,7 +31,9 @@ class ToolResult:
     ``error`` is the typed exception on failure (``ToolValidationError`` or
     ``ToolExecutionError``) and ``None`` on success. ``content`` holds the
     content blocks of a tool that returned ``agentkit.content.Output`` (text,
-    images, audio, resources, in order); it is empty otherwise.
+    images, audio, resources, in order); it is empty otherwise. ``page`` says which
+    page of a longer answer ``output`` is, for a tool with a ``MAX_OUTPUT`` whose
+    answer was over it (``agentkit.paging``); None for an answer given whole.
     """
 
     # Every field in one slot, read through properties: a result is made on
@@ -42,7 +45,9 @@ class ToolResult:
     STATUS_SUCCESS: ClassVar[str] = STATUS_SUCCESS
     STATUS_FAILURE: ClassVar[str] = STATUS_FAILURE
 
-    _fields: tuple[str, str, dict[str, Any] | None, float, Exception | None, tuple[Block, ...]]
+    _fields: tuple[
+        str, str, dict[str, Any] | None, float, Exception | None, tuple[Block, ...], Page | None
+    ]
 
     def __init__(
         self,
@@ -53,6 +58,7 @@ class ToolResult:
         error: Exception | None = None,
         *,
         content: tuple[Block, ...] = (),
+        page: Page | None = None,
     ) -> None:
         # Positional construction (the chapter's) makes a swapped argument easy to miss.
         if status != STATUS_SUCCESS and status != STATUS_FAILURE:
@@ -60,7 +66,7 @@ class ToolResult:
                 f"ToolResult for tool '{tool_name}': status must be ToolResult.STATUS_SUCCESS "
                 f"('success') or ToolResult.STATUS_FAILURE ('failure'), got {status!r}"
             )
-        _set_fields(self, (tool_name, status, output, duration, error, tuple(content)))
+        _set_fields(self, (tool_name, status, output, duration, error, tuple(content), page))
 
     @property
     def tool_name(self) -> str:
@@ -86,6 +92,10 @@ class ToolResult:
     def content(self) -> tuple[Block, ...]:
         return self._fields[5]
 
+    @property
+    def page(self) -> Page | None:
+        return self._fields[6]
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"ToolResult is immutable; cannot set '{name}'")
 
@@ -99,7 +109,7 @@ class ToolResult:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable form: tool, status, output, duration and error -- and
         ``content`` when there is some, each block described (a media block by its
-        media type and size, never its bytes)."""
+        media type and size, never its bytes), and ``page`` for a page of an answer."""
         described: dict[str, Any] = {
             "tool": self.tool_name,
             "status": self.status,
@@ -109,6 +119,8 @@ class ToolResult:
         }
         if self.content:
             described["content"] = [block.describe() for block in self.content]
+        if self.page is not None:
+            described["page"] = self.page.to_dict()
         return described
 
     def __eq__(self, other: object) -> bool:
@@ -121,6 +133,7 @@ class ToolResult:
             and self.duration == other.duration
             and self.error is other.error
             and self.content == other.content
+            and self.page == other.page
         )
 
     __hash__ = None  # type: ignore[assignment]  # the output is a dict, so results are unhashable
@@ -151,10 +164,11 @@ def make_result(
     duration: float,
     error: Exception | None,
     content: tuple[Block, ...] = (),
+    page: Page | None = None,
 ) -> ToolResult:
     """``ToolResult(...)`` by the fast path: the executor's constructor (``status`` unchecked)."""
     result = _new(ToolResult)
-    _set_fields(result, (tool_name, status, output, duration, error, content))
+    _set_fields(result, (tool_name, status, output, duration, error, content, page))
     return result
 
 

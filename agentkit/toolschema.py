@@ -81,7 +81,9 @@ class Parameter:
         "description",
         "enum",
         "items",
+        "max_length",
         "maximum",
+        "min_length",
         "minimum",
         "name",
         "parameters",
@@ -91,10 +93,10 @@ class Parameter:
     )
 
     name: str
-    #: One of ``PARAMETER_TYPES``, or a union of two or more of the scalar types and
-    #: ``list`` (``("string", "integer")``): a value of any one of them passes. A
-    #: union's ``enum`` holds the values its scalars may take, its ``items`` the
-    #: elements of its list.
+    #: One of ``PARAMETER_TYPES``, or a union of two or more of them, each once
+    #: (``("string", "integer")``): a value of any one of them passes. A union's
+    #: ``enum`` holds the values its scalars may take, its ``items`` the elements of
+    #: its list, its ``parameters`` those of its dictionary.
     type: TypeSpec
     required: bool
     default: Any
@@ -105,6 +107,9 @@ class Parameter:
     minimum: int | float | None
     maximum: int | float | None
     pattern: str | None
+    #: The fewest and most characters of a string (code points, as ``len`` counts them).
+    min_length: int | None
+    max_length: int | None
     _check: Check
 
     def __init__(
@@ -121,6 +126,8 @@ class Parameter:
         minimum: int | float | None = None,
         maximum: int | float | None = None,
         pattern: str | None = None,
+        min_length: int | None = None,
+        max_length: int | None = None,
     ) -> None:
         fields = {
             "name": name,
@@ -134,6 +141,8 @@ class Parameter:
             "minimum": minimum,
             "maximum": maximum,
             "pattern": pattern,
+            "min_length": min_length,
+            "max_length": max_length,
         }
         for key, value in fields.items():
             object.__setattr__(self, key, value)
@@ -164,6 +173,8 @@ class Parameter:
             and self.minimum is None
             and self.maximum is None
             and self.pattern is None
+            and self.min_length is None
+            and self.max_length is None
             and self.type not in ("float", "list", "dictionary")
         )
 
@@ -191,7 +202,7 @@ class Parameter:
             out["items"] = self.items.to_dict()
         if self.parameters is not None:
             out["parameters"] = self.parameters.to_dict()["parameters"]
-        for key in ("minimum", "maximum", "pattern"):
+        for key in ("minimum", "maximum", "pattern", "min_length", "max_length"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -217,16 +228,21 @@ class Parameter:
         if self.pattern is not None:
             # JSON Schema patterns search; ours must match the whole string.
             out["pattern"] = f"^(?:{self.pattern})$"
+        if self.min_length is not None:
+            out["minLength"] = self.min_length
+        if self.max_length is not None:
+            out["maxLength"] = self.max_length
         if self.type == "list":
             out["items"] = self.items.to_json_schema() if self.items is not None else {}
-        if self.parameters is not None:
+        if self.type == "dictionary" and self.parameters is not None:
             out.update(self.parameters.to_json_schema())
         if self.has_default:
             out["default"] = copy.deepcopy(self.default)
         return out
 
     def _member_schema(self, name: str) -> dict[str, Any]:
-        """One member of a union: its type, with the enum values of that type or the items.
+        """One member of a union: its type, with the enum values of that type, the items
+        or the parameters.
 
         Each member carries its own values (``{"type": "integer", "enum": [1]}``), as
         providers that take an enum take it beside one type.
@@ -234,6 +250,9 @@ class Parameter:
         member: dict[str, Any] = {"type": JSON_TYPES[name]}
         if name == "list":
             member["items"] = self.items.to_json_schema() if self.items is not None else {}
+        elif name == "dictionary":
+            if self.parameters is not None:
+                member.update(self.parameters.to_json_schema())
         elif self.enum is not None:
             member["enum"] = [value for value in self.enum if TYPE_TESTS[name](value)]
         return member

@@ -40,6 +40,7 @@ SLOW_MODULES = frozenset(
         "tests.test_toolschema_fast",  # rounds of random values
         "tests.declarative.test_loading_bounds",  # attacks, bounded in time and memory
         "tests.declarative.test_yamlsource",  # the pure-Python parser's bounds
+        "tests.openapi.test_kubernetes",  # imports Kubernetes' whole description
         "tests.openapi.test_real_descriptions",
         "tests.openapi.test_update",  # imports and updates whole descriptions
         "tests.openapi.test_same_files",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from agentkit import ToolExecutor, ToolRegistry
 from agentkit.dispatch import dispatch_anthropic, dispatch_openai, dispatch_openai_responses
 from tests.support.helpers import SECRET, Adder, Scripted
+from tests.support.paged import Report, report_rows
 
 
 def leaky(inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
@@ -106,3 +108,72 @@ def test_the_call_id_reaches_events(registry: ToolRegistry) -> None:
     executor = ToolExecutor(credentials={}, listeners=[lambda event: seen.append(event.call_id)])
     dispatch_openai([openai_call("call_abc", "add", '{"a": 1}')], registry, executor)
     assert set(seen) == {"call_abc"}
+
+
+# -- answers in pages (max_output) ------------------------------------------------------------
+
+_NOTE = re.compile(r'call \'report\' again with the arguments (\{"continuation": "[^"]+"\})')
+
+
+def _paged_answer(text: str) -> tuple[dict[str, Any], str | None]:
+    """A paged reply's JSON page, and the arguments its note says fetch the next (None on
+    the last page)."""
+    answer, _, note = text.partition("\n")
+    assert note.startswith("[agentkit] This answer is page ")
+    found = _NOTE.search(note)
+    return json.loads(answer), found.group(1) if found else None
+
+
+@pytest.mark.parametrize("own_executor", [True, False], ids=["given-executor", "default"])
+def test_a_long_answer_is_given_in_pages_the_model_can_follow(own_executor: bool) -> None:
+    tool = Report()
+    registry = ToolRegistry([tool])
+    executor = ToolExecutor(credentials={}) if own_executor else None
+    replies = dispatch_openai([openai_call("c1", "report", '{"rows": 150}')], registry, executor)
+    page, arguments = _paged_answer(replies[0]["content"])
+    rows = list(page["rows"])
+    turns = 1
+    while arguments is not None and turns < 100:  # each turn a dispatch of its own
+        replies = dispatch_openai(
+            [openai_call(f"c{turns}", "report", arguments)], registry, executor
+        )
+        page, arguments = _paged_answer(replies[0]["content"])
+        assert page["title"] == "150 rows"
+        rows += page["rows"]
+        turns += 1
+    assert turns > 2
+    assert rows == report_rows(150)["rows"]
+    assert tool.runs == 1
+
+
+def test_anthropic_and_responses_replies_carry_the_note(executor: ToolExecutor) -> None:
+    registry = ToolRegistry([Report()])
+    (block,) = dispatch_anthropic(
+        [{"type": "tool_use", "id": "t1", "name": "report", "input": {"rows": 80}}],
+        registry,
+        executor,
+    )
+    assert "is_error" not in block
+    assert _paged_answer(block["content"])[1] is not None
+    (item,) = dispatch_openai_responses(
+        [{"type": "function_call", "call_id": "f1", "name": "report", "arguments": '{"rows": 80}'}],
+        registry,
+        executor,
+    )
+    assert _paged_answer(item["output"])[1] is not None
+
+
+def test_a_stale_continuation_is_an_error_the_model_can_act_on(executor: ToolExecutor) -> None:
+    registry = ToolRegistry([Report()])
+    (reply,) = dispatch_openai(
+        [openai_call("c1", "report", '{"continuation": "stale.2"}')], registry, executor
+    )
+    assert reply["content"].startswith("Error: Tool 'report' received invalid input")
+    assert "call 'report' again with its original arguments" in reply["content"]
+
+
+def test_an_answer_under_the_budget_reads_as_before(executor: ToolExecutor) -> None:
+    (reply,) = dispatch_openai(
+        [openai_call("c1", "report", '{"rows": 2}')], ToolRegistry([Report()]), executor
+    )
+    assert reply["content"] == json.dumps(report_rows(2))

@@ -22,6 +22,7 @@ from agentkit.export import (
     mcp_tool,
     register_format,
 )
+from agentkit.provider_checks import check_tools
 from agentkit.toolerrors import PluginError
 from agentkit.toolschema import ToolSchema
 from tests.support.plugins import example_plugin
@@ -138,6 +139,113 @@ def test_strict_cannot_express_a_list_without_an_item_type(
         f"tool 'untyped': '{path}' is a list without an item type, which strict mode "
         "cannot express; exported with strict: false"
     ]
+
+
+@pytest.mark.parametrize(
+    ("parameter", "path"),
+    [
+        pytest.param({"name": "q", "type": ["string", "dictionary"]}, "q", id="union"),
+        pytest.param(
+            {"name": "q", "type": ["list", "dictionary"], "items": "string", "required": False},
+            "q",
+            id="union-with-a-typed-list",
+        ),
+        pytest.param(
+            {
+                "name": "filter",
+                "type": "dictionary",
+                "parameters": [{"name": "by", "type": ["integer", "dictionary"]}],
+            },
+            "filter.by",
+            id="nested",
+        ),
+    ],
+)
+def test_strict_cannot_express_a_union_with_a_free_form_dictionary(
+    parameter: dict[str, Any], path: str
+) -> None:
+    class Untyped(Search):
+        TOOL_NAME = "untyped"
+        INPUT_SCHEMA = {"parameters": [parameter]}
+
+    exported = export_tools([Untyped()], "openai", strict=True)
+    assert exported.document[0]["function"]["strict"] is False
+    assert exported.warnings == [
+        f"tool 'untyped': '{path}' is a dictionary without declared parameters, which strict "
+        "mode cannot express; exported with strict: false"
+    ]
+
+
+def test_strict_takes_a_union_whose_dictionary_declares_its_parameters() -> None:
+    class Lookup(Search):
+        TOOL_NAME = "lookup"
+        INPUT_SCHEMA = {
+            "parameters": [
+                {
+                    "name": "who",
+                    "type": ["string", "dictionary"],
+                    "required": False,
+                    "parameters": [
+                        {"name": "login", "type": "string"},
+                        {"name": "org", "type": "string", "required": False},
+                    ],
+                }
+            ]
+        }
+
+    exported = export_tools([Lookup()], "openai", strict=True)
+    function = exported.document[0]["function"]
+    assert (function["strict"], exported.warnings) == (True, [])
+    assert function["parameters"]["properties"]["who"] == {
+        "anyOf": [
+            {"type": "string"},
+            {
+                "type": "object",
+                "properties": {"login": {"type": "string"}, "org": {"type": ["string", "null"]}},
+                "required": ["login", "org"],
+                "additionalProperties": False,
+            },
+            {"type": "null"},
+        ]
+    }
+
+
+class Note(Search):
+    TOOL_NAME = "note"
+    INPUT_SCHEMA = {
+        "parameters": [
+            {"name": "text", "type": "string", "min_length": 1, "max_length": 280},
+            {"name": "tag", "type": "string", "description": "A tag", "max_length": 1},
+            {
+                "name": "pin",
+                "type": "string",
+                "description": "Exactly 4 characters.",
+                "min_length": 4,
+                "max_length": 4,
+            },
+            {"name": "any", "type": "string", "min_length": 0},
+        ]
+    }
+
+
+def test_lengths_export_as_min_length_and_max_length() -> None:
+    (function,) = export_tools([Note()], "openai").document
+    properties = function["function"]["parameters"]["properties"]
+    assert properties["text"] == {"type": "string", "minLength": 1, "maxLength": 280}
+    assert properties["any"] == {"type": "string", "minLength": 0}
+
+
+def test_strict_says_lengths_in_words() -> None:
+    # Not among the keywords strict mode documents: moved into the description, once.
+    exported = export_tools([Note()], "openai", strict=True)
+    function = exported.document[0]["function"]
+    assert (function["strict"], exported.warnings) == (True, [])
+    properties = function["parameters"]["properties"]
+    assert properties["text"] == {"type": "string", "description": "1 to 280 characters."}
+    assert properties["tag"] == {"type": "string", "description": "A tag. At most 1 character."}
+    assert properties["pin"] == {"type": "string", "description": "Exactly 4 characters."}
+    assert properties["any"] == {"type": "string"}
+    assert check_tools([Note()], ["openai-strict"]) == []
 
 
 def test_anthropic() -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentkit import PARAMETER_TYPES, SchemaDefinitionError, ToolSchema
+from agentkit import PARAMETER_TYPES, Parameter, SchemaDefinitionError, ToolSchema
 
 
 def schema(*parameters: dict[str, Any]) -> ToolSchema:
@@ -196,6 +196,81 @@ def test_pattern_must_match_the_whole_string() -> None:
     ]
 
 
+def test_a_pattern_is_shown_as_written() -> None:
+    code = schema({"name": "code", "type": "string", "pattern": r"^[a-z]+\d$"})
+    assert code.validate({"code": "ab"}) == [
+        "Parameter 'code': expected a string matching '^[a-z]+\\d$', got 'ab'"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        pytest.param("a", "expected a string of at least 2 characters, got 1", id="short"),
+        pytest.param("", "expected a string of at least 2 characters, got 0", id="empty"),
+        pytest.param("abcde", "expected a string of at most 4 characters, got 5", id="long"),
+        pytest.param("ab", None, id="low-edge"),
+        pytest.param("abcd", None, id="high-edge"),
+        # Code points, as Python and JSON Schema count: not bytes, not UTF-16 units.
+        pytest.param("\N{GRINNING FACE}" * 4, None, id="astral-characters-count-once"),
+        pytest.param("e\u0301" * 2, None, id="combining-marks-count-apart"),
+        pytest.param(
+            "\N{REGIONAL INDICATOR SYMBOL LETTER N}\N{REGIONAL INDICATOR SYMBOL LETTER O}" * 3,
+            "expected a string of at most 4 characters, got 6",
+            id="a-flag-is-two",
+        ),
+        pytest.param(
+            "\N{GRINNING FACE}" * 5,
+            "expected a string of at most 4 characters, got 5",
+            id="astral-too-long",
+        ),
+    ],
+)
+def test_min_length_and_max_length(value: str, error: str | None) -> None:
+    code = schema({"name": "code", "type": "string", "min_length": 2, "max_length": 4})
+    assert code.validate({"code": value}) == ([f"Parameter 'code': {error}"] if error else [])
+
+
+def test_a_length_of_one_is_one_character() -> None:
+    one = schema({"name": "c", "type": "string", "min_length": 1, "max_length": 1})
+    assert one.validate({"c": "ab"}) == [
+        "Parameter 'c': expected a string of at most 1 character, got 2"
+    ]
+
+
+def test_lengths_and_a_pattern_are_each_checked() -> None:
+    code = schema(
+        {"name": "code", "type": "string", "pattern": "[a-z]+", "min_length": 3, "max_length": 3}
+    )
+    assert code.validate({"code": "abc"}) == []
+    assert code.validate({"code": "A1"}) == [
+        "Parameter 'code': expected a string matching '[a-z]+', got 'A1'",
+        "Parameter 'code': expected a string of at least 3 characters, got 2",
+    ]
+
+
+def test_lengths_round_trip_and_export() -> None:
+    definition = {"name": "c", "type": "string", "min_length": 0, "max_length": 10}
+    parsed = schema(definition)
+    assert parsed.to_dict() == {"parameters": [definition]}
+    assert ToolSchema.from_dict(parsed.to_dict()) == parsed
+    assert parsed.to_json_schema()["properties"]["c"] == {
+        "type": "string",
+        "minLength": 0,
+        "maxLength": 10,
+    }
+    assert not parsed["c"].is_trivial
+
+
+def test_lengths_are_optional_keywords_of_parameter() -> None:
+    built = Parameter(name="c", type="string", max_length=2)
+    assert (built.min_length, built.max_length) == (None, 2)
+    assert built.check("abc")[1] == [
+        "Parameter 'c': expected a string of at most 2 characters, got 3"
+    ]
+    assert Parameter(name="c", type="string").is_trivial
+
+
 def test_list_items_by_type_name_with_paths() -> None:
     tags = schema({"name": "tags", "type": "list", "items": "string"})
     assert tags.validate({"tags": ["a", "b"]}) == []
@@ -299,7 +374,7 @@ def problems_of(definition: Any) -> list[str]:
             {"name": "x", "type": "string", "descripton": "typo"},
             "parameters[0].descripton: unknown key 'descripton' (did you mean "
             "'description'?); allowed keys: name, required, default, type, description, "
-            "enum, items, parameters, minimum, maximum, pattern",
+            "enum, items, parameters, minimum, maximum, pattern, min_length, max_length",
             id="unknown-key",
         ),
         pytest.param(
@@ -339,6 +414,48 @@ def problems_of(definition: Any) -> list[str]:
             "parameters[0].minimum: 'minimum' applies to integer and float parameters, "
             "not 'string'",
             id="minimum-on-string",
+        ),
+        pytest.param(
+            {"name": "x", "type": "string", "min_length": 5, "max_length": 2},
+            "parameters[0].max_length: max_length 2 is below min_length 5",
+            id="min-length-above-max-length",
+        ),
+        pytest.param(
+            {"name": "x", "type": "string", "min_length": -1},
+            "parameters[0].min_length: expected a whole number of characters, 0 or more, got -1",
+            id="negative-min-length",
+        ),
+        pytest.param(
+            {"name": "x", "type": "string", "max_length": 2.0},
+            "parameters[0].max_length: expected a whole number of characters, 0 or more, got 2.0",
+            id="float-max-length",
+        ),
+        pytest.param(
+            {"name": "x", "type": "string", "max_length": True},
+            "parameters[0].max_length: expected a whole number of characters, 0 or more, got true",
+            id="bool-max-length",
+        ),
+        pytest.param(
+            {"name": "x", "type": "string", "min_length": "3"},
+            "parameters[0].min_length: expected a whole number of characters, 0 or more, got '3'",
+            id="text-min-length",
+        ),
+        pytest.param(
+            {"name": "x", "type": "list", "max_length": 3},
+            "parameters[0].max_length: 'max_length' applies to string parameters, not 'list'",
+            id="max-length-on-list",
+        ),
+        pytest.param(
+            {"name": "x", "type": ["string", "integer"], "min_length": 1},
+            "parameters[0].min_length: 'min_length' does not apply to a union of types "
+            "('string' or 'integer'); declare one type to constrain it",
+            id="min-length-on-union",
+        ),
+        pytest.param(
+            {"name": "x", "type": "string", "required": False, "default": "", "min_length": 1},
+            "parameters[0].default: invalid default: Parameter 'x': expected a string of at "
+            "least 1 character, got 0",
+            id="default-too-short",
         ),
         pytest.param(
             {"name": "x", "type": "string", "pattern": "("},

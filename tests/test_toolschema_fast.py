@@ -111,7 +111,7 @@ def elements(draw: st.DrawFn, level: int) -> dict[str, Any]:
         kinds += ["list", "dictionary"]
     kind = draw(st.sampled_from(kinds))
     if kind == "union":
-        return {
+        union: dict[str, Any] = {
             "type": draw(
                 st.sampled_from(
                     [
@@ -119,16 +119,26 @@ def elements(draw: st.DrawFn, level: int) -> dict[str, Any]:
                         ["integer", "float"],
                         ["string", "list"],
                         ["boolean", "float"],
+                        ["string", "dictionary"],
+                        ["list", "dictionary"],
                     ]
                 )
             )
         }
+        if "dictionary" in union["type"] and level < 3 and draw(st.booleans()):
+            union["parameters"] = draw(parameter_lists(level + 1))
+        return union
     definition: dict[str, Any] = {"type": kind}
     if kind == "string":
         if draw(st.booleans()):
             definition["enum"] = ["x", "y", "zz"]
-        elif draw(st.booleans()):
+            return definition
+        if draw(st.booleans()):
             definition["pattern"] = "[a-c]{1,3}"
+        if draw(st.booleans()):
+            definition["min_length"] = draw(st.integers(0, 2))
+        if draw(st.booleans()):
+            definition["max_length"] = draw(st.integers(2, 4))
     elif kind in ("integer", "float"):
         if draw(st.integers(0, 3)) == 0:
             definition["enum"] = [1, 2, 30] if kind == "integer" else [0.5, 1.0, 2]
@@ -172,13 +182,17 @@ def valid_values(definition: dict[str, Any]) -> st.SearchStrategy[Any]:
     """Values ``definition`` takes (mostly: nested values are ``candidates``)."""
     kind = definition["type"]
     if isinstance(kind, list):
-        return st.one_of([valid_values({"type": member}) for member in kind])
+        # Each member with what the union declares for it (a dictionary its parameters).
+        return st.one_of([valid_values({**definition, "type": member}) for member in kind])
     if "enum" in definition:
         return st.sampled_from(definition["enum"])
     if kind == "string":
+        low, high = definition.get("min_length", 0), definition.get("max_length", 5)
         if "pattern" in definition:
-            return st.from_regex(definition["pattern"], fullmatch=True)
-        return st.text(max_size=4)
+            matching = st.from_regex(definition["pattern"], fullmatch=True)
+            return matching.filter(lambda text: low <= len(text) <= high)
+        # Characters past the BMP too: a length counts code points, not UTF-16 units.
+        return st.text(st.characters(codec="utf-8"), min_size=low, max_size=high)
     if kind in ("integer", "float"):
         low, high = definition.get("minimum", -(10**6)), definition.get("maximum", 10**6)
         integers = st.integers(math.ceil(low), math.floor(high))
@@ -287,7 +301,7 @@ def echo_tool(schema: ToolSchema) -> Tool:
 ROW = {
     "type": "dictionary",
     "parameters": [
-        {"name": "name", "type": "string"},
+        {"name": "name", "type": "string", "min_length": 1, "max_length": 8},
         {"name": "count", "type": "integer", "minimum": 0},
         {"name": "score", "type": "float"},
         {"name": "note", "type": "string", "required": False},
@@ -729,6 +743,18 @@ def test_a_missing_required_value_is_an_error(path: str) -> None:
             "any",
             "Parameter 'filters.kind': expected one of ['open', 'closed'], got 'any'",
             id="enum",
+        ),
+        pytest.param(
+            "rows[0].name",
+            "",
+            "Parameter 'rows[0].name': expected a string of at least 1 character, got 0",
+            id="min-length",
+        ),
+        pytest.param(
+            "rows[1].name",
+            "\N{GRINNING FACE}" * 9,
+            "Parameter 'rows[1].name': expected a string of at most 8 characters, got 9",
+            id="max-length-in-code-points",
         ),
         pytest.param(
             "ratio",

@@ -1,5 +1,5 @@
-"""A union of types (``type: [string, integer]``, ``[string, list]``, with an ``enum`` of
-mixed types): parsed, checked, exported, diffed."""
+"""A union of types (``type: [string, integer]``, ``[string, list]``, ``[string,
+dictionary]``, with an ``enum`` of mixed types): parsed, checked, exported, diffed."""
 
 from __future__ import annotations
 
@@ -129,7 +129,9 @@ def test_a_union_reads_back_as_it_was_written() -> None:
         pytest.param([], "type: a union lists two or more types", id="empty"),
         pytest.param(["string", "string"], "type.1: 'string' is listed twice", id="twice"),
         pytest.param(
-            ["dictionary", "integer"], "type.0: a dictionary cannot be one of a union", id="dict"
+            ["dictionary", "dict"],
+            "type.1: unsupported type: 'dict' (did you mean 'dictionary'?)",
+            id="dict-alias",
         ),
         pytest.param(["string", "list", "list"], "type.2: 'list' is listed twice", id="list-twice"),
         pytest.param(
@@ -146,10 +148,9 @@ def test_a_union_that_is_not_one_is_located(declared: list[Any], message: str) -
     assert any(problem.startswith(message) for problem in problems), problems
 
 
-@pytest.mark.parametrize("key", ["minimum", "maximum", "pattern", "parameters"])
-def test_a_union_takes_no_bound_pattern_or_parameters(key: str) -> None:
-    values: dict[str, Any] = {"minimum": 1, "maximum": 2, "pattern": "a"}
-    values["parameters"] = [{"name": "a", "type": "string"}]
+@pytest.mark.parametrize("key", ["minimum", "maximum", "pattern", "min_length", "max_length"])
+def test_a_union_takes_no_bound_pattern_or_length(key: str) -> None:
+    values = {"minimum": 1, "maximum": 2, "pattern": "a", "min_length": 1, "max_length": 2}
     (problem,) = problems_of({"name": "x", "type": ["string", "integer"], key: values[key]})
     assert problem == (
         f"{key}: '{key}' does not apply to a union of types ('string' or 'integer'); "
@@ -744,6 +745,10 @@ def test_diff_reads_mixed_enums_and_list_members(
         pytest.param(["string", "list"], '["a", "b"]', ["a", "b"], id="json-list"),
         pytest.param(["integer", "list"], "5", 5, id="integer"),
         pytest.param(["integer", "list"], "a,b", ["a", "b"], id="comma-list-when-no-scalar-fits"),
+        pytest.param(["string", "dictionary"], '{"a": 1}', {"a": 1}, id="json-object"),
+        pytest.param(["string", "dictionary"], "a=1", "a=1", id="text-beside-a-dictionary"),
+        pytest.param(["integer", "dictionary"], "5", 5, id="integer-beside-a-dictionary"),
+        pytest.param(["list", "dictionary"], "[1]", [1], id="json-list-beside-a-dictionary"),
     ],
 )
 def test_call_reads_a_scalar_or_a_list(declared: list[str], argument: str, expected: Any) -> None:
@@ -772,4 +777,265 @@ def test_an_output_list_member_of_mappings_is_projected() -> None:
     )
     project = schema_projectors(schema)["x"]
     assert project([{"a": "1", "extra": 2}]) == [{"a": "1"}]
+    assert project("text") == "text"
+
+
+# -- a union with a dictionary ------------------------------------------------------------------
+
+#: A label, or a filter that declares its fields.
+LABEL_OR_FILTER = {
+    "name": "match",
+    "type": ["string", "dictionary"],
+    "enum": ["all", "none"],
+    "parameters": [
+        {"name": "key", "type": "string"},
+        {"name": "limit", "type": "integer", "required": False, "default": 10},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("value", "checked", "problems"),
+    [
+        pytest.param("all", "all", [], id="scalar"),
+        pytest.param({"key": "a"}, {"key": "a", "limit": 10}, [], id="dictionary-defaulted"),
+        pytest.param({"key": "a", "limit": 3}, {"key": "a", "limit": 3}, [], id="dictionary"),
+        pytest.param(
+            "some",
+            "some",
+            ["Parameter 'match': expected one of ['all', 'none'], got 'some'"],
+            id="enum-holds-the-scalar",
+        ),
+        pytest.param(
+            {"key": 1, "other": 2},
+            None,
+            [
+                "Parameter 'match.key': expected type 'string', got 'int'",
+                "Unknown parameter: 'match.other'",
+            ],
+            id="fields-located",
+        ),
+        pytest.param(
+            ["all"],
+            None,
+            ["Parameter 'match': expected type 'string' or 'dictionary', got 'list'"],
+            id="list",
+        ),
+        pytest.param(
+            None,
+            None,
+            ["Parameter 'match': expected type 'string' or 'dictionary', got 'NoneType'"],
+            id="null",
+        ),
+    ],
+)
+def test_a_scalar_or_a_dictionary_checks_each_by_its_own_rule(
+    value: Any, checked: Any, problems: list[str]
+) -> None:
+    schema = ToolSchema.from_dict({"parameters": [LABEL_OR_FILTER]})
+    result = schema.check({"match": value})
+    assert [p.message for p in result.problems] == problems
+    if checked is not None:
+        assert result.values["match"] == checked
+    # The fast tier takes what has no problem, as the full tier makes it, and only that.
+    fast = schema.fast_check({"match": value})
+    assert fast == (None if problems else result.values)
+
+
+def test_a_dictionary_without_parameters_is_free_form_and_copied() -> None:
+    schema = ToolSchema.from_dict(
+        {"parameters": [{"name": "x", "type": ["integer", "dictionary"]}]}
+    )
+    given = {"a": [1, {"b": "c"}]}
+    checked = schema.check({"x": given})
+    assert checked.problems == ()
+    assert checked.values["x"] == given
+    assert checked.values["x"] is not given
+    assert checked.values["x"]["a"] is not given["a"]
+    (problem,) = schema.check({"x": {"a": math.nan}}).problems
+    assert problem.message == "Parameter 'x.a': expected a finite number, got nan"
+
+
+def test_a_list_or_a_dictionary_each_takes_its_own_declaration() -> None:
+    schema = ToolSchema.from_dict(
+        {
+            "parameters": [
+                {
+                    "name": "x",
+                    "type": ["list", "dictionary"],
+                    "items": "integer",
+                    "parameters": [{"name": "n", "type": "integer"}],
+                }
+            ]
+        }
+    )
+    assert schema.check({"x": [1, 2]}).problems == ()
+    assert schema.check({"x": {"n": 1}}).problems == ()
+    messages = [p.message for p in schema.check({"x": ["a"]}).problems]
+    assert messages == ["Parameter 'x[0]': expected type 'integer', got 'str'"]
+    messages = [p.message for p in schema.check({"x": {"n": "a"}}).problems]
+    assert messages == ["Parameter 'x.n': expected type 'integer', got 'str'"]
+
+
+@pytest.mark.parametrize(
+    ("parameter", "expected"),
+    [
+        pytest.param(
+            {"name": "x", "type": ["string", "list"], "parameters": []},
+            "parameters: 'parameters' applies to a union with 'dictionary', not to 'string' "
+            "or 'list'",
+            id="parameters-without-a-dictionary",
+        ),
+        pytest.param(
+            {"name": "x", "type": ["list", "dictionary"], "enum": ["a"]},
+            "enum: 'enum' applies to a union's scalar types, and 'list' or 'dictionary' has none",
+            id="enum-without-a-scalar",
+        ),
+        pytest.param(
+            {"name": "x", "type": ["string", "dictionary"], "parameters": [{"name": "a"}]},
+            "parameters.0: missing 'type'; expected one of: string, integer, float, boolean, "
+            "list, dictionary",
+            id="nested-problem-located",
+        ),
+        pytest.param(
+            {
+                "name": "x",
+                "type": ["string", "dictionary"],
+                "required": False,
+                "default": {"a": 1},
+                "parameters": [{"name": "b", "type": "string"}],
+            },
+            "default: invalid default: Missing required parameter: 'x.b'; Unknown parameter: 'x.a'",
+            id="default-checked-by-the-parameters",
+        ),
+    ],
+)
+def test_a_union_with_a_dictionary_that_cannot_hold_is_located(
+    parameter: dict[str, Any], expected: str
+) -> None:
+    assert problems_of(parameter) == [expected]
+
+
+def test_a_union_with_a_dictionary_reads_back_as_written() -> None:
+    written = {**LABEL_OR_FILTER, "required": False, "default": {"key": "k"}}
+    schema = ToolSchema.from_dict({"parameters": [written]})
+    assert schema.to_dict() == {"parameters": [{**written, "default": {"key": "k", "limit": 10}}]}
+    assert ToolSchema.from_dict(schema.to_dict()) == schema
+
+
+class Matches(Tool):
+    TOOL_NAME = "matches"
+    TOOL_DESCRIPTION = "Takes a label or a filter"
+    INPUT_SCHEMA = {
+        "parameters": [
+            LABEL_OR_FILTER,
+            {"name": "extra", "type": ["integer", "dictionary"], "required": False},
+        ]
+    }
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        return {}
+
+
+@pytest.mark.parametrize("format_name", FORMATS)
+def test_every_format_exports_a_dictionary_member_with_its_fields(format_name: str) -> None:
+    document = export_tools([Matches()], format_name).document
+    (schema,) = input_schemas(document)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["properties"]["match"]["anyOf"] == [
+        {"type": "string", "enum": ["all", "none"]},
+        {
+            "type": "object",
+            "properties": {
+                "key": {"type": "string"},
+                "limit": {"type": "integer", "default": 10},
+            },
+            "required": ["key"],
+            "additionalProperties": False,
+        },
+    ]
+    assert schema["properties"]["extra"]["anyOf"] == [{"type": "integer"}, {"type": "object"}]
+    validator = jsonschema.Draft202012Validator(schema)
+    accepted: list[dict[str, Any]] = [
+        {"match": "all"},
+        {"match": {"key": "a"}},
+        {"match": "none", "extra": {}},
+    ]
+    refused: list[dict[str, Any]] = [
+        {"match": "x"},
+        {"match": {"key": 1}},
+        {"match": {"key": "a", "b": 1}},
+    ]
+    for values in accepted:
+        assert validator.is_valid(values), (format_name, values)
+    for values in refused:
+        assert not validator.is_valid(values), (format_name, values)
+
+
+def test_strict_names_a_free_form_dictionary_member() -> None:
+    export = export_tools([Matches()], "openai", strict=True)
+    assert export.document[0]["function"]["strict"] is False
+    assert export.warnings == [
+        "tool 'matches': 'extra' is a dictionary without declared parameters, which strict "
+        "mode cannot express; exported with strict: false"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "changes"),
+    [
+        pytest.param(
+            {"type": "string"},
+            {"type": ["string", "dictionary"]},
+            [(COMPATIBLE, "input 'x' changed type from string to string|dictionary")],
+            id="dictionary-added",
+        ),
+        pytest.param(
+            {"type": ["string", "dictionary"], "parameters": [{"name": "a", "type": "string"}]},
+            {
+                "type": ["string", "dictionary"],
+                "parameters": [
+                    {"name": "a", "type": "string"},
+                    {"name": "b", "type": "string"},
+                ],
+            },
+            [(BREAKING, "new required input 'x.b'")],
+            id="field-added",
+        ),
+        pytest.param(
+            {"type": ["string", "dictionary"]},
+            {"type": ["string", "dictionary"], "parameters": [{"name": "a", "type": "string"}]},
+            [(BREAKING, "input 'x': nested parameters changed")],
+            id="parameters-declared",
+        ),
+    ],
+)
+def test_diff_reads_dictionary_members(
+    old: dict[str, Any], new: dict[str, Any], changes: list[tuple[str, str]]
+) -> None:
+    diffs = diff_tools([tool_with_parameter(old)], [tool_with_parameter(new)])
+    assert [(c.kind, c.message) for diff in diffs for c in diff.changes] == changes
+
+
+def test_an_output_dictionary_member_is_projected() -> None:
+    from agentkit.declarative.projection import schema_projectors
+
+    schema = ToolSchema.from_dict(
+        {
+            "parameters": [
+                {
+                    "name": "x",
+                    "type": ["string", "list", "dictionary"],
+                    "items": {
+                        "type": "dictionary",
+                        "parameters": [{"name": "b", "type": "string"}],
+                    },
+                    "parameters": [{"name": "a", "type": "string"}],
+                }
+            ]
+        }
+    )
+    project = schema_projectors(schema)["x"]
+    assert project({"a": "1", "extra": 2}) == {"a": "1"}
+    assert project([{"b": "2", "extra": 3}]) == [{"b": "2"}]
     assert project("text") == "text"

@@ -68,6 +68,15 @@ def cmd_call(args: argparse.Namespace) -> int:
         if terminal is not None:
             os.close(terminal)
     print_json(result.to_dict())
+    if result.page is not None:
+        page = result.page
+        echo(
+            f"note: the answer is over the max_output of tool '{tool.name}' ({page.budget} bytes): "
+            f"shown is page 1 of {page.pages}, as a model gets it. Its continuation lasts "
+            "only as long as this process: page through it where the tool is served "
+            "(agentkit serve), or from Python with one ToolExecutor.",
+            error=True,
+        )
     return EXIT_OK if result.succeeded else EXIT_FAILED
 
 
@@ -296,6 +305,8 @@ def _parse_union(raw: str, param: Parameter, members: tuple[str, ...], key: str)
 
     if "list" in members and raw.lstrip().startswith("["):
         return parse_value(raw, _as_list(param), key)
+    if "dictionary" in members and raw.lstrip().startswith("{"):
+        return parse_value(raw, _as_list(param, "dictionary"), key)
     value = from_text(raw, members)
     if isinstance(value, str) and "string" not in members:
         if "list" in members:
@@ -304,8 +315,10 @@ def _parse_union(raw: str, param: Parameter, members: tuple[str, ...], key: str)
     return value
 
 
-def _as_list(param: Parameter) -> Parameter:
-    """A union's list member as a parameter of its own, to read text into."""
+def _as_list(param: Parameter, member: str = "list") -> Parameter:
+    """A union's list (or dictionary) member as a parameter of its own, to read text into."""
     from agentkit.toolschema import Parameter
 
-    return Parameter(name=param.name, type="list", items=param.items)
+    if member == "dictionary":
+        return Parameter(name=param.name, type=member, parameters=param.parameters)
+    return Parameter(name=param.name, type=member, items=param.items)

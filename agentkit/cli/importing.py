@@ -39,6 +39,7 @@ def cmd_import_openapi(args: argparse.Namespace) -> int:
         check=not args.no_check,
         server_variables=args.server_variable,
         budgets=_budgets(args),
+        auth=args.auth,
     )
     _print_import(args.spec, report, checked=not args.no_check)
     if report.deprecated:
@@ -139,6 +140,11 @@ def _update_openapi(args: argparse.Namespace) -> int:
             "--update keeps the first import's server variables (in the lock file); "
             "--server-variable cannot change them: edit the source's base_url (your edit "
             "is kept), or import into a new folder"
+        )
+    if args.auth is not None:
+        raise UsageError(
+            "--update keeps the source's auth (your edit of the source file is kept); "
+            "--auth cannot change it: edit the source's auth and credentials"
         )
     report = update_openapi(args.spec, source=args.source, out=args.out, budgets=_budgets(args))
     _print_import(args.spec, report.generation)

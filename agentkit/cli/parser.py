@@ -402,6 +402,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(repeatable); the others are written as their defaults",
     )
     openapi.add_argument(
+        "--auth",
+        metavar="SCHEME",
+        help="the security scheme the source authenticates with, of the description's "
+        "securitySchemes (default: the first of its top-level security)",
+    )
+    openapi.add_argument(
         "--layout",
         choices=("operation", "tag"),
         help="a file per operation (the default), or per tag: SOURCE.TAG.yaml, a YAML stream",

@@ -12,7 +12,7 @@ from agentkit.declarative.backends import Backend, BackendContext, backend_kinds
 from agentkit.declarative.environment import Environment, Substituter, Substitution
 from agentkit.declarative.limit_specs import parse_limits_at
 from agentkit.declarative.problems import Location, Problems, check_keys
-from agentkit.declarative.sources import Source, SourceTable
+from agentkit.declarative.sources import Source, SourceTable, parse_max_output
 from agentkit.declarative.yamlsource import clip, read_documents
 from agentkit.ratelimits import Limits
 from agentkit.schema.values import from_text
@@ -37,6 +37,7 @@ TOP_LEVEL_KEYS: Final = (
     "cache",
     "confirm",
     "deprecated",
+    "max_output",
     "backend",
     "examples",
 )
@@ -80,6 +81,9 @@ class ToolDefinition:
     confirm: bool = False
     #: Why the tool is deprecated and what to use instead (``deprecated:``); None: it is not.
     deprecated: str | None = None
+    #: The answer budget as written (``max_output: {bytes: N}`` or ``{tokens: N}``);
+    #: None: answers are given whole.
+    max_output: dict[str, int] | None = None
     #: Its examples (``examples:``), each checked against its schemas.
     examples: tuple[ToolExample, ...] = ()
     #: Its own call limits (``limits:``); None: none (its source's may apply).
@@ -203,6 +207,7 @@ def parse_definition(
         )
 
     deprecated = _parse_deprecated(raw.get("deprecated"), problems)
+    max_output = _parse_max_output(raw, inputs, http_source, problems)
     examples: tuple[ToolExample, ...] = ()
     if "examples" in raw and len(problems) == start:
         # Checked against schemas that loaded: a broken schema's problems come first.
@@ -236,6 +241,7 @@ def parse_definition(
         concurrency=concurrency,
         confirm=confirm is True,
         deprecated=deprecated,
+        max_output=max_output,
         examples=examples,
         limits=limits,
         cache=cache,
@@ -268,6 +274,32 @@ def _parse_concurrency(raw: Any, problems: Problems) -> int | None:
         )
         return None
     return raw
+
+
+def _parse_max_output(
+    raw: dict[str, Any], inputs: ToolSchema, sources: list[Source], problems: Problems
+) -> dict[str, int] | None:
+    """The tool's ``max_output``, else its source's; None when neither declares one."""
+    if "max_output" in raw:
+        where: Location = ("max_output",)
+        max_output = parse_max_output(raw["max_output"], problems)
+        if max_output is None:
+            return None
+        declared = "max_output"
+    elif sources and sources[0].max_output is not None:
+        where, max_output = ("input_schema",), dict(sources[0].max_output)
+        declared = f"max_output (from source '{sources[0].name}', {sources[0].location})"
+    else:
+        return None
+    from agentkit.paging import CONTINUATION  # only where a budget is declared
+
+    if CONTINUATION in inputs:
+        problems.add(
+            where,
+            f"input_schema declares '{CONTINUATION}', the argument a tool with {declared} "
+            "takes to fetch the next page of an answer: rename that parameter",
+        )
+    return max_output
 
 
 def _parse_deprecated(raw: Any, problems: Problems) -> str | None:

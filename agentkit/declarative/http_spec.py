@@ -301,7 +301,9 @@ def parse_http_spec(
         if not _TOKEN.fullmatch(name):
             problems.add(at("headers", name), f"invalid header name {name!r}")
     body = _parse_body(raw, at, context)
-    parsed_auth = _parse_auth(raw.get("auth"), at("auth"), context) if "auth" in raw else None
+    # `auth: none` says so explicitly: no auth, not even the source's.
+    given_auth = raw.get("auth", "none")
+    parsed_auth = _parse_auth(given_auth, at("auth"), context) if given_auth != "none" else None
     auth: HttpAuth | OAuth2Auth | None = (
         _oauth2(parsed_auth, at("auth", "oauth2"), problems, token_cache)
         if isinstance(parsed_auth, _OAuth2Settings)
@@ -587,8 +589,8 @@ def _parse_auth(
     if not isinstance(raw, dict) or len(raw) != 1:
         problems.add(
             location,
-            "expected one of {bearer: CRED}, {basic: {username: CRED | ${VAR} | {value: TEXT}, "
-            "password: CRED}}, "
+            "expected none or one of {bearer: CRED}, "
+            "{basic: {username: CRED | ${VAR} | {value: TEXT}, password: CRED}}, "
             "{api_key: {credential: CRED, in: header|query, name: NAME}}, "
             "{oauth2: {token_url: URL, client_id: CRED, client_secret: CRED, scopes: [...]}}",
         )

@@ -28,32 +28,50 @@ Projector = Callable[[Any], Any]
 
 
 def projector(param: Parameter) -> Projector | None:
-    """The projection of a value of ``param``; None when there is nothing to drop."""
-    if param.type == "dictionary" and param.parameters is not None:
-        fields = tuple((nested.name, projector(nested)) for nested in param.parameters)
+    """The projection of a value of ``param``; None when there is nothing to drop.
 
-        def project_object(value: Any) -> Any:
-            if not isinstance(value, dict):
-                return value
-            return {
-                name: project(value[name]) if project is not None else value[name]
-                for name, project in fields
-                if name in value
-            }
+    A union with both a dictionary and a list member projects each by its own rule.
+    """
+    project_object = _object_projector(param.parameters) if param.parameters is not None else None
+    project_list = (
+        _list_projector(param.items)
+        if "list" in type_members(param.type) and param.items is not None  # a union's too
+        else None
+    )
+    if project_object is not None and project_list is not None:
+        both = (project_object, project_list)
+        return lambda value: both[isinstance(value, list)](value)
+    return project_object or project_list
 
-        return project_object
-    if "list" in type_members(param.type) and param.items is not None:  # a union's too
-        project_item = projector(param.items)
-        if project_item is None:
-            return None
 
-        def project_list(value: Any) -> Any:
-            if not isinstance(value, list):
-                return value
-            return [project_item(item) for item in value]
+def _object_projector(parameters: ToolSchema) -> Projector:
+    """A dictionary's projection: its declared fields only, each projected."""
+    fields = tuple((nested.name, projector(nested)) for nested in parameters)
 
-        return project_list
-    return None
+    def project_object(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        return {
+            name: project(value[name]) if project is not None else value[name]
+            for name, project in fields
+            if name in value
+        }
+
+    return project_object
+
+
+def _list_projector(items: Parameter) -> Projector | None:
+    """A list's projection: each item projected; None when its items need none."""
+    project_item = projector(items)
+    if project_item is None:
+        return None
+
+    def project_list(value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        return [project_item(item) for item in value]
+
+    return project_list
 
 
 def schema_projectors(schema: ToolSchema) -> dict[str, Projector]:

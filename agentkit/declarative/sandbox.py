@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final
@@ -184,6 +185,9 @@ class _Environment(ImmutableSandboxedEnvironment):
             undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
         )
         self.globals["range"] = _capped_range
+        # `tojson` writes compact JSON, as a query value or header needs it (indented
+        # when asked), and no HTML escapes: a definition's JSON goes to an API.
+        self.filters["tojson"] = _tojson
         for name in REFUSED_GLOBALS:
             self.globals.pop(name, None)
         for name in REFUSED_FILTERS:
@@ -390,6 +394,11 @@ def _check_sum_start(start: Any) -> None:
             "the 'sum' filter adds numbers; its start must be a number, "
             f"not {type(start).__name__} (join lists with '+')"
         )
+
+
+def _tojson(value: Any, indent: int | None = None) -> str:
+    separators = (",", ":") if indent is None else None
+    return json.dumps(value, indent=indent, separators=separators, sort_keys=True)
 
 
 def _capped_range(*args: int) -> range:

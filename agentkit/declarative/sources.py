@@ -16,7 +16,8 @@ Sources live in the same folders as tools and load with them, all or nothing.
   at the source's line, once, however many tools use it.
 - **Merged by key.** A tool's ``headers`` and ``query`` merge over the source's
   by name (header names case-insensitively); every other key a tool gives
-  replaces the source's. The tool's ``path`` is appended to ``base_url``; the
+  replaces the source's; ``auth: none`` switches the source's auth off (and the
+  credentials only it names). The tool's ``path`` is appended to ``base_url``; the
   origin is the source's, literal, and no template of the path can reach it.
 - **Credentials.** A tool of a source needs the source's credentials as well
   as its own.
@@ -29,7 +30,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, final
 from urllib.parse import urlsplit
 
@@ -49,6 +50,7 @@ __all__ = [
     "Source",
     "SourceTable",
     "is_source_document",
+    "parse_max_output",
     "parse_source",
     "substitute_pairs",
     "use_source",
@@ -67,7 +69,15 @@ SHARED_KEYS: Final = (
     "ca_bundle",
     "proxy",
 )
-SOURCE_KEYS: Final = ("source", "description", "base_url", "credentials", "limits", *SHARED_KEYS)
+SOURCE_KEYS: Final = (
+    "source",
+    "description",
+    "base_url",
+    "credentials",
+    "max_output",
+    "limits",
+    *SHARED_KEYS,
+)
 # Characters a URL cannot hold literally, and '{'/'}' so that no template can start in one.
 _NOT_IN_URL: Final = frozenset(' "<>\\^`{|}')
 
@@ -86,6 +96,8 @@ class Source:
     line: int
     raw: Mapping[str, Any]
     substitutions: tuple[Substitution, ...] = ()
+    #: The answer budget of its tools that declare none (``max_output:``).
+    max_output: Mapping[str, int] | None = None
     #: OAuth2 tokens, shared by every tool of this source.
     token_cache: TokenCache = field(default_factory=TokenCache, compare=False)
     #: The limits on all the source's tools together (``limits:``); None: none.
@@ -138,6 +150,7 @@ def parse_source(
         problems.add(("credentials",), "expected a list of credential names")
         credentials = []
     base_url = _base_url(raw, problems, substituter)
+    max_output = parse_max_output(raw.get("max_output"), problems)
     limits = parse_limits_at(raw, f"source '{name}'", f"source:{name}", problems, source=True)
 
     shared: dict[str, Any] = {key: raw[key] for key in SHARED_KEYS if key in raw}
@@ -169,8 +182,23 @@ def parse_source(
         line=problems.start[0],
         raw=raw,
         substitutions=tuple(substituter.used),
+        max_output=max_output,
         limits=limits,
     )
+
+
+def parse_max_output(raw: Any, problems: Problems) -> dict[str, int] | None:
+    """A tool's or a source's ``max_output: {bytes: N}`` or ``{tokens: N}``, as written;
+    None when left out or malformed (a problem at the key, then)."""
+    if raw is None:
+        return None
+    from agentkit.paging import max_output_bytes  # only where a budget is declared
+
+    _, wrong = max_output_bytes(raw)
+    if wrong is not None:
+        problems.add(("max_output",), wrong)
+        return None
+    return dict(raw)
 
 
 def _base_url(raw: dict[str, Any], problems: Problems, substituter: Substituter) -> str | None:
@@ -345,11 +373,31 @@ def use_source(
     for key, value in source.shared.items():
         if key not in raw:
             merged[key] = value
+        elif key == "auth" and raw[key] == "none":
+            del merged[key]
+            source = _without_auth(source)
         elif key in ("headers", "query") and isinstance(value, dict):
             own = raw[key]
             if isinstance(own, dict):
                 merged[key] = _merge_pairs(value, own, fold=key == "headers")
     return merged, source
+
+
+def _without_auth(source: Source) -> Source:
+    """``source`` as a tool that switches its auth off uses it: without the credentials
+    only the auth names, so the tool does not need a secret it never sends."""
+    auth_names = set(_strings(source.shared.get("auth")))
+    others = json.dumps([source.shared.get("headers"), source.shared.get("query")], default=str)
+    kept = tuple(name for name in source.credentials if name not in auth_names or name in others)
+    return replace(source, credentials=kept)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    return []
 
 
 def _merge_pairs(shared: dict[str, Any], own: dict[str, Any], *, fold: bool) -> dict[str, Any]:

@@ -118,6 +118,7 @@ def make_tool_class(definition: ToolDefinition) -> type[DeclarativeTool]:
         "CONCURRENCY": definition.concurrency,
         "CONFIRM": definition.confirm,
         "DEPRECATED": definition.deprecated,
+        "MAX_OUTPUT": definition.max_output,
         "EXAMPLES": definition.examples,
         "__module__": "agentkit.declarative.generated",
         "__doc__": definition.description,

@@ -7,6 +7,10 @@
   not empty, as JSON in a text block;
 - a binary output (``agentkit.binary``): image, audio or an embedded resource by
   its media type, then a text block naming its media type and size;
+- a page of a longer answer (a tool's ``max_output``): the page as a plain output,
+  then a text block saying which page it is and the ``continuation`` that fetches the
+  next (the model reads text; ``structuredContent`` stays the page, valid against the
+  output schema), and the same in ``_meta`` under ``PAGE_META`` for programs;
 - a failure: ``isError: true`` and the error as text; a call past the server's
   deadline says so, naming ``--call-timeout`` and its value.
 
@@ -31,7 +35,10 @@ from agentkit.tool import Tool
 from agentkit.toolerrors import ToolExecutionError, ToolTimeoutError
 from agentkit.toolresult import ToolResult
 
-__all__ = ["call_result", "encodable", "error_result", "json_text", "mcp_block"]
+__all__ = ["PAGE_META", "call_result", "encodable", "error_result", "json_text", "mcp_block"]
+
+#: The ``_meta`` key of a page's description (``agentkit.paging.Page.to_dict``).
+PAGE_META: Final = "io.github.agentkit/page"
 
 _T = TypeVar("_T")
 # The code points UTF-8 cannot encode: surrogates, which a Python string holds alone
@@ -124,7 +131,13 @@ def call_result(
     # A tool that gave blocks and an empty structured output: its blocks say it all.
     if output or not result.content:
         content.append(types.TextContent(type="text", text=json_text(output)))
-    return types.CallToolResult(content=content, structured_content=output)
+    page = result.page
+    if page is None:
+        return types.CallToolResult(content=content, structured_content=output)
+    content.append(types.TextContent(type="text", text=page.note()))
+    return types.CallToolResult(
+        content=content, structured_content=output, _meta={PAGE_META: page.to_dict()}
+    )
 
 
 def _failure(tool: Tool, error: Exception | None, call_timeout: float | None) -> str:

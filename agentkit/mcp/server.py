@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import hashlib
 import logging
 import math
 import time
@@ -87,6 +88,7 @@ from agentkit.mcp.reload import EarlyHangups, Reloader, ServedTools
 from agentkit.mcp.request_ids import InFlightIds, in_use_error
 from agentkit.mcp.stdio import ReadLines, loop_stdio, lost_answer, refusal
 from agentkit.mcp.stdio_claim import StdioWire, claim_stdio
+from agentkit.paging import caller_scope
 from agentkit.progress import Progress, ProgressReporter, reporting_progress
 from agentkit.redaction import Redactor
 from agentkit.tool import Tool
@@ -187,6 +189,18 @@ def _connection(ctx: Any) -> str:
     stateless HTTP, which has none), or "stdio" for the one client of stdin/stdout."""
     headers = getattr(ctx.request, "headers", None)  # a Starlette request over HTTP
     return str(headers.get("mcp-session-id", "")) if headers is not None else STDIO
+
+
+def _caller(ctx: Any) -> str:
+    """Whose pages a call's are (``agentkit.paging.caller_scope``): its connection, and
+    over HTTP the credentials it sent (a digest), so that a stateless server's clients,
+    which have no session, do not share them when they authenticate apart."""
+    headers = getattr(ctx.request, "headers", None)
+    if headers is None:
+        return STDIO
+    authorization = str(headers.get("authorization", ""))
+    digest = hashlib.sha256(authorization.encode()).hexdigest() if authorization else ""
+    return f"{headers.get('mcp-session-id', '')}/{digest}"
 
 
 @final
@@ -579,7 +593,12 @@ def build_server(
         # executor's bounded thread pool, so a slow tool never blocks the loop.
         try:
             async with gate.admitted(tool.name, concurrency(tool)) as call.admission:
-                with scope(ctx), reporting_progress(_progress_to(call)), serving(call):
+                with (
+                    scope(ctx),
+                    caller_scope(_caller(ctx)),
+                    reporting_progress(_progress_to(call)),
+                    serving(call),
+                ):
                     if call.confirming and tool.definition is None:
                         # A hand-written tool does not say what it sends: its arguments, as
                         # it would get them. Arguments the executor refuses run nothing, so

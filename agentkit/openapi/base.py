@@ -62,6 +62,8 @@ class Lock:
     server_variables: list[str] = field(default_factory=list)
     #: The import's budgets (``Budgets.to_json``); empty: the defaults.
     budgets: dict[str, Any] = field(default_factory=dict)
+    #: The security scheme ``--auth`` chose for the source (None: the description's).
+    auth: str | None = None
 
     def write(self, path: Path) -> None:
         data = {
@@ -78,6 +80,7 @@ class Lock:
             "layout": self.layout,
             "server_variables": self.server_variables,
             "budgets": self.budgets,
+            **({"auth": self.auth} if self.auth is not None else {}),
             "operations": {key: entry.to_json() for key, entry in sorted(self.entries.items())},
         }
         with path.open("w", encoding="utf-8") as file:
@@ -116,6 +119,7 @@ class Lock:
             layout=_text(data.get("layout", "operation"), "layout"),
             server_variables=_texts(data.get("server_variables", []), "server_variables"),
             budgets=_mapping(data.get("budgets", {}), "budgets"),
+            auth=_text(data["auth"], "auth") if data.get("auth") is not None else None,
         )
         for key, raw in _mapping(data["operations"], "operations").items():
             where = f"operations.{key}"

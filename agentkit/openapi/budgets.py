@@ -22,6 +22,8 @@ from agentkit.toolschema import ToolSchema
 #: ``follow``): a tool reads one answer, so a call with them set would never end.
 STREAMING_PARAMETERS: Final = frozenset({"watch", "follow"})
 
+#: The longest tool description every provider accepts (``agentkit validate`` warns above).
+MAX_TOOL_DESCRIPTION: Final = 1024
 #: Each numeric budget's command-line option and its least value.
 _OPTIONS: Final = {
     "max_depth": ("--max-depth", 0),
@@ -57,6 +59,11 @@ class Budgets:
                 raise UsageError(
                     f"{option}: expected a whole number of at least {low}, got {value!r}"
                 )
+        if self.tool_description_chars > MAX_TOOL_DESCRIPTION:
+            raise UsageError(
+                f"--tool-description-budget: expected at most {MAX_TOOL_DESCRIPTION} (the "
+                f"longest tool description providers accept), got {self.tool_description_chars}"
+            )
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

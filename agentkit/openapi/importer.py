@@ -28,7 +28,7 @@ from agentkit.openapi.operations import (
 )
 from agentkit.openapi.reader import Resolver, problem, read_description
 from agentkit.openapi.schemas import Notes
-from agentkit.openapi.source import NO_AUTH, Security, base_url, source_document
+from agentkit.openapi.source import Auth, Security, base_url, source_document
 from agentkit.openapi.verify import Verifier, unloadable
 from agentkit.openapi.yamlwriter import Writer
 from agentkit.toolerrors import (
@@ -161,6 +161,8 @@ class Generation:
     #: The server variables read from the environment (``--server-variable``).
     server_variables: tuple[str, ...] = ()
     budgets: Budgets = field(default_factory=Budgets)
+    #: The security scheme ``--auth`` chose for the source.
+    auth: str | None = None
 
 
 def as_layout(value: object) -> Layout:
@@ -186,6 +188,7 @@ def import_openapi(
     check: bool = True,
     server_variables: Sequence[str] = (),
     budgets: Budgets | None = None,
+    auth: str | None = None,
 ) -> ImportReport:
     """Write one source file and one definition file per selected operation into ``out``
     (with ``layout="tag"``, one file per tag: ``SOURCE.TAG.yaml``, a YAML stream).
@@ -197,6 +200,9 @@ def import_openapi(
     ``server_variables``: the first server's variables to read from the environment, as
     ``SOURCE_SERVER_NAME`` (``agentkit.openapi.source.base_url``); the others are their
     defaults. ``budgets``: how big each tool may grow (``Budgets``; its defaults when None).
+    ``auth``: the security scheme the source authenticates with, when the description
+    has several (``UsageError`` when it has no such scheme); else the first of its
+    top-level ``security``, or the one the most operations accept.
 
     Raises ``OpenAPIError`` when the description cannot be read, a filter names no
     operation, or a file to write exists already (nothing is written then).
@@ -211,6 +217,7 @@ def import_openapi(
             check,
             server_variables,
             budgets or Budgets(),
+            auth,
         )
 
 
@@ -239,6 +246,7 @@ def _import(
     check: bool,
     server_variables: Sequence[str],
     budgets: Budgets,
+    auth: str | None,
 ) -> ImportReport:
     generation = generate(
         spec,
@@ -249,6 +257,7 @@ def _import(
         check=check,
         server_variables=server_variables,
         budgets=budgets,
+        auth=auth,
     )
     pieces: dict[Path, list[str]] = {}
     writer = Writer()
@@ -292,6 +301,7 @@ def lock_of(spec: str | Path, selection: Selection, generation: Generation) -> L
         layout=generation.layout,
         server_variables=list(generation.server_variables),
         budgets=generation.budgets.to_json(),
+        auth=generation.auth,
     )
     for tool in generation.tools:
         lock.entries[tool.key] = entry_of(tool, folder)
@@ -321,6 +331,7 @@ def generate(
     server_variables: Sequence[str] = (),
     from_lock: bool = False,
     budgets: Budgets | None = None,
+    auth: str | None = None,
 ) -> Generation:
     """Every selected operation's definition, built in memory; nothing is written.
 
@@ -329,7 +340,7 @@ def generate(
     ``layout`` says which file each tool goes in (``tag``: the file of its first tag).
     ``check`` and ``server_variables``: as ``import_openapi`` says; ``from_lock``: the
     server variables are an earlier import's, and one the URL no longer has is a note.
-    ``budgets``: as ``import_openapi`` says.
+    ``budgets`` and ``auth``: as ``import_openapi`` says.
     """
     budgets = budgets or Budgets()
     layout = as_layout(layout)
@@ -346,11 +357,6 @@ def generate(
     _check_filters(str(spec), found, selection)
     source_notes = Notes()
     security = Security(document, source, resolver, source_notes)
-    try:
-        source_auth = security.choose(document.get("security"), "#/security")
-    except UnexpressibleOperation as exc:
-        source_notes.add("auth", exc.problem.pointer, exc.problem.message)
-        source_auth = NO_AUTH
     out = Path(out)
     url = base_url(
         document,
@@ -360,15 +366,28 @@ def generate(
         reserved=security.environment_names(),
         gone_ok=from_lock,
     )
-    header = f"Imported from {Path(spec).name} by `agentkit import openapi`; review before use."
-    source_file = Generated(
-        file=out / f"{source}.source.yaml",
-        document=source_document(document, source, url, source_auth),
-        comments=(header, *(f"note: {line}" for line in source_notes.lines)),
-    )
     # A host variable the operator exposed without a default is theirs to set: checked
     # as if set, to a host name.
     unset = dict.fromkeys(re.findall(r"\$\{([A-Za-z0-9_]+)\}", url), "example")
+    source_file_name = f"{source}.source.yaml"
+
+    def loads(candidate: Auth) -> bool:
+        document_of = source_document(document, source, url, candidate)
+        checked = Verifier([(source_file_name, document_of)], environ=unset, unchanging=True)
+        return not checked.source_problems
+
+    source_auth, scheme = security.shared(
+        document,
+        [(op.node["security"], op.pointer) for op in found if "security" in op.node],
+        auth,
+        loads=loads,
+    )
+    header = f"Imported from {Path(spec).name} by `agentkit import openapi`; review before use."
+    source_file = Generated(
+        file=out / source_file_name,
+        document=source_document(document, source, url, source_auth),
+        comments=(header, *(f"note: {line}" for line in source_notes.lines)),
+    )
     verifier = Verifier(
         [(source_file.file.name, source_file.document)], environ=unset, unchanging=True
     )
@@ -387,6 +406,7 @@ def generate(
         security,
         source,
         source_auth,
+        scheme,
         memo=conversions,
         budgets=budgets,
     )
@@ -433,7 +453,9 @@ def generate(
     report.tags = list(dict.fromkeys(tag for op in found for tag in op.tags))
     if not tools:
         raise OpenAPIError(str(spec), _nothing_imported(document, found, selected, report))
-    return Generation(source_file, tools, report, skipped, layout, tuple(server_variables), budgets)
+    return Generation(
+        source_file, tools, report, skipped, layout, tuple(server_variables), budgets, auth
+    )
 
 
 def _fitted(

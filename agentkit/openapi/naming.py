@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Final
 
@@ -20,11 +19,27 @@ def snake_case(text: str) -> str:
 
 
 def shorten(name: str, limit: int = MAX_NAME) -> str:
-    """``name`` cut to ``limit`` characters, ending in a hash of the whole so cuts stay apart."""
+    """``name`` within ``limit`` characters, in whole words, readable and the same each run.
+
+    Words that repeat an earlier one go first (``get_github_actions_..._actions_...``),
+    then words before the last, from the end, so the name keeps its start and its last
+    word. Two names cut alike are told apart where names are handed out (``NameTable``:
+    ``_2``), and the import reports it.
+    """
     if len(name) <= limit:
         return name
-    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-    return f"{name[: limit - 9].rstrip('_')}_{digest}"
+    unique = list(dict.fromkeys(word for word in name.split("_") if word))
+    if len("_".join(unique)) <= limit:
+        return "_".join(unique)
+    *leading, last = unique
+    kept: list[str] = []
+    for word in leading:
+        if len("_".join([*kept, word, last])) > limit:
+            break
+        kept.append(word)
+    if not kept:  # one long word: cut where the limit falls
+        return "_".join(unique)[:limit].rstrip("_")
+    return "_".join([*kept, last])
 
 
 def identifier(text: str, *, fallback: str, prefix: str) -> str:

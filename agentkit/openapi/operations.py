@@ -11,10 +11,11 @@ from agentkit.openapi.budgets import STREAMING_PARAMETERS, Budgets
 from agentkit.openapi.error_replies import ErrorOutputs, error_statuses
 from agentkit.openapi.media import json_media
 from agentkit.openapi.memo import Conversions
-from agentkit.openapi.naming import NameTable, identifier
+from agentkit.openapi.naming import NameTable, identifier, snake_case
+from agentkit.openapi.paging import paginate
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
 from agentkit.openapi.schemas import Notes, SchemaConverter, named, trim
-from agentkit.openapi.source import NO_AUTH, Auth, Security
+from agentkit.openapi.source import AUTH_OFF, NO_AUTH, Auth, Security, accepts
 from agentkit.toolerrors import UnexpressibleOperation
 
 METHODS: Final = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -86,6 +87,8 @@ class OperationConverter:
     security: Security
     source: str
     source_auth: Auth
+    #: The security scheme the source's auth is, when it has one.
+    source_scheme: str | None = None
     notes: Notes = field(default_factory=Notes)
     #: The schema conversions of the import so far (None: convert each schema afresh).
     memo: Conversions | None = None
@@ -128,6 +131,14 @@ class OperationConverter:
         self._parameters(op, request)
         self.bodies.body(op.node, op.pointer, request)
         outputs, replies = self._outputs(op)
+        paged = paginate(
+            op.method, request.query, request.inputs, outputs, replies, self._link_header(op)
+        )
+        if isinstance(paged, str):
+            self.notes.add("paginate", op.pointer, paged)
+        elif paged is not None:
+            outputs, replies, request.query = paged.outputs, paged.replies, paged.query
+            self.notes.add("paginate", op.pointer, paged.note)
         auth = self._auth(op)
         # A tool's Cookie header replaces the source's, so the source's API key cookie
         # goes in it too when the tool sends cookies of its own.
@@ -210,9 +221,17 @@ class OperationConverter:
             self.notes.add(f"{location} {name}", here, "not in the path: left out")
             return
         schema = param.get("schema")
-        if schema is None and isinstance(param.get("content"), dict):
-            self._cannot(name, location, here, "a parameter with 'content'", required)
-            return
+        content = param.get("content")
+        in_json = schema is None and isinstance(content, dict)
+        if schema is None and isinstance(content, dict):
+            media = json_media(content) if location in ("query", "header") else None
+            if media is None or len(content) != 1:
+                what = f"a {location} parameter with 'content' other than JSON"
+                self._cannot(name, location, here, what, required)
+                return
+            entry = content[media]
+            schema = entry.get("schema") if isinstance(entry, dict) else None
+            here = pointer_join(here, "content", media)
         if (
             location == "query"
             and not required
@@ -237,6 +256,10 @@ class OperationConverter:
         if spec is None:
             spec = {"type": "string"}
             self.notes.add(f"{location} {name}", here, "no single type: sent as a string")
+        if in_json:
+            optional = not required or nullable
+            self._json_parameter(name, location, here, spec, description, optional, request)
+            return
         if spec["type"] == "dictionary":
             self._object(name, location, param, spec, here, required and not nullable, request)
             return
@@ -265,7 +288,13 @@ class OperationConverter:
             return
         if description:
             spec.setdefault("description", description)
-        input_name = self._input_name(name, location, here)
+        bound = _BOUND.fullmatch(name) if location == "query" else None
+        if bound is not None:
+            wanted, meaning = _bound(bound.group(1), bound.group(2), spec)
+            spec["description"] = " ".join(filter(None, (meaning, spec.get("description"))))
+            input_name = self._input_name(wanted, location, here)
+        else:
+            input_name = self._input_name(name, location, here)
         request.inputs.append(named(input_name, spec, required=required and not nullable))
         if location == "cookie":
             given = f"inputs.{input_name}"
@@ -297,6 +326,29 @@ class OperationConverter:
             request.query[name] = template
         else:
             request.headers[name] = template
+
+    def _json_parameter(
+        self,
+        name: str,
+        location: str,
+        here: str,
+        spec: dict[str, Any],
+        description: str,
+        optional: bool,
+        request: Request,
+    ) -> None:
+        """A parameter given by ``content: {application/json: ...}`` (Directus' ``filter``):
+        its value as compact JSON, which the URL layer percent-encodes."""
+        if description:
+            spec.setdefault("description", description)
+        input_name = self._input_name(name, location, here)
+        request.inputs.append(named(input_name, spec, required=not optional))
+        value = f"inputs.{input_name}"
+        encoded = f"{value} | tojson"
+        if optional:
+            encoded = f"none if {value} is none else {encoded}"
+        target = request.query if location == "query" else request.headers
+        target[name] = "{{ " + encoded + " }}"
 
     def _object(
         self,
@@ -435,19 +487,60 @@ class OperationConverter:
         name = {"list": "items", "dictionary": "body"}.get(str(spec["type"]), "result")
         return [named(name, spec, required=False)], {"output": {name: "{{ response.json }}"}}
 
+    def _link_header(self, op: Operation) -> bool:
+        """Whether the first 2xx response declares a ``Link`` header."""
+        responses = _mapping(op.node.get("responses"))
+        statuses = sorted((str(code), code) for code in responses if str(code).startswith("2"))
+        if not statuses:
+            return False
+        status, key = statuses[0]
+        here = pointer_join(op.pointer, "responses", status)
+        response, _, _ = self.resolver.resolve(responses[key], here)
+        headers = response.get("headers") if isinstance(response, dict) else None
+        return isinstance(headers, dict) and any(str(name).lower() == "link" for name in headers)
+
     # -- auth -------------------------------------------------------------------------------
 
     def _auth(self, op: Operation) -> Auth | None:
-        """The tool's own auth when it differs from the source's, else None."""
+        """The tool's own auth when it differs from the source's, else None; ``AUTH_OFF``
+        when it needs none and the source sends some."""
         if "security" not in op.node:
+            return None
+        if self.source_scheme is not None and accepts(op.node["security"], self.source_scheme):
             return None
         auth = self.security.choose(op.node["security"], pointer_join(op.pointer, "security"))
         if auth == self.source_auth:
             return None
-        if auth == NO_AUTH:
-            self.notes.add("auth", op.pointer, "needs no auth, but the source's is sent")
+        if auth == NO_AUTH and self.source_auth.cookie is not None:
+            self.notes.add("auth", op.pointer, "needs no auth, but the source's cookie is sent")
             return None
+        if auth == NO_AUTH:
+            return AUTH_OFF
         return auth
+
+
+#: A query parameter that bounds a field: Twilio's ``DateSent<``, ``StartTime>=``.
+_BOUND = re.compile(r"(.*[A-Za-z0-9])\s*(<=|>=|<|>)")
+#: Each bound's name and meaning, for a date or time and for any other value.
+_BOUNDS: Final = {
+    "<": (("before", "strictly before"), ("below", "less than")),
+    "<=": (("on_or_before", "on or before"), ("at_most", "at most")),
+    ">": (("after", "strictly after"), ("above", "greater than")),
+    ">=": (("on_or_after", "on or after"), ("at_least", "at least")),
+}
+_TEMPORAL_FORMATS: Final = frozenset({"date", "date-time", "time"})
+
+
+def _bound(field: str, operator: str, spec: dict[str, Any]) -> tuple[str, str]:
+    """The input name of a bound on ``field`` (``date_sent_before``) and what it means."""
+    words = snake_case(field).split("_")
+    temporal = spec.get("format") in _TEMPORAL_FORMATS or bool({"date", "time"} & set(words))
+    (suffix, meaning) = _BOUNDS[operator][0 if temporal else 1]
+    value = "this date or time" if temporal else "this value"
+    return (
+        f"{field}_{suffix}",
+        f"{field} {meaning} {value} (sent as {field}{operator}).",
+    )
 
 
 def _check_body_parameters(

@@ -12,7 +12,7 @@ from agentkit.openapi.budgets import Budgets
 from agentkit.openapi.literal import literal
 from agentkit.openapi.memo import Conversions
 from agentkit.openapi.reader import Resolver, pointer_join, problem, unexpressible
-from agentkit.schema.values import enum_key
+from agentkit.schema.values import enum_key, length_words
 from agentkit.toolerrors import UnexpressibleOperation
 
 #: A cut description ends with this.
@@ -573,8 +573,9 @@ def whole_match(pattern: str) -> str | None:
 
 
 def _lengths(spec: dict[str, Any], schema: dict[str, Any]) -> None:
-    """``minLength`` / ``maxLength`` as a pattern (the schema format has no lengths), and
-    in words in the description, which is what a model reads."""
+    """``minLength`` / ``maxLength`` as ``min_length`` / ``max_length`` (beside any
+    pattern, both checked), and in words in the description, which is what a model
+    reads when a provider drops the keywords."""
     given_low, given_high = schema.get("minLength"), schema.get("maxLength")
     low: int = given_low if _count(given_low) else 0
     high: int | None = given_high if _count(given_high) else None
@@ -582,21 +583,11 @@ def _lengths(spec: dict[str, Any], schema: dict[str, Any]) -> None:
         return
     if high is not None and high < low:
         return
-    # [\s\S] and a lookahead, not a flag: the pattern is exported to JSON Schema too.
-    counted = f"[\\s\\S]{{{low},{'' if high is None else high}}}"
-    pattern = spec.get("pattern")
-    spec["pattern"] = counted if pattern is None else f"(?={counted}(?![\\s\\S]))(?:{pattern})"
-    if high is None:
-        words = f"at least {_characters(low)}"
-    elif low == high:
-        words = f"exactly {_characters(low)}"
-    else:
-        words = f"{low} to {high} characters" if low else f"at most {_characters(high)}"
-    spec["description"] = sentence(spec.get("description"), words)
-
-
-def _characters(count: int) -> str:
-    return "1 character" if count == 1 else f"{count} characters"
+    if low:
+        spec["min_length"] = low
+    if high is not None:
+        spec["max_length"] = high
+    spec["description"] = sentence(spec.get("description"), length_words(low, high))
 
 
 def _count(value: Any) -> TypeGuard[int]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -32,13 +32,16 @@ _CREDENTIAL_SUFFIXES: Final = ("", "-username", "-password", "-client-id", "-cli
 class Auth:
     """One way to authenticate: the ``auth`` value and the credentials it names."""
 
-    auth: dict[str, Any] | None
+    #: A mapping, or ``none``: a tool of a source that needs none switches the source's off.
+    auth: dict[str, Any] | str | None
     credentials: tuple[str, ...] = ()
     #: An API key sent as a cookie: no ``auth`` key says that, a ``Cookie`` header does.
     cookie: Cookie | None = None
 
 
 NO_AUTH = Auth(None)
+#: A tool's auth when its operation needs none and the source has some.
+AUTH_OFF = Auth("none")
 
 
 def env_prefix(source: str) -> str:
@@ -254,30 +257,110 @@ class Security:
             for suffix in _CREDENTIAL_SUFFIXES
         )
 
+    def shared(
+        self,
+        document: dict[str, Any],
+        found: Sequence[tuple[Any, str]],
+        wanted: str | None,
+        *,
+        loads: Callable[[Auth], bool] = lambda auth: True,
+    ) -> tuple[Auth, str | None]:
+        """The source's auth and the name of its scheme.
+
+        ``wanted`` (``--auth``) when given; else the first alternative of the top-level
+        ``security`` agentkit can express; without a top-level ``security``, the scheme
+        the most operations accept (``found``: each operation's ``security`` and its
+        pointer), the first of the description's order on a tie; one whose source would
+        not load (``loads``) is passed over, as the operations using it are skipped.
+        Each operation that accepts the source's scheme then uses it, and the scheme is
+        one edit to change.
+        ``UsageError`` naming the schemes when ``wanted`` is none or not expressible.
+        """
+        if wanted is not None:
+            return self._wanted(document, found, wanted), wanted
+        if "security" in document:
+            try:
+                auth, name = self._choose(document.get("security"), "#/security")
+            except UnexpressibleOperation as exc:
+                problem = exc.problem
+                self.notes.add("auth", self.resolver.original(problem.pointer), problem.message)
+                return NO_AUTH, None
+            others = [str(other) for other in self.schemes if other != name]
+            if name is not None and others:
+                self.notes.add(
+                    "auth",
+                    "#/security",
+                    f"the source uses {name!r}; --auth chooses another of: {', '.join(others)}",
+                )
+            return auth, name
+        counts: dict[str, int] = {}
+        for requirements, _ in found:
+            for name in _alternatives(requirements):
+                counts[name] = counts.get(name, 0) + 1
+        for name in sorted(counts, key=lambda name: -counts[name]):
+            where = pointer_join("#/components/securitySchemes", name)
+            try:
+                auth = self.scheme(name, _scopes(name, found), where)
+            except UnexpressibleOperation:
+                continue
+            if not loads(auth):
+                continue
+            self.notes.add(
+                "auth",
+                where,
+                f"no top-level security: the source uses {name!r}, which {counts[name]} of "
+                f"{len(found)} operation(s) accept (--auth chooses another)",
+            )
+            return auth, name
+        return NO_AUTH, None
+
+    def _wanted(
+        self, document: dict[str, Any], found: Sequence[tuple[Any, str]], name: str
+    ) -> Auth:
+        if name not in self.schemes:
+            listed = ", ".join(sorted(map(str, self.schemes))) or "none"
+            raise UsageError(
+                f"--auth {name!r} is not a security scheme of the description"
+                f"{did_you_mean(name, map(str, self.schemes))}; its schemes: {listed}"
+            )
+        where = pointer_join("#/components/securitySchemes", name)
+        requirements = [(document.get("security"), "#/security"), *found]
+        try:
+            auth = self.scheme(name, _scopes(name, requirements), where)
+        except UnexpressibleOperation as exc:
+            raise UsageError(
+                f"--auth {name!r}: {exc.problem.message} ({exc.problem.pointer}); choose "
+                "another of: " + ", ".join(sorted(map(str, self.schemes)))
+            ) from None
+        others = [str(other) for other in self.schemes if other != name]
+        if others:
+            self.notes.add("auth", where, f"chosen with --auth over {', '.join(others)}")
+        return auth
+
     def choose(self, requirements: Any, pointer: str) -> Auth:
         """The first alternative of a security requirement agentkit can express; raises
         ``UnexpressibleOperation`` located in the file read when there is none."""
         try:
-            return self._choose(requirements, pointer)
+            return self._choose(requirements, pointer)[0]
         except UnexpressibleOperation as exc:
             original = self.resolver.original(exc.problem.pointer)
             if original == exc.problem.pointer:
                 raise
             raise unexpressible(original, exc.problem.message) from None
 
-    def _choose(self, requirements: Any, pointer: str) -> Auth:
+    def _choose(self, requirements: Any, pointer: str) -> tuple[Auth, str | None]:
         if not isinstance(requirements, list) or not requirements:
-            return NO_AUTH
+            return NO_AUTH, None
         reasons: list[str] = []
         for index, requirement in enumerate(requirements):
             if not isinstance(requirement, dict) or not requirement:
-                return NO_AUTH
+                return NO_AUTH, None
             if len(requirement) > 1:
                 reasons.append(f"{' and '.join(requirement)} together (one auth per tool)")
                 continue
             [(name, scopes)] = requirement.items()
             try:
-                return self.scheme(name, scopes, pointer_join(pointer, index, name))
+                return self.scheme(name, scopes, pointer_join(pointer, index, name)), name
             except UnexpressibleOperation as exc:
                 reasons.append(exc.problem.message)
         raise unexpressible(pointer, "no supported security requirement: " + "; ".join(reasons))
@@ -332,6 +415,32 @@ class Security:
             return Auth({"oauth2": oauth2}, (client_id, secret))
         self.notes.add("auth", where, "OAuth2 without client credentials: give an access token")
         return Auth({"bearer": credential}, (credential,))
+
+
+def _alternatives(requirements: Any) -> list[str]:
+    """The schemes a security requirement accepts alone (one of its alternatives each)."""
+    if not isinstance(requirements, list):
+        return []
+    return [
+        str(next(iter(requirement)))
+        for requirement in requirements
+        if isinstance(requirement, dict) and len(requirement) == 1
+    ]
+
+
+def accepts(requirements: Any, scheme: str) -> bool:
+    """Whether ``scheme`` alone is one of the alternatives of ``requirements``."""
+    return scheme in _alternatives(requirements)
+
+
+def _scopes(name: str, found: Sequence[tuple[Any, str]]) -> list[Any]:
+    """The scopes the first requirement naming ``name`` alone asks for."""
+    for requirements, _ in found:
+        for requirement in requirements if isinstance(requirements, list) else ():
+            if isinstance(requirement, dict) and list(requirement) == [name]:
+                scopes = requirement[name]
+                return scopes if isinstance(scopes, list) else []
+    return []
 
 
 def source_document(document: dict[str, Any], source: str, url: str, auth: Auth) -> dict[str, Any]:

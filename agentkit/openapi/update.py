@@ -152,6 +152,7 @@ def update_openapi(
         server_variables=lock.server_variables,
         from_lock=True,
         budgets=budgets or Budgets.from_json(lock.budgets),
+        auth=lock.auth,
     )
     report = UpdateReport(generation.report)
     folder = Folder(out)
@@ -166,6 +167,7 @@ def update_openapi(
         layout=generation.layout,
         server_variables=lock.server_variables,
         budgets=generation.budgets.to_json(),
+        auth=lock.auth,
     )
     # The source first: its file is where new tools' neighbours are.
     found_source = folder.find_source(lock)

@@ -24,6 +24,7 @@ from agentkit.schema.values import (
     EXACT_TYPES,
     Check,
     TypeSpec,
+    characters,
     enum_key,
     is_number,
     show,
@@ -72,6 +73,10 @@ class ParameterSpec(Protocol):
     @property
     def pattern(self) -> str | None: ...
     @property
+    def min_length(self) -> int | None: ...
+    @property
+    def max_length(self) -> int | None: ...
+    @property
     def has_default(self) -> bool: ...
     @property
     def is_trivial(self) -> bool: ...
@@ -95,11 +100,9 @@ def compile_check(spec: ParameterSpec) -> Check:
     finite = "float" in members
     element = spec.items._check if spec.items is not None else None
     nested = spec.parameters
-    with_list = isinstance(declared, tuple) and "list" in members
-    # A free-form list or dictionary, or a union's list member without items.
-    free_form = (
-        element is None and nested is None and ("list" in members or "dictionary" in members)
-    )
+    # A list is checked by its items and a dictionary by its parameters, whether the
+    # type is one or a union's member; without them either is free-form.
+    holds_containers = "list" in members or "dictionary" in members
 
     def check(value: Any, path: str, errors: list[Problem]) -> Any:
         if not passes(value):
@@ -116,19 +119,23 @@ def compile_check(spec: ParameterSpec) -> Check:
             return value
         for constraint in constraints:
             constraint(value, path, errors)
-        if with_list and not isinstance(value, list):
-            return value  # a scalar of a union with a list: checked
-        if element is not None:
-            value = [element(item, f"{path}[{index}]", errors) for index, item in enumerate(value)]
-        elif nested is not None:
-            checked = nested._check(value, f"{path}.", errors)
-            # Always a copy, so a tool changing a nested value never reaches the caller's.
-            value = dict(checked) if checked is value else checked
-        elif free_form:
-            # Free-form containers are copied so defaults and callers never share
-            # them, and checked on the way: bounded nesting, finite numbers.
-            value = checked_copy(value, path, errors)
-        return value
+        if not holds_containers:
+            return value
+        if isinstance(value, list):
+            if element is not None:
+                return [
+                    element(item, f"{path}[{index}]", errors) for index, item in enumerate(value)
+                ]
+        elif isinstance(value, dict):
+            if nested is not None:
+                checked = nested._check(value, f"{path}.", errors)
+                # Always a copy, so a tool changing a nested value never reaches the caller's.
+                return dict(checked) if checked is value else checked
+        else:
+            return value  # a scalar of a union: checked
+        # Free-form containers are copied so defaults and callers never share
+        # them, and checked on the way: bounded nesting, finite numbers.
+        return checked_copy(value, path, errors)
 
     return check
 
@@ -148,11 +155,11 @@ def _constraint_checks(spec: ParameterSpec) -> list[Check]:
 
         else:
             # A union: matched by JSON kind and value (an enum of 1 does not take true);
-            # a list is the enum's to judge only through its items.
+            # a list or a dictionary is the enum's to judge only through what it holds.
             keys = frozenset(enum_key(value) for value in spec.enum)
 
             def check_enum(value: Any, path: str, errors: list[Problem]) -> None:
-                if not isinstance(value, list) and enum_key(value) not in keys:
+                if not isinstance(value, (list, dict)) and enum_key(value) not in keys:
                     errors.append(_problem(path, f"expected one of {shown}, got {show(value)}"))
 
         checks.append(check_enum)
@@ -179,10 +186,29 @@ def _constraint_checks(spec: ParameterSpec) -> list[Check]:
         def check_pattern(value: Any, path: str, errors: list[Problem]) -> None:
             if regex.fullmatch(value) is None:
                 errors.append(
-                    _problem(path, f"expected a string matching {pattern!r}, got {show(value)}")
+                    # The pattern as written: a repr would double each backslash.
+                    _problem(path, f"expected a string matching '{pattern}', got {show(value)}")
                 )
 
         checks.append(check_pattern)
+    if spec.min_length is not None:
+        shortest = spec.min_length
+        at_least = f"expected a string of at least {characters(shortest)}, got "
+
+        def check_min_length(value: Any, path: str, errors: list[Problem]) -> None:
+            if len(value) < shortest:
+                errors.append(_problem(path, f"{at_least}{len(value):,}"))
+
+        checks.append(check_min_length)
+    if spec.max_length is not None:
+        longest = spec.max_length
+        at_most = f"expected a string of at most {characters(longest)}, got "
+
+        def check_max_length(value: Any, path: str, errors: list[Problem]) -> None:
+            if len(value) > longest:
+                errors.append(_problem(path, f"{at_most}{len(value):,}"))
+
+        checks.append(check_max_length)
     return checks
 
 
@@ -480,6 +506,10 @@ class _FastTier:
         if spec.pattern is not None:
             fullmatch = self.new_name("P", re.compile(spec.pattern).fullmatch)
             tests.append(f"{fullmatch}({var}) is None")
+        if spec.min_length is not None:
+            tests.append(f"len({var}) < {self.new_name('LL', spec.min_length)}")
+        if spec.max_length is not None:
+            tests.append(f"len({var}) > {self.new_name('LH', spec.max_length)}")
         return tests
 
     def check_items(self, element: ParameterSpec, var: str, indent: int, level: int) -> None:

@@ -52,6 +52,8 @@ _ELEMENT_KEYS: Final = (
     "minimum",
     "maximum",
     "pattern",
+    "min_length",
+    "max_length",
 )
 _PARAMETER_KEYS: Final = ("name", "required", "default", *_ELEMENT_KEYS)
 _NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -353,6 +355,8 @@ def _build_parameter(
         "minimum": None,
         "maximum": None,
         "pattern": None,
+        "min_length": None,
+        "max_length": None,
         **constraints,
     }
     param = build.parameter(**fields)
@@ -412,11 +416,11 @@ def _parse_union_constraints(
     build: Builders,
     problem: Callable[[str, str], None],
 ) -> dict[str, Any]:
-    """What a union may say beyond its types: the ``enum`` of its scalar values, and
-    the ``items`` of its list member."""
+    """What a union may say beyond its types: the ``enum`` of its scalar values, the
+    ``items`` of its list member and the ``parameters`` of its dictionary member."""
     # A bound or a pattern belongs to one member and would have to say which; an
     # enum's values say their own type, so it applies to each scalar member.
-    for key in ("minimum", "maximum", "pattern", "parameters"):
+    for key in ("minimum", "maximum", "pattern", "min_length", "max_length"):
         if key in raw:
             problem(
                 key,
@@ -434,6 +438,16 @@ def _parse_union_constraints(
             constraints["items"] = _parse_parameter(
                 raw["items"], (*location, "items"), problems, build, named=False
             )
+    if "parameters" in raw:
+        if "dictionary" not in declared:
+            problem(
+                "parameters",
+                f"'parameters' applies to a union with 'dictionary', not to {type_label(declared)}",
+            )
+        else:
+            constraints["parameters"] = parse_parameter_list(
+                raw["parameters"], (*location, "parameters"), problems, build
+            )
     return constraints
 
 
@@ -448,8 +462,13 @@ def _parse_union_enum(
     if not isinstance(values, list) or not values:
         problem("enum", "expected a non-empty list of allowed values")
         return None
-    # A union has two or more members and one list at most, so one scalar at least.
     scalars = [name for name in declared if name in SCALAR_TYPES]
+    if not scalars:
+        problem(
+            "enum",
+            f"'enum' applies to a union's scalar types, and {type_label(declared)} has none",
+        )
+        return None
     for value in values:
         if not any(TYPE_TESTS[name](value) for name in scalars):
             expected = type_label(tuple(scalars))
@@ -487,11 +506,17 @@ def _parse_constraints(
     maximum = _parse_bound(raw, "maximum", declared, problem)
     if minimum is not None and maximum is not None and minimum > maximum:
         problem("maximum", f"maximum {maximum} is below minimum {minimum}")
+    min_length = _parse_length(raw, "min_length", declared, problem)
+    max_length = _parse_length(raw, "max_length", declared, problem)
+    if min_length is not None and max_length is not None and min_length > max_length:
+        problem("max_length", f"max_length {max_length} is below min_length {min_length}")
     constraints: dict[str, Any] = {
         "enum": _parse_enum(raw, declared, problem),
         "minimum": minimum,
         "maximum": maximum,
         "pattern": _parse_pattern(raw, declared, problem),
+        "min_length": min_length,
+        "max_length": max_length,
     }
     if "items" in raw:
         if declared != "list":
@@ -530,15 +555,10 @@ def _parse_union(
                 if isinstance(item, str)
                 else ""
             )
-            why = (
-                "a dictionary cannot be one of a union"
-                if item == "dictionary"
-                else "unsupported type"
-            )
             problems.append(
                 SchemaProblem(
                     location=where,
-                    message=f"{why}: {written(item)}{hint}; a union joins: {joined}",
+                    message=f"unsupported type: {written(item)}{hint}; a union joins: {joined}",
                 )
             )
         elif item in names:
@@ -630,6 +650,22 @@ def _parse_bound(
         problem(key, f"expected a finite number, got {value}")
         return None
     return value  # type: ignore[no-any-return]  # narrowed by is_number
+
+
+def _parse_length(
+    raw: Mapping[str, Any], key: str, declared: str, problem: Callable[[str, str], None]
+) -> int | None:
+    """``min_length`` / ``max_length``: a count of characters (code points), 0 or more."""
+    if key not in raw:
+        return None
+    value = raw[key]
+    if declared != "string":
+        problem(key, f"'{key}' applies to string parameters, not '{declared}'")
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        problem(key, f"expected a whole number of characters, 0 or more, got {written(value)}")
+        return None
+    return value
 
 
 def _parse_pattern(

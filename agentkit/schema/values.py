@@ -30,10 +30,12 @@ __all__ = [
     "UNION_TYPES",
     "Check",
     "TypeSpec",
+    "characters",
     "enum_key",
     "from_text",
     "is_integer",
     "is_number",
+    "length_words",
     "show",
     "type_label",
     "type_members",
@@ -48,9 +50,10 @@ PARAMETER_TYPES: Final = ("string", "integer", "float", "boolean", "list", "dict
 #: The scalar types, which an ``enum`` of a union may hold values of.
 SCALAR_TYPES: Final = ("string", "integer", "float", "boolean")
 
-#: The types a union may join (``type: [string, integer]``, ``[string, list]``): a
-#: value of any one passes. A dictionary cannot: it would need its own parameters.
-UNION_TYPES: Final = (*SCALAR_TYPES, "list")
+#: The types a union may join (``type: [string, integer]``, ``[string, list]``,
+#: ``[string, dictionary]``): a value of any one passes. Each type is listed once,
+#: so a union's ``items`` belong to its list and its ``parameters`` to its dictionary.
+UNION_TYPES: Final = PARAMETER_TYPES
 
 #: A parameter's declared type: one name, or a union of two or more ``UNION_TYPES``.
 TypeSpec = str | tuple[str, ...]
@@ -221,6 +224,24 @@ def from_text(text: str, types: Sequence[str]) -> Any:
 #: JSON's spelling of an integer and of a number (ASCII digits only).
 _JSON_INTEGER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)", re.ASCII)
 _JSON_NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def characters(count: int) -> str:
+    """``count`` characters in words: ``1 character``, ``1,000 characters``.
+
+    Characters are code points, as ``len`` and JSON Schema's ``minLength`` count them.
+    """
+    return "1 character" if count == 1 else f"{count:,} characters"
+
+
+def length_words(low: int | None, high: int | None) -> str:
+    """A string's length bounds in words (``2 to 4 characters``, ``at most 1
+    character``, ``exactly 3 characters``); empty for no bound (a low of 0 is none)."""
+    if high is None:
+        return f"at least {characters(low)}" if low else ""
+    if low == high:
+        return f"exactly {characters(high)}"
+    return f"{low:,} to {characters(high)}" if low else f"at most {characters(high)}"
 
 
 def show(value: Any) -> str:

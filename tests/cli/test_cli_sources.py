@@ -83,19 +83,33 @@ def test_a_missing_env_file_is_a_usage_error(
     assert "Traceback" not in err
 
 
+def folder_of(new: Path, source: str) -> Path:
+    """A folder of the tools and ``source``."""
+    new.mkdir()
+    (new / "tools.yaml").write_text(TOOLS)
+    (new / "source.yaml").write_text(source)
+    return new
+
+
 def test_diff_sees_a_source_change_as_a_change_of_every_tool_using_it(
     capsys: pytest.CaptureFixture[str], folder: Path, tmp_path: Path
 ) -> None:
-    new = tmp_path / "new"
-    new.mkdir()
-    (new / "tools.yaml").write_text(TOOLS)
-    (new / "source.yaml").write_text(SOURCE.replace("core", "platform"))
+    new = folder_of(tmp_path / "new", SOURCE.replace("core", "platform"))
     code, out, err = run(capsys, "diff", str(folder), str(new))
     assert code == 1, out
     assert "get_item 1.0.0 -> 1.0.0: changed" in out
     assert "list_items 1.0.0 -> 1.0.0: changed" in out
     assert out.count("compatible: source 'api' changed") == 2
     assert "version bump missing for: get_item, list_items" in err
+
+
+def test_diff_sees_no_change_in_a_sources_description_alone(
+    capsys: pytest.CaptureFixture[str], folder: Path, tmp_path: Path
+) -> None:
+    new = folder_of(tmp_path / "new", SOURCE + "description: Items API 2.0\n")
+    code, out, err = run(capsys, "diff", str(folder), str(new))
+    assert code == 0, out + err
+    assert "changed" not in out
 
 
 @pytest.mark.parametrize(

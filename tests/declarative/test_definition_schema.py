@@ -15,6 +15,7 @@ from agentkit.declarative.http_spec import HTTP_KEYS, METHODS, OAUTH2_KEYS
 from agentkit.declarative.multipart import MULTIPART_KEYS, PART_KEYS
 from agentkit.declarative.pagination import KIND_KEYS, PAGINATE_KEYS
 from agentkit.declarative.sources import SOURCE_KEYS
+from agentkit.schema.parse import _ELEMENT_KEYS
 from agentkit.schema.values import UNION_TYPES
 from agentkit.toolschema import PARAMETER_TYPES
 
@@ -45,9 +46,10 @@ def test_the_schema_lists_exactly_the_keys_the_loader_reads() -> None:
     (oauth2,) = [
         kind["properties"]["oauth2"]
         for kind in defs["http"]["properties"]["auth"]["oneOf"]
-        if "oauth2" in kind["properties"]
+        if "oauth2" in kind.get("properties", {})
     ]
     assert set(oauth2["properties"]) == set(OAUTH2_KEYS)
+    assert set(defs["element"]["properties"]) == set(_ELEMENT_KEYS)
     one, union = defs["type"]["oneOf"]
     assert one["enum"] == list(PARAMETER_TYPES)
     assert union["items"]["enum"] == list(UNION_TYPES)
@@ -174,6 +176,29 @@ def test_broken_definitions_do_not_match(document: dict[str, Any]) -> None:
     assert not VALIDATOR.is_valid(document)
 
 
+def with_input(*parameters: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": "x",
+        "version": "1.0.0",
+        "backend": {"python": "a:b"},
+        "input_schema": {"parameters": list(parameters)},
+    }
+
+
+def test_string_lengths_match() -> None:
+    VALIDATOR.validate(with_input({"name": "a", "type": "string", "min_length": 0}))
+    VALIDATOR.validate(
+        with_input({"name": "a", "type": "string", "min_length": 1, "max_length": 1})
+    )
+
+
+@pytest.mark.parametrize(
+    "length", [-1, 1.5, "3", None, True], ids=["negative", "float", "text", "null", "bool"]
+)
+def test_lengths_that_are_not_counts_do_not_match(length: Any) -> None:
+    assert not VALIDATOR.is_valid(with_input({"name": "a", "type": "string", "max_length": length}))
+
+
 SOURCE_DOCUMENT = {
     "source": "api",
     "base_url": "${API_URL:-https://api.example.com}/v1",
@@ -223,6 +248,13 @@ def test_sources_and_tools_of_sources_match() -> None:
 )
 def test_broken_sources_do_not_match(document: dict[str, Any]) -> None:
     assert not VALIDATOR.is_valid(document)
+
+
+@pytest.mark.parametrize(("auth", "valid"), [("none", True), ("off", False), (None, False)])
+def test_auth_none_matches_and_other_words_do_not(auth: Any, valid: bool) -> None:
+    http = {"source": "s", "path": "/x", "auth": auth}
+    document = {"name": "x", "version": "1.0.0", "backend": {"http": http}}
+    assert VALIDATOR.is_valid(document) is valid
 
 
 def test_toolsets_match_and_list_the_keys_the_loader_reads() -> None:

@@ -281,3 +281,48 @@ def test_a_path_argument_cannot_leave_the_sources_origin(write: WriteFile) -> No
         "https://tracker.example.com/api/v2/items/%2F%2Fevil.example.com%2Fx", json={"title": "t"}
     )
     assert executor().execute(tool, {"id": "//evil.example.com/x"}).succeeded
+
+
+@responses.activate
+def test_auth_none_switches_the_sources_auth_off_and_its_credential(write: WriteFile) -> None:
+    write(SOURCE, "source.yaml")
+    write(TOOL.replace("    source: tracker\n", "    source: tracker\n    auth: none\n"))
+    tool = load(write.folder)["get_item"]
+    responses.get(
+        "https://tracker.example.com/api/v2/items/1",
+        match=[matchers.query_param_matcher({"format": "full"})],
+        json={"title": "T"},
+    )
+    # No credential set at all: the tool needs none, and sends none.
+    result = ToolExecutor(credentials={}).execute(tool, {"id": "1"})
+    assert result.succeeded, result.error
+    assert "Authorization" not in responses.calls[0].request.headers
+    assert responses.calls[0].request.headers["X-Client"] == "agentkit"
+    assert tool.credential_names == ()
+
+
+def test_auth_none_keeps_a_credential_the_sources_headers_use(write: WriteFile) -> None:
+    source = SOURCE.replace(
+        "headers: {Accept: application/json, X-Client: agentkit}",
+        "headers: {X-Key: \"{{ credentials['tracker-token'] }}\"}",
+    )
+    write(source, "source.yaml")
+    write(TOOL.replace("    source: tracker\n", "    source: tracker\n    auth: none\n"))
+    assert load(write.folder)["get_item"].credential_names == ("tracker-token",)
+
+
+def test_auth_none_on_a_tool_without_a_source_is_no_auth(write: WriteFile) -> None:
+    write(
+        TOOL.replace(
+            "    source: tracker\n    path: ", "    auth: none\n    url: https://x.example/"
+        )
+    )
+    assert load(write.folder)["get_item"].DEFINITION.backend.spec.auth is None
+
+
+def test_another_word_for_auth_is_a_located_problem(write: WriteFile) -> None:
+    write(SOURCE, "source.yaml")
+    write(TOOL.replace("    source: tracker\n", "    source: tracker\n    auth: off\n"))
+    [problem] = problems(write.folder)
+    assert "backend.http.auth" in problem
+    assert "expected none or one of {bearer: CRED}" in problem

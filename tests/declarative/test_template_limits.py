@@ -348,6 +348,9 @@ def test_plain_paths_need_no_deadline() -> None:
         pytest.param(
             "{{ {'a': [1]} | tojson(indent=2) }}", '{\n  "a": [\n    1\n  ]\n}', id="tojson"
         ),
+        pytest.param(
+            "{{ {'b': [1, 2], 'a': 'x y'} | tojson }}", '{"a":"x y","b":[1,2]}', id="tojson-compact"
+        ),
         pytest.param("{{ inputs.tags | map('upper') | list }}", ["A", "B"], id="map"),
         pytest.param("{{ ['b', 'a'] | sort | first }}", "a", id="sort-first"),
         pytest.param("{{ inputs.tags + ['c'] }}", ["a", "b", "c"], id="add-lists"),

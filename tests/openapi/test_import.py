@@ -153,14 +153,45 @@ def test_names_from_method_and_path_without_an_operation_id() -> None:
     assert operation_name("123go", "GET", "/") == "op_123go"
 
 
-def test_long_names_are_cut_to_64_characters_and_stay_apart() -> None:
-    long_a = "get" + "VeryLongResourceName" * 5 + "A"
-    long_b = "get" + "VeryLongResourceName" * 5 + "B"
-    a, b = operation_name(long_a, "GET", "/"), operation_name(long_b, "GET", "/")
-    assert len(a) <= MAX_NAME
-    assert len(b) <= MAX_NAME
-    assert a != b
-    assert a == operation_name(long_a, "GET", "/")
+@pytest.mark.parametrize(
+    ("operation_id", "expected"),
+    [
+        pytest.param(
+            "get" + "VeryLongResourceName" * 5 + "A", "get_very_long_resource_name_a", id="repeats"
+        ),
+        pytest.param(
+            "actions/get-github-actions-default-workflow-permissions-for-an-organization-or-user",
+            "actions_get_github_default_workflow_permissions_for_an_user",
+            id="words",
+        ),
+        pytest.param("x" * 80, "x" * MAX_NAME, id="one-word"),
+    ],
+)
+def test_long_names_are_cut_to_whole_words_without_a_hash(operation_id: str, expected: str) -> None:
+    name = operation_name(operation_id, "GET", "/")
+    assert name == expected
+    assert len(name) <= MAX_NAME
+    assert name == operation_name(operation_id, "GET", "/")
+
+
+def test_long_names_cut_alike_stay_apart_and_are_reported(tmp_path: Path) -> None:
+    stem = "get-" + "-".join(f"word{n}" for n in range(12))
+    spec = write_spec(
+        tmp_path,
+        minimal(
+            {
+                f"/{end}": {"get": {"operationId": f"{stem}-{end}-last", "responses": OK}}
+                for end in ("a", "b")
+            }
+        ),
+    )
+    out, report = imported(tmp_path, spec)
+    names = sorted(path.stem for path in out.glob("*.yaml") if "source" not in path.name)
+    assert names == [
+        "get_word0_word1_word2_word3_word4_word5_word6_word7_word8_last",
+        "get_word0_word1_word2_word3_word4_word5_word6_word7_word8_last_2",
+    ]
+    assert [renamed.name for renamed in report.renamed] == [names[1]]
 
 
 def test_name_collisions_are_resolved_in_description_order_and_reported(tmp_path: Path) -> None:
@@ -245,7 +276,7 @@ def test_a_json_body_becomes_typed_parameters_with_allof_and_readonly(tmp_path: 
         "name": "title",
         "type": "string",
         "description": "The title. At least 1 character.",
-        "pattern": "[\\s\\S]{1,}",
+        "min_length": 1,
     }
     # 3.0 exclusiveMaximum: an integer bound moves by one
     assert params["priority"]["maximum"] == 4

@@ -7,6 +7,8 @@ import base64
 import copy
 import email.parser
 import email.policy
+import json
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -23,6 +25,7 @@ from agentkit import (
     load_tools,
 )
 from agentkit.cli import main
+from agentkit.openapi import import_openapi
 from agentkit.toolerrors import ToolValidationError
 from tests.declarative.loopback import Handler, serve
 from tests.openapi.test_import import FINE, OK, definition, imported, inputs, minimal, write_spec
@@ -436,7 +439,7 @@ def test_an_api_key_in_a_cookie_is_sent_with_the_cookie_parameters(tmp_path: Pat
 # -- lengths and formats ------------------------------------------------------------------
 
 
-def test_lengths_become_a_pattern_and_formats_words(tmp_path: Path) -> None:
+def test_lengths_become_lengths_and_formats_words(tmp_path: Path) -> None:
     parameters = [
         {
             "name": "code",
@@ -455,25 +458,52 @@ def test_lengths_become_a_pattern_and_formats_words(tmp_path: Path) -> None:
             "in": "query",
             "schema": {"type": "string", "format": "email", "minLength": 1},
         },
+        {
+            "name": "pin",
+            "in": "query",
+            "schema": {"type": "string", "minLength": 4, "maxLength": 4},
+        },
+        {"name": "any", "in": "query", "schema": {"type": "string", "minLength": 0}},
+        {
+            "name": "odd",
+            "in": "query",
+            "schema": {"type": "string", "minLength": 5, "maxLength": 2},
+        },
         {"name": "count", "in": "query", "schema": {"type": "integer", "format": "int32"}},
     ]
     recorder = Recorder()
     with serve({"/op": recorder}) as origin:
         out = _import(tmp_path, {"parameters": parameters}, origin)
         params = inputs(out, "op")
-        good = _call(out, {"code": "ab\nc", "slug": "abc"})
-        for wrong in ({"code": "a"}, {"code": "abcde"}, {"slug": "abcd"}, {"slug": "AB"}):
-            [name] = wrong
-            with pytest.raises(
-                ToolValidationError, match=f"Parameter '{name}': expected a string matching"
-            ):
+        good = _call(out, {"code": "ab\nc", "slug": "abc", "pin": "\N{GRINNING FACE}" * 4})
+        for wrong, message in (
+            ({"code": "a"}, "Parameter 'code': expected a string of at least 2 characters, got 1"),
+            ({"code": "abcde"}, "Parameter 'code': expected a string of at most 4 characters"),
+            ({"slug": "abcd"}, "Parameter 'slug': expected a string of at most 3 characters"),
+            ({"slug": "AB"}, "Parameter 'slug': expected a string matching '^[a-z]+$'"),
+            ({"pin": "12345"}, "Parameter 'pin': expected a string of at most 4 characters"),
+        ):
+            with pytest.raises(ToolValidationError, match=re.escape(message)):
                 _call(out, wrong)
-    assert params["code"]["pattern"] == "[\\s\\S]{2,4}"
-    assert params["code"]["description"] == "2 to 4 characters."
-    assert params["slug"]["pattern"] == "(?=[\\s\\S]{0,3}(?![\\s\\S]))(?:^[a-z]+$)"
+    assert params["code"] == {
+        "name": "code",
+        "type": "string",
+        "description": "2 to 4 characters.",
+        "min_length": 2,
+        "max_length": 4,
+        "required": False,
+    }
+    assert params["slug"]["pattern"] == "^[a-z]+$"
+    assert (params["slug"].get("min_length"), params["slug"]["max_length"]) == (None, 3)
     assert params["slug"]["description"] == "A slug. At most 3 characters."
+    assert params["pin"]["description"] == "Exactly 4 characters."
+    assert (params["pin"]["min_length"], params["pin"]["max_length"]) == (4, 4)
+    assert params["any"] == {"name": "any", "type": "string", "required": False}
+    # A description that contradicts itself bounds nothing.
+    assert params["odd"] == {"name": "odd", "type": "string", "required": False}
     assert params["when"]["description"] == "An RFC 3339 date-time (2024-01-31T12:00:00Z)."
     assert params["mail"]["description"] == "At least 1 character. Format: email."
+    assert params["mail"]["min_length"] == 1
     assert params["count"] == {"name": "count", "type": "integer", "required": False}
     assert good.succeeded, good.error
     assert len(recorder.seen) == 1  # nothing sent for a value out of bounds
@@ -585,3 +615,91 @@ def test_an_exploded_matrix_list_skips_the_operation(tmp_path: Path) -> None:
         "#/paths/~1r~1{f}/get/parameters/0: required path parameter 'f': style 'matrix' "
         "exploded is not supported"
     ]
+
+
+def json_query_spec(tmp_path: Path, *parameters: dict[str, Any]) -> Path:
+    operation = {"operationId": "getItems", "parameters": list(parameters), "responses": OK}
+    return write_spec(tmp_path, minimal({"/items": {"get": operation}, **FINE}))
+
+
+def in_json(name: str, schema: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "content": {"application/json": {"schema": schema}},
+        **extra,
+    }
+
+
+def test_a_json_query_parameter_is_sent_as_compact_json(tmp_path: Path) -> None:
+    spec = json_query_spec(
+        tmp_path,
+        in_json("filter", {"type": "object"}, description="Select items by conditions."),
+        in_json("ids", {"type": "array", "items": {"type": "integer"}}),
+        in_json(
+            "deep", {"type": "object", "properties": {"a": {"type": "integer"}}}, required=True
+        ),
+    )
+    out = tmp_path / "tools.d"
+    import_openapi(spec, source="d", out=out)
+    doc = yaml.safe_load((out / "get_items.yaml").read_text(encoding="utf-8"))
+    params = {param["name"]: param for param in doc["input_schema"]["parameters"]}
+    assert params["filter"] == {
+        "name": "filter",
+        "type": "dictionary",
+        "description": "Select items by conditions.",
+        "required": False,
+    }
+    assert params["ids"]["type"] == "list"
+    assert params["deep"]["parameters"] == [{"name": "a", "type": "integer", "required": False}]
+    assert doc["backend"]["http"]["query"] == {
+        "filter": "{{ none if inputs.filter is none else inputs.filter | tojson }}",
+        "ids": "{{ none if inputs.ids is none else inputs.ids | tojson }}",
+        "deep": "{{ inputs.deep | tojson }}",
+    }
+    seen: list[str] = []
+
+    def note(handler: Handler) -> None:
+        seen.append(handler.path)
+        handler.reply(200, {})
+
+    with serve({"/items": note}) as origin:
+        registry = ToolRegistry()
+        load_tools(out, registry=registry, environ={"D_BASE_URL": origin})
+        arguments = {"filter": {"status": {"_eq": "a b&c"}}, "deep": {"a": 1}}
+        assert ToolExecutor().execute(registry["get_items"], arguments).succeeded
+    [path] = seen
+    query = path.split("?", 1)[1]
+    # Compact, percent-encoded by the URL layer, and an absent optional one not sent.
+    assert query == (
+        "filter=%7B%22status%22%3A%7B%22_eq%22%3A%22a+b%26c%22%7D%7D&deep=%7B%22a%22%3A1%7D"
+    )
+    assert [json.loads(value) for _, value in parse_qsl(query)] == [
+        {"status": {"_eq": "a b&c"}},
+        {"a": 1},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("parameter", "skipped"),
+    [
+        pytest.param(
+            {"name": "q", "in": "query", "content": {"text/plain": {"schema": {}}}},
+            False,
+            id="text",
+        ),
+        pytest.param(
+            {"name": "q", "in": "cookie", "required": True, "content": {"application/json": {}}},
+            True,
+            id="cookie",
+        ),
+    ],
+)
+def test_a_parameter_with_other_content_is_still_left_out(
+    tmp_path: Path, parameter: dict[str, Any], skipped: bool
+) -> None:
+    spec = json_query_spec(tmp_path, parameter, in_json("filter", {"type": "object"}))
+    report = import_openapi(spec, source="d", out=tmp_path / "tools.d")
+    assert bool(report.skipped) is skipped
+    if skipped:
+        assert "'content' other than JSON is not supported" in str(report.skipped[0].problem)

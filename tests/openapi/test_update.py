@@ -533,8 +533,9 @@ def test_the_source_file_is_merged_too(tmp_path: Path) -> None:
     assert conflict.field == "base_url"
     line = path.read_text().splitlines()[conflict.line - 1]
     assert line.startswith("base_url: ")
-    # every tool uses the source, so each changed: a compatible change, a minor bump
-    assert {tool.new_version for tool in report.classified} == {"1.1.0"}
+    # The source's description is for people, and its base URL is the reviewer's:
+    # what every tool does is the same.
+    assert report.classified == []
 
 
 def test_an_update_keeps_the_exposed_server_variables(tmp_path: Path) -> None:
@@ -743,3 +744,28 @@ def test_paths_in_the_lock_file_never_lead_outside_the_folder(tmp_path: Path) ->
     updated(tmp_path, out, newer(description()))
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted([*before, "v2.json"])
     assert json.loads((out / LOCK).read_text())["source_file"] == "tracker.source.yaml"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda info: info.update(version="2.2"), id="version"),
+        pytest.param(lambda info: info.update(title="Tracker"), id="title"),
+        pytest.param(lambda info: info.update(description="Now longer."), id="text"),
+    ],
+)
+def test_a_change_of_the_apis_version_or_text_bumps_no_tool(
+    tmp_path: Path, change: Callable[[dict[str, Any]], None]
+) -> None:
+    out = imported_v1(tmp_path)
+    v2 = description()
+    change(v2["info"])
+    report = updated(tmp_path, out, v2)
+    assert report.classified == []
+    assert report.unchanged == len(json.loads((out / LOCK).read_text())["operations"])
+    assert read(out, "get_issue.yaml")["version"] == "1.0.0"
+    # A change of what the source does still changes every tool.
+    v3 = copy.deepcopy(v2)
+    v3["servers"][0]["variables"]["region"]["default"] = "ap"
+    report = updated(tmp_path, out, v3)
+    assert {tool.new_version for tool in report.classified} == {"1.1.0"}

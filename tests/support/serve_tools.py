@@ -200,3 +200,15 @@ def ask_later(marker: str) -> dict[str, Any]:
         time.sleep(0.01)
     answer = elicit("Go on?", NAME_FORM)
     return {"action": answer.action, "name": str(answer.content.get("name", ""))}
+
+
+def report(rows: int, marker: str = "") -> dict[str, Any]:
+    """A long answer: ``rows`` rows of a report (for ``max_output``), each run counted in
+    ``<marker>.runs`` (one line a run), so a test can tell a page from a new run."""
+    if marker:
+        with Path(f"{marker}.runs").open("a") as runs:
+            runs.write("run\n")
+    return {
+        "title": f"{rows} rows",
+        "rows": [{"id": row, "name": f"row {row}", "note": "é" * (row % 7)} for row in range(rows)],
+    }
