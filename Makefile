@@ -19,6 +19,9 @@ BENCH_NODE_STAMP := benchmarks/github/node_modules/.installed
 # gzipped; 26 MB installed). Without npm that bench part and that test skip.
 K8S_STAMP := benchmarks/kubernetes/node_modules/.installed
 
+# The shared limits store's tests start a real redis-server (Debian: apt-get install
+# redis-server; .ci/run installs it); without one they skip, saying so.
+
 # The unit tests that start no server, need no npm and wait for nothing: a lane for
 # the edit-test loop, not a substitute for `make test` (tests/conftest.py marks them).
 FAST := not npm and not server and not slow

@@ -93,6 +93,7 @@ _FIELDS: Final = (
     "output",
     "content",
     "caller",
+    "cached",
 )
 
 
@@ -118,6 +119,7 @@ class ToolEvent:
     # to build an object (a frozen dataclass's object.__setattr__ per field cost
     # ~2 us an event), and the properties keep every field read-only.
     __slots__ = (
+        "_cached",
         "_call_id",
         "_caller",
         "_content",
@@ -149,7 +151,9 @@ class ToolEvent:
         output: Mapping[str, Any] | None = None,
         content: tuple[Block, ...] = (),
         caller: str | None = None,
+        cached: bool = False,
     ) -> None:
+        self._cached = cached
         self._name = name
         self._tool_name = tool_name
         self._tool_version = tool_version
@@ -227,6 +231,11 @@ class ToolEvent:
         """Who the call was made for: a caller's name, ``anonymous`` when not known."""
         return self._caller
 
+    @property
+    def cached(self) -> bool:
+        """``completed`` from a kept answer (``cache:``): the tool did not run."""
+        return self._cached
+
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, field) for field in _FIELDS)
 
@@ -260,6 +269,7 @@ class ToolEvent:
             "error_type": self._error_type,
             "error": dict(error) if error is not None else None,
             "caller": self._caller,
+            **({"cached": True} if self._cached else {}),
         }
 
 

@@ -53,6 +53,9 @@ the same thing.
     │                               (each problem naming the field; no value of it shown)
     ├── DeclinedError               the user did not allow what a ``confirm: true`` tool was
     │                               about to do (``agentkit.context.confirm``)
+    ├── LimitedError                a call refused by a declared limit (``limits:``) or while its
+    │                               source is paused after a 429, before anything was sent; the
+    │                               cause of the ToolExecutionError that reports it
     ├── RedactedError               not raised: stands in, as a ToolExecutionError's cause,
     │                               for an exception that could not be copied without the
     │                               secrets it held
@@ -88,6 +91,7 @@ __all__ = [
     "ElicitationError",
     "ExportError",
     "HttpCallError",
+    "LimitedError",
     "MissingValue",
     "MultipartError",
     "OAuth2Error",
@@ -582,9 +586,18 @@ class MissingValue(TemplateRenderError):
 class HttpCallError(BackendError):
     """An HTTP backend call failed; ``kind`` says how (status, timeout, deadline, ...)."""
 
-    def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         self.kind = kind
         self.status = status
+        #: The wait the reply's ``Retry-After`` asked for, in seconds (a 429), if any.
+        self.retry_after = retry_after
         super().__init__(message)
 
 
@@ -693,6 +706,18 @@ class DeclinedError(AgentKitError):
         self.action = action
         how = "" if action == "decline" else f" (the question was answered '{action}')"
         super().__init__(f"declined by the user{how}; nothing was done")
+
+
+class LimitedError(AgentKitError):
+    """A call refused by a limit before anything was sent: ``retry_after`` seconds from
+    now it may pass. ``scope`` says which limit: ``"per_caller"``, ``"total"``,
+    ``"concurrent"``, ``"paused"`` (the upstream answered 429) or ``"store"`` (the
+    shared limits store could not be reached)."""
+
+    def __init__(self, message: str, *, scope: str, retry_after: float) -> None:
+        self.scope = scope
+        self.retry_after = retry_after
+        super().__init__(message)
 
 
 class MultipartError(BackendError):

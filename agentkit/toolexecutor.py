@@ -14,6 +14,7 @@ from contextlib import nullcontext
 from types import CoroutineType, MappingProxyType
 from typing import TYPE_CHECKING, Any, final
 
+from agentkit.callcache import CachedAnswer
 from agentkit.content import Block, Output, secret_in_answer
 from agentkit.credentials import CredentialsManager
 from agentkit.jsonvalues import MAX_DEPTH, checked_copy
@@ -534,16 +535,20 @@ class ToolExecutor:
         output: dict[str, Any] | None = None
         blocks: tuple[Block, ...] = ()
         page: Page | None = None
+        cached = False
         if error is None:
             try:
                 if type(raw) is not dict and isinstance(raw, _Taken):
                     # A page kept from an answer checked and paged when it was given.
                     output, page = raw.output, raw.page
                 else:
-                    if type(raw) is not dict and isinstance(raw, Output):
-                        # Content blocks beside the structured output, checked as usual.
-                        blocks = raw.blocks
-                        raw = raw.structured
+                    if type(raw) is not dict:
+                        if isinstance(raw, Output):
+                            # Content blocks beside the structured output, checked as usual.
+                            blocks = raw.blocks
+                            raw = raw.structured
+                        elif type(raw) is CachedAnswer:  # a kept answer: checked as usual
+                            raw, cached = raw.structured, True
                     output = _checked(name, spec.output_schema, raw, redactor)
                     if redactor is not None:
                         # An answer is given as the tool made it, or not at all: one that
@@ -573,7 +578,9 @@ class ToolExecutor:
             seen = validated if validated is not None else _bounded(inputs)
             if redactor:
                 seen = redactor.redact_value(seen)
-            self._finish_event(listeners, spec, call_id, duration, seen, output, blocks, error)
+            self._finish_event(
+                listeners, spec, call_id, duration, seen, output, blocks, error, cached
+            )
 
         if error is not None:
             if raise_on_failure:
@@ -657,11 +664,12 @@ class ToolExecutor:
         output: dict[str, Any] | None,
         blocks: tuple[Block, ...],
         error: _CallError | None,
+        cached: bool,
     ) -> None:
         if error is None:
             event = ToolEvent(
                 EVENT_COMPLETED, spec.name, spec.version, call_id, _now(), duration,
-                STATUS_SUCCESS, None, None, seen, output, blocks,
+                STATUS_SUCCESS, None, None, seen, output, blocks, cached=cached,
             )  # fmt: skip
         else:
             # The error itself: the event describes it only if a listener reads it.

@@ -334,6 +334,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="on SIGTERM (or stdin closing) wait this long for calls in flight (default 30)",
     )
     serve.add_argument(
+        "--limits-store",
+        metavar="URL",
+        help="count the tools' limits and keep their cached answers in this Redis "
+        "(redis://HOST:PORT/DB), shared by every replica using it (needs agentkit[redis]); "
+        "default: in this process",
+    )
+    serve.add_argument(
+        "--limits-store-unreachable",
+        choices=("refuse", "local"),
+        help="when the --limits-store cannot be reached: refuse calls with limits (default) "
+        "or count them in this process until it can",
+    )
+    serve.add_argument(
         "--allow-unconfirmed",
         action="store_true",
         help="run confirm: true tools without asking when the client cannot be asked "

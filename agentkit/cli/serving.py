@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from agentkit.cli.loading import choose_toolset, load_registry, load_toolsets, tool_paths
 from agentkit.cli.output import echo
 from agentkit.cli.status import EXIT_OK
-from agentkit.toolerrors import UsageError, did_you_mean
+from agentkit.toolerrors import SemanticError, UsageError, did_you_mean
 
 if TYPE_CHECKING:
     from agentkit.mcp.options import BearerToken
@@ -184,6 +184,7 @@ def _reloading(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    _use_limits_store(args)
     if args.defer and (args.toolset or args.no_whole_registry):
         raise UsageError(
             "--defer applies to the whole registry, which --toolset and --no-whole-registry "
@@ -284,6 +285,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
         reloader=reloader,
     )
     return EXIT_OK
+
+
+def _use_limits_store(args: argparse.Namespace) -> None:
+    """``--limits-store``: count limits in a Redis the replicas share."""
+    if args.limits_store is None:
+        if args.limits_store_unreachable is not None:
+            raise UsageError("--limits-store-unreachable applies with --limits-store URL")
+        return
+    from agentkit.ratelimits import use_store
+    from agentkit.ratelimits_redis import RedisStore
+
+    try:
+        use_store(
+            RedisStore(args.limits_store, unreachable=args.limits_store_unreachable or "refuse")
+        )
+    except SemanticError as exc:
+        raise UsageError(f"--limits-store: {exc}") from None
 
 
 def _warn_unused_credential_headers(headers: Mapping[str, str], tools: ToolRegistry) -> None:

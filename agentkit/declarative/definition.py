@@ -7,8 +7,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final, TypeGuard, final
 
+from agentkit.callcache import CacheSpec, parse_cache
 from agentkit.declarative.backends import Backend, BackendContext, backend_kinds, find_backend
 from agentkit.declarative.environment import Environment, Substituter, Substitution
+from agentkit.declarative.limit_specs import parse_limits_at
 from agentkit.declarative.problems import Location, Problems, check_keys
 from agentkit.declarative.sources import (
     Source,
@@ -17,6 +19,7 @@ from agentkit.declarative.sources import (
     resolve_shared_parameters,
 )
 from agentkit.declarative.yamlsource import clip, read_documents
+from agentkit.ratelimits import Limits
 from agentkit.schema.values import from_text
 from agentkit.tool import ANNOTATION_KEYS, TOOL_NAME_PATTERN
 from agentkit.toolerrors import PluginError, SchemaDefinitionError
@@ -35,6 +38,8 @@ TOP_LEVEL_KEYS: Final = (
     "output_schema",
     "annotations",
     "concurrency",
+    "limits",
+    "cache",
     "confirm",
     "deprecated",
     "max_output",
@@ -88,6 +93,10 @@ class ToolDefinition:
     examples: tuple[ToolExample, ...] = ()
     #: Its ``input_schema`` with the shared parameters it takes written out; None: it takes none.
     resolved_inputs: dict[str, Any] | None = None
+    #: Its own call limits (``limits:``); None: none (its source's may apply).
+    limits: Limits | None = None
+    #: How long its answers are kept and for whom (``cache:``); None: not kept.
+    cache: CacheSpec | None = None
 
     @property
     def source(self) -> str:
@@ -204,6 +213,8 @@ def parse_definition(
         credentials = tuple(dict.fromkeys((*credentials, *http_source[0].credentials)))
     annotations = _parse_annotations(raw.get("annotations", {}), backend, problems)
     concurrency = _parse_concurrency(raw.get("concurrency"), problems)
+    limits = parse_limits_at(raw, f"tool '{name}'", f"tool:{name}", problems)
+    cache = _parse_cache(raw, annotations, problems)
     confirm = raw.get("confirm")
     if confirm is not None and not isinstance(confirm, bool):
         problems.add(
@@ -250,7 +261,20 @@ def parse_definition(
         max_output=max_output,
         examples=examples,
         resolved_inputs=written_inputs if takes_shared else None,
+        limits=limits,
+        cache=cache,
     )
+
+
+def _parse_cache(
+    raw: dict[str, Any], annotations: dict[str, Any], problems: Problems
+) -> CacheSpec | None:
+    if "cache" not in raw:
+        return None
+    spec, found = parse_cache(raw["cache"], read_only=annotations.get("read_only") is True)
+    for keys, message in found:
+        problems.add(("cache", *keys), message)
+    return spec
 
 
 def _quoted(value: Any) -> str:

@@ -34,6 +34,7 @@ from urllib.parse import urljoin, urlsplit
 
 from agentkit import binary, jsonvalues
 from agentkit.audit import note_upstream_status
+from agentkit.callcache import upstream_said
 from agentkit.context import confirm, log
 from agentkit.declarative import http_failures as failures
 from agentkit.declarative.backend_base import BackendContext
@@ -678,6 +679,7 @@ class HttpBackend:
         view = ResponseView(
             response.status_code, response.headers, b"".join(chunks), response.encoding
         )
+        upstream_said(response.headers.get("Cache-Control"))  # for a cache: keep, or not
         if not (
             200 <= view.status < 300
             or view.status in spec.accept_status
@@ -689,6 +691,11 @@ class HttpBackend:
                 f"{prepared.method} {prepared.url} returned {view.status} {response.reason}"
                 + (f": {shown}" if shown else ""),
                 status=view.status,
+                retry_after=failures.retry_after_seconds(
+                    response.headers.get("Retry-After"), now=time.time()
+                )
+                if view.status == 429
+                else None,
             )
         return view
 

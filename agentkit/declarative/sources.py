@@ -37,9 +37,11 @@ from urllib.parse import urlsplit
 from agentkit.declarative.environment import LiteralText, Substituter, Substitution
 from agentkit.declarative.http_spec import parse_http_spec
 from agentkit.declarative.http_url import authority, authority_problem
+from agentkit.declarative.limit_specs import parse_limits_at
 from agentkit.declarative.oauth2 import TokenCache
 from agentkit.declarative.problems import Location, Problems, check_keys, check_named
 from agentkit.declarative.yamlsource import clip
+from agentkit.ratelimits import Limits
 from agentkit.toolerrors import SchemaDefinitionError
 from agentkit.toolschema import ToolSchema
 
@@ -76,6 +78,7 @@ SOURCE_KEYS: Final = (
     "credentials",
     "max_output",
     "parameters",
+    "limits",
     *SHARED_KEYS,
 )
 # Characters a URL cannot hold literally, and '{'/'}' so that no template can start in one.
@@ -102,6 +105,8 @@ class Source:
     parameters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: OAuth2 tokens, shared by every tool of this source.
     token_cache: TokenCache = field(default_factory=TokenCache, compare=False)
+    #: The limits on all the source's tools together (``limits:``); None: none.
+    limits: Limits | None = None
 
     @property
     def location(self) -> str:
@@ -156,6 +161,7 @@ def parse_source(
         credentials = []
     base_url = _base_url(raw, problems, substituter)
     max_output = parse_max_output(raw.get("max_output"), problems)
+    limits = parse_limits_at(raw, f"source '{name}'", f"source:{name}", problems, source=True)
 
     shared: dict[str, Any] = {key: raw[key] for key in SHARED_KEYS if key in raw}
     for key in ("headers", "query"):
@@ -189,6 +195,7 @@ def parse_source(
         substitutions=tuple(substituter.used),
         max_output=max_output,
         parameters=parameters,
+        limits=limits,
     )
 
 

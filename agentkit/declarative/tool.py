@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from agentkit.callcache import CallCache, watching
 from agentkit.context import aconfirm, arguments_shown, confirm
 from agentkit.declarative.python_backend import PythonBackend
+from agentkit.ratelimits import Limiter
 from agentkit.tool import Tool
 
 if TYPE_CHECKING:
@@ -25,11 +28,26 @@ class DeclarativeTool(Tool):
 
     DEFINITION: ClassVar[ToolDefinition]
     BACKEND: ClassVar[Backend]
+    #: The limits of the tool, its source and its toolsets (``limits:``); None: none.
+    LIMITER: ClassVar[Limiter | None] = None
+    #: Where its answers are kept (``cache:``, read-only tools); None: not kept.
+    CACHE: ClassVar[CallCache | None] = None
 
     def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
         if self.CONFIRM and not _confirms_sends(self.BACKEND):
             confirm(lambda: arguments_shown(inputs))
-        return self.BACKEND.call(inputs, credentials)  # type: ignore[no-any-return]
+        limiter = self.LIMITER
+        if limiter is None and self.CACHE is None:
+            return self.BACKEND.call(inputs, credentials)  # type: ignore[no-any-return]
+        # A kept answer is a CachedAnswer, which the executor unwraps.
+        return _limited(self, inputs, credentials, limiter)  # type: ignore[no-any-return]
+
+    @classmethod
+    def limiter(cls) -> Limiter:
+        """The tool's limiter, made on first use (a toolset's limits join it after loading)."""
+        if cls.LIMITER is None:
+            cls.LIMITER = Limiter(cls.TOOL_NAME)
+        return cls.LIMITER
 
 
 async def _execute_async(
@@ -39,8 +57,36 @@ async def _execute_async(
     assert isinstance(backend, PythonBackend)  # only an async def function makes an async tool
     if self.CONFIRM:
         await aconfirm(lambda: arguments_shown(inputs))
-    result: dict[str, Any] = await backend.call(inputs, credentials)
+    limiter, cache = self.LIMITER, self.CACHE
+    key = ""
+    if cache is not None:
+        key, kept = cache.lookup(inputs, credentials)
+        if kept is not None:
+            return kept  # type: ignore[return-value]  # the executor unwraps it
+    with limiter.admit() if limiter is not None else nullcontext(), watching() as said:
+        result: dict[str, Any] = await backend.call(inputs, credentials)
+    if cache is not None:
+        cache.keep(key, result, said)
     return result
+
+
+def _limited(
+    tool: DeclarativeTool,
+    inputs: dict[str, Any],
+    credentials: Mapping[str, str],
+    limiter: Limiter | None,
+) -> Any:
+    """A call of a tool with limits or a cache: a kept answer is given before any limit is
+    counted (it sends nothing); otherwise the call is admitted, then made."""
+
+    def run() -> Any:
+        if limiter is None:
+            return tool.BACKEND.call(inputs, credentials)
+        with limiter.admit():
+            return tool.BACKEND.call(inputs, credentials)
+
+    cache = tool.CACHE
+    return run() if cache is None else cache.call(run, inputs, credentials)
 
 
 def _confirms_sends(backend: Backend) -> bool:
@@ -77,6 +123,18 @@ def make_tool_class(definition: ToolDefinition) -> type[DeclarativeTool]:
         "__module__": "agentkit.declarative.generated",
         "__doc__": definition.description,
     }
+    limits = [
+        owner.limits
+        for owner in (definition, definition.http_source)
+        if owner is not None and owner.limits is not None
+    ]
+    if limits:
+        limiter = Limiter(definition.name)
+        for each in limits:
+            limiter.add(each)
+        namespace["LIMITER"] = limiter
+    if definition.cache is not None:
+        namespace["CACHE"] = CallCache(definition.name, definition.version, definition.cache)
     if isinstance(definition.backend, PythonBackend) and definition.backend.is_async:
         # An async def backend makes an async tool: aexecute awaits it on the loop
         # (so a deadline or a cancel stops it), execute runs it to completion.

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, final
 
+from agentkit.declarative.limit_specs import parse_limits_at
 from agentkit.declarative.problems import (
     Location,
     ProblemLog,
@@ -32,7 +33,9 @@ from agentkit.declarative.problems import (
     check_keys,
     check_named,
 )
+from agentkit.declarative.tool import DeclarativeTool
 from agentkit.declarative.yamlsource import clip
+from agentkit.ratelimits import Limits
 from agentkit.tool import Tool
 from agentkit.toolregistry import ToolRegistry
 from agentkit.toolsets import Selector, Toolset
@@ -46,7 +49,7 @@ __all__ = [
     "resolve_toolsets",
 ]
 
-TOOLSET_KEYS: Final = ("toolset", "description", "tools", "exclude", "deferred")
+TOOLSET_KEYS: Final = ("toolset", "description", "tools", "exclude", "deferred", "limits")
 _LISTS: Final = ("tools", "exclude", "deferred")
 
 #: One entry of a list, and where it is in its document.
@@ -64,6 +67,8 @@ class ToolsetDefinition:
     exclude: tuple[_Entry, ...]
     deferred: tuple[_Entry, ...]
     problems: Problems  # where a problem found when resolving it is reported
+    #: Limits on all the set's tools together (``limits:``); None: none.
+    limits: Limits | None = None
 
     @property
     def location(self) -> str:
@@ -85,6 +90,7 @@ def parse_toolset(raw: dict[str, Any], problems: Problems) -> ToolsetDefinition 
             "missing 'tools': a list of tool names, globs (list_*) or tags (tag:key=value)",
         )
     lists = {key: _entries(raw, key, problems) for key in _LISTS}
+    limits = parse_limits_at(raw, f"toolset '{name}'", f"toolset:{name}", problems)
     if len(problems) > start:
         return None
     assert isinstance(name, str)
@@ -95,6 +101,7 @@ def parse_toolset(raw: dict[str, Any], problems: Problems) -> ToolsetDefinition 
         exclude=lists["exclude"],
         deferred=lists["deferred"],
         problems=problems,
+        limits=limits,
     )
 
 
@@ -167,6 +174,8 @@ def _resolve(definition: ToolsetDefinition, tools: list[Tool]) -> Toolset | None
         )
     within = f" of the set '{definition.name}'"
     deferred = set(_matched(definition.deferred, members, problems, within, tools))
+    if definition.limits is not None:
+        _limit(definition.limits, members, problems)
     if len(problems) > start:
         return None
     return Toolset(
@@ -176,6 +185,21 @@ def _resolve(definition: ToolsetDefinition, tools: list[Tool]) -> Toolset | None
         deferred=frozenset(deferred),
         source=definition.location,
     )
+
+
+def _limit(limits: Limits, members: list[Tool], problems: Problems) -> None:
+    """Apply a set's ``limits`` to each member; a tool registered in code cannot take them."""
+    coded = [tool.name for tool in members if not isinstance(tool, DeclarativeTool)]
+    if coded:
+        problems.add(
+            ("limits",),
+            f"limits apply to tools from definition files; {', '.join(coded[:10])} "
+            f"{'is' if len(coded) == 1 else 'are'} registered in code: exclude "
+            f"{'it' if len(coded) == 1 else 'them'}, or give the set no limits",
+        )
+        return
+    for tool in members:
+        type(tool).limiter().add(limits)  # type: ignore[attr-defined]
 
 
 def _matched(

@@ -106,6 +106,7 @@ from agentkit.toolerrors import (
     AnswerError,
     DeclinedError,
     ElicitationError,
+    LimitedError,
     Problem,
     ToolExecutionError,
     UnknownToolError,
@@ -705,7 +706,7 @@ def build_server(
         if kind is not None:
             note_failure(kind)
         cause = result.error.cause if isinstance(result.error, ToolExecutionError) else None
-        if isinstance(cause, DeclinedError) or (
+        if isinstance(cause, (DeclinedError, LimitedError)) or (
             isinstance(cause, ElicitationError) and call.confirming
         ):  # not allowed, or the question about it never answered: nothing was done
             note_declined()

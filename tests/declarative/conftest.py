@@ -85,3 +85,13 @@ def refused_before_sending(
     assert expected in message, message
     assert len(responses.calls) == 0
     return message
+
+
+@pytest.fixture
+def fresh_limits_store() -> Iterator[None]:
+    """Limits and cached answers counted afresh for the test, in this process."""
+    from agentkit.ratelimits import LocalStore, use_store
+
+    before = use_store(LocalStore())
+    yield
+    use_store(before)
