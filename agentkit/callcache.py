@@ -27,6 +27,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final, final
 
+from agentkit.audit import note_cache_hit
 from agentkit.callers import current_caller
 from agentkit.ratelimits import parse_seconds, store
 
@@ -161,7 +162,10 @@ class CallCache:
         """The call's key, and its kept answer if there is one."""
         key = self.key(inputs, credentials)
         kept = store().cache_get(key)
-        return key, None if kept is None else CachedAnswer(structured=json.loads(kept))
+        if kept is None:
+            return key, None
+        note_cache_hit()  # the audit trail marks the call a cache hit
+        return key, CachedAnswer(structured=json.loads(kept))
 
     def keep(self, key: str, answer: Any, said: set[str]) -> None:
         """Keep ``answer`` under ``key`` unless the upstream ``said`` not to."""

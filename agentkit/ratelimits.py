@@ -39,6 +39,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, final
 
+from agentkit.audit import note_limited
 from agentkit.callers import current_caller
 from agentkit.toolerrors import LimitedError
 
@@ -417,6 +418,7 @@ class Limiter:
         lease_id = f"{_PREFIX[0]}{next(_NUMBERS)}"
         admission = store().acquire(windows, leases, self._pause_key, lease_id)
         if admission.refused >= 0:
+            note_limited()  # the audit trail's outcome: limited, nothing sent
             raise self._refusal(admission, told)
         try:
             yield

@@ -61,6 +61,7 @@ from agentkit.audit import (
     masked_arguments,
     note_declined,
     note_failure,
+    note_limited,
     noting,
 )
 from agentkit.callers import ANONYMOUS, Caller, calling_as
@@ -709,7 +710,10 @@ def build_server(
         if isinstance(cause, (DeclinedError, LimitedError)) or (
             isinstance(cause, ElicitationError) and call.confirming
         ):  # not allowed, or the question about it never answered: nothing was done
-            note_declined()
+            if isinstance(cause, LimitedError):
+                note_limited()
+            else:
+                note_declined()
             return error_result(f"Tool '{tool.name}' was not run: {cause}")
         if call.refused is not None:  # whatever the tool did when told, the call ends in it
             note_failure("execution")
