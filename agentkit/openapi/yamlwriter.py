@@ -60,7 +60,7 @@ class Writer:
 
     def __init__(self) -> None:
         self._strings: dict[str, Scalar] = {}
-        self._others: dict[tuple[type, Any], Scalar] = {}
+        self._others: dict[tuple[type, str], Scalar] = {}
         # PyYAML's implicit resolvers (untyped): the type a plain scalar would read as.
         self._resolver: Any = Resolver()
         self._representer = SafeRepresenter()
@@ -212,7 +212,8 @@ class Writer:
             if found is None:
                 found = self._strings[value] = self._string(value)
             return found
-        key = (type(value), value)
+        # By type and text: 0.0 == -0.0, and each is written its own way.
+        key = (type(value), repr(value))
         found = self._others.get(key)
         if found is None:
             found = self._others[key] = self._other(value)

@@ -57,6 +57,7 @@ CASES = [
     pytest.param(
         {"floats": [1.5, -0.0, 1e20, 1e-7, float("inf"), float("-inf"), float("nan")]}, id="floats"
     ),
+    pytest.param({"z": 0.0, "n": -0.0, "list": [-0.0, 0.0, 0, False]}, id="zeros"),
     pytest.param({"ints": [0, -1, 10**30], 404: "code", 5: {"a": 1}}, id="integer-keys"),
     pytest.param({"empty": {}, "none": [], "deep": [[1], {"x": {}}, [[]], [{}]]}, id="empty"),
     pytest.param({"plain": LONG, "quoted": LONG + ": x", "double": LONG + "\t"}, id="long"),
