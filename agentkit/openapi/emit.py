@@ -31,13 +31,15 @@ _BOOL: Final = "tag:yaml.org,2002:bool"
 _NULL: Final = "tag:yaml.org,2002:null"
 _MAP: Final = "tag:yaml.org,2002:map"
 _SEQ: Final = "tag:yaml.org,2002:seq"
-#: The options every written file uses: keys in the order given, collections of
-#: scalars in flow style (``{name: id, type: integer}``), lines up to 120 columns.
+#: The options every written file uses: keys in the order given, block style
+#: everywhere (an empty collection ``{}`` or ``[]``), and no line width: a string
+#: is never folded onto a second line, so a template (``{{ inputs.id }}``) or a
+#: phrase is found whole by grep and replaced whole by sed.
 OPTIONS: Final[dict[str, Any]] = {
     "sort_keys": False,
     "allow_unicode": True,
-    "width": 120,
-    "default_flow_style": None,
+    "width": 2**31 - 1,  # libyaml's largest: no width
+    "default_flow_style": False,
 }
 
 
@@ -105,13 +107,12 @@ def _node(value: Any, dumper: Any) -> Node:
             )
             for key, item in value.items()
         ]
-        flow = all(_plain(key) and _plain(item) for key, item in pairs)
-        return MappingNode(_MAP, pairs, flow_style=flow)
+        return MappingNode(_MAP, pairs, flow_style=False)
     if kind is list:
         items = [
             ScalarNode(_STR, item) if type(item) is str else _node(item, dumper) for item in value
         ]
-        return SequenceNode(_SEQ, items, flow_style=all(_plain(item) for item in items))
+        return SequenceNode(_SEQ, items, flow_style=False)
     if kind is bool:
         return ScalarNode(_BOOL, "true" if value else "false")
     if kind is int:
@@ -121,7 +122,3 @@ def _node(value: Any, dumper: Any) -> Node:
     # Floats (.inf, .nan, 1e+20 written 1.0e+20) and anything else: PyYAML's own way.
     node: Node = dumper.represent_data(value)
     return node
-
-
-def _plain(node: Node) -> bool:
-    return type(node) is ScalarNode and not node.style

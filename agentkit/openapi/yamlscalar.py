@@ -1,15 +1,14 @@
 """One scalar as libyaml's emitter writes it: its analysis, its style, its text.
 
 libyaml reads a scalar's characters once (``yaml_emitter_analyze_scalar``):
-indicators at its start or inside (``: ``, `` #``, ``,[]{}`` in flow), spaces
-and line breaks at its edges or next to each other, characters it does not
-print. From that and the context (a block or flow collection, a key or a value)
-it picks the style (``select_scalar_style``): plain where the text would read
-back as the same string, else single-quoted, else double-quoted with escapes.
-``analyze`` does the same with regular expressions, once per distinct text;
-``Scalar`` keeps the outcome, and the text in each context as written on one
-line. Folding a long scalar at the line width is the writer's
-(``yamlwriter.Writer``), since it depends on the column.
+indicators at its start or inside (``: ``, `` #``), spaces and line breaks at
+its edges or next to each other, characters it does not print. From that and
+the context (a key or a value of a block collection; the import writes no flow
+ones) it picks the style (``select_scalar_style``): plain where the text would
+read back as the same string, else single-quoted, else double-quoted with
+escapes. ``analyze`` does the same with regular expressions, once per distinct
+text; ``Scalar`` keeps the outcome, and the text as a value and as a key.
+Nothing is folded: the import writes with no line width.
 """
 
 from __future__ import annotations
@@ -18,8 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-#: The line width and indent the import writes with (``emit.OPTIONS``).
-WIDTH: Final = 120
+#: The indent the import writes with (``emit.OPTIONS``).
 INDENT: Final = 2
 #: libyaml writes a key after ``? `` when it is longer than this (in UTF-8 bytes).
 _SIMPLE_KEY: Final = 128
@@ -34,13 +32,12 @@ BREAKS: Final = "\r\n\x85\u2028\u2029"
 _BREAK: Final = re.compile(f"[{BREAKS}]")
 #: libyaml's "blank or break or end": what makes ``: `` and `` #`` indicators.
 _BLANKZ: Final = " \t\x00" + BREAKS
-_FLOW_INSIDE: Final = re.compile(r"[,?\[\]{}:]")
 _COLON_BLANK: Final = re.compile(f":(?:[{_BLANKZ}]|\\Z)")
 _BLANK_HASH: Final = re.compile(f"[{_BLANKZ}]#")
 _BREAK_SPACE: Final = re.compile(f"[{BREAKS}] ")
 _SPACE_BREAK: Final = re.compile(f" [{BREAKS}]")
 _FIRST_INDICATORS: Final = frozenset("#,[]{}&*!|>'\"%@`")
-#: Printable ASCII that libyaml writes plain in a block and in flow alike: no
+#: Printable ASCII that libyaml writes plain (in a block and in flow alike): no
 #: indicator first (nor ``-`` or ``.``, which may start ``---`` or ``...``), none of
 #: ``,[]{}:#?`` inside, no space last.
 _PLAIN_ANYWHERE: Final = re.compile(
@@ -77,19 +74,16 @@ class Scalar:
 
     text: str
     multiline: bool
-    #: The style in each context: [block value, block key, flow value, flow key].
-    styles: tuple[int, int, int, int]
+    #: The style as a value and as a key.
+    styles: tuple[int, int]
     #: Whether it may be a simple key (one line, at most 128 bytes).
     simple: bool
-    #: As written (quoted, escaped; not folded) as a block value, a key, a flow value.
+    #: As written on one line (quoted, escaped) as a value and as a key.
     block: str
     block_key: str
-    flow: str
-    flow_key: str
-    #: The last column a value may start at and be written as above (else
-    #: ``Writer._scalar`` writes it, folding it as libyaml would).
-    block_max: int
-    flow_max: int
+    #: Single-quoted with line breaks of its own: ``block`` is not what is written,
+    #: ``Writer._value`` writes it as libyaml does.
+    broken: bool
 
 
 def _escape(char: str) -> str:
@@ -107,70 +101,48 @@ def _escape(char: str) -> str:
 def analyze(text: str, *, plain_implicit: bool) -> Scalar:
     """libyaml's ``analyze_scalar`` and ``select_scalar_style`` for ``text`` (allow_unicode)."""
     if not text:
-        # Plain only where a block value may be empty; quoted as a key or in flow.
-        block = PLAIN if plain_implicit else SINGLE
-        return _scalar(text, False, (block, SINGLE, SINGLE, SINGLE), True)
+        # Plain only where a value may be empty; quoted as a key.
+        return _scalar(text, False, (PLAIN if plain_implicit else SINGLE, SINGLE), True)
     if _PLAIN_ANYWHERE.fullmatch(text):  # most names, types and words: nothing to look for
         style = PLAIN if plain_implicit else SINGLE
-        return _scalar(text, False, (style,) * 4, len(text) <= _SIMPLE_KEY)
+        return _scalar(text, False, (style, style), len(text) <= _SIMPLE_KEY)
     first = text[0]
     followed = len(text) == 1 or text[1] in _BLANKZ
-    flow_indicators = block_indicators = text.startswith(("---", "..."))
-    if first in _FIRST_INDICATORS:
-        flow_indicators = block_indicators = True
-    elif first in "?:":
-        flow_indicators = True
-        block_indicators = block_indicators or followed
-    elif first == "-" and followed:
-        flow_indicators = block_indicators = True
-    if _FLOW_INSIDE.search(text, 1):
-        flow_indicators = True
-    if _COLON_BLANK.search(text, 1) or _BLANK_HASH.search(text):
-        flow_indicators = block_indicators = True
+    indicators = (
+        text.startswith(("---", "..."))
+        or first in _FIRST_INDICATORS
+        or (first in "?:-" and followed)
+        or _COLON_BLANK.search(text, 1) is not None
+        or _BLANK_HASH.search(text) is not None
+    )
     special = _UNPRINTABLE.search(text) is not None
     line_breaks = _BREAK.search(text) is not None
     last = text[-1]
     edges = first == " " or first in BREAKS or last == " " or last in BREAKS
     break_space = line_breaks and _BREAK_SPACE.search(text) is not None
     space_break = line_breaks and _SPACE_BREAK.search(text) is not None
-    flow_plain = block_plain = not (edges or break_space or line_breaks)
+    plain = not (edges or break_space or line_breaks or indicators)
     single = not break_space
     if space_break or special:
-        flow_plain = block_plain = single = False
-    if flow_indicators:
-        flow_plain = False
-    if block_indicators:
-        block_plain = False
-    block = _style(block_plain, single, plain_implicit)
-    flow = _style(flow_plain, single, plain_implicit)
+        plain = single = False
+    block = _style(plain, single, plain_implicit)
     key = DOUBLE if line_breaks else block
-    flow_key = DOUBLE if line_breaks else flow
     simple = not line_breaks and (
         len(text) <= _SIMPLE_KEY // 4 or len(text.encode("utf-8")) <= _SIMPLE_KEY
     )
-    return _scalar(text, line_breaks, (block, key, flow, flow_key), simple)
+    return _scalar(text, line_breaks, (block, key), simple)
 
 
-def _scalar(text: str, multiline: bool, styles: tuple[int, int, int, int], simple: bool) -> Scalar:
-    texts = {style: _written(text, style) for style in set(styles)}
-    written = [texts[style] for style in styles]
-    # Where the text may pass the width, or a quoted one holds a line break,
-    # ``Writer._scalar`` writes it the slow way, as libyaml does.
-    limits = [
-        -1 if multiline and style == SINGLE else WIDTH + 1 - len(written[index])
-        for index, style in enumerate(styles)
-    ]
+def _scalar(text: str, multiline: bool, styles: tuple[int, int], simple: bool) -> Scalar:
+    block = _written(text, styles[0])
     return Scalar(
         text=text,
         multiline=multiline,
         styles=styles,
         simple=simple,
-        block=written[0],
-        block_key=written[1],
-        flow=written[2],
-        flow_key=written[3],
-        block_max=limits[0],
-        flow_max=limits[2],
+        block=block,
+        block_key=block if styles[1] == styles[0] else _written(text, styles[1]),
+        broken=multiline and styles[0] == SINGLE,
     )
 
 

@@ -5,16 +5,17 @@ PyYAML costs a node object per value and two calls back into Python per
 scalar, and was most of an import. ``Writer`` writes the text itself, for the
 values a definition holds (mappings, lists, strings, integers, floats,
 booleans, None), choosing what libyaml's emitter chooses with the import's
-options (``emit.OPTIONS``: keys in order, collections of scalars in flow style,
-lines of 120 columns, Unicode written as it is, indent 2):
+options (``emit.OPTIONS``: keys in order, block style, no line width, Unicode
+written as it is, indent 2):
 
 - each scalar's style (plain, single- or double-quoted) from the same analysis
   of its characters (``yamlscalar``), and whether it would read back as another
   type (PyYAML's resolver says);
 - the same layout: block mappings and lists, a list under a key not indented,
-  ``? `` keys for those over 128 bytes or of several lines, flow collections
-  broken where a line passes 120 columns;
-- long scalars folded at the same spaces, with the same escapes.
+  an empty one ``{}`` or ``[]``, ``? `` keys for those over 128 bytes or of
+  several lines;
+- each scalar on one line, with the same escapes; a single-quoted one's own
+  line breaks written as libyaml writes them.
 
 A writer remembers each distinct string's analysis, and the text of a
 collection met again at the same place (converted schemas are shared between
@@ -26,7 +27,7 @@ libyaml's text, value by value and on whole imports.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
 from yaml.nodes import ScalarNode
 from yaml.representer import SafeRepresenter
@@ -37,21 +38,12 @@ from agentkit.openapi.yamlscalar import (
     FLOAT_TAG,
     INDENT,
     PLAIN,
-    SINGLE,
     STR_TAG,
     SURROGATE,
-    WIDTH,
     Scalar,
     analyze,
-    escaped,
 )
 from agentkit.toolerrors import AgentKitError
-
-#: The value types (keys: str) whose flow mappings ``Writer`` keeps by content: hashable,
-#: and equal only when written the same (not float: 0.0 == -0.0; bool and int are
-#: told apart by type).
-_KEPT_SCALARS: Final = frozenset({str, int, bool, type(None)})
-_KEPT_KEYS: Final = frozenset({str})
 
 
 class _Unsupported(AgentKitError):
@@ -68,7 +60,7 @@ class Writer:
 
     def __init__(self) -> None:
         self._strings: dict[str, Scalar] = {}
-        self._others: dict[tuple[type, Any], Scalar] = {}
+        self._others: dict[tuple[type, str], Scalar] = {}
         # PyYAML's implicit resolvers (untyped): the type a plain scalar would read as.
         self._resolver: Any = Resolver()
         self._representer = SafeRepresenter()
@@ -76,8 +68,6 @@ class Writer:
         #: each keeps its value, so no other value takes its id while the writer lives.
         self._collections: dict[tuple[int, int, int], tuple[Any, str, int]] = {}
         self._seen: dict[int, Any] = {}
-        #: Texts of flow mappings of scalars, by what they say and where they start.
-        self._flows: dict[tuple[Any, ...], tuple[str, int]] = {}
         #: How many collections were written from their kept text.
         self.replayed = 0
         self._reset()
@@ -87,7 +77,6 @@ class Writer:
         self._column = 0
         self._whitespace = True
         self._indention = True
-        self._flow_level = 0
 
     def dump(self, document: Any) -> str | None:
         """``document`` as libyaml writes it with ``emit.OPTIONS``; ``None`` when it
@@ -113,20 +102,9 @@ class Writer:
         else:
             self._value(self._analysis(value), indent)
 
-    def _flow(self, value: dict[Any, Any] | list[Any]) -> bool:
-        """Whether a collection is written in flow style: inside one, or empty (libyaml's
-        rules), or every item a scalar (``emit``'s)."""
-        if self._flow_level or not value:
-            return True
-        for item in value.values() if type(value) is dict else value:
-            kind = type(item)
-            if kind is dict or kind is list:
-                return False
-        return True
-
     def _mapping(self, value: dict[Any, Any], indent: int) -> None:
-        if self._flow(value):
-            self._flow_mapping(value, indent)
+        if not value:
+            self._indicator("{}", True, False, False)
             return
         inner = 0 if indent < 0 else indent + INDENT
         entered = self._entry()
@@ -148,26 +126,26 @@ class Writer:
                 self._whitespace = self._indention = False
             else:
                 self._indicator("?", True, False, True)
-                self._scalar(scalar, inner, simple_key=False)
+                self._value(scalar, inner)
                 self._write_indent(inner)
                 self._indicator(":", True, False, True)
             if type(item) is not str:
                 self._node(item, inner, mapping=True)
                 continue
-            # A string, most values: written here unless it may have to be folded.
+            # A string, most values: written here unless it has line breaks to write.
             scalar = strings.get(item) or self._analysis(item)
-            if self._column + 1 <= scalar.block_max:
+            if not scalar.broken:
                 out.append(" ")
                 out.append(scalar.block)
                 self._column += 1 + len(scalar.block)
                 self._indention = False  # after a "? " key's ":"
             else:
-                self._scalar(scalar, inner, simple_key=False)
+                self._value(scalar, inner)
         self._remember(value, inner, entered, start)
 
     def _sequence(self, value: list[Any], indent: int, *, mapping: bool) -> None:
-        if self._flow(value):
-            self._flow_sequence(value, indent)
+        if not value:
+            self._indicator("[]", True, False, False)
             return
         if indent < 0:
             inner = 0
@@ -188,104 +166,6 @@ class Writer:
             self._whitespace = False
             self._node(item, inner, mapping=False)
         self._remember(value, inner, entered, start)
-
-    def _flow_mapping(self, value: dict[Any, Any], indent: int) -> None:
-        if self._flow_level or not value:
-            self._write_flow_mapping(value, indent)
-            return
-        # A mapping of scalars: the parameters of a set repeat the same few, so each
-        # one's text is kept by what it says (its values' types too: 1 == True) and
-        # where it starts.
-        kinds = tuple(map(type, value.values()))
-        if not _KEPT_SCALARS.issuperset(kinds) or not _KEPT_KEYS.issuperset(map(type, value)):
-            self._write_flow_mapping(value, indent)
-            return
-        key = (tuple(value.items()), kinds, self._column, self._whitespace, indent)
-        kept = self._flows.get(key)
-        if kept is not None:
-            self._out.append(kept[0])
-            self._column = kept[1]
-            self._whitespace = self._indention = False
-            return
-        start = len(self._out)
-        self._write_flow_mapping(value, indent)
-        text = "".join(self._out[start:])
-        del self._out[start:]
-        self._out.append(text)
-        self._flows[key] = (text, self._column)
-
-    def _write_flow_mapping(self, value: dict[Any, Any], indent: int) -> None:
-        out = self._out
-        out.append("{" if self._whitespace else " {")
-        column = self._column + 2 - self._whitespace
-        inner = INDENT if indent < 0 else indent + INDENT
-        line = "\n" + " " * inner
-        strings = self._strings
-        self._flow_level += 1
-        whitespace = True
-        for key, item in value.items():
-            if not whitespace:
-                out.append(",")
-                column += 1
-            indention = False
-            if column > WIDTH:
-                out.append(line)
-                column = inner
-                whitespace = indention = True
-            scalar = strings.get(key) if type(key) is str else None
-            if scalar is None:
-                scalar = self._key_analysis(key)
-            if scalar.simple:
-                if not whitespace:
-                    out.append(" ")
-                    column += 1
-                out.append(scalar.flow_key)
-                out.append(":")
-                column += len(scalar.flow_key) + 1
-            else:
-                self._column, self._whitespace, self._indention = column, whitespace, indention
-                self._indicator("?", True, False, False)
-                self._scalar(scalar, inner, simple_key=False)
-                if self._column > WIDTH:
-                    self._write_indent(inner)
-                self._indicator(":", True, False, False)
-                column = self._column
-            kind = type(item)
-            if kind is str:
-                scalar = strings.get(item) or self._analysis(item)
-            elif kind is dict or kind is list:
-                scalar = None
-            else:
-                scalar = self._analysis(item)
-            if scalar is not None and column + 1 <= scalar.flow_max:
-                out.append(" ")
-                out.append(scalar.flow)
-                column += 1 + len(scalar.flow)
-            else:
-                self._column = column
-                self._whitespace = self._indention = False
-                self._node(item, inner, mapping=True)
-                column = self._column
-            whitespace = False
-        self._flow_level -= 1
-        out.append("}")
-        self._column = column + 1
-        self._whitespace = self._indention = False
-
-    def _flow_sequence(self, value: list[Any], indent: int) -> None:
-        self._indicator("[", True, True, False)
-        inner = INDENT if indent < 0 else indent + INDENT
-        self._flow_level += 1
-        first = True
-        for item in value:
-            if not first:
-                self._indicator(",", False, False, False)
-            first = False
-            if self._column > WIDTH:
-                self._write_indent(inner)
-            self._node(item, inner, mapping=False)
-        self._flow_level -= 1
-        self._indicator("]", False, False, False)
 
     # -- collections met again --------------------------------------------------------------
 
@@ -332,7 +212,8 @@ class Writer:
             if found is None:
                 found = self._strings[value] = self._string(value)
             return found
-        key = (type(value), value)
+        # By type and text: 0.0 == -0.0, and each is written its own way.
+        key = (type(value), repr(value))
         found = self._others.get(key)
         if found is None:
             found = self._others[key] = self._other(value)
@@ -359,117 +240,34 @@ class Writer:
         else:
             raise _Unsupported(f"a value of type {kind.__name__}")
         scalar = analyze(text, plain_implicit=True)
-        if scalar.styles != (PLAIN,) * 4:
+        if scalar.styles != (PLAIN, PLAIN):
             raise _Unsupported(f"{text} would be quoted and tagged")
         return scalar
 
     def _value(self, scalar: Scalar, indent: int) -> None:
-        """A scalar that is no simple key, where the writer is."""
-        if self._flow_level:
-            written, last = scalar.flow, scalar.flow_max
-        else:
-            written, last = scalar.block, scalar.block_max
-        start = self._column + (not self._whitespace)
-        if start > last:
-            self._scalar(scalar, indent, simple_key=False)
-            return
+        """A scalar that is no simple key, where the writer is: on one line, but a
+        single-quoted one's own line breaks (libyaml's ``process_scalar`` without a width)."""
         if not self._whitespace:
             self._out.append(" ")
-        self._out.append(written)
-        self._column = start + len(written)
+            self._column += 1
+        if scalar.broken:
+            self._out.append("'")
+            self._column += 1
+            self._whitespace = self._indention = False
+            self._single_quoted(scalar.text, INDENT if indent < 0 else indent + INDENT)
+            self._out.append("'")
+            self._column += 1
+        else:
+            self._out.append(scalar.block)
+            self._column += len(scalar.block)
         self._whitespace = self._indention = False
 
-    def _scalar(self, scalar: Scalar, indent: int, *, simple_key: bool) -> None:
-        """libyaml's ``process_scalar``: the scalar in its style, folded past the width."""
-        flow = self._flow_level > 0
-        style = scalar.styles[2 * flow + simple_key]
-        # The scalar's own indent, where its folded lines start.
-        inner = INDENT if indent < 0 else indent + INDENT
-        breaks = not simple_key
-        text = scalar.text
-        if style == PLAIN:
-            if not self._whitespace:
-                self._out.append(" ")
-                self._column += 1
-            if breaks and self._column + len(text) > WIDTH + 1:
-                self._folded(text, inner, quote=False)
-            else:
-                self._out.append(text)
-                self._column += len(text)
-        elif style == SINGLE:
-            self._indicator("'", True, False, False)
-            if scalar.multiline:
-                self._single_quoted(text, inner, breaks)
-            elif breaks and self._column + 2 * len(text) > WIDTH + 1:
-                self._folded(text, inner, quote=True)
-            else:
-                quoted = text.replace("'", "''")
-                self._out.append(quoted)
-                self._column += len(quoted)
-            self._indicator("'", False, False, False)
-        else:
-            self._indicator('"', True, False, False)
-            self._double_quoted(text, inner, breaks)
-            self._indicator('"', False, False, False)
-        self._whitespace = False
-        self._indention = False
-
-    def _folded(self, text: str, indent: int, *, quote: bool) -> None:
-        """A plain or (``quote``) single-quoted scalar without line breaks, broken at its
-        spaces past the width: libyaml's ``write_plain_scalar`` and
-        ``write_single_quoted_scalar`` for such a scalar."""
-        # A space is a break when the line has passed the width, the characters on
-        # either side are not spaces, and (quoted) it is neither first nor last.
-        out = self._out
-        column = self._column
-        end = len(text)
-        last = scanned = 0
-        index = text.find(" ")
-        while index != -1:
-            piece = text[scanned:index]
-            column += len(piece) + (piece.count("'") if quote else 0)
-            if (
-                column > WIDTH
-                and index != 0
-                and index != end - 1
-                and text[index - 1] != " "
-                and text[index + 1] != " "
-            ):
-                kept = text[last:index]
-                out.append(kept.replace("'", "''") if quote else kept)
-                out.append("\n" + " " * indent)
-                column = indent
-                last = index + 1
-            else:
-                column += 1
-            scanned = index + 1
-            index = text.find(" ", scanned)
-        rest = text[scanned:]
-        column += len(rest) + (rest.count("'") if quote else 0)
-        kept = text[last:]
-        out.append(kept.replace("'", "''") if quote else kept)
-        self._column = column
-
-    def _single_quoted(self, text: str, indent: int, allow_breaks: bool) -> None:
-        """libyaml's ``write_single_quoted_scalar``, character by character."""
-        spaces = False
+    def _single_quoted(self, text: str, indent: int) -> None:
+        """libyaml's ``write_single_quoted_scalar`` for a text with line breaks, never
+        breaking a line at a space."""
         breaks = False
-        end = len(text)
-        for index, char in enumerate(text):
-            if char == " ":
-                if (
-                    allow_breaks
-                    and not spaces
-                    and self._column > WIDTH
-                    and index != 0
-                    and index != end - 1
-                    and (index + 1 == end or text[index + 1] != " ")
-                ):
-                    self._write_indent(indent)
-                else:
-                    self._put(char)
-                spaces = True
-            elif char in BREAKS:
+        for char in text:
+            if char in BREAKS:
                 if not breaks and char == "\n":
                     self._put_break()
                 self._put_break(char)
@@ -478,31 +276,11 @@ class Writer:
             else:
                 if breaks:
                     self._write_indent(indent)
-                if char == "'":
-                    self._put("'")
-                self._put(char)
+                self._put("''" if char == "'" else char)
                 self._indention = False
-                spaces = False
                 breaks = False
         if breaks:
             self._write_indent(indent)
-
-    def _double_quoted(self, text: str, indent: int, allow_breaks: bool) -> None:
-        """libyaml's ``write_double_quoted_scalar``, character by character."""
-        spaces = False
-        end = len(text)
-        for index, char in enumerate(text):
-            if char != " ":
-                self._put(escaped(char))
-                spaces = False
-                continue
-            if allow_breaks and not spaces and self._column > WIDTH and 0 < index < end - 1:
-                self._write_indent(indent)
-                if text[index + 1] == " ":
-                    self._put("\\")
-            else:
-                self._put(char)
-            spaces = True
 
     # -- writing ----------------------------------------------------------------------------
 

@@ -42,6 +42,42 @@ def test_dump_writes_what_the_safe_dumper_writes(document: Any) -> None:
     assert yaml.safe_load(text) == document
 
 
+def test_collections_are_written_in_block_style_and_no_string_is_folded() -> None:
+    template = "{{ inputs.owner }}/" * 12 + '{{ response.json | map(attribute="title") | list }}'
+    description = "The account owner of the repository, " * 5 + "not case sensitive."
+    document = {
+        "input_schema": {
+            "parameters": [
+                {"name": "owner", "type": "string", "description": description},
+                {"name": "state", "type": "string", "enum": ["open", "closed"]},
+            ]
+        },
+        "backend": {"http": {"path": template, "query": {}, "output": {"all": template}}},
+        "examples": [],
+    }
+    assert dump(document) == (
+        "input_schema:\n"
+        "  parameters:\n"
+        "  - name: owner\n"
+        "    type: string\n"
+        f"    description: {description}\n"
+        "  - name: state\n"
+        "    type: string\n"
+        "    enum:\n"
+        "    - open\n"
+        "    - closed\n"
+        "backend:\n"
+        "  http:\n"
+        f"    path: '{template}'\n"
+        "    query: {}\n"
+        "    output:\n"
+        f"      all: '{template}'\n"
+        "examples: []\n"
+    )
+    assert len(template) > 2 * 120
+    assert len(description) > 120
+
+
 def test_values_shared_in_the_document_are_written_out_not_aliased() -> None:
     shared = {"name": "id", "type": "string"}
     text = dump({"a": [shared], "b": [shared]})

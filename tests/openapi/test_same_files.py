@@ -63,6 +63,28 @@ def imported(spec: Path, out: Path, **options: Any) -> dict[str, bytes] | str:
     return files(out)
 
 
+def assert_block_style_and_templates_whole(name: str, text: str) -> None:
+    """Every collection in block style but empty ones, and every string that holds a
+    template (and no line break of its own) on one line, whatever its length."""
+    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    pending: list[yaml.Node] = list(yaml.compose_all(text, Loader=loader))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, yaml.ScalarNode):
+            one_line = "\n" not in node.value
+            if one_line and ("{{" in node.value or "{%" in node.value):
+                where = f"{name}:{node.start_mark.line + 1}"
+                assert node.start_mark.line == node.end_mark.line, where
+            continue
+        assert isinstance(node, yaml.CollectionNode)
+        items = node.value
+        assert not node.flow_style or not items, f"{name}:{node.start_mark.line + 1}"
+        if isinstance(node, yaml.MappingNode):
+            pending += [part for pair in items for part in pair]
+        else:
+            pending += items
+
+
 def files(out: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(out.iterdir())}
 
@@ -73,6 +95,10 @@ def test_an_import_writes_the_bytes_the_reference_paths_write(
     spec: Path, layout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fast = imported(spec, tmp_path / "fast", layout=layout)
+    if isinstance(fast, dict):
+        for name, text in fast.items():
+            if name.endswith(".yaml"):
+                assert_block_style_and_templates_whole(name, text.decode("utf-8"))
     reference_paths(monkeypatch)
     assert imported(spec, tmp_path / "reference", layout=layout) == fast
 

@@ -409,8 +409,8 @@ def test_the_reviewers_comments_are_kept_at_their_keys(tmp_path: Path) -> None:
     def comment(text: str) -> str:
         text = insert_before(text, "name: list_issues", "# Team: keep this tool small.")
         text = insert_before(text, "  - name: state", "  # the model always passes a state")
-        text = insert_before(text, "  - {name: tag,", "  # tag goes away below")
-        tags = "tags: {source: tracker, tag: issues}\n"
+        text = insert_before(text, "  - name: tag", "  # tag goes away below")
+        tags = "tags:\n  source: tracker\n"
         return text.replace(tags, tags[:-1] + "  # tagged by hand\n", 1)
 
     edit(out, "list_issues", comment)
@@ -424,7 +424,7 @@ def test_the_reviewers_comments_are_kept_at_their_keys(tmp_path: Path) -> None:
     assert "# Team: keep this tool small." in lines  # above the document
     state = lines.index("  - name: state")
     assert lines[state - 1] == "  # the model always passes a state"
-    assert "tags: {source: tracker, tag: issues}  # tagged by hand" in lines
+    assert lines[lines.index("tags:") + 1] == "  source: tracker  # tagged by hand"
     # its parameter is gone: the comment is kept above the document
     assert lines.index("# tag goes away below") < lines.index("name: list_issues")
     assert "maximum: 50" in text
@@ -456,7 +456,7 @@ def test_removed_outputs_stay_removed_and_new_ones_are_added(tmp_path: Path) -> 
     edit(
         out,
         "get_issue",
-        lambda text: text.replace("  - {name: body, type: string, required: false}\n", "", 1),
+        lambda text: text.replace("  - name: body\n    type: string\n    required: false\n", "", 1),
     )
     v2 = description()
     v2["components"]["schemas"]["NewIssue"]["properties"]["due"] = {"type": "string"}
@@ -769,3 +769,46 @@ def test_a_change_of_the_apis_version_or_text_bumps_no_tool(
     v3["servers"][0]["variables"]["region"]["default"] = "ap"
     report = updated(tmp_path, out, v3)
     assert {tool.new_version for tool in report.classified} == {"1.1.0"}
+
+
+def in_flow_style(text: str) -> str:
+    """A generated file as the import wrote it before block style: each document's
+    collections of scalars in flow style and long strings folded at 120 columns."""
+    documents = []
+    for segment in re.split(r"^---\n", text, flags=re.MULTILINE):
+        comments = "".join(line for line in segment.splitlines(keepends=True) if line[:1] == "#")
+        document = yaml.safe_load(segment)
+        dumped = yaml.dump(
+            document,
+            Dumper=yaml.SafeDumper,
+            sort_keys=False,
+            allow_unicode=True,
+            width=120,
+            default_flow_style=None,
+        )
+        documents.append(comments + dumped)
+    return "---\n".join(documents)
+
+
+def test_an_update_reads_a_folder_written_in_flow_style(tmp_path: Path) -> None:
+    """A folder imported before the import wrote block style updates: the files the
+    update leaves alone keep their text, the ones it changes are written in block style."""
+    out = imported_v1(tmp_path)
+    for path in out.glob("*.yaml"):
+        path.write_text(in_flow_style(path.read_text(encoding="utf-8")), encoding="utf-8")
+    flow = {path.name: path.read_text(encoding="utf-8") for path in out.glob("*.yaml")}
+    assert "  - {name: id, type: integer, minimum: 1}\n" in flow["get_issue.yaml"]
+    assert updated(tmp_path, out, description()).written == []
+    v2 = description()
+    v2["paths"]["/issues/{id}"]["get"]["summary"] = "Fetch one issue"
+    report = updated(tmp_path, out, v2)
+    assert report.written == [out / "get_issue.yaml"]
+    assert report.conflicts == []
+    text = (out / "get_issue.yaml").read_text(encoding="utf-8")
+    assert "  - name: id\n    type: integer\n    minimum: 1\n" in text
+    assert "{name:" not in text
+    assert read(out, "get_issue.yaml")["annotations"]["title"] == "Fetch one issue"
+    for name, before in flow.items():
+        if name != "get_issue.yaml":
+            assert (out / name).read_text(encoding="utf-8") == before, name
+    assert main(["validate", "--strict", str(out)]) == 0

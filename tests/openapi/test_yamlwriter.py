@@ -57,14 +57,15 @@ CASES = [
     pytest.param(
         {"floats": [1.5, -0.0, 1e20, 1e-7, float("inf"), float("-inf"), float("nan")]}, id="floats"
     ),
+    pytest.param({"z": 0.0, "n": -0.0, "list": [-0.0, 0.0, 0, False]}, id="zeros"),
     pytest.param({"ints": [0, -1, 10**30], 404: "code", 5: {"a": 1}}, id="integer-keys"),
     pytest.param({"empty": {}, "none": [], "deep": [[1], {"x": {}}, [[]], [{}]]}, id="empty"),
-    pytest.param({"plain": LONG, "quoted": LONG + ": x", "double": LONG + "\t"}, id="folded"),
+    pytest.param({"plain": LONG, "quoted": LONG + ": x", "double": LONG + "\t"}, id="long"),
     pytest.param(
-        {"flow": {"description": LONG, "name": "n", "other": LONG + ", more"}}, id="folded-in-flow"
+        {"map": {"description": LONG, "name": "n", "other": LONG + ", more"}}, id="long-in-mapping"
     ),
     pytest.param(
-        {"list": [LONG, LONG + "#", {"k": LONG}], "spaces": "a  " * 60 + "b"}, id="folded-items"
+        {"list": [LONG, LONG + "#", {"k": LONG}], "spaces": "a  " * 60 + "b"}, id="long-items"
     ),
     pytest.param(
         {"k" * 129: 1, "é" * 65: 2, "é" * 64: 3, "line\nbreak": [1, 2]},
@@ -78,6 +79,10 @@ CASES = [
     ),
     pytest.param([{"a": 1}, "b", [1, [2, [3]]]], id="top-level-list"),
     pytest.param({"a": [[{"b": [[{"c": "d"}]]}]]}, id="lists-in-lists"),
+    pytest.param(
+        {"q": {"x": "{{ inputs.x }} " * 30, "y": ["{% if a %}" + LONG + "{% endif %}"]}},
+        id="long-templates",
+    ),
 ]
 
 
