@@ -12,6 +12,8 @@ import yaml
 from agentkit.openapi import import_openapi
 from agentkit.openapi.emit import OPTIONS, dump
 
+TRACKER = Path(__file__).resolve().parents[2] / "examples" / "openapi" / "tracker.yaml"
+
 _DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 DOCUMENTS = [
@@ -87,7 +89,7 @@ def test_values_shared_in_the_document_are_written_out_not_aliased() -> None:
 
 
 def test_the_lock_file_has_a_line_per_operation_and_reads_back(tmp_path: Path) -> None:
-    spec = Path(__file__).parent.parent / "fixtures" / "openapi" / "tracker.yaml"
+    spec = TRACKER
     import_openapi(spec, source="tracker", out=tmp_path, check=False)
     text = (tmp_path / "tracker.openapi-lock.json").read_text(encoding="utf-8")
     data = json.loads(text)

@@ -18,7 +18,7 @@ from agentkit.toolerrors import UsageError
 from tests.declarative.loopback import Handler, serve
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "openapi"
-TRACKER = FIXTURES / "tracker.yaml"
+TRACKER = Path(__file__).resolve().parents[2] / "examples" / "openapi" / "tracker.yaml"
 NOTES = FIXTURES / "notes.json"
 
 

@@ -19,6 +19,7 @@ from agentkit.toolerrors import UsageError
 from tests.declarative.loopback import Handler, serve
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "openapi"
+TRACKER = Path(__file__).resolve().parents[2] / "examples" / "openapi" / "tracker.yaml"
 OK = {"200": {"description": "ok"}}
 
 
@@ -127,7 +128,7 @@ def test_a_bound_whose_name_is_taken_gets_its_location_in_front(tmp_path: Path) 
 def test_a_tool_description_budget_over_what_providers_take_is_refused() -> None:
     with pytest.raises(UsageError, match=r"--tool-description-budget: .* at most 1024"):
         import_openapi(
-            FIXTURES / "tracker.yaml",
+            TRACKER,
             source="t",
             out="unused",
             budgets=Budgets(tool_description_chars=2000),
@@ -137,7 +138,7 @@ def test_a_tool_description_budget_over_what_providers_take_is_refused() -> None
 #: The vendored descriptions that import (the rest have no operation to import).
 VENDORED = [
     FIXTURES / "github" / "api.github.com.json",
-    FIXTURES / "tracker.yaml",
+    TRACKER,
     FIXTURES / "notes.json",
     FIXTURES / "kennel-swagger.yaml",
     *(

@@ -25,17 +25,18 @@ from agentkit.toolerrors import AgentKitError
 from tests.openapi.test_update import description, newer, write
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "openapi"
+TRACKER = Path(__file__).resolve().parents[2] / "examples" / "openapi" / "tracker.yaml"
 DESCRIPTIONS = sorted(
     [
         FIXTURES / "github" / "api.github.com.json",
-        FIXTURES / "tracker.yaml",
+        TRACKER,
         FIXTURES / "notes.json",
         FIXTURES / "kennel-swagger.yaml",
         *(FIXTURES / "oas-examples").glob("*/*.json"),
         *(FIXTURES / "fuzz").iterdir(),
     ]
 )
-IDS = [str(path.relative_to(FIXTURES)) for path in DESCRIPTIONS]
+IDS = [path.name if path == TRACKER else str(path.relative_to(FIXTURES)) for path in DESCRIPTIONS]
 
 pytestmark = pytest.mark.skipif(
     not hasattr(yaml, "CSafeDumper"), reason="the reference is libyaml's emitter"

@@ -18,7 +18,7 @@ from agentkit.diff import ToolDiff
 from agentkit.openapi import UpdateReport, import_openapi, update_openapi
 from agentkit.toolerrors import AgentKitError, UsageError
 
-TRACKER = Path(__file__).parent.parent / "fixtures" / "openapi" / "tracker.yaml"
+TRACKER = Path(__file__).resolve().parents[2] / "examples" / "openapi" / "tracker.yaml"
 LOCK = "tracker.openapi-lock.json"
 
 
