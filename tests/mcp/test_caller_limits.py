@@ -5,6 +5,7 @@ what each call came to (limited, a cache hit)."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,18 @@ input_schema: {{parameters: [{{name: q, type: string}}]}}
 output_schema: {{parameters: [{{name: found, type: boolean}}]}}
 limits:
   per_caller: {{requests: 1, per: 1m}}
+backend:
+  http:
+    url: "{origin}/limited"
+    query: {{q: "{{{{ inputs.q }}}}"}}
+---
+name: brief
+version: 1.0.0
+description: One call every two seconds for each caller.
+input_schema: {{parameters: [{{name: q, type: string}}]}}
+output_schema: {{parameters: [{{name: found, type: boolean}}]}}
+limits:
+  per_caller: {{requests: 1, per: 2s}}
 backend:
   http:
     url: "{origin}/limited"
@@ -141,3 +154,23 @@ def test_a_cache_per_caller_never_answers_one_caller_with_anothers_call(
         ("bob", False),
         ("bob", True),
     ]
+
+
+def test_a_refused_caller_is_served_again_once_its_window_has_passed(
+    server: tuple[Served, Path], request: pytest.FixtureRequest
+) -> None:
+    served, _ = server
+    q = request.node.callspec.id
+    assert not _call(served, ALICE, "brief", q).is_error
+    refused = _call(served, ALICE, "brief", q)
+    assert refused.is_error
+    assert "limit of 1 per 2 s per caller for this tool; nothing was sent; retry after" in (
+        refused.content[0].text
+    )
+    deadline = time.monotonic() + 10  # the window is 2 s; allow a busy machine its delays
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        if not _call(served, ALICE, "brief", q).is_error:
+            break
+    else:
+        pytest.fail("alice was still refused 10 s after a 2 s window")
