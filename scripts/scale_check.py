@@ -330,11 +330,13 @@ class Outcomes:
     answered: int = 0
     limited: int = 0
     other: Counter[str] = field(default_factory=Counter)
+    answered_for: Counter[str] = field(default_factory=Counter)
 
-    def add(self, result: Any, limit_text: str) -> None:
+    def add(self, result: Any, limit_text: str, caller: str) -> None:
         text = " ".join(getattr(part, "text", "") for part in result.content)
         if not result.is_error and isinstance((result.structured_content or {}).get("n"), int):
             self.answered += 1
+            self.answered_for[caller] += 1
         elif result.is_error and limit_text in text:
             self.limited += 1
         else:
@@ -358,16 +360,16 @@ async def call_many(
     caller calling at once, each session calling one call after the other."""
     share, extra = divmod(LIMITED_CALLS, LIMITED_CLIENTS * len(tokens))
     counts = [share + (number < extra) for number in range(LIMITED_CLIENTS * len(tokens))]
-    clients = [token for token in tokens.values() for _ in range(LIMITED_CLIENTS)]
+    clients = [caller for caller in tokens for _ in range(LIMITED_CLIENTS)]
 
-    async def client(token: str, calls: int) -> None:
+    async def client(caller: str, calls: int) -> None:
         made = 0
 
         async def run() -> None:
             nonlocal made
-            async with session(url, {"Authorization": f"Bearer {token}"}) as opened:
+            async with session(url, {"Authorization": f"Bearer {tokens[caller]}"}) as opened:
                 for _ in range(calls):
-                    outcomes.add(await opened.call_tool(tool, {"q": q}), limit_text)
+                    outcomes.add(await opened.call_tool(tool, {"q": q}), limit_text, caller)
                     made += 1
 
         try:
@@ -375,7 +377,7 @@ async def call_many(
         except Exception as exc:  # the calls it did not make are lost, shown in the summary
             outcomes.other[f"{type(exc).__name__}: {str(exc)[:120]}"] += calls - made
 
-    await asyncio.gather(*(client(t, n) for t, n in zip(clients, counts, strict=True)))
+    await asyncio.gather(*(client(c, n) for c, n in zip(clients, counts, strict=True)))
 
 
 def audit_records(path: Path, skip: int = 0) -> list[dict[str, Any]]:
@@ -440,15 +442,22 @@ def check_limits(shared: Shared) -> None:
             f"scale-check: {tool} (limit of {LIMIT} per minute {whom}), {calls} calls "
             f"through haproxy by {len(CALLERS)} callers: {outcomes.answered} answered, "
             f"{outcomes.limited} limited, {lost} lost in {seconds:.1f} s; "
+            f"answered per caller {dict(outcomes.answered_for)}; "
             f"upstream requests {upstream}; "
             f"by instance: "
             + ", ".join(f"{name} {dict(counts)}" for name, counts in served.items())
         )
         for what, count in outcomes.other.most_common():
             print(f"  lost {count}: {what}")
+        each = dict(outcomes.answered_for)
         shared.summary.append(
             f"{tool}: {calls} calls, {outcomes.answered} answered (limit {LIMIT}/min {whom}: "
             f"{expected} expected), {outcomes.limited} limited, {lost} lost"
+            + (
+                f"; answered per caller {dict(sorted(each.items()))}"
+                if whom == "per caller"
+                else ""
+            )
         )
         if outcomes.answered != expected or upstream != expected:
             shared.problems.append(
@@ -459,6 +468,11 @@ def check_limits(shared: Shared) -> None:
             shared.problems.append(
                 f"{tool}: {outcomes.limited} limited and {lost} lost of {calls} calls, "
                 f"not {calls - expected} limited and none lost"
+            )
+        if whom == "per caller" and each != dict.fromkeys(CALLERS, LIMIT):
+            shared.problems.append(
+                f"{tool}: answered per caller {each}, not {LIMIT} each: the limit per caller "
+                "did not hold"
             )
         if seconds >= 60:
             shared.problems.append(
@@ -530,7 +544,7 @@ def check_redis_down(shared: Shared) -> None:
         words = (stats.structured_content or {}).get("words")
         print(
             f"scale-check: Redis down, refuse, instance {instance.name}: limited_total "
-            f"{'refused' if limited.is_error else 'answered'}: {text[:200]!r}; "
+            f"{'refused' if limited.is_error else 'answered'}: {text[:300]!r}; "
             f"text_stats {'answered' if words == 3 else 'FAILED'}"
         )
         refused += limited.is_error and "cannot be reached" in text
