@@ -20,7 +20,8 @@ BENCH_NODE_STAMP := benchmarks/github/node_modules/.installed
 K8S_STAMP := benchmarks/kubernetes/node_modules/.installed
 
 # The shared limits store's tests start a real redis-server (Debian: apt-get install
-# redis-server; .ci/run installs it); without one they skip, saying so.
+# redis-server; .ci/run installs it); without one they skip, saying so. `make
+# scale-check` needs it too, and haproxy (apt-get install haproxy).
 
 # The unit tests that start no server, need no npm and wait for nothing: a lane for
 # the edit-test loop, not a substitute for `make test` (tests/conftest.py marks them).

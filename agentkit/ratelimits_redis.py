@@ -15,7 +15,9 @@ interval across every replica, exactly. Times are the Redis server's clock
   than that no longer counts: set it above the longest call.
 - Pauses: a key with a time to live; a shorter pause never shortens a longer one.
 - Cached answers (``agentkit.callcache``): a key with a time to live; while Redis
-  cannot be reached a lookup is a miss (kept in the process with ``"local"``).
+  cannot be reached a lookup is a miss (kept in the process with ``"local"``). An
+  answer Redis refuses to keep (at its ``maxmemory``) is not kept, logged once; so is
+  an upstream's pause (its 429 still fails the call that got it).
 
 When Redis cannot be reached (``unreachable``): ``"refuse"`` refuses every call
 with limits (``LimitedError``, scope ``store``), ``"local"`` counts them in this
@@ -125,6 +127,9 @@ class RedisStore:
             ) from None
         self._errors: tuple[type[Exception], ...] = (redis.exceptions.ConnectionError,
                                                     redis.exceptions.TimeoutError)  # fmt: skip
+        # A server that answers but will not keep (full, read-only): answers go unkept.
+        self._refusals: tuple[type[Exception], ...] = (redis.exceptions.ResponseError,)
+        self._keeping = True
         self._acquire = self._client.register_script(_ACQUIRE)
         self._release = self._client.register_script(_RELEASE)
         self._pause = self._client.register_script(_PAUSE)
@@ -196,6 +201,10 @@ class RedisStore:
         except self._errors as exc:
             self._went_down(exc)
             self._local.pause(key, seconds)
+        except self._refusals as exc:
+            self._would_not_keep("a pause", exc)
+        else:
+            self._keeping = True
 
     def cache_get(self, key: str) -> bytes | None:
         """The kept answer; unreachable: none (a miss, the call runs)."""
@@ -217,6 +226,23 @@ class RedisStore:
             self._client.set(self._prefix + key, value, px=max(1, round(ttl * 1000)))
         except self._errors as exc:
             self._went_down(exc)
+        except self._refusals as exc:
+            self._would_not_keep("an answer", exc)
+        else:
+            self._keeping = True
+
+    def _would_not_keep(self, what: str, exc: Exception) -> None:
+        """Redis answered but refused to write (full, read-only): logged once until it keeps."""
+        if self._keeping:
+            self._keeping = False
+            _log.warning(
+                "limits store %s could not keep %s (%s: %s): answers and upstream pauses are "
+                "not kept while it refuses; give it more maxmemory",
+                self.shown,
+                what,
+                type(exc).__name__,
+                str(exc)[:200],
+            )
 
     def close(self) -> None:
         self._client.close()

@@ -13,7 +13,22 @@ client's session ended, an instance exited other than 0 on SIGTERM or an instanc
 served nothing. `--without-retries` runs the recipe without its `retry-on` line, to
 see what the retries are for (calls are then expected to be lost).
 
-Outside `make test`: it needs haproxy and takes some seconds.
+Both instances share one `redis-server` (from Debian, started by the check on a free
+loopback port, nothing written to disk) as their `--limits-store`, and after the
+restarts the check calls tools that declare limits and caches (answered by a loopback
+upstream it starts, which counts its requests):
+
+- a limit of N per minute in total, and one per caller (two callers, named in the token
+  file), called more than N times through haproxy by clients of both callers at once:
+  exactly N answered, the rest refused with the limit's `isError`, none lost;
+- a shared cache and a per-caller cache: an answer made on one instance (called on its
+  own port) is served by the other without reaching the upstream, and never to another
+  caller with the per-caller cache;
+- Redis stopped: with `--limits-store-unreachable refuse` calls with limits are refused,
+  saying so, and tools without limits still answer; the instances restarted with
+  `local` then allow the limit each, in their own process.
+
+Outside `make test`: it needs haproxy and redis-server and takes under a minute.
 """
 
 from __future__ import annotations
@@ -22,6 +37,7 @@ import argparse
 import asyncio
 import csv
 import io
+import json
 import os
 import secrets
 import shutil
@@ -30,6 +46,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections import Counter
@@ -40,7 +57,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support.serving import Served, start  # noqa: E402 -- after the path is set
+from tests.declarative import loopback  # noqa: E402 -- after the path is set
+from tests.support.redis_server import RedisServer, redis_server  # noqa: E402
+from tests.support.serving import Served, session, start  # noqa: E402
 
 CLIENTS = 4
 #: Bounds: on every wait, on one call, and on the calls a client makes in all.
@@ -50,6 +69,63 @@ MAX_CALLS_PER_CLIENT = 100_000
 #: Calls each client makes before the first restart and after the last.
 SETTLE_CALLS = 50
 RETRY_ON = "    retry-on conn-failure empty-response 503\n"
+#: The shared limits: N calls a minute, and the calls made of each limited tool (M > N).
+LIMIT = 20
+LIMITED_CALLS = 60
+#: Clients calling a limited tool at once, through haproxy, for each of the two callers.
+LIMITED_CLIENTS = 3
+CALLERS = ("alice", "bob")
+
+#: Formatted with the upstream's origin and LIMIT.
+TOOLS = """\
+name: limited_total
+version: 1.0.0
+description: {limit} calls a minute for all callers together.
+input_schema: {{parameters: [{{name: q, type: string}}]}}
+output_schema: {{parameters: [{{name: n, type: integer}}]}}
+limits:
+  total: {{requests: {limit}, per: 1m}}
+backend:
+  http:
+    url: "{origin}/limited"
+    query: {{q: "{{{{ inputs.q }}}}"}}
+---
+name: limited_per_caller
+version: 1.0.0
+description: {limit} calls a minute for each caller.
+input_schema: {{parameters: [{{name: q, type: string}}]}}
+output_schema: {{parameters: [{{name: n, type: integer}}]}}
+limits:
+  per_caller: {{requests: {limit}, per: 1m}}
+backend:
+  http:
+    url: "{origin}/limited"
+    query: {{q: "{{{{ inputs.q }}}}"}}
+---
+name: cached_shared
+version: 1.0.0
+description: Answers kept a minute for every caller.
+annotations: {{read_only: true}}
+input_schema: {{parameters: [{{name: q, type: string}}]}}
+output_schema: {{parameters: [{{name: n, type: integer}}]}}
+cache: {{ttl: 60s, scope: shared}}
+backend:
+  http:
+    url: "{origin}/shared"
+    query: {{q: "{{{{ inputs.q }}}}"}}
+---
+name: cached_per_caller
+version: 1.0.0
+description: Answers kept a minute for the caller who asked.
+annotations: {{read_only: true}}
+input_schema: {{parameters: [{{name: q, type: string}}]}}
+output_schema: {{parameters: [{{name: n, type: integer}}]}}
+cache: {{ttl: 60s, scope: caller}}
+backend:
+  http:
+    url: "{origin}/per-caller"
+    query: {{q: "{{{{ inputs.q }}}}"}}
+"""
 
 HAPROXY_CONFIG = f"""\
 global
@@ -232,6 +308,299 @@ def restart(instance: Instance, stats: int) -> None:
     )
 
 
+class Upstream:
+    """The tools' upstream: answers each path with how many requests that path had."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def __call__(self, handler: loopback.Handler) -> None:
+        path = handler.path.split("?")[0]
+        with self._lock:
+            self.counts[path] += 1
+            count = self.counts[path]
+        handler.reply(200, {"n": count})
+
+
+@dataclass
+class Outcomes:
+    """What calls of one tool came to: answered, refused by a limit, anything else."""
+
+    answered: int = 0
+    limited: int = 0
+    other: Counter[str] = field(default_factory=Counter)
+    answered_for: Counter[str] = field(default_factory=Counter)
+
+    def add(self, result: Any, limit_text: str, caller: str) -> None:
+        text = " ".join(getattr(part, "text", "") for part in result.content)
+        if not result.is_error and isinstance((result.structured_content or {}).get("n"), int):
+            self.answered += 1
+            self.answered_for[caller] += 1
+        elif result.is_error and limit_text in text:
+            self.limited += 1
+        else:
+            self.other[f"{'isError' if result.is_error else 'answer'}: {text[:160]}"] += 1
+
+
+async def call_tool(url: str, token: str, tool: str, arguments: dict[str, Any]) -> Any:
+    """One call in a session of its own (bounded); the SDK's result."""
+
+    async def call() -> Any:
+        async with session(url, {"Authorization": f"Bearer {token}"}) as client:
+            return await client.call_tool(tool, arguments)
+
+    return await asyncio.wait_for(call(), CALL_SECONDS)
+
+
+async def call_many(
+    url: str, tokens: dict[str, str], tool: str, q: str, outcomes: Outcomes, limit_text: str
+) -> None:
+    """LIMITED_CALLS calls of ``tool``, spread over LIMITED_CLIENTS sessions of each
+    caller calling at once, each session calling one call after the other."""
+    share, extra = divmod(LIMITED_CALLS, LIMITED_CLIENTS * len(tokens))
+    counts = [share + (number < extra) for number in range(LIMITED_CLIENTS * len(tokens))]
+    clients = [caller for caller in tokens for _ in range(LIMITED_CLIENTS)]
+
+    async def client(caller: str, calls: int) -> None:
+        made = 0
+
+        async def run() -> None:
+            nonlocal made
+            async with session(url, {"Authorization": f"Bearer {tokens[caller]}"}) as opened:
+                for _ in range(calls):
+                    outcomes.add(await opened.call_tool(tool, {"q": q}), limit_text, caller)
+                    made += 1
+
+        try:
+            await asyncio.wait_for(run(), CALL_SECONDS * (1 + calls))
+        except Exception as exc:  # the calls it did not make are lost, shown in the summary
+            outcomes.other[f"{type(exc).__name__}: {str(exc)[:120]}"] += calls - made
+
+    await asyncio.gather(*(client(c, n) for c, n in zip(clients, counts, strict=True)))
+
+
+def audit_records(path: Path, skip: int = 0) -> list[dict[str, Any]]:
+    """The audit trail's records in ``path`` after its first ``skip`` lines."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()[skip:]]
+
+
+@dataclass
+class Shared:
+    """The second part's setting: the instances, their audit files, the callers' tokens."""
+
+    front: str
+    stats: int
+    instances: list[Instance]
+    audits: dict[str, Path]
+    tokens: dict[str, str]
+    upstream: Upstream
+    redis: RedisServer
+    problems: list[str] = field(default_factory=list)
+    #: One line of figures for each part, printed at the end.
+    summary: list[str] = field(default_factory=list)
+
+    def url(self, instance: Instance) -> str:
+        assert instance.served is not None
+        return instance.served.url
+
+    def audit_lines(self) -> dict[str, int]:
+        return {name: len(audit_records(path)) for name, path in self.audits.items()}
+
+    def served_by(self, tool: str, since: dict[str, int]) -> dict[str, Counter[str]]:
+        """Each instance's audit outcomes of ``tool`` since the line counts ``since``."""
+        return {
+            name: Counter(
+                "cache hit" if record["cache_hit"] else record["outcome"]
+                for record in audit_records(path, since[name])
+                if record["tool"] == tool
+            )
+            for name, path in self.audits.items()
+        }
+
+
+def check_limits(shared: Shared) -> None:
+    """Both limited tools called LIMITED_CALLS times through haproxy by both callers."""
+    for tool, whom, expected in (
+        ("limited_total", "in total", LIMIT),
+        ("limited_per_caller", "per caller", LIMIT * len(CALLERS)),
+    ):
+        since = shared.audit_lines()
+        sent = shared.upstream.counts["/limited"]
+        outcomes = Outcomes()
+        started = time.monotonic()
+        limit_text = f"limit of {LIMIT} per minute"
+        asyncio.run(call_many(shared.front, shared.tokens, tool, tool, outcomes, limit_text))
+        seconds = time.monotonic() - started
+        upstream = shared.upstream.counts["/limited"] - sent
+        served = shared.served_by(tool, since)
+        lost = sum(outcomes.other.values())
+        calls = LIMITED_CALLS
+        print(
+            f"scale-check: {tool} (limit of {LIMIT} per minute {whom}), {calls} calls "
+            f"through haproxy by {len(CALLERS)} callers: {outcomes.answered} answered, "
+            f"{outcomes.limited} limited, {lost} lost in {seconds:.1f} s; "
+            f"answered per caller {dict(outcomes.answered_for)}; "
+            f"upstream requests {upstream}; "
+            f"by instance: "
+            + ", ".join(f"{name} {dict(counts)}" for name, counts in served.items())
+        )
+        for what, count in outcomes.other.most_common():
+            print(f"  lost {count}: {what}")
+        each = dict(outcomes.answered_for)
+        shared.summary.append(
+            f"{tool}: {calls} calls, {outcomes.answered} answered (limit {LIMIT}/min {whom}: "
+            f"{expected} expected), {outcomes.limited} limited, {lost} lost"
+            + (
+                f"; answered per caller {dict(sorted(each.items()))}"
+                if whom == "per caller"
+                else ""
+            )
+        )
+        if outcomes.answered != expected or upstream != expected:
+            shared.problems.append(
+                f"{tool}: {outcomes.answered} calls answered and {upstream} sent upstream, "
+                f"not {expected}: the shared limit did not hold across the instances"
+            )
+        if outcomes.limited != calls - expected or lost:
+            shared.problems.append(
+                f"{tool}: {outcomes.limited} limited and {lost} lost of {calls} calls, "
+                f"not {calls - expected} limited and none lost"
+            )
+        if whom == "per caller" and each != dict.fromkeys(CALLERS, LIMIT):
+            shared.problems.append(
+                f"{tool}: answered per caller {each}, not {LIMIT} each: the limit per caller "
+                "did not hold"
+            )
+        if seconds >= 60:
+            shared.problems.append(
+                f"{tool}: the calls took {seconds:.0f} s, longer than the limit's minute"
+            )
+        if not all(counts["success"] for counts in served.values()):
+            shared.problems.append(f"{tool}: not every instance answered calls of it")
+
+
+def check_caches(shared: Shared) -> None:
+    """An answer made on one instance, asked of the other on its own port."""
+    a, b = shared.instances
+    alice, bob = (shared.tokens[name] for name in CALLERS)
+    # (tool, instance, caller's token, answered from a cache?) in order
+    steps = {
+        "cached_shared": [(a, alice, False), (b, bob, True), (a, bob, True)],
+        "cached_per_caller": [(a, alice, False), (b, alice, True), (b, bob, False), (a, bob, True)],
+    }
+    hits = made = across = 0
+    for tool, calls in steps.items():
+        since = shared.audit_lines()
+        path = "/shared" if tool == "cached_shared" else "/per-caller"
+        sent = shared.upstream.counts[path]
+        answers = []
+        for instance, token, _ in calls:
+            result = asyncio.run(call_tool(shared.url(instance), token, tool, {"q": "same"}))
+            answers.append(None if result.is_error else (result.structured_content or {}).get("n"))
+        upstream = shared.upstream.counts[path] - sent
+        # The upstream numbers its answers: the instance that first gave one made it.
+        makers: dict[Any, str] = {}
+        for (instance, _, _), answer in zip(calls, answers, strict=True):
+            across += makers.setdefault(answer, instance.name) != instance.name
+        served = shared.served_by(tool, since)
+        tool_hits = sum(counts["cache hit"] for counts in served.values())
+        hits += tool_hits
+        made += len(calls)
+        expected_hits = sum(hit for _, _, hit in calls)
+        print(
+            f"scale-check: {tool}: {len(calls)} calls on the instances' own ports "
+            f"({', '.join(i.name for i, _, _ in calls)}), answers {answers}, "
+            f"upstream requests {upstream}, cache hits by instance: "
+            + ", ".join(f"{name} {counts['cache hit']}" for name, counts in served.items())
+        )
+        if None in answers or tool_hits != expected_hits or upstream != len(calls) - tool_hits:
+            shared.problems.append(
+                f"{tool}: {tool_hits} cache hits and {upstream} upstream requests of "
+                f"{len(calls)} calls, not {expected_hits} hits and {len(calls) - expected_hits} "
+                f"requests (answers {answers})"
+            )
+        if tool == "cached_per_caller" and answers[2] == answers[0]:
+            shared.problems.append(f"{tool}: bob was answered with alice's kept answer")
+    shared.summary.append(
+        f"caches: {hits} cache hits of {made} calls, {across} of them an answer made on "
+        "the other instance; none crossed callers"
+    )
+
+
+def check_redis_down(shared: Shared) -> None:
+    """Redis stopped: `refuse` refuses calls with limits, then `local` counts per process."""
+    shared.redis.stop()
+    print("scale-check: redis-server stopped")
+    alice = shared.tokens["alice"]
+    refused = unlimited = 0
+    for instance in shared.instances:
+        url = shared.url(instance)
+        limited = asyncio.run(call_tool(url, alice, "limited_total", {"q": "down"}))
+        text = " ".join(getattr(part, "text", "") for part in limited.content)
+        stats = asyncio.run(call_tool(url, alice, "text_stats", {"text": "Redis is down."}))
+        words = (stats.structured_content or {}).get("words")
+        print(
+            f"scale-check: Redis down, refuse, instance {instance.name}: limited_total "
+            f"{'refused' if limited.is_error else 'answered'}: {text[:300]!r}; "
+            f"text_stats {'answered' if words == 3 else 'FAILED'}"
+        )
+        refused += limited.is_error and "cannot be reached" in text
+        unlimited += not stats.is_error and words == 3
+        if not limited.is_error or "cannot be reached" not in text:
+            shared.problems.append(
+                f"Redis down, refuse: instance {instance.name} did not refuse limited_total "
+                f"saying the store cannot be reached: {text[:200]!r}"
+            )
+        if stats.is_error or words != 3:
+            shared.problems.append(
+                f"Redis down: instance {instance.name} did not answer text_stats, a tool "
+                f"without limits: {stats.content!r}"[:300]
+            )
+    shared.summary.append(
+        f"Redis down, refuse: limited_total refused on {refused} of 2 instances, "
+        f"text_stats (no limits) answered on {unlimited} of 2"
+    )
+    for instance in shared.instances:
+        instance.args = [*instance.args, "--limits-store-unreachable", "local"]
+        restart(instance, shared.stats)
+    since = shared.audit_lines()
+    outcomes = Outcomes()
+    asyncio.run(
+        call_many(
+            shared.front, shared.tokens, "limited_total", "local", outcomes,
+            f"limit of {LIMIT} per minute",
+        )
+    )  # fmt: skip
+    served = shared.served_by("limited_total", since)
+    lost = sum(outcomes.other.values())
+    print(
+        f"scale-check: Redis down, local (restarted): limited_total, "
+        f"{LIMITED_CALLS} calls through haproxy: {outcomes.answered} answered, "
+        f"{outcomes.limited} limited, {lost} lost; by instance: "
+        + ", ".join(f"{name} {dict(counts)}" for name, counts in served.items())
+    )
+    for what, count in outcomes.other.most_common():
+        print(f"  lost {count}: {what}")
+    by_instance = ", ".join(f"{name} {counts['success']}" for name, counts in served.items())
+    shared.summary.append(
+        f"Redis down, local: {LIMITED_CALLS} calls of limited_total, {outcomes.answered} "
+        f"answered ({by_instance}: "
+        f"the limit of {LIMIT} held in each process), {outcomes.limited} limited, {lost} lost"
+    )
+    for name, counts in served.items():
+        total = counts["success"] + counts["limited"]
+        if counts["success"] != min(LIMIT, total):
+            shared.problems.append(
+                f"Redis down, local: instance {name} answered {counts['success']} of {total} "
+                f"calls, not {min(LIMIT, total)}: its own limit did not hold"
+            )
+    if lost:
+        shared.problems.append(f"Redis down, local: {lost} calls lost")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=1, help="restarts of each instance")
@@ -243,19 +612,45 @@ def main() -> int:
     if haproxy is None:
         print("scale-check: haproxy not found (apt-get install haproxy)", file=sys.stderr)
         return 2
-    token = secrets.token_urlsafe(32)
-    env = {"SCALE_CHECK_TOKEN": token}
-    args = ["--tools", "tools.d", "--stateless", "--auth-token-env", "SCALE_CHECK_TOKEN"]
-    instances = [Instance(name, free_port(), args, env) for name in ("a", "b")]
-    front, stats = free_port(), free_port()
-    config_text = HAPROXY_CONFIG.format(
-        front=front, stats=stats, a=instances[0].port, b=instances[1].port
+    if shutil.which("redis-server") is None:
+        print("scale-check: redis-server not found (apt-get install redis-server)", file=sys.stderr)
+        return 2
+    tokens = {name: secrets.token_urlsafe(32) for name in CALLERS}
+    upstream = Upstream()
+    routes: dict[str, loopback.Behaviour] = dict.fromkeys(
+        ("/limited", "/shared", "/per-caller"), upstream
     )
-    if options.without_retries:
-        config_text = config_text.replace(RETRY_ON, "")
-    with tempfile.TemporaryDirectory() as scratch:
-        config = Path(scratch) / "haproxy.cfg"
+    front, stats = free_port(), free_port()
+    with (
+        tempfile.TemporaryDirectory() as scratch_name,
+        redis_server(Path(scratch_name)) as redis,
+        loopback.serve(routes) as origin,
+    ):
+        scratch = Path(scratch_name)
+        (scratch / "tools").mkdir()
+        (scratch / "tools" / "limited.yaml").write_text(TOOLS.format(origin=origin, limit=LIMIT))
+        (scratch / "tokens").write_text(
+            "".join(f"{token} caller={name}\n" for name, token in tokens.items())
+        )
+        args = [
+            "--tools", "tools.d", "--tools", str(scratch / "tools"), "--stateless",
+            "--auth-token-file", str(scratch / "tokens"), "--limits-store", redis.url,
+        ]  # fmt: skip
+        audits = {name: scratch / f"audit-{name}.jsonl" for name in ("a", "b")}
+        instances = [
+            Instance(name, free_port(), [*args, "--audit", str(audits[name])], {})
+            for name in ("a", "b")
+        ]
+        config_text = HAPROXY_CONFIG.format(
+            front=front, stats=stats, a=instances[0].port, b=instances[1].port
+        )
+        if options.without_retries:
+            config_text = config_text.replace(RETRY_ON, "")
+        config = scratch / "haproxy.cfg"
         config.write_text(config_text)
+        shared = Shared(
+            f"http://127.0.0.1:{front}/mcp", stats, instances, audits, tokens, upstream, redis
+        )
         proxy = None
         try:
             for instance in instances:
@@ -265,7 +660,7 @@ def main() -> int:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
-            return check(f"http://127.0.0.1:{front}/mcp", token, stats, instances, options)
+            return check(shared, options)
         finally:
             if proxy is not None:
                 proxy.send_signal(signal.SIGTERM)
@@ -278,15 +673,17 @@ def main() -> int:
                 instance.stop()
 
 
-def check(
-    url: str, token: str, stats: int, instances: list[Instance], options: argparse.Namespace
-) -> int:
+def check(shared: Shared, options: argparse.Namespace) -> int:
+    stats, instances, problems = shared.stats, shared.instances, shared.problems
     for instance in instances:
         wait_until(
             lambda name=instance.name: server_status(stats, name) == "UP",
             f"haproxy to see {instance.name} ready",
         )
-    tally, seconds = asyncio.run(rolling_restart(url, token, stats, instances, options.rounds))
+    token = shared.tokens[CALLERS[0]]
+    tally, seconds = asyncio.run(
+        rolling_restart(shared.front, token, stats, instances, options.rounds)
+    )
     served = {name: int(row["stot"]) for name, row in backend_stats(stats).items()}
     retries = "without retry-on" if options.without_retries else "with the recipe's retries"
     lost = sum(tally.lost.values())
@@ -301,18 +698,28 @@ def check(
         print(f"  lost {count:,}: {what}")
     for ended in tally.sessions_ended:
         print(f"  session ended: {ended}")
-    problems = []
+    shared.summary.append(
+        f"rolling restart: {tally.answered:,} of {tally.sent:,} calls answered, {lost:,} lost"
+    )
     if tally.answered != tally.sent:
         problems.append(f"{tally.sent - tally.answered} of {tally.sent} calls not answered")
     if tally.sessions_ended:
         problems.append(f"{len(tally.sessions_ended)} client sessions ended")
+    if not served["a"] or not served["b"]:
+        problems.append("one instance served nothing: the load was not balanced")
+    check_limits(shared)
+    check_caches(shared)
+    check_redis_down(shared)
     for instance in instances:
         if any(instance.exits):
             problems.append(f"instance {instance.name} exited {instance.exits} on SIGTERM, not 0")
-    if not served["a"] or not served["b"]:
-        problems.append("one instance served nothing: the load was not balanced")
+    print("scale-check: summary (two instances, one Redis):")
+    for line in shared.summary:
+        print(f"  {line}")
     for problem in problems:
         print(f"scale-check: FAILED: {problem}", file=sys.stderr)
+    if not problems:
+        print("scale-check: passed")
     return 1 if problems else 0
 
 

@@ -175,6 +175,29 @@ def test_redis_stopped_mid_run_falls_back_to_local_limits_and_back(
         )
 
 
+def test_a_full_redis_still_counts_limits_and_logs_a_pause_it_cannot_keep(
+    redis: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    import redis as client_module
+
+    client = client_module.Redis.from_url(redis.url)
+    client.config_set("maxmemory-policy", "noeviction")
+    client.config_set("maxmemory", "1")  # every write that takes memory is refused
+    store = RedisStore(redis.url)
+    probe = limiter(per_caller=Rate(2, 60.0))
+    with caplog.at_level(logging.WARNING, logger="agentkit.ratelimits"):
+        assert [on(store, probe, ALICE) is None for _ in range(3)] == [True, True, False]
+        store.pause("source:api:paused", 5.0)
+        store.pause("source:api:paused", 5.0)
+    client.config_set("maxmemory", "0")
+    client.close()
+    logged = [record.getMessage() for record in caplog.records]
+    assert len(logged) == 1
+    assert logged[0].startswith(
+        f"limits store {redis.url} could not keep a pause (OutOfMemoryError"
+    )
+
+
 def test_settings_are_checked_and_a_password_is_never_shown() -> None:
     with pytest.raises(SemanticError, match="choose 'refuse'"):
         RedisStore("redis://127.0.0.1:1/0", unreachable="wait")  # type: ignore[arg-type]

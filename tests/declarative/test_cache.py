@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -171,6 +172,32 @@ def test_an_answer_made_on_one_replica_is_served_by_the_other(
         server.stop()  # unreachable: a miss, the call still runs
         answers.append(call(registry, ALICE))
     assert answers == [{"n": 1}, {"n": 1}, {"n": 2}, {"n": 3}]
+
+
+def test_a_full_redis_keeps_nothing_and_the_call_still_answers(
+    write: WriteFile, api: tuple[str, list[str]], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    redis = pytest.importorskip("redis")
+    from agentkit.ratelimits_redis import RedisStore
+
+    origin, hits = api
+    registry = load(write, origin, "annotations: {read_only: true}\ncache: {ttl: 1m}")
+    with redis_server(tmp_path) as server:
+        client = redis.Redis.from_url(server.url)
+        # Full: every write that would take memory is refused with an OOM error.
+        client.config_set("maxmemory-policy", "noeviction")
+        client.config_set("maxmemory", "1")
+        use_store(RedisStore(server.url))
+        with caplog.at_level(logging.WARNING, logger="agentkit.ratelimits"):
+            answers = [call(registry, ALICE) for _ in range(2)]
+        client.config_set("maxmemory", "0")
+        client.close()
+    assert answers == [{"n": 1}, {"n": 2}]  # answered each time, kept neither time
+    assert hits == ["/plain", "/plain"]
+    logged = [record.getMessage() for record in caplog.records]
+    assert len(logged) == 1  # once, not once per call
+    assert "could not keep an answer" in logged[0]
+    assert "maxmemory" in logged[0]
 
 
 @pytest.mark.parametrize(
