@@ -629,6 +629,10 @@ def serve_http(
         ws="none",
         # The access log would show paths only, but a proxy may put tokens in query strings.
         access_log=False,
+        # The client's address is the TCP peer's, never what X-Forwarded-For says:
+        # uvicorn believes that header from loopback by default, which would let any
+        # local client pass as a --trusted-proxy peer and name any caller.
+        proxy_headers=False,
         # The calls in flight are drained before this; what is left is answers being
         # written and idle streams, which need only a moment.
         timeout_graceful_shutdown=2,

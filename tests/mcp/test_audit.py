@@ -335,3 +335,34 @@ def test_a_header_from_a_peer_not_trusted_is_ignored_and_a_set_is_named(folder: 
     assert (in_set["caller"], in_set["toolset"]) == ("triage-bot", "people")
     assert stderr.count("carried the x-forwarded-user header, ignored") == 1
     assert "admin" not in stderr
+
+
+def test_a_forwarded_for_header_never_makes_a_peer_trusted(folder: Path) -> None:
+    """Only the TCP peer is trusted or not: a loopback client that claims, in
+    X-Forwarded-For, to come from the trusted proxy's network still names no one; and a
+    proxy on loopback that adds X-Forwarded-For (as proxies do) is still trusted."""
+    trail = folder / "audit-forwarded.jsonl"
+    args = [
+        "--tools", str(folder / "tools"),
+        "--auth-token-file", str(folder / "tokens"),
+        "--audit", str(trail),
+        "--caller-header", "X-Forwarded-User",
+        "--trusted-proxy", "192.0.2.0/24",
+    ]  # fmt: skip
+    spoofed = {
+        "X-Forwarded-User": "admin",
+        "X-Forwarded-For": "192.0.2.7",
+        "Forwarded": "for=192.0.2.7",
+    }
+    with serving(args) as served:
+        anyio.run(_call, served.url, _headers(**spoofed), "lookup", {"name": "ada"})
+        record = _last_line(trail)
+    assert (record["caller"], record["via"]) == ("triage-bot", "token")
+    trail = folder / "audit-behind-proxy.jsonl"
+    args[args.index("192.0.2.0/24")] = "127.0.0.1/32"
+    args[args.index(str(folder / "audit-forwarded.jsonl"))] = str(trail)
+    behind = {"X-Forwarded-User": "ada@example", "X-Forwarded-For": "203.0.113.5"}
+    with serving(args) as served:
+        anyio.run(_call, served.url, _headers(**behind), "lookup", {"name": "ada"})
+        record = _last_line(trail)
+    assert (record["caller"], record["via"]) == ("ada@example", "proxy-header")
