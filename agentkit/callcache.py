@@ -30,6 +30,7 @@ from typing import Any, Final, final
 from agentkit.audit import note_cache_hit
 from agentkit.callers import current_caller
 from agentkit.ratelimits import parse_seconds, store
+from agentkit.redaction import active_redactor
 
 __all__ = ["MAX_TTL", "CacheSpec", "CachedAnswer", "CallCache", "parse_cache", "upstream_said"]
 
@@ -170,6 +171,11 @@ class CallCache:
     def keep(self, key: str, answer: Any, said: set[str]) -> None:
         """Keep ``answer`` under ``key`` unless the upstream ``said`` not to."""
         if type(answer) is not dict or not self._may_keep(said):
+            return
+        # The executor withholds an answer that holds a credential, after this runs:
+        # such an answer is never kept, in clear, for a later call to be given.
+        redactor = active_redactor()
+        if redactor is not None and redactor.leak(answer) is not None:
             return
         try:
             text = json.dumps(answer, allow_nan=False, separators=(",", ":"))

@@ -260,3 +260,45 @@ def test_an_async_python_tool_is_cached_and_limited_too(write: WriteFile) -> Non
     assert (first, again, second) == ({"n": 1}, {"n": 1}, {"n": 2})
     assert "limit of 2 per minute per caller" in str(third)
     assert counted_tools.CALLS == ["a", "b"]
+
+
+ECHO = """\
+name: echo_token
+version: 1.0.0
+credentials: [api-token]
+annotations: {{read_only: true}}
+cache: {{ttl: 1m, scope: {scope}}}
+input_schema: {{parameters: [{{name: q, type: string}}]}}
+output_schema: {{parameters: [{{name: said, type: string}}]}}
+backend:
+  http:
+    url: {origin}/echo
+    query: {{q: "{{{{ inputs.q }}}}"}}
+    headers: {{Authorization: "Bearer {{{{ credentials['api-token'] }}}}"}}
+    output: {{said: "{{{{ response.json.said }}}}"}}
+"""
+
+
+@pytest.mark.parametrize("scope", ["caller", "shared"])
+def test_an_answer_withheld_for_holding_a_credential_is_never_kept(
+    write: WriteFile, scope: str
+) -> None:
+    # The upstream echoes the token back: the executor withholds the answer, and the
+    # cache must not keep it for a later call (or, in Redis, in clear).
+    hits: list[str] = []
+
+    def echo(handler: loopback.Handler) -> None:
+        hits.append(handler.path)
+        handler.reply(200, {"said": f"you sent {handler.headers['Authorization']}"})
+
+    with loopback.serve({"/echo": echo}) as origin:
+        registry = ToolRegistry()
+        load_tools(write(ECHO.format(origin=origin, scope=scope)), registry=registry)
+        executor = ToolExecutor(credentials={"api-token": "token-one-abcdef"})
+        for _ in range(2):
+            with calling_as(ALICE):
+                result = executor.execute(registry["echo_token"], {"q": "x"}, False)
+            assert result.status == "failure"
+            assert type(result.error.cause).__name__ == "SecretInOutputError"  # type: ignore[union-attr]
+            assert "token-one-abcdef" not in str(result.error)
+    assert len(hits) == 2  # asked again: nothing was kept
