@@ -135,7 +135,8 @@ def masked_arguments(
     arguments: Mapping[str, Any], schema: ToolSchema | None, redactor: Redactor | None
 ) -> dict[str, Any]:
     """``arguments`` with each ``sensitive`` parameter's value (at any depth the schema
-    declares) replaced by ``MASK``, then credential values redacted by ``redactor``."""
+    declares), and the value of each name it does not declare, replaced by ``MASK``,
+    then credential values redacted by ``redactor``."""
     shown = _masked(arguments, schema) if schema is not None else dict(arguments)
     return redactor.redact_value(shown) if redactor is not None else shown
 
@@ -146,7 +147,10 @@ def _masked(arguments: Mapping[str, Any], schema: ToolSchema) -> dict[str, Any]:
     for name, value in arguments.items():
         parameter = declared.get(name)
         if parameter is None:
-            shown[name] = value
+            # A name the schema does not declare (``Password`` for ``password``): the
+            # call is refused, and nothing says the value is not a secret. Its name is
+            # kept; a free-form schema declares nothing and masks nothing.
+            shown[name] = value if schema.free_form else MASK
         elif parameter.sensitive:
             shown[name] = MASK
         else:

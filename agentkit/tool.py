@@ -206,6 +206,8 @@ def _with_continuation(schema: ToolSchema, problems: list[str]) -> ToolSchema:
         name=CONTINUATION,
         type="string",
         required=False,
+        # Whoever holds it may read the rest of the answer: the audit trail masks it.
+        sensitive=True,
         description=(
             "Only to fetch the next page of an answer given in pages: the continuation "
             "the previous page named."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import json
 import threading
 from datetime import datetime
 
@@ -29,7 +30,7 @@ from agentkit.toolerrors import (
     ToolValidationError,
 )
 from agentkit.toolexamples import failure_kind
-from agentkit.toolschema import ToolSchema
+from agentkit.toolschema import FREE_FORM, ToolSchema
 
 SCHEMA = ToolSchema.from_dict(
     {
@@ -59,7 +60,7 @@ def test_sensitive_values_are_masked_in_lists_of_objects_too() -> None:
             "query": "q",
             "ssn": {"not": "even a string"},
             "people": [{"name": "a", "phone": "1"}, "not an object", {"name": "b"}],
-            "extra": "undeclared stays",
+            "extra": "undeclared: masked",
         },
         SCHEMA,
         None,
@@ -68,7 +69,7 @@ def test_sensitive_values_are_masked_in_lists_of_objects_too() -> None:
         "query": "q",
         "ssn": MASK,
         "people": [{"name": "a", "phone": MASK}, "not an object", {"name": "b"}],
-        "extra": "undeclared stays",
+        "extra": MASK,
     }
 
 
@@ -192,3 +193,28 @@ def test_an_anonymous_success() -> None:
         None,
     )
     assert record["time"] == "2023-11-14T22:13:20.500Z"
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        pytest.param({"query": "q", "SSN": "123-45-6789"}, id="other-case"),
+        pytest.param({"query": "q", "sn": "123-45-6789"}, id="misspelt"),
+        pytest.param(
+            {"query": "q", "people": [{"name": "a", "Phone": "123-45-6789"}]}, id="nested"
+        ),
+    ],
+)
+def test_a_name_the_schema_does_not_declare_keeps_its_name_and_loses_its_value(
+    arguments: dict[str, object],
+) -> None:
+    # A model that writes SSN for ssn sends the secret all the same: the call is
+    # refused, and the audit line must not hold it.
+    shown = masked_arguments(arguments, SCHEMA, None)
+    assert "123-45-6789" not in json.dumps(shown)
+    assert set(shown) == set(arguments)
+
+
+def test_a_free_form_schema_masks_nothing_it_was_not_told_to() -> None:
+    shown = masked_arguments({"anything": "goes"}, FREE_FORM, None)
+    assert shown == {"anything": "goes"}
