@@ -219,6 +219,7 @@ def build_app(
             identify=identify,
             audit=audit,
             toolset=toolset,
+            owner_headers=tuple(options.credential_headers),
         )
         manager = StreamableHTTPSessionManager(
             app=server,

@@ -207,15 +207,16 @@ def _connection(ctx: Any) -> str:
     return str(headers.get("mcp-session-id", "")) if headers is not None else STDIO
 
 
-def _caller(ctx: Any) -> str:
+def _caller(ctx: Any, owner_headers: tuple[str, ...] = ()) -> str:
     """Whose pages a call's are (``agentkit.paging.caller_scope``): its connection, and
-    over HTTP the credentials it sent (a digest), so that a stateless server's clients,
-    which have no session, do not share them when they authenticate apart."""
+    over HTTP the credentials it sent (a digest of its Authorization header and of the
+    ``owner_headers``, the per-user credential headers), so that a stateless server's
+    clients, which have no session, do not share them when they authenticate apart."""
     headers = getattr(ctx.request, "headers", None)
     if headers is None:
         return STDIO
-    authorization = str(headers.get("authorization", ""))
-    digest = hashlib.sha256(authorization.encode()).hexdigest() if authorization else ""
+    sent = [str(headers.get(name, "")) for name in ("authorization", *owner_headers)]
+    digest = hashlib.sha256("\n".join(sent).encode()).hexdigest() if any(sent) else ""
     return f"{headers.get('mcp-session-id', '')}/{digest}"
 
 
@@ -518,6 +519,7 @@ def build_server(
     identify: Identify | None = None,
     audit: Audit | None = None,
     toolset: str | None = None,
+    owner_headers: tuple[str, ...] = (),
 ) -> Server[Any]:
     """An MCP server answering ``tools/list`` and ``tools/call`` from ``tools``.
 
@@ -540,7 +542,9 @@ def build_server(
     gives back as their answers go; each stays held while its request's handler runs.
     Each call runs as the caller ``identify`` finds in its request (``calling_as``;
     default ``ANONYMOUS``); once answered, its record goes to ``audit``, naming
-    ``toolset`` as the set it was served from (``agentkit.audit``).
+    ``toolset`` as the set it was served from (``agentkit.audit``). A paged answer's
+    further pages are for the connection and the credentials that asked for it: its
+    Authorization header and the ``owner_headers`` (per-user credential headers).
     """
     served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
     runner = executor or ToolExecutor()
@@ -666,7 +670,7 @@ def build_server(
             async with gate.admitted(tool.name, concurrency(tool)) as call.admission:
                 with (
                     scope(ctx),
-                    caller_scope(_caller(ctx)),
+                    caller_scope(_caller(ctx, owner_headers)),
                     reporting_progress(_progress_to(call)),
                     serving(call),
                 ):

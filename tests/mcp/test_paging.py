@@ -231,3 +231,28 @@ def test_a_continuation_from_another_replica_is_unknown_there(server: Served, fo
     message = str(result.content[0])
     assert "unknown or has expired" in message
     assert "by the server process that gave it" in message
+
+
+def test_stateless_clients_with_their_own_credential_headers_do_not_share_pages(
+    folder: Path,
+) -> None:
+    # No bearer tokens: each user sends their own credential in a header. A page of one
+    # user's answer is not another's to read, even with the continuation in hand.
+    args = ["--tools", str(folder), "--stateless", "--credential-header", "X-Api-Key=report-key"]
+
+    async def work() -> tuple[types.CallToolResult, types.CallToolResult]:
+        async with session(served.url, {"X-Api-Key": "alice-key-0123456789"}) as alice:
+            first = await alice.call_tool("report", {"rows": 150})
+        assert first.meta is not None
+        continuation = first.meta[PAGE_META]["continuation"]
+        async with session(served.url, {"X-Api-Key": "bob-key-0123456789ab"}) as bob:
+            stolen = await bob.call_tool("report", {CONTINUATION: continuation})
+        async with session(served.url, {"X-Api-Key": "alice-key-0123456789"}) as alice_again:
+            mine = await alice_again.call_tool("report", {CONTINUATION: continuation})
+        return stolen, mine
+
+    with serving(args) as served:
+        stolen, mine = _bounded(work)
+    assert stolen.is_error
+    assert "unknown or has expired" in str(stolen.content[0])
+    assert not mine.is_error
