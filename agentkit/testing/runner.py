@@ -27,6 +27,7 @@ from typing import Any, Final, final
 from agentkit.credentials import CredentialsManager
 from agentkit.declarative.definition import ToolDefinition
 from agentkit.declarative.http_backend import HttpBackend
+from agentkit.ratelimits import LocalStore, use_store
 from agentkit.testing.adapters import RecordingAdapter, ReplayAdapter
 from agentkit.testing.recordings import (
     Recording,
@@ -192,8 +193,14 @@ def _replay_adapter(path: Path) -> ReplayAdapter:
 
 
 def _call(tool: Tool, example: ToolExample, values: Mapping[str, str]) -> Any:
-    with ToolExecutor(credentials=dict(values)) as executor:
-        return executor.execute(tool, dict(example.inputs), raise_on_failure=False)
+    # Each example runs as if alone: limits counted and answers kept in a store of its
+    # own, so that no example is refused, or answered from the cache, for another's call.
+    before = use_store(LocalStore())
+    try:
+        with ToolExecutor(credentials=dict(values)) as executor:
+            return executor.execute(tool, dict(example.inputs), raise_on_failure=False)
+    finally:
+        use_store(before)
 
 
 def _save(

@@ -360,3 +360,34 @@ def test_a_hand_written_tools_examples_run_by_calling_it() -> None:
         ("add_documented::small", True, None),
         ("add_documented::text", True, None),
     ]
+
+
+def test_each_example_runs_alone_whatever_the_tools_limits_and_cache(tmp_path: Path) -> None:
+    # One call an hour and answers kept an hour: were the examples to share the process's
+    # store, the second would be refused, or answered from the first's call and never
+    # recorded.
+    limited = (
+        DEFINITION.replace(
+            "backend:",
+            "annotations: {read_only: true}\n"
+            "limits: {total: {requests: 1, per: 1h}}\n"
+            "cache: {ttl: 1h, scope: shared}\n"
+            "backend:",
+        )
+        + "  - name: oslo_again\n    inputs: {city: Oslo}\n    output: {temperature: 3.5}\n"
+    )
+    tool = tool_in(tmp_path / "tools", limited)
+    api = Api(lambda request: (200, REPLY, {}))
+    session = type(tool).BACKEND.session  # type: ignore[attr-defined]
+    for prefix in ("http://", "https://"):
+        session.mount(prefix, api)
+    examples = [example for _, example in collect_examples([tool])]
+    assert [example.name for example in examples] == ["oslo", "oslo_again"]
+    keys = CredentialsManager.from_mapping({"weather-key": KEY})
+    recorded = [run_example(tool, each, record=True, credentials=keys) for each in examples]
+    assert [outcome.passed for outcome in recorded] == [True, True], recorded
+    assert len(api.requests) == 2  # each example made its own call
+    for each in examples:
+        assert recording_path(tmp_path / "tools" / "weather.yaml", "weather", each.name).exists()
+    replayed = [run_example(tool, each) for each in examples]
+    assert [outcome.passed for outcome in replayed] == [True, True], replayed
