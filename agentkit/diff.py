@@ -183,6 +183,7 @@ def _tool_changes(old: Tool, new: Tool) -> Iterable[Change]:
         yield Change(kind=COMPATIBLE, message=f"credential '{name}' no longer needed")
     yield from _schema_changes(old.input_schema, new.input_schema, "input", "")
     yield from _schema_changes(old.output_schema, new.output_schema, "output", "")
+    yield from _policy_changes(old, new)
     old_backend, old_source = _backend_of(old)
     new_backend, new_source = _backend_of(new)
     if old_backend != new_backend:
@@ -192,6 +193,31 @@ def _tool_changes(old: Tool, new: Tool) -> Iterable[Change]:
             yield Change(kind=COMPATIBLE, message=f"source '{new_source['name']}' changed")
         elif old_source is not None:
             yield Change(kind=COMPATIBLE, message=f"source '{old_source['name']}' no longer used")
+
+
+#: What a definition says of how its calls are served, beside what they do: a change
+#: is compatible (a minor version), as a change of its source is.
+_POLICIES: Final = (
+    ("max_output", "answer budget (max_output)"),
+    ("limits", "limits"),
+    ("cache", "cache"),
+)
+
+
+def _policy_changes(old: Tool, new: Tool) -> Iterable[Change]:
+    """A change of the answer budget, the limits or the cache of a tool."""
+    before, after = _policies(old), _policies(new)
+    for key, said in _POLICIES:
+        if before.get(key) != after.get(key):
+            yield Change(kind=COMPATIBLE, message=f"{said} changed")
+
+
+def _policies(tool: Tool) -> dict[str, Any]:
+    definition = tool.definition
+    if definition is not None:
+        written = definition.to_dict()
+        return {key: written.get(key) for key, _ in _POLICIES}
+    return {"max_output": getattr(tool, "MAX_OUTPUT", None)}
 
 
 def _example_changes(old: Tool, new: Tool) -> Iterable[Change]:
@@ -256,6 +282,10 @@ def _parameter_changes(old: Parameter, new: Parameter, side: str, path: str) -> 
         return
     if old.description != new.description:
         yield Change(kind=COSMETIC, message=f"{what}: description changed")
+    if old.sensitive != new.sensitive:
+        # What the audit trail keeps of it changes: a reviewer must see that.
+        marked = "marked sensitive" if new.sensitive else "no longer marked sensitive"
+        yield Change(kind=COMPATIBLE, message=f"{what}: {marked}")
     if side == "input":
         yield from _input_constraints(old, new, what)
     elif _enum_keys(old) != _enum_keys(new):

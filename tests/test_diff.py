@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentkit import Tool
+from agentkit import Tool, load_tools
 from agentkit.diff import BREAKING, COMPATIBLE, COSMETIC, diff_renamed, diff_tools
 
 
@@ -270,3 +270,71 @@ def test_examples_added_removed_and_changed_are_cosmetic() -> None:
     ]
     assert diff.version_problem is not None  # a patch bump is due
     assert diff_tools([old], [with_examples("1.0.0", kept, gone, changed)]) == []
+
+
+POLICY_TOOL = """\
+name: lookup
+version: 1.0.0
+annotations: {{read_only: true}}
+input_schema:
+  parameters:
+    - {{name: q, type: string}}
+    - {{name: pin, type: string, required: false{sensitive}}}
+output_schema: {{parameters: [{{name: n, type: integer}}]}}
+{policies}backend:
+  http:
+    url: https://api.example.com/lookup
+    query: {{q: "{{{{ inputs.q }}}}"}}
+"""
+
+
+def _loaded(tmp_path: Any, folder: str, policies: str = "", sensitive: str = "") -> Tool:
+    where = tmp_path / folder
+    where.mkdir()
+    (where / "lookup.yaml").write_text(POLICY_TOOL.format(policies=policies, sensitive=sensitive))
+    (cls,) = load_tools(where)
+    return cls()
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "message"),
+    [
+        pytest.param(
+            {"policies": "limits: {per_caller: {requests: 10, per: 1m}}\n"},
+            {"policies": "limits: {per_caller: {requests: 1, per: 1m}}\n"},
+            "limits changed",
+            id="limits-tightened",
+        ),
+        pytest.param(
+            {"policies": "cache: {ttl: 30s}\n"},
+            {"policies": "cache: {ttl: 30s, scope: shared}\n"},
+            "cache changed",
+            id="cache-scope",
+        ),
+        pytest.param({"policies": "cache: {ttl: 30s}\n"}, {}, "cache changed", id="cache-removed"),
+        pytest.param(
+            {"policies": "max_output: {bytes: 5000}\n"},
+            {"policies": "max_output: {bytes: 300}\n"},
+            "answer budget (max_output) changed",
+            id="max-output",
+        ),
+        pytest.param(
+            {}, {"sensitive": ", sensitive: true"}, "input 'pin': marked sensitive", id="sensitive"
+        ),
+        pytest.param(
+            {"sensitive": ", sensitive: true"},
+            {},
+            "input 'pin': no longer marked sensitive",
+            id="not-sensitive",
+        ),
+    ],
+)
+def test_how_a_tools_calls_are_served_is_a_compatible_change(
+    tmp_path: Any, before: dict[str, str], after: dict[str, str], message: str
+) -> None:
+    # Limits, caches, answer budgets and what the audit masks are the tool's own
+    # business as much as its source's: each change needs a minor version.
+    (diff,) = diff_tools([_loaded(tmp_path, "old", **before)], [_loaded(tmp_path, "new", **after)])
+    assert any(c.kind == COMPATIBLE and c.message == message for c in diff.changes), diff.changes
+    assert diff.version_problem is not None
+    assert "minor" in diff.version_problem
