@@ -62,6 +62,8 @@ EXAMPLE_KEYS: Final = (
 )
 _EXPECTATIONS: Final = ("output", "output_includes", "fails")
 _NAME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+#: The longest example name: it names a recording's file, as a tool's name names its folder.
+MAX_NAME: Final = 64
 
 
 @final
@@ -163,17 +165,28 @@ def _parse_one(
                 str(key),
             )
     name = item.get("name")
-    if not isinstance(name, str) or not name or not set(name) <= _NAME_CHARS:
+    if (
+        not isinstance(name, str)
+        or not name
+        or len(name) > MAX_NAME
+        or not set(name) <= _NAME_CHARS
+    ):
         problem(
             "missing 'name': give each example a name of letters, digits, '_' and '-'"
             if name is None
-            else f"invalid name {name!r}: use letters, digits, '_' and '-' (it names a file)",
+            else f"invalid name {_shown(name)}: use 1 to {MAX_NAME} letters, digits, '_' "
+            "and '-' (it names a file)",
             "name",
         )
-    elif name in seen:
-        problem(f"example '{name}' is named twice; each example needs its own name", "name")
+    elif name.lower() in seen:
+        # Recordings are files named after examples: one and One would share one on a
+        # file system that ignores case.
+        problem(
+            f"example '{name}' is named twice (letter case aside); each example needs its own name",
+            "name",
+        )
     else:
-        seen.add(name)
+        seen.add(name.lower())
     description = item.get("description", "")
     if not isinstance(description, str):
         problem("expected a string", "description")
@@ -211,7 +224,15 @@ def _parse_one(
             problem(f"'{key}' goes with 'fails'", key)
         elif not isinstance(value, kind) or isinstance(value, bool):
             wanted = "an HTTP status such as 404" if kind is int else "text the error contains"
-            problem(f"expected {wanted}, got {value!r}", key)
+            problem(f"expected {wanted}, got {_shown(value)}", key)
+        elif key == "status" and fails != "execution":
+            problem(
+                "'status' is the upstream's HTTP status of a failed call: it goes with "
+                f"'fails: execution', not 'fails: {fails}'",
+                key,
+            )
+        elif key == "status" and isinstance(value, int) and not 100 <= value <= 599:
+            problem(f"expected an HTTP status from 100 to 599, got {value}", key)
     if len(problems) > start:
         return None
     return ToolExample(
@@ -225,6 +246,12 @@ def _parse_one(
         message=text,
         source=source,
     )
+
+
+def _shown(value: Any, most: int = 60) -> str:
+    """``repr(value)``, cut short with "..." past ``most`` characters."""
+    text = repr(value)
+    return text if len(text) <= most else text[: most - 3] + "..."
 
 
 def _check_includes(includes: Any, outputs: ToolSchema, problem: Any) -> None:
@@ -246,6 +273,11 @@ def examples_of(tool: Any) -> tuple[ToolExample, ...]:
     (mappings in a definition's form, or ``ToolExample`` values). A hand-written tool's
     broken examples raise ``SemanticError`` naming the tool and each problem."""
     declared: Sequence[Any] = getattr(type(tool), "EXAMPLES", ())
+    if not isinstance(declared, (list, tuple)):
+        raise SemanticError(
+            f"Tool '{tool.name}' ({tool.source}): EXAMPLES: expected a list of examples "
+            f"(mappings with name, inputs and output), got {type(declared).__name__}"
+        )
     if all(isinstance(item, ToolExample) for item in declared):
         return tuple(declared)
     examples, problems = parse_examples(

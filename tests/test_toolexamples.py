@@ -137,6 +137,30 @@ def problems_of(raw: Any) -> list[str]:
             "examples[0].input: unknown key 'input'; did you mean 'inputs'?",
             id="typo",
         ),
+        pytest.param(
+            [{"name": "n" * 65, "inputs": {"city": "Oslo"}, "fails": "execution"}],
+            "examples[0].name: invalid name 'nnnnnnnnn",
+            id="name-too-long",
+        ),
+        pytest.param(
+            [
+                {"name": "Oslo", "inputs": {"city": "Oslo"}, "fails": "execution"},
+                {"name": "oslo", "inputs": {"city": "Oslo"}, "fails": "execution"},
+            ],
+            "examples[1].name: example 'oslo' is named twice (letter case aside)",
+            id="twice-in-another-case",
+        ),
+        pytest.param(
+            [{"name": "a", "inputs": {"city": "Oslo"}, "fails": "execution", "status": 99999}],
+            "examples[0].status: expected an HTTP status from 100 to 599, got 99999",
+            id="status-out-of-range",
+        ),
+        pytest.param(
+            [{"name": "a", "inputs": {}, "fails": "validation", "status": 404}],
+            "examples[0].status: 'status' is the upstream's HTTP status of a failed call: it "
+            "goes with 'fails: execution', not 'fails: validation'",
+            id="status-with-another-kind",
+        ),
     ],
 )
 def test_a_broken_example_is_a_problem_at_its_field(raw: Any, expected: str) -> None:
@@ -327,3 +351,15 @@ def test_a_hand_written_tool_with_a_broken_example_is_named() -> None:
         match=r"Tool 'add_broken' .*EXAMPLES:\n  examples\[0\]\.inputs: Missing required parameter: 'a'",
     ):
         examples_of(Broken())
+
+
+@pytest.mark.parametrize("declared", [None, "abc", {"name": "x"}], ids=["none", "text", "mapping"])
+def test_examples_of_a_hand_written_tool_must_be_a_list(declared: Any) -> None:
+    class Odd(Adder):
+        TOOL_NAME = "add_odd"
+        EXAMPLES = declared
+
+    with pytest.raises(
+        SemanticError, match=r"Tool 'add_odd' .*EXAMPLES: expected a list of examples"
+    ):
+        examples_of(Odd())
