@@ -291,10 +291,25 @@ def placeholder_request(request: dict[str, Any], credentials: Mapping[str, str])
     if "text" in swapped:
         swapped["text"] = with_placeholders(swapped["text"], credentials)
     if "json" in swapped:
-        swapped["json"] = json.loads(
-            with_placeholders(json.dumps(swapped["json"], ensure_ascii=False), credentials)
-        )
+        # In each string of the body, not in its JSON text, where a credential holding
+        # '"' or '\\' is written escaped and would not be found.
+        swapped["json"] = _in_strings(swapped["json"], credentials)
     return swapped
+
+
+def _in_strings(value: Any, credentials: Mapping[str, str]) -> Any:
+    """``value`` (JSON data) with ``with_placeholders`` applied to every string in it,
+    keys included."""
+    if isinstance(value, str):
+        return with_placeholders(value, credentials)
+    if isinstance(value, list):
+        return [_in_strings(item, credentials) for item in value]
+    if isinstance(value, dict):
+        return {
+            with_placeholders(key, credentials): _in_strings(item, credentials)
+            for key, item in value.items()
+        }
+    return value
 
 
 def refuse_secrets(

@@ -391,3 +391,29 @@ def test_each_example_runs_alone_whatever_the_tools_limits_and_cache(tmp_path: P
         assert recording_path(tmp_path / "tools" / "weather.yaml", "weather", each.name).exists()
     replayed = [run_example(tool, each) for each in examples]
     assert [outcome.passed for outcome in replayed] == [True, True], replayed
+
+
+@pytest.mark.parametrize(
+    "key",
+    ['wk-quote"d-7a9d4e2b', "wk-back\\slash-7a9d", 'wk-"both\\-7a9d4e2b'],
+    ids=["quote", "backslash", "both"],
+)
+def test_a_credential_in_a_json_body_is_recorded_as_its_placeholder_whatever_it_holds(
+    tmp_path: Path, key: str
+) -> None:
+    # JSON writes '"' and '\\' escaped: the credential is swapped in each string of the
+    # body, where it is as sent, not in the body's JSON text.
+    text = DEFINITION.replace(
+        'query: {q: "{{ inputs.city }}"}',
+        'query: {q: "{{ inputs.city }}"}\n    method: POST\n'
+        "    json: {key: \"{{ credentials['weather-key'] }}\", nested: [{k: \"{{ credentials['weather-key'] }}\"}]}",
+    )
+    outcome = record(tool_in(tmp_path, text), Api(lambda _: (200, REPLY, {})), {"weather-key": key})
+    assert outcome.passed, outcome.reason
+    saved = recording_path(tmp_path / "weather.yaml", "weather", "oslo").read_text()
+    assert key not in saved
+    body = yaml.safe_load(saved)["exchanges"][0]["request"]["json"]
+    assert body == {
+        "key": "agentkit-placeholder-weather-key",
+        "nested": [{"k": "agentkit-placeholder-weather-key"}],
+    }
