@@ -42,6 +42,7 @@ from agentkit.declarative.oauth2 import TokenCache
 from agentkit.declarative.problems import Location, Problems, check_keys, check_named
 from agentkit.declarative.yamlsource import clip
 from agentkit.ratelimits import Limits
+from agentkit.schema.values import written
 from agentkit.toolerrors import SchemaDefinitionError
 from agentkit.toolschema import ToolSchema
 
@@ -473,6 +474,13 @@ def resolve_shared_parameters(
             continue
         at: Location = ("input_schema", "parameters", index)
         wanted = item if isinstance(item, str) else item["use"]
+        if not isinstance(wanted, str):
+            problems.add(
+                (*at, "use"),
+                f"expected the name of a shared parameter of the tool's source, such as "
+                f"'owner', got {written(wanted)}",
+            )
+            continue
         if isinstance(item, dict) and not check_keys(
             item, USE_KEYS, at, problems, "a shared parameter taken with 'use'"
         ):
@@ -507,6 +515,4 @@ def resolve_shared_parameters(
 
 def _takes_shared(item: Any) -> bool:
     """True for a parameter entry that names a shared parameter: ``owner`` or ``{use: owner}``."""
-    return isinstance(item, str) or (
-        isinstance(item, dict) and "use" in item and isinstance(item["use"], str)
-    )
+    return isinstance(item, str) or (isinstance(item, dict) and "use" in item)

@@ -81,6 +81,12 @@ def test_the_schema_checks_a_shared_parameter_like_any_other(write: WriteFile) -
         (("- {use: repo, type: integer}",), "unknown key 'type'"),
         (("- owner", "- owner"), "duplicate parameter name 'owner'"),
         (("- owner", "- {name: owner, type: string}"), "duplicate parameter name 'owner'"),
+        (
+            ("- {use: 5}",),
+            "use: expected the name of a shared parameter of the tool's source, such as "
+            "'owner', got 5",
+        ),
+        (("- {use: [owner]}",), "use: expected the name of a shared parameter"),
     ],
 )
 def test_a_wrong_use_is_a_problem_at_its_line(
