@@ -637,16 +637,33 @@ class SecretInRecordingError(AgentKitError):
     (``exchanges[0].response.json.token``); the value is never in it.
     """
 
-    def __init__(self, *, tool: str, example: str, credentials: Sequence[str], where: str) -> None:
+    def __init__(
+        self,
+        *,
+        tool: str,
+        example: str,
+        credentials: Sequence[str],
+        where: str,
+        derived: bool = False,
+    ) -> None:
         self.tool, self.example, self.where = tool, example, where
         self.credentials = tuple(credentials)
+        self.derived = derived
         named = ", ".join(f"'{name}'" for name in self.credentials) or "a credential"
         stand_in = f"agentkit-placeholder-{self.credentials[0] if self.credentials else 'NAME'}"
+        if derived:
+            # Not a credential's own value: one the call obtained with them.
+            found = (
+                f"a secret the call obtained with credential {named} (an OAuth2 access "
+                f"token, say) is at {where}"
+            )
+        else:
+            found = f"the value of credential {named} is at {where}"
         super().__init__(
-            f"Tool '{tool}', example '{example}': the recording was not written: the value "
-            f"of credential {named} is at {where}, and a recording never holds a credential. "
-            "Change the example (or the API it talks to) so that the value is not echoed, "
-            f"or write that exchange by hand with the placeholder '{stand_in}'"
+            f"Tool '{tool}', example '{example}': the recording was not written: {found}, "
+            "and a recording never holds a credential. Change the example (or the API it "
+            "talks to) so that the value is not echoed, or write that exchange by hand "
+            f"with the placeholder '{stand_in}'"
         )
 
 

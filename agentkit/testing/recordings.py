@@ -335,4 +335,7 @@ def refuse_secrets(
                 example=example,
                 credentials=leak.credentials or tuple(credentials),
                 where=leak.where,
+                # The credentials' own values were looked for first: what the call's own
+                # redactor finds then is a secret obtained with them.
+                derived=redactor is derived,
             )

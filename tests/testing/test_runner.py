@@ -417,3 +417,41 @@ def test_a_credential_in_a_json_body_is_recorded_as_its_placeholder_whatever_it_
         "key": "agentkit-placeholder-weather-key",
         "nested": [{"k": "agentkit-placeholder-weather-key"}],
     }
+
+
+OAUTH2 = """\
+name: weather
+version: 1.0.0
+credentials: [client-id, client-secret]
+input_schema: {parameters: [{name: city, type: string}]}
+output_schema: {parameters: [{name: temperature, type: float}]}
+backend:
+  http:
+    url: https://api.example.test/weather
+    query: {q: "{{ inputs.city }}"}
+    auth: {oauth2: {token_url: "https://api.example.test/token", client_id: client-id, client_secret: client-secret}}
+    output: {temperature: "{{ response.json.main.temp }}"}
+examples:
+  - name: oslo
+    inputs: {city: Oslo}
+    output: {temperature: 3.5}
+"""
+
+
+def test_a_recording_refused_for_an_oauth2_token_names_it_as_obtained(tmp_path: Path) -> None:
+    # The token endpoint's answer is a secret of the call's own, not a credential's
+    # value: the refusal says so, naming the credentials it was obtained with.
+    def reply(request: requests.PreparedRequest) -> tuple[int, Any, dict[str, str]]:
+        if (request.url or "").endswith("/token"):
+            return 200, {"access_token": "at-5b8e1f0c7a9d4e2b", "token_type": "Bearer"}, {}
+        return 200, REPLY, {}
+
+    credentials = {"client-id": "client-0123456789", "client-secret": "secret-0123456789"}
+    outcome = record(tool_in(tmp_path, OAUTH2), Api(reply), credentials)
+    assert not outcome.passed
+    assert (
+        "a secret the call obtained with credential 'client-id', 'client-secret' (an OAuth2 "
+        "access token, say) is at exchanges[0]"
+    ) in outcome.reason, outcome.reason
+    assert "at-5b8e1f0c7a9d4e2b" not in outcome.reason
+    assert not recording_path(tmp_path / "weather.yaml", "weather", "oslo").exists()
