@@ -133,6 +133,10 @@ def parse_limits(
     )
     if not isinstance(raw, dict):
         return None, [((), f"expected a mapping such as {example}")]
+    if not raw and not source:
+        # Empty, it limits nothing while a reader takes the tool for limited. (A source's
+        # empty limits still say something: honour the upstream's 429s.)
+        return None, [((), f"limits nothing: give {' or '.join(allowed)}, such as {example}")]
     for name in raw:
         if name not in allowed:
             problems.append(

@@ -179,6 +179,15 @@ def test_a_429_without_retry_after_or_another_failure_pauses_nothing(clock: Cloc
             ],
         ),
         (
+            {},
+            [
+                (
+                    (),
+                    "limits nothing: give per_caller or total, such as {per_caller: {requests: 10, per: 1m, concurrent: 2}, total: {requests: 100, per: 1m}}",
+                )
+            ],
+        ),
+        (
             {"per_user": {}},
             [(("per_user",), "unknown key 'per_user'; a limits mapping takes per_caller, total")],
         ),
