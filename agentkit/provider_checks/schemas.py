@@ -18,6 +18,8 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, Literal
 
+from agentkit.schema.values import length_words
+
 __all__ = [
     "GEMINI_FORMATS",
     "GEMINI_KEYWORDS",
@@ -352,6 +354,8 @@ def gemini_schema(schema: Mapping[str, Any]) -> Iterator[tuple[str, str, str, Se
     for path, node, _ in walk(schema):
         for key, value in node.items():
             where = f"{path}.{key}" if path else key
+            if key in ("minLength", "maxLength") and _lengths_said(node):
+                continue  # dropped by Gemini, but the description says it in words
             if key not in GEMINI_KEYWORDS:
                 yield (
                     where,
@@ -366,6 +370,17 @@ def gemini_schema(schema: Mapping[str, Any]) -> Iterator[tuple[str, str, str, Se
                     "say the format in the description",
                     "warning",
                 )
+
+
+def _lengths_said(node: Mapping[str, Any]) -> bool:
+    """Whether ``node``'s description already gives its string lengths in words, as
+    the OpenAPI import and the strict export write them (``1 to 280 characters``)."""
+    low, high = node.get("minLength"), node.get("maxLength")
+    words = length_words(
+        low if isinstance(low, int) else None, high if isinstance(high, int) else None
+    )
+    description = node.get("description")
+    return bool(words) and isinstance(description, str) and words in description.lower()
 
 
 def _gemini_fix(key: str) -> str:
