@@ -248,9 +248,10 @@ def _backend_of(tool: Tool) -> tuple[Any, Any]:
         source = {key: value for key, value in source.items() if key != "defined_at"}
         written = source.get("definition")
         if isinstance(written, dict):
-            # Its shared parameters count where a tool takes them: in the tool's input schema.
+            # Its shared parameters and tags count where a tool takes them: in the tool's
+            # input schema and its tags.
             source["definition"] = {
-                k: v for k, v in written.items() if k not in ("description", "parameters")
+                k: v for k, v in written.items() if k not in ("description", "parameters", "tags")
             }
     return definition.to_dict().get("backend"), source
 

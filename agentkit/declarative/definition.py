@@ -11,7 +11,8 @@ from agentkit.callcache import CacheSpec, parse_cache
 from agentkit.declarative.backends import Backend, BackendContext, backend_kinds, find_backend
 from agentkit.declarative.environment import Environment, Substituter, Substitution
 from agentkit.declarative.limit_specs import parse_limits_at
-from agentkit.declarative.problems import Location, Problems, check_keys
+from agentkit.declarative.problems import Location, Problems, check_keys, parse_tags
+from agentkit.declarative.shorthand import expand_schema
 from agentkit.declarative.sources import (
     Source,
     SourceTable,
@@ -46,6 +47,8 @@ TOP_LEVEL_KEYS: Final = (
     "backend",
     "examples",
 )
+#: A definition's version when it gives none.
+DEFAULT_VERSION: Final = "1.0.0"
 #: The most calls of one tool a definition's ``concurrency:`` can allow at once.
 MAX_CONCURRENCY: Final = 10_000
 _SEMVER: Final = re.compile(
@@ -166,7 +169,8 @@ def parse_definition(
             if name is not None
             else "missing 'name'",
         )
-    version = raw.get("version")
+    # Left out, 1.0.0: a Python tool's TOOL_VERSION starts there too.
+    version = raw.get("version", DEFAULT_VERSION)
     if isinstance(version, (int, float)) and not isinstance(version, bool):
         problems.add(
             ("version",), f"version {_quoted(version)} must be a quoted string like '1.2.0'"
@@ -174,28 +178,27 @@ def parse_definition(
     elif not isinstance(version, str) or not _SEMVER.fullmatch(version):
         problems.add(
             ("version",),
-            f"invalid version {_quoted(version)}: use a semantic version such as 1.2.0"
-            if version is not None
-            else "missing 'version' (a semantic version such as 1.0.0)",
+            f"invalid version {_quoted(version)}: use a semantic version such as 1.2.0, "
+            f"or leave it out for {DEFAULT_VERSION}",
         )
     description = raw.get("description", "")
     if not isinstance(description, str):
         problems.add(("description",), "expected a string")
-    tags = raw.get("tags", {})
-    if not isinstance(tags, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in tags.items()
-    ):
-        problems.add(("tags",), "tags must map strings to strings (quote numbers: '1')")
-        tags = {}
+    tags = parse_tags(raw, problems)
     credentials = _parse_credentials(raw.get("credentials", []), problems)
     before_schema = len(problems)
+    schemas = {
+        key: expand_schema(raw[key], key, problems)
+        for key in ("input_schema", "output_schema")
+        if key in raw
+    }
     written_inputs, takes_shared = resolve_shared_parameters(
-        raw, sources or SourceTable(), problems
+        {**raw, **schemas}, sources or SourceTable(), problems
     )
     given_inputs = {"input_schema": written_inputs} if "input_schema" in raw else {}
     inputs = _parse_schema(given_inputs, "input_schema", problems, substituter)
     inputs_ok = len(problems) == before_schema
-    outputs = _parse_schema(raw, "output_schema", problems)
+    outputs = _parse_schema(schemas, "output_schema", problems)
     context = BackendContext(
         location=("backend",),
         inputs=inputs if inputs_ok else None,
@@ -211,6 +214,7 @@ def parse_definition(
         outputs = context.report.output_schema
     if http_source:
         credentials = tuple(dict.fromkeys((*credentials, *http_source[0].credentials)))
+        tags = {**http_source[0].tags, **tags}
     annotations = _parse_annotations(raw.get("annotations", {}), backend, problems)
     concurrency = _parse_concurrency(raw.get("concurrency"), problems)
     limits = parse_limits_at(raw, f"tool '{name}'", f"tool:{name}", problems)

@@ -26,6 +26,7 @@ __all__ = [
     "Problems",
     "check_keys",
     "check_named",
+    "parse_tags",
     "value_kind",
 ]
 
@@ -190,6 +191,8 @@ class Problems:
         if self._unread is not None:
             self.root = self.log.located(self.path, self._unread)[self._number][0]
             self._unread = None
+        if "parameters" in location:
+            location = _as_written(self.root, location)
         line, column = locate(self.root, location, self.start)
         problem = DefinitionProblem(
             path=self.path,
@@ -229,6 +232,36 @@ class Problems:
 
     def __len__(self) -> int:
         return self.count
+
+
+def _as_written(root: Any, location: Location) -> Location:
+    """``location`` as the document writes it: a schema given as its list of parameters
+    (``input_schema: [...]``) has no ``parameters`` key, so a problem of its third
+    parameter is at ``input_schema[2]``, not ``input_schema.parameters[2]``."""
+    node = root
+    for index, part in enumerate(location):
+        if part == "parameters" and isinstance(node, list):
+            return (*location[:index], *_as_written(node, location[index + 1 :]))
+        inside = part in node if isinstance(node, dict) else _is_index(node, part)
+        if not inside:
+            break
+        node = node[part]
+    return location
+
+
+def _is_index(node: Any, part: str | int) -> bool:
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+
+
+def parse_tags(raw: dict[str, Any], problems: Problems) -> dict[str, str]:
+    """The ``tags:`` of a tool or source document, checked: strings to strings."""
+    tags = raw.get("tags", {})
+    if not isinstance(tags, dict) or not all(
+        isinstance(key, str) and isinstance(value, str) for key, value in tags.items()
+    ):
+        problems.add(("tags",), "tags must map strings to strings (quote numbers: '1')")
+        return {}
+    return dict(tags)
 
 
 def value_kind(value: Any) -> str:

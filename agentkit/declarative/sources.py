@@ -39,7 +39,13 @@ from agentkit.declarative.http_spec import parse_http_spec
 from agentkit.declarative.http_url import authority, authority_problem
 from agentkit.declarative.limit_specs import parse_limits_at
 from agentkit.declarative.oauth2 import TokenCache
-from agentkit.declarative.problems import Location, Problems, check_keys, check_named
+from agentkit.declarative.problems import (
+    Location,
+    Problems,
+    check_keys,
+    check_named,
+    parse_tags,
+)
 from agentkit.declarative.yamlsource import clip
 from agentkit.ratelimits import Limits
 from agentkit.schema.values import written
@@ -76,6 +82,7 @@ SOURCE_KEYS: Final = (
     "source",
     "description",
     "base_url",
+    "tags",
     "credentials",
     "max_output",
     "parameters",
@@ -108,6 +115,8 @@ class Source:
     token_cache: TokenCache = field(default_factory=TokenCache, compare=False)
     #: The limits on all the source's tools together (``limits:``); None: none.
     limits: Limits | None = None
+    #: Tags every tool of the source carries, under the tool's own (``tags:``).
+    tags: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def location(self) -> str:
@@ -154,6 +163,7 @@ def parse_source(
     start = len(problems)
     check_keys(raw, SOURCE_KEYS, (), problems, "a source")
     name, description = check_named(raw, "source", problems)
+    tags = parse_tags(raw, problems)
     credentials = raw.get("credentials", [])
     if not isinstance(credentials, list) or not all(
         isinstance(item, str) and item for item in credentials
@@ -197,6 +207,7 @@ def parse_source(
         max_output=max_output,
         parameters=parameters,
         limits=limits,
+        tags=tags,
     )
 
 

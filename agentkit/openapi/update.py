@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from agentkit.declarative import load_tools
+from agentkit.declarative.shorthand import written_in_full
 from agentkit.declarative.sources import is_source_document
 from agentkit.declarative.yamlsource import locate, read_documents
 from agentkit.diff import ToolDiff, diff_renamed, diff_tools, next_version
@@ -305,7 +306,8 @@ def _fresh(file: DefinitionFile, generated: Generated) -> _Merged:
 def _merge(
     file: DefinitionFile, segment: Segment, base: dict[str, Any], theirs: Generated
 ) -> _Merged:
-    ours = _plain(segment.document)
+    # Compared as the generator writes it: a parameter the reviewer wrote short is the same.
+    ours = written_in_full(_plain(segment.document))
     document, clashes = merge_documents(base, ours, theirs.document)
     name = str(ours.get("name", ""))
     merged = _Merged(file, segment, document, list(theirs.comments), clashes, name, segment.text)

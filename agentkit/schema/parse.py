@@ -35,6 +35,7 @@ from agentkit.schema.values import (
 from agentkit.toolerrors import SchemaProblem, did_you_mean, format_location
 
 __all__ = [
+    "PARAMETER_KEYS",
     "Builders",
     "Location",
     "duplicates",
@@ -55,7 +56,7 @@ _ELEMENT_KEYS: Final = (
     "min_length",
     "max_length",
 )
-_PARAMETER_KEYS: Final = ("name", "required", "default", *_ELEMENT_KEYS, "sensitive")
+PARAMETER_KEYS: Final = ("name", "required", "default", *_ELEMENT_KEYS, "sensitive")
 _NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 #: The most flat parameter definitions ``_parse_parameter`` remembers (then it starts over).
 MAX_REMEMBERED: Final = 4096
@@ -280,7 +281,7 @@ def _flat_list_key(raw: Sequence[Any], build: Builders) -> tuple[Any, ...] | Non
 def _build_parameter(
     raw: Any, location: Location, problems: list[SchemaProblem], build: Builders, *, named: bool
 ) -> Any:
-    allowed = _PARAMETER_KEYS if named else _ELEMENT_KEYS
+    allowed = PARAMETER_KEYS if named else _ELEMENT_KEYS
     if isinstance(raw, str) and not named:
         raw = {"type": raw}
     if not isinstance(raw, Mapping):

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import pytest
 import responses
 
-from agentkit import ToolExecutionError, ToolExecutor
+from agentkit import DefinitionError, ToolExecutionError, ToolExecutor, ToolRegistry, load_tools
 from tests.declarative import loopback
 
 
@@ -26,6 +26,20 @@ class WriteFile:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text))
         return path
+
+
+def load(path: Path) -> ToolRegistry:
+    """The tools of ``path`` (a file or folder), in a registry of their own."""
+    registry = ToolRegistry()
+    load_tools(path, registry=registry)
+    return registry
+
+
+def problems(path: Path) -> list[str]:
+    """The problems ``load_tools(path)`` reports, each as printed."""
+    with pytest.raises(DefinitionError) as info:
+        load_tools(path)
+    return [str(problem) for problem in info.value.problems]
 
 
 @pytest.fixture

@@ -193,7 +193,7 @@ def test_a_clash_with_a_hand_written_tool_names_the_class(write: WriteFile) -> N
         pytest.param("'x'\n", "must be a mapping, got a string", id="string"),
         pytest.param(
             HTTP_TOOL.replace("input_schema:", "input_schema: [1]\nunused:"),
-            "expected a mapping with a 'parameters' list, got a list",
+            "input_schema[0]: expected a mapping with 'name' and 'type', got 1",
             id="schema-list",
         ),
     ],

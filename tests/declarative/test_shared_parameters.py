@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentkit import DefinitionError, ToolRegistry, load_tools
 from agentkit.diff import BREAKING, diff_tools
-from tests.declarative.conftest import WriteFile
+from tests.declarative.conftest import WriteFile, load, problems
 
 SOURCE = """\
 source: gh
@@ -32,18 +31,6 @@ def tool(name: str, *entries: str, version: str = "1.0.0", source: str = "gh") -
         f"---\nname: {name}\nversion: {version}\ninput_schema:\n  parameters:\n{params}"
         f"backend:\n  http:\n    source: {source}\n    path: /x\n"
     )
-
-
-def load(path: Path) -> ToolRegistry:
-    registry = ToolRegistry()
-    load_tools(path, registry=registry)
-    return registry
-
-
-def problems(path: Path) -> list[str]:
-    with pytest.raises(DefinitionError) as info:
-        load_tools(path)
-    return [str(problem) for problem in info.value.problems]
 
 
 def test_a_name_or_use_takes_the_sources_parameter(write: WriteFile) -> None:
