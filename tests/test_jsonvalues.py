@@ -17,7 +17,14 @@ from agentkit import (
     ToolSchema,
 )
 from agentkit.dispatch import dispatch_anthropic, dispatch_openai, dispatch_openai_responses
-from agentkit.jsonvalues import MAX_DEPTH, checked_copy, loads, plain_copy
+from agentkit.jsonvalues import (
+    MAX_DEPTH,
+    checked_copy,
+    loads,
+    plain_copy,
+    plain_dict_copy,
+    plain_list_copy,
+)
 from agentkit.toolerrors import Problem
 from tests.support.helpers import Adder, run_bounded
 
@@ -215,6 +222,57 @@ class _Int(int):
 def test_plain_copy_declines_what_is_not_plain_json(value: Any) -> None:
     """Declined, for checked_copy to judge with its messages (or copy as it is)."""
     assert plain_copy(value) is None
+
+
+@pytest.mark.parametrize("kind", ["list", "dict"])
+@pytest.mark.parametrize("inner", ["list", "dict"])
+def test_plain_copy_takes_exactly_max_depth_levels(kind: str, inner: str) -> None:
+    """The bound is the same whichever kinds of container nest: 64 levels copied, 65 not."""
+    deepest = nested(MAX_DEPTH - 1, kind=inner)
+    value = [deepest] if kind == "list" else {"k": deepest}
+    copied = plain_copy(value)
+    assert copied == value
+    assert plain_copy([value] if kind == "list" else {"k": value}) is None
+
+
+@pytest.mark.parametrize(
+    ("copy_of", "value"),
+    [
+        pytest.param(
+            plain_dict_copy, {"a": "x", "b": 1, "c": True, "d": None, "e": 2.5}, id="dict"
+        ),
+        pytest.param(plain_list_copy, ["x", 1, True, None, 2.5], id="list-of-leaves"),
+        pytest.param(plain_list_copy, ["x", {"a": [1]}, [2.5], "y"], id="list-of-containers"),
+        pytest.param(plain_dict_copy, {"a": {"b": ["c", {"d": []}]}}, id="dict-of-containers"),
+    ],
+)
+def test_each_walker_copies_every_container(copy_of: Any, value: Any) -> None:
+    copied = copy_of(value)
+    assert json.dumps(copied) == json.dumps(value)
+    theirs = {id(container) for container in _containers(value)}
+    assert not any(id(container) in theirs for container in _containers(copied))
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        pytest.param(NAN, id="nan"),
+        pytest.param(INF, id="infinity"),
+        pytest.param((1,), id="tuple"),
+        pytest.param(b"x", id="bytes"),
+        pytest.param({1, 2}, id="set"),
+    ],
+)
+@pytest.mark.parametrize("where", ["first", "after-a-container", "deep"])
+def test_each_walker_declines_a_bad_value_wherever_it_is(bad: Any, where: str) -> None:
+    place: dict[str, Any] = {
+        "first": {"a": bad, "b": [1]},
+        "after-a-container": {"a": [1], "b": ["x", {"c": 1}, bad]},
+        "deep": {"a": nested(5, bad, kind="dict")},
+    }
+    assert plain_dict_copy(place[where]) is None
+    assert plain_list_copy([place[where]]) is None
+    assert plain_list_copy(["x", bad] if where == "first" else [[1], bad]) is None
 
 
 def test_a_flood_of_bad_numbers_gives_a_few_messages() -> None:
