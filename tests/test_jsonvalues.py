@@ -159,6 +159,26 @@ def test_outputs_are_held_to_the_same_rules(
     assert f"Parameter {problem}" in str(result.error)
 
 
+def test_a_free_form_list_is_copied_in_and_out(executor: ToolExecutor) -> None:
+    """A list of leaves and a list of containers, each a copy both ways."""
+    given = {"data": {"leaves": ["a", 1, True, None, 2.5], "rows": [{"k": [1]}, ["x"]]}}
+    seen: list[dict[str, Any]] = []
+
+    class Keeps(Echo):
+        def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+            seen.append(inputs)
+            return {"data": inputs["data"]}
+
+    result = executor.execute(Keeps(), given)
+    assert result.output == given
+    theirs = {id(container) for container in _containers(given)}
+    tools = {id(container) for container in _containers(seen[0])}
+    ours = {id(container) for container in _containers(result.output)}
+    assert not theirs & tools  # copied in
+    assert not tools & ours  # copied out
+    assert not theirs & ours
+
+
 def test_a_schema_validate_refuses_nan_in_place() -> None:
     schema = ToolSchema.from_dict({"parameters": [{"name": "x", "type": "float"}]})
     assert schema.validate({"x": NAN}) == ["Parameter 'x': expected a finite number, got nan"]
