@@ -20,7 +20,14 @@ from typing import Any, Final
 
 from agentkit.toolerrors import Problem
 
-__all__ = ["MAX_DEPTH", "checked_copy", "loads", "plain_copy"]
+__all__ = [
+    "MAX_DEPTH",
+    "checked_copy",
+    "loads",
+    "plain_copy",
+    "plain_dict_copy",
+    "plain_list_copy",
+]
 
 #: How deep a value may nest: a list or dictionary inside another counts one
 #: level, up to 64. Real arguments nest a handful of levels; 64 leaves room for
@@ -54,46 +61,80 @@ def plain_copy(value: dict[Any, Any] | list[Any], depth: int = 0) -> Any:
     exact ``str``, ``int``, ``bool``, ``None`` or finite ``float``. Returns the
     fresh copy -- equal to what ``checked_copy`` makes -- or ``None`` when the
     value is not plain, for ``checked_copy`` to judge with its messages.
-
-    The fast tier of every call's check: each container is copied whole in C,
-    and only its containers and floats are written again. Written out for dicts
-    and lists apart, each type test an ``is`` (what CPython runs fastest).
     """
     if depth >= MAX_DEPTH:
         return None
-    copied = value.copy()
     if type(value) is dict:
-        for key, item in value.items():
-            kind = type(item)
-            if kind is str or kind is int or kind is bool or kind is NoneType:
-                continue
-            if kind is float:
-                if item - item != 0.0:  # NaN and the infinities
-                    return None
-            elif kind is dict or kind is list:
-                item = plain_copy(item, depth + 1)
-                if item is None:
-                    return None
-                copied[key] = item
-            else:
-                return None
-        return copied
-    index = -1  # counted by hand: cheaper than enumerate's tuple per item
-    for item in value:
-        index += 1
+        return plain_dict_copy(value, depth)
+    if type(value) is list:
+        return plain_list_copy(value, depth)
+    return None
+
+
+# The fast tier of every call's check (a free-form value, a tool's output), so
+# written for CPython's speed: a walker for each kind of container, which the
+# generated checks call straight (they have tested the kind), each type test an
+# ``is``, the commonest leaves (strings, integers) first, and the depth tested
+# only before a container is entered. Each container is copied whole in C; only
+# the containers in it are written again.
+
+
+def plain_dict_copy(value: dict[Any, Any], depth: int = 0) -> dict[Any, Any] | None:
+    """``plain_copy`` of an exact ``dict`` ``depth`` levels down (less than ``MAX_DEPTH``)."""
+    copied = value.copy()
+    inner = depth + 1
+    for key, item in value.items():
         kind = type(item)
-        if kind is str or kind is int or kind is bool or kind is NoneType:
+        if kind is str or kind is int:
             continue
+        if kind is dict or kind is list:
+            if inner >= MAX_DEPTH:
+                return None
+            item = plain_dict_copy(item, inner) if kind is dict else plain_list_copy(item, inner)
+            if item is None:
+                return None
+            copied[key] = item
+        elif kind is float:
+            if item - item != 0.0:  # NaN and the infinities
+                return None
+        elif kind is not bool and item is not None:
+            return None
+    return copied
+
+
+def plain_list_copy(value: list[Any], depth: int = 0) -> list[Any] | None:
+    """``plain_copy`` of an exact ``list`` ``depth`` levels down (less than ``MAX_DEPTH``)."""
+    # One pass to look: a list of leaves, the usual list, is then copied whole.
+    for item in value:
+        kind = type(item)
+        if kind is str or kind is int:
+            continue
+        if kind is dict or kind is list:
+            break
         if kind is float:
             if item - item != 0.0:
                 return None
-        elif kind is dict or kind is list:
-            item = plain_copy(item, depth + 1)
+        elif kind is not bool and item is not None:
+            return None
+    else:
+        return value.copy()
+    inner = depth + 1
+    if inner >= MAX_DEPTH:
+        return None
+    # A container in it: the list built afresh, each item looked at again.
+    copied = []
+    for item in value:
+        kind = type(item)
+        if kind is dict or kind is list:
+            item = plain_dict_copy(item, inner) if kind is dict else plain_list_copy(item, inner)
             if item is None:
                 return None
-            copied[index] = item
-        else:
+        elif kind is float:
+            if item - item != 0.0:
+                return None
+        elif not (kind is str or kind is int or kind is bool or item is None):
             return None
+        copied.append(item)
     return copied
 
 

@@ -17,7 +17,14 @@ from agentkit import (
     ToolSchema,
 )
 from agentkit.dispatch import dispatch_anthropic, dispatch_openai, dispatch_openai_responses
-from agentkit.jsonvalues import MAX_DEPTH, checked_copy, loads, plain_copy
+from agentkit.jsonvalues import (
+    MAX_DEPTH,
+    checked_copy,
+    loads,
+    plain_copy,
+    plain_dict_copy,
+    plain_list_copy,
+)
 from agentkit.toolerrors import Problem
 from tests.support.helpers import Adder, run_bounded
 
@@ -152,6 +159,26 @@ def test_outputs_are_held_to_the_same_rules(
     assert f"Parameter {problem}" in str(result.error)
 
 
+def test_a_free_form_list_is_copied_in_and_out(executor: ToolExecutor) -> None:
+    """A list of leaves and a list of containers, each a copy both ways."""
+    given = {"data": {"leaves": ["a", 1, True, None, 2.5], "rows": [{"k": [1]}, ["x"]]}}
+    seen: list[dict[str, Any]] = []
+
+    class Keeps(Echo):
+        def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+            seen.append(inputs)
+            return {"data": inputs["data"]}
+
+    result = executor.execute(Keeps(), given)
+    assert result.output == given
+    theirs = {id(container) for container in _containers(given)}
+    tools = {id(container) for container in _containers(seen[0])}
+    ours = {id(container) for container in _containers(result.output)}
+    assert not theirs & tools  # copied in
+    assert not tools & ours  # copied out
+    assert not theirs & ours
+
+
 def test_a_schema_validate_refuses_nan_in_place() -> None:
     schema = ToolSchema.from_dict({"parameters": [{"name": "x", "type": "float"}]})
     assert schema.validate({"x": NAN}) == ["Parameter 'x': expected a finite number, got nan"]
@@ -215,6 +242,57 @@ class _Int(int):
 def test_plain_copy_declines_what_is_not_plain_json(value: Any) -> None:
     """Declined, for checked_copy to judge with its messages (or copy as it is)."""
     assert plain_copy(value) is None
+
+
+@pytest.mark.parametrize("kind", ["list", "dict"])
+@pytest.mark.parametrize("inner", ["list", "dict"])
+def test_plain_copy_takes_exactly_max_depth_levels(kind: str, inner: str) -> None:
+    """The bound is the same whichever kinds of container nest: 64 levels copied, 65 not."""
+    deepest = nested(MAX_DEPTH - 1, kind=inner)
+    value = [deepest] if kind == "list" else {"k": deepest}
+    copied = plain_copy(value)
+    assert copied == value
+    assert plain_copy([value] if kind == "list" else {"k": value}) is None
+
+
+@pytest.mark.parametrize(
+    ("copy_of", "value"),
+    [
+        pytest.param(
+            plain_dict_copy, {"a": "x", "b": 1, "c": True, "d": None, "e": 2.5}, id="dict"
+        ),
+        pytest.param(plain_list_copy, ["x", 1, True, None, 2.5], id="list-of-leaves"),
+        pytest.param(plain_list_copy, ["x", {"a": [1]}, [2.5], "y"], id="list-of-containers"),
+        pytest.param(plain_dict_copy, {"a": {"b": ["c", {"d": []}]}}, id="dict-of-containers"),
+    ],
+)
+def test_each_walker_copies_every_container(copy_of: Any, value: Any) -> None:
+    copied = copy_of(value)
+    assert json.dumps(copied) == json.dumps(value)
+    theirs = {id(container) for container in _containers(value)}
+    assert not any(id(container) in theirs for container in _containers(copied))
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        pytest.param(NAN, id="nan"),
+        pytest.param(INF, id="infinity"),
+        pytest.param((1,), id="tuple"),
+        pytest.param(b"x", id="bytes"),
+        pytest.param({1, 2}, id="set"),
+    ],
+)
+@pytest.mark.parametrize("where", ["first", "after-a-container", "deep"])
+def test_each_walker_declines_a_bad_value_wherever_it_is(bad: Any, where: str) -> None:
+    place: dict[str, Any] = {
+        "first": {"a": bad, "b": [1]},
+        "after-a-container": {"a": [1], "b": ["x", {"c": 1}, bad]},
+        "deep": {"a": nested(5, bad, kind="dict")},
+    }
+    assert plain_dict_copy(place[where]) is None
+    assert plain_list_copy([place[where]]) is None
+    assert plain_list_copy(["x", bad] if where == "first" else [[1], bad]) is None
 
 
 def test_a_flood_of_bad_numbers_gives_a_few_messages() -> None:

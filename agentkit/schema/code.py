@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import CodeType
 from typing import Any, Final, Protocol
 
-from agentkit.jsonvalues import checked_copy, plain_copy
+from agentkit.jsonvalues import checked_copy, plain_dict_copy, plain_list_copy
 from agentkit.schema.values import (
     ABSENT,
     EXACT_TYPES,
@@ -251,7 +251,8 @@ def generate_validator(
     namespace: dict[str, Any] = {
         "ABSENT": ABSENT,
         "deepcopy": copy.deepcopy,
-        "plain_copy": plain_copy,
+        "plain_dict_copy": plain_dict_copy,
+        "plain_list_copy": plain_list_copy,
         "report_unknown": report_unknown,
         "Problem": Problem,
         "Mapping": Mapping,
@@ -481,14 +482,15 @@ class _FastTier:
             return not store
         if constraints or level >= _INLINED_LEVELS:
             return self.call_check(spec, var, indent)
-        self.add(indent, f"if type({var}) is not {'list' if declared == 'list' else 'dict'}:")
+        kind = "list" if declared == "list" else "dict"
+        self.add(indent, f"if type({var}) is not {kind}:")
         self.add(indent + 1, "return None")
         if spec.parameters is not None:
             self.check_object(spec.parameters.parameters, var, indent, level + 1)
         elif spec.items is not None:
             self.check_items(spec.items, var, indent, level + 1)
         else:  # free-form: any plain JSON, nested within MAX_DEPTH
-            self.add(indent, f"{var} = plain_copy({var})")
+            self.add(indent, f"{var} = plain_{kind}_copy({var})")
             self.add(indent, f"if {var} is None:")
             self.add(indent + 1, "return None")
         return True
