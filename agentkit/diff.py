@@ -106,6 +106,17 @@ class ToolDiff:
     def version_problem(self) -> str | None:
         """Why the version bump is not enough, or None when it is."""
         needed = self.required_bump
+        if _lowered(self.old_version, self.new_version):
+            lowered = f"the version went down ({self.old_version} -> {self.new_version})"
+            if needed is None:
+                return (
+                    f"{lowered}: a version only rises; give version: {self.old_version} or "
+                    "higher (a definition without a version is at 1.0.0)"
+                )
+            return (
+                f"{lowered}: {self.severity} changes need at least a {needed} version bump "
+                f"({self.old_version} -> {next_version(self.old_version or '0.0.0', needed)})"
+            )
         if needed is None:
             return None
         got = self.bump or "none"
@@ -143,7 +154,7 @@ def diff_tools(old: Iterable[Tool], new: Iterable[Tool]) -> list[ToolDiff]:
             diffs.append(ToolDiff.added(name, after[name].version))
         else:
             changes = tuple(_tool_changes(before[name], after[name]))
-            if changes:
+            if changes or _lowered(before[name].version, after[name].version):
                 diffs.append(
                     ToolDiff(
                         name=name,
@@ -346,6 +357,13 @@ def _version(text: str) -> tuple[int, int, int]:
         return (0, 0, 0)
     major, minor, patch = match.groups()
     return int(major), int(minor), int(patch)
+
+
+def _lowered(old: str | None, new: str | None) -> bool:
+    """True when ``new`` is a lower version than ``old`` (both semantic versions)."""
+    if old is None or new is None or not (_SEMVER.match(old) and _SEMVER.match(new)):
+        return False
+    return _version(new) < _version(old)
 
 
 def _bump(old: str, new: str) -> str:

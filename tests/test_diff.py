@@ -187,7 +187,12 @@ def test_changes_are_classified(old: Tool, new: Tool, kind: str, message: str) -
             id="minor-not-enough",
         ),
         pytest.param(make("1.0.0"), "1.0.0", "but the version did not rise", id="no-bump"),
-        pytest.param(make("1.0.0"), "0.9.0", "but the version did not rise", id="lower"),
+        pytest.param(
+            make("1.0.0"),
+            "0.9.0",
+            "the version went down (1.0.0 -> 0.9.0): breaking changes need at least a major version bump (1.0.0 -> 2.0.0)",
+            id="lower",
+        ),
     ],
 )
 def test_breaking_changes_need_a_major_bump(

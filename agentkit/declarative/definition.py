@@ -179,7 +179,10 @@ def parse_definition(
         problems.add(
             ("version",),
             f"invalid version {_quoted(version)}: use a semantic version such as 1.2.0, "
-            f"or leave it out for {DEFAULT_VERSION}",
+            f"or leave it out for {DEFAULT_VERSION}"
+            if version is not None
+            else f"'version' is empty: give a semantic version such as 1.2.0, or leave the "
+            f"key out for {DEFAULT_VERSION}",
         )
     description = raw.get("description", "")
     if not isinstance(description, str):

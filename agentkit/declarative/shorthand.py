@@ -18,10 +18,10 @@ at its line by the same checks as any other's.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Final
 
 from agentkit.declarative.problems import Location, Problems
+from agentkit.declarative.yamlsource import MAX_DEPTH, clip
 from agentkit.schema.parse import PARAMETER_KEYS
 from agentkit.schema.values import PARAMETER_TYPES
 
@@ -29,7 +29,6 @@ __all__ = ["OPTIONAL_MARK", "expand_schema", "written_in_full"]
 
 #: Ends the type of a parameter written short that the caller may leave out.
 OPTIONAL_MARK: Final = "?"
-_LIST: Final = re.compile(r"list\s*\[\s*(.*?)\s*\]")
 _SHAPE: Final = f"one of {', '.join(PARAMETER_TYPES)}, or list[TYPE]"
 
 
@@ -80,25 +79,14 @@ def _expand_parameter(
     """``item``, a parameter (``named``) or a list's element spec, written out in full."""
     if not isinstance(item, dict):
         return item  # a shared parameter's name, or a mistake the schema reports
-    if named and len(item) == 1:
-        ((name, written),) = item.items()
-        if isinstance(written, str) and not isinstance(name, str):
-            # YAML reads on/off/yes/no (and numbers) as other things than text.
-            if problems is not None:
-                problems.add(
-                    location,
-                    f"the parameter name {name!r} is not text: unquoted, YAML reads on, off, "
-                    "yes, no, true and false as booleans and digits as a number; quote the "
-                    f'name ("on": {written})',
-                )
-            return {"name": f"_{location[-1]}", "type": "string"}  # reported
-        if isinstance(written, str) and _is_short(name, written):
-            return _short_parameter(name, written, (*location, name), problems)
-        return item
+    if named and "use" not in item and ("name" not in item or len(item) == 1):
+        short = _short_entry(item, location, problems)
+        if short is not None:
+            return short
     new = item
     items = item.get("items")
-    if isinstance(items, str) and "[" in items:
-        new = {**new, "items": _element(items, (*location, "items"), problems)}
+    if isinstance(items, str) and ("[" in items or OPTIONAL_MARK in items):
+        new = {**new, "items": _element(items, (*location, "items"), problems, optional=False)}
     elif isinstance(items, dict):
         expanded = _expand_parameter(items, (*location, "items"), problems, named=False)
         if expanded is not items:
@@ -111,54 +99,132 @@ def _expand_parameter(
     return new
 
 
-def _is_short(name: Any, written: str) -> bool:
-    """True when ``{name: written}`` is a parameter written short.
+def _short_entry(
+    item: dict[Any, Any], location: Location, problems: Problems | None
+) -> dict[str, Any] | None:
+    """The full form of ``item`` when it is (or was meant as) a parameter written short;
+    None for a full parameter (the schema checks it)."""
+    placeholder = {"name": f"_{location[-1]}", "type": "string"}  # after a reported problem
+    own = [key for key in item if key not in PARAMETER_KEYS]
+    if len(item) == 1:
+        ((name, written),) = item.items()
+        if not isinstance(name, str):
+            # YAML reads on/off/yes/no/true/false, ~/null and digits as other than text.
+            if problems is not None:
+                problems.add(
+                    location,
+                    f"the parameter name {_yaml(name)} is not text: unquoted, YAML reads on, "
+                    "off, yes, no, true and false as booleans, ~ and null as null, and digits "
+                    'as a number; quote the name as you wrote it ("on": boolean)',
+                )
+            return placeholder
+        if isinstance(written, str) and (name not in PARAMETER_KEYS or _reads_as_type(written)):
+            return _short_parameter(name, written, (*location, name), problems)
+    if len(own) > 1 and "type" not in item and all(_typed(item[key]) for key in own):
+        if problems is not None:
+            entries = ", then ".join(f"- {key}: ..." for key in own[:3])
+            problems.add(
+                location,
+                f"one entry holds {len(own)} parameters ({', '.join(map(str, own[:3]))}"
+                f"{', ...' if len(own) > 3 else ''}): written short, each parameter is an "
+                f"entry of its own ({entries})",
+            )
+        return placeholder
+    if len(own) != 1 or (len(item) > 1 and not _meant_short(item[own[0]])):
+        return None  # a full parameter with a key it does not take: the schema says so
+    # One key of its own beside the full form's keys, or mapping to something other than
+    # a type: a short parameter with more on it, which the short form cannot say.
+    (name,) = own
+    if problems is not None:
+        problems.add(
+            (*location, name),
+            f"a parameter written short is NAME: TYPE and nothing more ({name}: string, "
+            f"{name}: list[integer]?); to say more, write it in full: name: {name}, type: ..., "
+            "and the other keys (description, default, required, bounds) beside them",
+        )
+    return placeholder
 
-    ``{use: owner}`` takes a shared parameter. A key the full form has (``name``,
-    ``type``, ``description``...) is a short parameter of that name only when
-    what it maps to reads as a type: ``- description: string?`` is a parameter
-    called ``description``, while ``- name: city`` is a full parameter missing
-    its type, and the schema says so.
-    """
-    if name == "use":
-        return False
-    if name not in PARAMETER_KEYS:
-        return True
-    return _reads_as_type(written)
+
+def _typed(value: Any) -> bool:
+    return isinstance(value, str) and _reads_as_type(value)
+
+
+def _meant_short(value: Any) -> bool:
+    """True for what a key beside the full form's keys maps to when it was meant as a
+    short parameter (``g: string?`` with a description under it), not a misspelt key
+    (``nme: city``)."""
+    return _typed(value) or value is None or isinstance(value, (dict, list))
+
+
+def _yaml(value: Any) -> str:
+    """``value`` as YAML writes it: true, null, 3."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
+
+
+def _peel(text: str) -> tuple[str, int] | None:
+    """``text`` without its ``list[...]`` wrappers, and how many there were; None when
+    its brackets are not that shape. A scan, not a regex: bounded by the text's length."""
+    depth = 0
+    while text.startswith("list") and depth <= MAX_DEPTH:
+        rest = text[4:].lstrip()
+        if not rest.startswith("[") or not text.endswith("]"):
+            break
+        text = rest[1:-1].strip()
+        depth += 1
+    if depth <= MAX_DEPTH and ("[" in text or "]" in text):
+        return None
+    return text, depth
 
 
 def _reads_as_type(written: str) -> bool:
-    text = written.strip().removesuffix(OPTIONAL_MARK).strip()
-    while (match := _LIST.fullmatch(text)) is not None:
-        text = match.group(1)
-    return text in PARAMETER_TYPES
+    peeled = _peel(written.strip().removesuffix(OPTIONAL_MARK).strip())
+    return peeled is not None and peeled[0] in PARAMETER_TYPES
 
 
-def _short_parameter(name: str, written: str, location: Location, problems: Problems | None) -> Any:
+def _short_parameter(
+    name: str, written: str, location: Location, problems: Problems | None
+) -> dict[str, Any]:
     text = written.strip()
     optional = text.endswith(OPTIONAL_MARK)
-    parameter: dict[str, Any] = {"name": name}
-    parameter.update(_element(text.removesuffix(OPTIONAL_MARK).strip(), location, problems))
+    parameter: dict[str, Any] = {"name": name, **_element(text, location, problems, optional=True)}
     if optional:
         parameter["required"] = False
     return parameter
 
 
-def _element(text: str, location: Location, problems: Problems | None) -> dict[str, Any]:
-    """The full form of type ``text`` (``string``, ``list[integer]``): a type name is
-    passed on as it is, for the schema to check (and say "did you mean"); a ``?``
-    or a bracket out of place is reported here."""
-    match = _LIST.fullmatch(text)
-    if match is not None:
-        return {"type": "list", "items": _element(match.group(1), location, problems)}
-    if OPTIONAL_MARK in text or "[" in text or "]" in text or not text:
+def _element(
+    written: str, location: Location, problems: Problems | None, *, optional: bool
+) -> dict[str, Any]:
+    """The full form of type ``written`` (``string``, ``list[integer]``, with a final
+    ``?`` when ``optional`` may be said): a type name is passed on as it is, for the
+    schema to check (and say "did you mean"); a ``?``, a bracket or a nesting out of
+    bounds is reported here, quoting what was written."""
+    text = written.strip()
+    if optional:
+        text = text.removesuffix(OPTIONAL_MARK).strip()
+    peeled = _peel(text)
+    if peeled is None or not peeled[0] or OPTIONAL_MARK in peeled[0] or peeled[1] > MAX_DEPTH:
         if problems is None:
             return {"type": text}  # left for the loader to report
-        problems.add(
-            location,
-            f"cannot read the type {text!r}: write {_SHAPE}, with '{OPTIONAL_MARK}' at the "
-            "very end for an optional parameter (list[string]?), or write the parameter in "
-            "full with name, type and required: false",
-        )
+        if peeled is not None and peeled[1] > MAX_DEPTH:
+            why = f"lists nested more than {MAX_DEPTH} deep; flatten the parameter"
+        elif not optional and OPTIONAL_MARK in text:
+            why = "a list's items take no '?': an element is there or not; drop the '?'"
+        else:
+            why = (
+                f"write {_SHAPE}, with '{OPTIONAL_MARK}' at the very end for an optional "
+                "parameter (list[string]?), or write the parameter in full with name, type "
+                "and required: false"
+            )
+        if problems is not None:
+            problems.add(location, f"cannot read the type {clip(written)!r}: {why}")
         return {"type": "string"}  # reported; keeps the rest of the schema from failing
-    return {"type": text}
+    element: Any = peeled[0]
+    for _ in range(peeled[1]):
+        # As the importer writes a list: items as a type name when that is all it says.
+        element = {"type": "list", "items": element}
+    return element if isinstance(element, dict) else {"type": element}

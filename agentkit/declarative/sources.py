@@ -46,6 +46,7 @@ from agentkit.declarative.problems import (
     check_named,
     parse_tags,
 )
+from agentkit.declarative.shorthand import expand_schema
 from agentkit.declarative.yamlsource import clip
 from agentkit.ratelimits import Limits
 from agentkit.schema.values import written
@@ -234,13 +235,17 @@ def _shared_parameters(raw: Any, problems: Problems) -> dict[str, Mapping[str, A
             "take by name",
         )
         return {}
+    start = len(problems)
+    schema = expand_schema(raw, "parameters", problems)
     try:
-        ToolSchema.from_dict({"parameters": raw})
+        ToolSchema.from_dict(schema)
     except SchemaDefinitionError as exc:
         for problem in exc.problems:
             problems.add(problem.location, problem.message)
         return {}
-    return {param["name"]: param for param in raw}
+    if len(problems) > start:
+        return {}
+    return {param["name"]: param for param in schema["parameters"]}
 
 
 def _base_url(raw: dict[str, Any], problems: Problems, substituter: Substituter) -> str | None:

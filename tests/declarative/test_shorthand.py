@@ -129,11 +129,23 @@ def test_the_calls_check_a_short_parameter_like_any_other(write: WriteFile) -> N
         pytest.param("  - a: strnig\n", 4, "input_schema[1].type: unsupported type 'strnig' (did you mean 'string'?)", id="typo"),
         pytest.param("  - a: list[int]\n", 4, "input_schema[1].items.type: unsupported type 'int' (did you mean 'integer'?)", id="alias"),
         pytest.param("  - a: list[string\n", 4, "input_schema[1].a: cannot read the type 'list[string'", id="bracket"),
-        pytest.param("  - a: string??\n", 4, "input_schema[1].a: cannot read the type 'string?'", id="twice"),
-        pytest.param("  - a: list[string?]\n", 4, "cannot read the type 'string?'", id="optional-inside"),
+        pytest.param("  - a: string??\n", 4, "input_schema[1].a: cannot read the type 'string??'", id="twice"),
+        pytest.param("  - a: list[string?]\n", 4, "cannot read the type 'list[string?]'", id="optional-inside"),
         pytest.param("  - a: ''\n", 4, "cannot read the type ''", id="empty"),
-        pytest.param("  - on: boolean\n", 4, "input_schema[1]: the parameter name True is not text: unquoted, YAML reads on", id="yaml-boolean"),
+        pytest.param("  - on: boolean\n", 4, "input_schema[1]: the parameter name true is not text: unquoted, YAML reads on", id="yaml-boolean"),
         pytest.param("  - 3: string\n", 4, "the parameter name 3 is not text", id="number"),
+        pytest.param("  - a: list[]\n", 4, "cannot read the type 'list[]'", id="empty-list"),
+        pytest.param("  - a: list[string]]\n", 4, "cannot read the type 'list[string]]'", id="closing"),
+        pytest.param("  - a: '?'\n", 4, "cannot read the type '?'", id="mark-alone"),
+        pytest.param("  - a: " + "list[" * 65 + "string" + "]" * 65 + "\n", 4, "lists nested more than 64 deep", id="too-deep"),
+        pytest.param("  - a: " + "list[" * 400 + "string" + "]" * 400 + "\n", 4, "lists nested more than 64 deep", id="far-too-deep"),
+        pytest.param("  - a: string?\n    description: more\n", 4, "input_schema[1].a: a parameter written short is NAME: TYPE and nothing more", id="more-under-it"),
+        pytest.param("  - a: {type: string, required: false}\n", 4, "write it in full: name: a, type: ...", id="mapping"),
+        pytest.param("  - a: 5\n", 4, "a parameter written short is NAME: TYPE", id="number-type"),
+        pytest.param("  - a:\n", 4, "a parameter written short is NAME: TYPE", id="no-type"),
+        pytest.param("  - {a: string, b: integer}\n", 4, "one entry holds 2 parameters (a, b): written short, each parameter is an entry of its own", id="two-in-one"),
+        pytest.param("  - ~: string\n", 4, "the parameter name null is not text", id="yaml-null"),
+        pytest.param("  - nme: city\n    type: string\n", 4, "unknown key 'nme' (did you mean 'name'?)", id="misspelt-full-form"),
         pytest.param("  - name: city\n", 4, "input_schema[1]: missing 'type'", id="full-form-missing-type"),
     ],
 )  # fmt: skip
@@ -141,7 +153,7 @@ def test_a_short_parameter_that_cannot_be_read_is_a_problem_at_its_line(
     write: WriteFile, entry: str, line: int, expected: str
 ) -> None:
     path = write(http_tool("  - ok: string\n" + entry))
-    (found,) = problems(path)
+    (found, *_) = problems(path)
     assert found.startswith(f"{path}:{line}:")
     assert expected in found
 
@@ -294,3 +306,64 @@ def test_an_update_keeps_a_definition_the_reviewer_wrote_short(tmp_path: Path) -
     assert after.input_schema.to_json_schema() == before.input_schema.to_json_schema()
     assert set(after.output_schema.to_json_schema()["properties"]) == {"name", "owner"}
     assert after.version == "1.1.0"
+
+
+def test_a_long_type_is_read_in_time_linear_in_its_length(write: WriteFile) -> None:
+    # No regular expression to backtrack: thousands of spaces inside brackets are one scan.
+    path = write(http_tool("  - a: 'list[" + " " * 50_000 + "x'\n"))
+    (found,) = problems(path)
+    assert "cannot read the type 'list[" in found
+
+
+def test_an_items_type_takes_no_optional_mark(write: WriteFile) -> None:
+    path = write(http_tool("  - {name: a, type: list, items: 'list[string]?'}\n"))
+    (found,) = problems(path)
+    assert "input_schema[0].items: cannot read the type 'list[string]?'" in found
+    assert "a list's items take no '?'" in found
+
+
+def test_a_list_written_short_is_the_importers_list(tmp_path: Path) -> None:
+    # items as a type name, as `import openapi` writes it: an update sees no edit in it.
+    from agentkit.declarative.shorthand import written_in_full
+
+    document = written_in_full({"output_schema": [{"tags": "list[list[string]]?"}]})
+    assert document["output_schema"]["parameters"] == [
+        {"name": "tags", "type": "list", "items": {"type": "list", "items": "string"},
+         "required": False}
+    ]  # fmt: skip
+
+
+def test_a_source_writes_its_shared_parameters_short(write: WriteFile) -> None:
+    path = write(
+        "source: gh\nbase_url: http://127.0.0.1:9\nparameters:\n  - owner: string\n"
+        "  - name: repo\n    type: string\n    pattern: '[a-z]+'\n"
+        + source_tool("a").replace("  - owner\n", "  - owner\n  - repo\n")
+    )
+    schema = load(path)["a"].input_schema
+    assert schema["owner"].type == "string"
+    assert schema["repo"].pattern == "[a-z]+"
+    bad = write(
+        "source: gh\nbase_url: http://127.0.0.1:9\nparameters:\n  - owner: strin\n", "bad.yaml"
+    )
+    assert any(
+        found.startswith(f"{bad}:4:") and "parameters[0].type: unsupported type 'strin'" in found
+        for found in problems(bad)
+    )
+
+
+def test_diff_reports_a_version_that_went_down(tmp_path: Path) -> None:
+    before, after = WriteFile(tmp_path / "before"), WriteFile(tmp_path / "after")
+    before(SOURCE + source_tool("a", version="version: 1.2.0\n"))
+    after(SOURCE + source_tool("a"))  # left out: 1.0.0
+    (diff,) = diff_tools(load(before.folder), load(after.folder))
+    assert diff.changes == ()
+    assert diff.version_problem is not None
+    assert "the version went down (1.2.0 -> 1.0.0)" in diff.version_problem
+
+
+def test_an_empty_version_says_so(write: WriteFile) -> None:
+    path = write(SOURCE + source_tool("a", version="version:\n"))
+    (found,) = problems(path)
+    assert (
+        "'version' is empty: give a semantic version such as 1.2.0, or leave the key out" in found
+    )
