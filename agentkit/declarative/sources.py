@@ -472,7 +472,8 @@ def resolve_shared_parameters(
     ``{use: owner}`` (optionally with ``required`` or ``description``) takes the
     parameter of that name from the source of the tool's HTTP backend. Returns
     the schema (``raw``'s own when it takes none) and whether it took any;
-    problems go to ``problems``, and an entry that cannot be resolved is left out.
+    problems go to ``problems``, and an entry that cannot be resolved keeps its place
+    with a stand-in, so that the problems of the entries after it are at their lines.
     """
     schema = raw.get("input_schema")
     given = schema.get("parameters") if isinstance(schema, dict) else None
@@ -488,6 +489,8 @@ def resolve_shared_parameters(
         if not _takes_shared(item):
             resolved.append(item)
             continue
+        # In its place until resolved, so that later entries keep their index (and line).
+        resolved.append({"name": f"_{index}", "type": "string"})
         at: Location = ("input_schema", "parameters", index)
         wanted = item if isinstance(item, str) else item["use"]
         if not isinstance(wanted, str):
@@ -525,7 +528,7 @@ def resolve_shared_parameters(
         overrides = {
             key: item[key] for key in USE_KEYS[1:] if isinstance(item, dict) and key in item
         }
-        resolved.append({**shared, **overrides})
+        resolved[-1] = {**shared, **overrides}
     return {**schema, "parameters": resolved}, True
 
 

@@ -367,3 +367,21 @@ def test_an_empty_version_says_so(write: WriteFile) -> None:
     assert (
         "'version' is empty: give a semantic version such as 1.2.0, or leave the key out" in found
     )
+
+
+def test_entries_after_an_unresolved_shared_parameter_keep_their_lines(
+    write: WriteFile,
+) -> None:
+    path = write(
+        SOURCE
+        + "---\nname: a\ninput_schema:\n  - use: ownr\n  - ok: string\n  - 'bad name': string\n"
+        "backend:\n  http:\n    source: gh\n    path: /x\n"
+    )
+    lines = path.read_text().splitlines()
+    first = lines.index("  - use: ownr") + 1
+    assert lines[first + 1] == "  - 'bad name': string"
+    unknown, bad = sorted(problems(path))
+    assert unknown.startswith(f"{path}:{first}:")
+    assert "unknown shared parameter 'ownr' (did you mean 'owner'?)" in unknown
+    assert bad.startswith(f"{path}:{first + 2}:")
+    assert "input_schema[2].name: invalid parameter name 'bad name'" in bad
