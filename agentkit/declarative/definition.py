@@ -12,7 +12,7 @@ from agentkit.declarative.backends import Backend, BackendContext, backend_kinds
 from agentkit.declarative.environment import Environment, Substituter, Substitution
 from agentkit.declarative.limit_specs import parse_limits_at
 from agentkit.declarative.problems import Location, Problems, check_keys, parse_tags
-from agentkit.declarative.shorthand import expand_schema
+from agentkit.declarative.shorthand import written_in_full
 from agentkit.declarative.sources import (
     Source,
     SourceTable,
@@ -190,18 +190,14 @@ def parse_definition(
     tags = parse_tags(raw, problems)
     credentials = _parse_credentials(raw.get("credentials", []), problems)
     before_schema = len(problems)
-    schemas = {
-        key: expand_schema(raw[key], key, problems)
-        for key in ("input_schema", "output_schema")
-        if key in raw
-    }
+    full = written_in_full(raw, problems)
     written_inputs, takes_shared = resolve_shared_parameters(
-        {**raw, **schemas}, sources or SourceTable(), problems
+        full, sources or SourceTable(), problems
     )
     given_inputs = {"input_schema": written_inputs} if "input_schema" in raw else {}
     inputs = _parse_schema(given_inputs, "input_schema", problems, substituter)
     inputs_ok = len(problems) == before_schema
-    outputs = _parse_schema(schemas, "output_schema", problems)
+    outputs = _parse_schema(full, "output_schema", problems)
     context = BackendContext(
         location=("backend",),
         inputs=inputs if inputs_ok else None,

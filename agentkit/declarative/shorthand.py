@@ -25,18 +25,18 @@ from agentkit.declarative.yamlsource import MAX_DEPTH, clip
 from agentkit.schema.parse import PARAMETER_KEYS
 from agentkit.schema.values import PARAMETER_TYPES
 
-__all__ = ["OPTIONAL_MARK", "expand_schema", "written_in_full"]
+__all__ = ["OPTIONAL_MARK", "expand_schema", "stand_in", "written_in_full"]
 
 #: Ends the type of a parameter written short that the caller may leave out.
 OPTIONAL_MARK: Final = "?"
 _SHAPE: Final = f"one of {', '.join(PARAMETER_TYPES)}, or list[TYPE]"
 
 
-def written_in_full(document: dict[str, Any]) -> dict[str, Any]:
-    """Tool definition ``document`` with both schemas written out in full (a checked
-    document: what cannot be read is left for the loader to report)."""
+def written_in_full(document: dict[str, Any], problems: Problems | None = None) -> dict[str, Any]:
+    """Tool definition ``document`` with both schemas written out in full; problems go to
+    ``problems`` (without it, what cannot be read is left for the loader to report)."""
     schemas: dict[str, Any] = {
-        key: expand_schema(document[key], key, None)
+        key: expand_schema(document[key], key, problems)
         for key in ("input_schema", "output_schema")
         if key in document
     }
@@ -99,12 +99,18 @@ def _expand_parameter(
     return new
 
 
+def stand_in(index: str | int) -> dict[str, Any]:
+    """What takes the place of parameter entry ``index`` after a problem reported for it:
+    the entries after it keep their index (and line), and it reports nothing more."""
+    return {"name": f"_{index}", "type": "string"}
+
+
 def _short_entry(
     item: dict[Any, Any], location: Location, problems: Problems | None
 ) -> dict[str, Any] | None:
     """The full form of ``item`` when it is (or was meant as) a parameter written short;
     None for a full parameter (the schema checks it)."""
-    placeholder = {"name": f"_{location[-1]}", "type": "string"}  # after a reported problem
+    placeholder = stand_in(location[-1])
     own = [key for key in item if key not in PARAMETER_KEYS]
     if len(item) == 1:
         ((name, written),) = item.items()
@@ -220,8 +226,7 @@ def _element(
                 "parameter (list[string]?), or write the parameter in full with name, type "
                 "and required: false"
             )
-        if problems is not None:
-            problems.add(location, f"cannot read the type {clip(written)!r}: {why}")
+        problems.add(location, f"cannot read the type {clip(written)!r}: {why}")
         return {"type": "string"}  # reported; keeps the rest of the schema from failing
     element: Any = peeled[0]
     for _ in range(peeled[1]):

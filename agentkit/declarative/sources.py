@@ -46,7 +46,7 @@ from agentkit.declarative.problems import (
     check_named,
     parse_tags,
 )
-from agentkit.declarative.shorthand import expand_schema
+from agentkit.declarative.shorthand import expand_schema, stand_in
 from agentkit.declarative.yamlsource import clip
 from agentkit.ratelimits import Limits
 from agentkit.schema.values import written
@@ -489,8 +489,7 @@ def resolve_shared_parameters(
         if not _takes_shared(item):
             resolved.append(item)
             continue
-        # In its place until resolved, so that later entries keep their index (and line).
-        resolved.append({"name": f"_{index}", "type": "string"})
+        resolved.append(stand_in(index))  # until it is resolved
         at: Location = ("input_schema", "parameters", index)
         wanted = item if isinstance(item, str) else item["use"]
         if not isinstance(wanted, str):

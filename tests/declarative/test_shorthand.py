@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 import yaml
 
+from agentkit.declarative.shorthand import written_in_full
 from agentkit.diff import diff_tools
 from agentkit.openapi import import_openapi
 from agentkit.openapi.update import update_openapi
@@ -324,8 +325,6 @@ def test_an_items_type_takes_no_optional_mark(write: WriteFile) -> None:
 
 def test_a_list_written_short_is_the_importers_list(tmp_path: Path) -> None:
     # items as a type name, as `import openapi` writes it: an update sees no edit in it.
-    from agentkit.declarative.shorthand import written_in_full
-
     document = written_in_full({"output_schema": [{"tags": "list[list[string]]?"}]})
     assert document["output_schema"]["parameters"] == [
         {"name": "tags", "type": "list", "items": {"type": "list", "items": "string"},
