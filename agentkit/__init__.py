@@ -11,6 +11,10 @@ from agentkit.lazy import lazy_names
 __version__ = "0.1.0"
 
 if _typing.TYPE_CHECKING:
+    from agentkit.adapters.export import (
+        ExportFormat,
+        register_format,
+    )
     from agentkit.credentials import (
         CredentialProvider,
         CredentialsManager,
@@ -27,10 +31,6 @@ if _typing.TYPE_CHECKING:
         Backend,
         BackendContext,
         register_backend,
-    )
-    from agentkit.export import (
-        ExportFormat,
-        register_format,
     )
     from agentkit.observability import (
         DURATION_METRIC,
@@ -141,7 +141,7 @@ _LAZY: dict[str, str] = {
     "EnvironmentProvider": "agentkit.credentials",
     "ExecutionRecorder": "agentkit.recording",
     "ExportError": "agentkit.toolerrors",
-    "ExportFormat": "agentkit.export",
+    "ExportFormat": "agentkit.adapters.export",
     "HistogramSnapshot": "agentkit.observability",
     "HttpCallError": "agentkit.toolerrors",
     "InMemoryHistogram": "agentkit.observability",
@@ -185,7 +185,7 @@ _LAZY: dict[str, str] = {
     "load_tools": "agentkit.declarative",
     "load_toolsets": "agentkit.declarative",
     "register_backend": "agentkit.declarative.backends",
-    "register_format": "agentkit.export",
+    "register_format": "agentkit.adapters.export",
     "reporting_progress": "agentkit.progress",
 }
 

@@ -31,7 +31,7 @@ call fails (``secret_in_answer``). Events (``ToolEvent.content``)
 and recordings carry the blocks; a block's ``repr`` and ``describe()`` name its
 media type and size, never its bytes. The MCP server sends each block as the
 content block of its kind (and ``structured`` as ``structuredContent``);
-``agentkit.dispatch`` gives a provider the texts and a line naming each media
+``agentkit.adapters.dispatch`` gives a provider the texts and a line naming each media
 block.
 """
 

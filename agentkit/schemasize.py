@@ -1,7 +1,7 @@
 """A tool's schema size: what its schemas cost a model's context, in bytes.
 
 The size is measured on the JSON Schemas an MCP ``tools/list`` entry carries for the
-tool (``agentkit.export.mcp_tool``): ``inputSchema``, plus ``outputSchema`` unless
+tool (``agentkit.adapters.export.mcp_tool``): ``inputSchema``, plus ``outputSchema`` unless
 the tool's output is binary (which is content, not structured JSON). Each schema is
 written as compact JSON (no spaces, ``separators=(",", ":")``, non-ASCII characters
 as themselves) and counted in UTF-8 bytes; the size is the sum. The name, title,

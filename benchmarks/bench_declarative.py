@@ -11,7 +11,7 @@ import yaml
 
 from agentkit import ToolExecutor, ToolRegistry, load_tools
 from benchmarks.timing import Case, best_per_call, verdict
-from tests.declarative import loopback
+from tests.support import loopback
 
 DEFINITION = """\
 name: item_{index}

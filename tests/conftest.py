@@ -21,9 +21,9 @@ NPM_FIXTURES = frozenset({"json_server", "prism"})
 SERVER_FIXTURES = frozenset({"httpbin", "httpbin_url", "oauth2_api", "server", "served"})
 SERVER_HELPERS = frozenset(
     {
-        "tests.declarative.loopback",
-        "tests.declarative.rawserver",
-        "tests.declarative.token_endpoint",
+        "tests.support.loopback",
+        "tests.support.rawserver",
+        "tests.declarative.backends.http.token_endpoint",
         "tests.support.serving",
     }
 )

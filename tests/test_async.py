@@ -754,7 +754,7 @@ def _anthropic(calls: list[tuple[str, str, str]]) -> list[Any]:
 def test_each_async_dispatch_answers_as_its_sync_twin(
     shape: Callable[[list[tuple[str, str, str]]], list[Any]], sync_name: str
 ) -> None:
-    import agentkit.dispatch as dispatch
+    import agentkit.adapters.dispatch as dispatch
 
     class Leak(SyncProbe):
         TOOL_NAME = "leak"
@@ -876,7 +876,7 @@ def test_a_tool_letting_a_cancellation_out_fails_alone_in_a_batch(executor: Tool
 
 
 def test_an_async_dispatch_without_an_executor_makes_and_closes_its_own() -> None:
-    from agentkit.dispatch import adispatch_openai
+    from agentkit.adapters.dispatch import adispatch_openai
 
     replies = run(adispatch_openai(_openai([("c1", "add", '{"a": 2}')]), ToolRegistry([Adder()])))
     assert replies == [{"role": "tool", "tool_call_id": "c1", "content": '{"sum": 2.0}'}]

@@ -22,7 +22,7 @@ from agentkit import (
     binary,
     load_tools,
 )
-from agentkit.export import export_tools
+from agentkit.adapters.export import export_tools
 from tests.support.leaks import SECRETS, leaked
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4

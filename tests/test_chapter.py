@@ -39,7 +39,7 @@ from agentkit import (
     ToolSchema,
     ToolValidationError,
 )
-from agentkit.export import export_tools
+from agentkit.adapters.export import export_tools
 from agentkit.toolschema import FREE_FORM
 
 SECRET = "wk-7f3a9c1e55b2"

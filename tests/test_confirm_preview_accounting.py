@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentkit.context import MAX_ENTRIES, MAX_VALUE_CHARS, arguments_shown, shortened
-from agentkit.declarative.http_backend import HttpBackend
-from agentkit.declarative.http_request import build_request, preview
-from agentkit.declarative.http_spec import HttpSpec
+from agentkit.declarative.backends.http.backend import HttpBackend
+from agentkit.declarative.backends.http.request import build_request, preview
+from agentkit.declarative.backends.http.spec import HttpSpec
 from agentkit.declarative.loader import load_tools
 
 NAMES = ("memo", "to_account", "trace")

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentkit.context import MAX_VALUE_CHARS, blank, spelled_alike, visible
-from agentkit.declarative.http_backend import HttpBackend
+from agentkit.declarative.backends.http.backend import HttpBackend
 from agentkit.declarative.loader import load_tools
 from agentkit.toolerrors import HttpCallError
 

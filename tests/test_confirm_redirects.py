@@ -22,8 +22,8 @@ pytest.importorskip("mcp")
 
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
-from tests.declarative.loopback import running
 from tests.mcp.test_confirm import User
+from tests.support.loopback import running
 
 WAIT_SECONDS = 60
 TARGET = "/admin/purge-everything?all=true"

@@ -27,8 +27,8 @@ from agentkit import (
     ToolValidationError,
     load_tools,
 )
+from agentkit.adapters.dispatch import dispatch_anthropic, dispatch_openai
 from agentkit.content import Audio, Image, Output, Resource, Text, block_from_json
-from agentkit.dispatch import dispatch_anthropic, dispatch_openai
 from tests.conformance.tools import RED_PIXEL
 from tests.support.leaks import SECRETS, leaked
 

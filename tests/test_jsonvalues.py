@@ -16,7 +16,11 @@ from agentkit import (
     ToolRegistry,
     ToolSchema,
 )
-from agentkit.dispatch import dispatch_anthropic, dispatch_openai, dispatch_openai_responses
+from agentkit.adapters.dispatch import (
+    dispatch_anthropic,
+    dispatch_openai,
+    dispatch_openai_responses,
+)
 from agentkit.jsonvalues import (
     MAX_DEPTH,
     checked_copy,
@@ -429,7 +433,7 @@ def test_a_million_levels_fail_cleanly_within_memory_and_time() -> None:
     child = run_bounded(
         """
         from agentkit import ToolExecutor, ToolRegistry
-        from agentkit.dispatch import dispatch_openai
+        from agentkit.adapters.dispatch import dispatch_openai
         from tests.test_jsonvalues import Echo, nested
         deep = nested(1_000_000, kind="dict")
         executor = ToolExecutor(credentials={})

@@ -65,7 +65,7 @@ def test_the_extension_seams_are_public() -> None:
 def test_loading_the_tables_reads_no_entry_point() -> None:
     # Installed packages are scanned when a plugin name is first looked up, not on import.
     code = (
-        "import sys, agentkit.export, agentkit.declarative.backends; "
+        "import sys, agentkit.adapters.export, agentkit.declarative.backends; "
         "print('importlib.metadata' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

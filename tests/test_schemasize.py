@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import pytest
 
 from agentkit import Tool, binary
-from agentkit.export import mcp_tool
+from agentkit.adapters.export import mcp_tool
 from agentkit.schemasize import SchemaSize, schema_bytes, schema_size
 from agentkit.toolschema import ToolSchema
 

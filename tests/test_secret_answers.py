@@ -34,8 +34,8 @@ from agentkit import (
     ToolRegistry,
     ToolResult,
 )
+from agentkit.adapters.dispatch import adispatch_openai, dispatch_anthropic, dispatch_openai
 from agentkit.content import Audio, Image, Output, Resource, Text
-from agentkit.dispatch import adispatch_openai, dispatch_anthropic, dispatch_openai
 from agentkit.redaction import redact_also
 from tests.support.helpers import Scripted
 from tests.support.leaks import SECRETS, case_variants, leaked_in_any_case

@@ -157,10 +157,10 @@ def test_every_public_exception_is_defined_in_toolerrors_and_drawn_in_its_tree()
     ("module", "name"),
     [
         pytest.param("agentkit.cli", "UsageError", id="cli"),
-        pytest.param("agentkit.export", "ExportError", id="export"),
+        pytest.param("agentkit.adapters.export", "ExportError", id="export"),
         pytest.param("agentkit.recording", "ReplayMissError", id="recording"),
-        pytest.param("agentkit.declarative.http_backend", "HttpCallError", id="http"),
-        pytest.param("agentkit.declarative.oauth2", "OAuth2Error", id="oauth2"),
+        pytest.param("agentkit.declarative.backends.http.backend", "HttpCallError", id="http"),
+        pytest.param("agentkit.declarative.backends.http.oauth2", "OAuth2Error", id="oauth2"),
         pytest.param("agentkit.declarative.templates", "TemplateRenderError", id="templates"),
     ],
 )

@@ -16,7 +16,7 @@ from responses import matchers
 
 from agentkit import ToolExecutor, ToolRegistry, load_tools
 from examples.demo_service import WeatherService, local_copy
-from tests.declarative import loopback
+from tests.support import loopback
 
 TOOLS_D = Path(__file__).resolve().parent.parent / "tools.d"
 

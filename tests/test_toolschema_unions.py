@@ -11,9 +11,9 @@ import jsonschema
 import pytest
 
 from agentkit import Tool, ToolSchema
+from agentkit.adapters.diff import BREAKING, COMPATIBLE, diff_tools
+from agentkit.adapters.export import FORMATS, export_tools
 from agentkit.cli import main
-from agentkit.diff import BREAKING, COMPATIBLE, diff_tools
-from agentkit.export import FORMATS, export_tools
 from tests.test_toolschema_definitions import problems_of as all_problems_of
 
 UNIONS: dict[str, Any] = {
@@ -759,7 +759,7 @@ def test_call_reads_a_scalar_or_a_list(declared: list[str], argument: str, expec
 
 
 def test_an_output_list_member_of_mappings_is_projected() -> None:
-    from agentkit.declarative.projection import schema_projectors
+    from agentkit.declarative.backends.http.projection import schema_projectors
 
     schema = ToolSchema.from_dict(
         {
@@ -1018,7 +1018,7 @@ def test_diff_reads_dictionary_members(
 
 
 def test_an_output_dictionary_member_is_projected() -> None:
-    from agentkit.declarative.projection import schema_projectors
+    from agentkit.declarative.backends.http.projection import schema_projectors
 
     schema = ToolSchema.from_dict(
         {

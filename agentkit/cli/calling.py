@@ -200,7 +200,7 @@ def _terminal_asking(tool: str, terminal: int) -> CallContext:
 
 def _dry_run(tool: Tool, inputs: dict[str, Any], credentials: CredentialsManager) -> int:
     """Print what an HTTP tool's call would send first, sending nothing."""
-    from agentkit.declarative.http_backend import HttpBackend
+    from agentkit.declarative.backends.http.backend import HttpBackend
     from agentkit.toolerrors import CredentialError
 
     backend = getattr(tool, "BACKEND", None)

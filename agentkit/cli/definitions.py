@@ -34,8 +34,8 @@ TOOL_LIMITS: tuple[tuple[str, int], ...] = (("OpenAI", 128), ("Gemini on Vertex 
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from agentkit.adapters.provider_checks import parse_providers
     from agentkit.declarative import definition_files
-    from agentkit.provider_checks import parse_providers
 
     providers = parse_providers(args.provider or ())  # a misspelt provider fails first
     registry = load_registry(args, args.paths)
@@ -93,7 +93,7 @@ def _provider_problems(
     tools: ToolRegistry, providers: tuple[str, ...], warnings: list[str], refused: list[str]
 ) -> None:
     """What each provider would refuse (to ``refused``) or change (to ``warnings``)."""
-    from agentkit.provider_checks import check_tools
+    from agentkit.adapters.provider_checks import check_tools
 
     for problem in check_tools(tools, providers):
         tool = problem.tool
@@ -293,7 +293,7 @@ def _describe_parameter(param: Parameter) -> str:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from agentkit.export import export_tools
+    from agentkit.adapters.export import export_tools
 
     registry = load_registry(args)
     deferred = frozenset(args.defer or ())
@@ -313,8 +313,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    from agentkit.adapters.diff import diff_tools, summary
     from agentkit.declarative import load_tools
-    from agentkit.diff import diff_tools, summary
 
     add_python_paths(args)
     old = [cls() for cls in load_tools(args.old, env_file=args.env_file)]

@@ -37,7 +37,7 @@ def add_python_paths(args: argparse.Namespace) -> None:
     # Python backends import from --python-path folders and the current folder,
     # searched last (``__main__`` drops the current folder Python puts first for
     # `python -m agentkit`).
-    from agentkit.declarative.python_backend import add_python_path
+    from agentkit.declarative.backends.python import add_python_path
 
     add_python_path([*(args.python_path or []), "."])
 

@@ -17,7 +17,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from agentkit.diff import ToolDiff
+    from agentkit.adapters.diff import ToolDiff
 
 
 # C0 but newline, DEL and C1, lone surrogates, the bidi marks, embeddings,

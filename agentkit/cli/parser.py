@@ -45,12 +45,12 @@ class _ExportFormatNames:
     The table is imported then, not for every command."""
 
     def __contains__(self, name: object) -> bool:
-        from agentkit.export import EXPORT_FORMATS
+        from agentkit.adapters.export import EXPORT_FORMATS
 
         return name in EXPORT_FORMATS
 
     def __iter__(self) -> Iterator[str]:
-        from agentkit.export import EXPORT_FORMATS
+        from agentkit.adapters.export import EXPORT_FORMATS
 
         return iter(EXPORT_FORMATS)
 

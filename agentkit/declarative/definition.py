@@ -9,16 +9,15 @@ from typing import Any, Final, TypeGuard, final
 
 from agentkit.callcache import CacheSpec, parse_cache
 from agentkit.declarative.backends import Backend, BackendContext, backend_kinds, find_backend
+from agentkit.declarative.backends.base import SharedSource, SourceTable
+from agentkit.declarative.backends.http.sources import (
+    parse_max_output,
+    resolve_shared_parameters,
+)
 from agentkit.declarative.environment import Environment, Substituter, Substitution
 from agentkit.declarative.limit_specs import parse_limits_at
 from agentkit.declarative.problems import Location, Problems, check_keys, parse_tags
 from agentkit.declarative.shorthand import written_in_full
-from agentkit.declarative.sources import (
-    Source,
-    SourceTable,
-    parse_max_output,
-    resolve_shared_parameters,
-)
 from agentkit.declarative.yamlsource import clip, read_documents
 from agentkit.ratelimits import Limits
 from agentkit.schema.values import from_text
@@ -78,7 +77,7 @@ class ToolDefinition:
     text: str
     document: int
     #: The source its HTTP backend uses, if any.
-    http_source: Source | None = None
+    http_source: SharedSource | None = None
     #: The ``${VAR}`` substitutions made in it (its source's not included).
     substitutions: tuple[Substitution, ...] = ()
     #: What its backend warned about while it was parsed.
@@ -298,7 +297,7 @@ def _parse_concurrency(raw: Any, problems: Problems) -> int | None:
 
 
 def _parse_max_output(
-    raw: dict[str, Any], inputs: ToolSchema, sources: list[Source], problems: Problems
+    raw: dict[str, Any], inputs: ToolSchema, sources: list[SharedSource], problems: Problems
 ) -> dict[str, int] | None:
     """The tool's ``max_output``, else its source's; None when neither declares one."""
     if "max_output" in raw:

@@ -11,16 +11,16 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from agentkit.declarative.backends import backend_kinds, find_backend
-from agentkit.declarative.definition import ToolDefinition, parse_definition
-from agentkit.declarative.environment import Environment, Substituter
-from agentkit.declarative.problems import ProblemLog, Problems
-from agentkit.declarative.python_backend import add_python_path
-from agentkit.declarative.sources import (
-    SourceTable,
+from agentkit.declarative.backends.base import SourceTable
+from agentkit.declarative.backends.http.sources import (
     cause_key,
     is_source_document,
     parse_source,
 )
+from agentkit.declarative.backends.python import add_python_path
+from agentkit.declarative.definition import ToolDefinition, parse_definition
+from agentkit.declarative.environment import Environment, Substituter
+from agentkit.declarative.problems import ProblemLog, Problems
 from agentkit.declarative.tool import DeclarativeTool, make_tool_class
 from agentkit.declarative.toolsets import check_toolsets, is_toolset_document, resolve_toolsets
 from agentkit.declarative.yamlsource import SharedValues, clip, read_documents

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentkit.callcache import CallCache, watching
 from agentkit.context import aconfirm, arguments_shown, confirm
-from agentkit.declarative.python_backend import PythonBackend
+from agentkit.declarative.backends.python import PythonBackend
 from agentkit.ratelimits import Limiter
 from agentkit.tool import Tool
 
 if TYPE_CHECKING:
-    from agentkit.declarative.backend_base import Backend
+    from agentkit.declarative.backends.base import Backend
     from agentkit.declarative.definition import ToolDefinition
 
 __all__ = ["DeclarativeTool", "class_name_for"]

@@ -18,7 +18,7 @@ from typing import Final, final
 
 import mcp_types as types
 
-from agentkit.export import mcp_tool
+from agentkit.adapters.export import mcp_tool
 from agentkit.tool import Tool
 from agentkit.toolerrors import SemanticError
 from agentkit.toolregistry import ToolRegistry
@@ -32,7 +32,7 @@ MAX_DISCOVERED: Final = 64
 
 
 def entry(tool: Tool) -> types.Tool:
-    """``tool`` as ``tools/list`` gives it: ``agentkit.export.mcp_tool``, as the SDK's type."""
+    """``tool`` as ``tools/list`` gives it (``adapters.export.mcp_tool``), as the SDK's type."""
     exported = mcp_tool(tool)
     hints = exported["annotations"]
     return types.Tool(

@@ -45,8 +45,8 @@ from mcp.server.subscriptions import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from agentkit.adapters.export import mcp_tool
 from agentkit.context import LogLevel, at_least
-from agentkit.export import mcp_tool
 from agentkit.mcp.listing import MAX_DISCOVERED, listing
 from agentkit.tool import Tool
 from agentkit.toolerrors import AgentKitError, DefinitionError, SemanticError, did_you_mean

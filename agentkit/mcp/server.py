@@ -1,7 +1,7 @@
 """Serving a registry to MCP clients over stdio, with the official MCP Python SDK.
 
 - ``tools/list`` gives each tool's ``inputSchema``, ``outputSchema`` and annotations
-  (``agentkit.export.mcp_tool``, the same shape ``agentkit export --format mcp``
+  (``agentkit.adapters.export.mcp_tool``, the same shape ``agentkit export --format mcp``
   prints), less the deferred tools and plus ``search_tools``, which finds them; a
   session's search adds what it found to its listing (``agentkit.mcp.listing``);
 - ``tools/call`` runs through ``ToolExecutor.aexecute`` (async tools on the

@@ -5,7 +5,7 @@ as the base URL, ``securitySchemes`` as auth) and one definition file per
 operation, each an ordinary definition that ``agentkit validate`` accepts.
 ``update_openapi(spec, source=..., out=...)`` imports a newer description over
 such a folder, keeping the reviewer's edits; its report classifies each tool's
-change with ``agentkit.diff.ToolDiff``, as ``agentkit diff`` does.
+change with ``agentkit.adapters.diff.ToolDiff``, as ``agentkit diff`` does.
 """
 
 from agentkit.openapi.importer import ImportReport, Renamed, Selection, Skipped, import_openapi

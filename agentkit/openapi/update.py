@@ -28,11 +28,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
+from agentkit.adapters.diff import ToolDiff, diff_renamed, diff_tools, next_version
 from agentkit.declarative import load_tools
+from agentkit.declarative.backends.http.sources import is_source_document
 from agentkit.declarative.shorthand import written_in_full
-from agentkit.declarative.sources import is_source_document
 from agentkit.declarative.yamlsource import locate, read_documents
-from agentkit.diff import ToolDiff, diff_renamed, diff_tools, next_version
 from agentkit.openapi.base import Entry, Lock
 from agentkit.openapi.budgets import Budgets
 from agentkit.openapi.folder import (

@@ -13,10 +13,11 @@ from collections.abc import Iterable, Mapping
 from contextlib import nullcontext
 from typing import Any
 
+from agentkit.declarative.backends.base import SourceTable
+from agentkit.declarative.backends.http.sources import parse_source
 from agentkit.declarative.definition import parse_definition
 from agentkit.declarative.environment import Environment, Substituter
 from agentkit.declarative.problems import ProblemLog, Problems
-from agentkit.declarative.sources import SourceTable, parse_source
 from agentkit.openapi.reader import problem
 from agentkit.schema.parse import Built, unchanging
 from agentkit.toolerrors import DefinitionProblem, DescriptionProblem

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, Final, final
 
 from agentkit.credentials import CredentialsManager
+from agentkit.declarative.backends.http.backend import HttpBackend
 from agentkit.declarative.definition import ToolDefinition
-from agentkit.declarative.http_backend import HttpBackend
 from agentkit.ratelimits import LocalStore, use_store
 from agentkit.testing.adapters import RecordingAdapter, ReplayAdapter
 from agentkit.testing.recordings import (

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.cli.test_cli import ROOT, run
-from tests.declarative.loopback import running
+from tests.support.loopback import running
 
 SECRET = "s3cret-token-0123456789"
 WAIT_SECONDS = 30

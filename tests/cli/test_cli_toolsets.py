@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.export import EXPORT_FORMATS
+from agentkit.adapters.export import EXPORT_FORMATS
 from tests.cli.test_cli import run
 from tests.support.toolsets import ALL_TOOLS, CATALOG, HOLDS, write_catalog
 

@@ -12,7 +12,7 @@ import pytest
 import responses
 
 from agentkit import DefinitionError, ToolExecutionError, ToolExecutor, ToolRegistry, load_tools
-from tests.declarative import loopback
+from tests.support import loopback
 
 
 class WriteFile:

@@ -13,8 +13,8 @@ from agentkit import DefinitionError, ToolExecutor, ToolRegistry, load_tools
 from agentkit.callers import Caller, calling_as
 from agentkit.observability import ToolEvent
 from agentkit.ratelimits import Store, use_store
-from tests.declarative import loopback
 from tests.declarative.conftest import WriteFile
+from tests.support import loopback
 from tests.support.redis_server import redis_server
 
 TOOL = """\

@@ -10,8 +10,8 @@ import pytest
 from agentkit import DefinitionError, ToolExecutor, ToolRegistry, load_tools, load_toolsets
 from agentkit.callers import Caller, calling_as
 from agentkit.toolerrors import LimitedError, ToolExecutionError
-from tests.declarative import loopback
 from tests.declarative.conftest import WriteFile
+from tests.support import loopback
 from tests.support.helpers import Adder
 
 SOURCE = """\

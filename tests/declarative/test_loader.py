@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from agentkit import DeclarativeTool, DefinitionError, Tool, ToolRegistry, load_tools
 from agentkit.declarative import definition
-from agentkit.declarative.http_backend import HttpBackend
+from agentkit.declarative.backends.http.backend import HttpBackend
 from agentkit.declarative.loader import definition_files
 from agentkit.declarative.tool import class_name_for
 from agentkit.toolregistry import name_key

@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 import yaml
 
+from agentkit.adapters.diff import diff_tools
 from agentkit.declarative.shorthand import written_in_full
-from agentkit.diff import diff_tools
 from agentkit.openapi import import_openapi
 from agentkit.openapi.update import update_openapi
 from tests.declarative.conftest import WriteFile, load, problems

@@ -33,7 +33,7 @@ import pytest
 import requests
 
 from agentkit import Tool, ToolRegistry, load_tools
-from tests.declarative import loopback
+from tests.support import loopback
 
 REPO = Path(__file__).resolve().parents[2]
 JSON_SERVER = REPO / "node_modules" / ".bin" / "json-server"

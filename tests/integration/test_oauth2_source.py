@@ -25,8 +25,8 @@ from agentkit import (
     ToolRegistry,
     load_tools,
 )
-from tests.declarative import loopback
-from tests.declarative.token_endpoint import Reply, TokenEndpoint, serving
+from tests.declarative.backends.http.token_endpoint import Reply, TokenEndpoint, serving
+from tests.support import loopback
 from tests.support.leaks import SECRETS, chain_text, leaked
 
 CLIENT_ID = "agent-7-client"

@@ -9,9 +9,9 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from agentkit import Progress, ToolExecutor, reporting_progress
-from tests.declarative import loopback
-from tests.declarative.token_endpoint import serving
+from tests.declarative.backends.http.token_endpoint import serving
 from tests.integration.conftest import MakeTool
+from tests.support import loopback
 
 EVENTS = """\
 name: list_events

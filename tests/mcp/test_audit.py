@@ -21,7 +21,7 @@ pytest.importorskip("prometheus_client")
 from mcp.shared.exceptions import MCPError
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.declarative import loopback
+from tests.support import loopback
 from tests.support.serve_tools import WIPE
 from tests.support.serving import Served, serving, session, stdio_session
 

@@ -24,7 +24,7 @@ from agentkit.tool import Tool
 from agentkit.toolerrors import ElicitationError
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
-from tests.declarative import loopback
+from tests.support import loopback
 
 WAIT_SECONDS = 60
 CALL_TIMEOUT = 0.5

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("mcp")
 pytest.importorskip("uvicorn")
 
-from tests.declarative import loopback
+from tests.support import loopback
 from tests.support.serving import Served, serving, session
 
 ALICE = "alice-token-0123456789abcdefgh"

@@ -20,7 +20,7 @@ import mcp_types as types
 from agentkit.tool import Tool
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
-from tests.declarative import loopback
+from tests.support import loopback
 from tests.support.serving import Served, server_fixture, serving, session, stdio_session
 
 SECRET = "tok-confirm-secret-0123456789"

@@ -210,7 +210,7 @@ def test_control_and_bidi_characters_are_spelled_out(
 
 @pytest.mark.parametrize("hiding", HIDING)
 def test_a_header_value_cannot_hide_either(tmp_path: Path, hiding: str) -> None:
-    from agentkit.declarative.http_request import header_value_problem
+    from agentkit.declarative.backends.http.request import header_value_problem
 
     if header_value_problem(f"t{hiding}1") is not None:
         pytest.skip("a header cannot carry it: the call fails before it asks")

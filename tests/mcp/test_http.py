@@ -25,7 +25,7 @@ from agentkit.mcp import HttpOptions, rebinding_refusal
 from agentkit.mcp.http_app import exposure_warnings
 from agentkit.mcp.options import parse_address, parse_credential_header, read_tokens
 from agentkit.toolerrors import SemanticError
-from tests.declarative import loopback
+from tests.support import loopback
 from tests.support.serving import INITIALIZE, Served, open_session, post, serving, session
 
 TOKEN = "transport-token-0123456789abcdef"

@@ -18,7 +18,7 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
-from tests.declarative import loopback
+from tests.support import loopback
 from tests.support.serving import Served, server_fixture, session, stdio_session
 
 SECRET = "tok-logging-secret-0123456789"

@@ -20,7 +20,7 @@ from agentkit.cli import main
 from agentkit.openapi import check, import_openapi, importer
 from agentkit.openapi.check import MAX_FINDINGS, check_description
 from agentkit.openapi.swagger import ORIGINAL_KEY
-from tests.declarative.loopback import running
+from tests.support.loopback import running
 
 pytest.importorskip("jsonschema_rs")
 

@@ -9,8 +9,8 @@ import pytest
 
 from agentkit import ToolExecutor, ToolRegistry, load_tools
 from agentkit.cli import main
-from tests.declarative.loopback import serve
 from tests.openapi.test_import import definition, imported, minimal, outputs, write_spec
+from tests.support.loopback import serve
 
 ERROR = {
     "type": "object",

@@ -15,7 +15,7 @@ from agentkit.cli import main
 from agentkit.openapi import ImportReport, OpenAPIError, Selection, import_openapi
 from agentkit.openapi.naming import MAX_NAME, operation_name, snake_case
 from agentkit.toolerrors import UsageError
-from tests.declarative.loopback import Handler, serve
+from tests.support.loopback import Handler, serve
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "openapi"
 TRACKER = Path(__file__).resolve().parents[2] / "examples" / "openapi" / "tracker.yaml"

@@ -15,7 +15,7 @@ from agentkit.cli import main
 from agentkit.openapi import import_openapi
 from agentkit.openapi.update import update_openapi
 from agentkit.toolerrors import UsageError
-from tests.declarative.loopback import Handler, serve
+from tests.support.loopback import Handler, serve
 
 OK = {"200": {"description": "ok"}}
 SCHEMES = {

@@ -16,7 +16,7 @@ from agentkit.cli import main
 from agentkit.openapi import import_openapi
 from agentkit.openapi.budgets import Budgets
 from agentkit.toolerrors import UsageError
-from tests.declarative.loopback import Handler, serve
+from tests.support.loopback import Handler, serve
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "openapi"
 TRACKER = Path(__file__).resolve().parents[2] / "examples" / "openapi" / "tracker.yaml"

@@ -12,7 +12,7 @@ import yaml
 
 from agentkit import ToolExecutor, ToolRegistry, load_tools
 from agentkit.openapi import import_openapi
-from tests.declarative.loopback import Handler, serve
+from tests.support.loopback import Handler, serve
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "openapi"
 ARRAY = {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer"}}}}

@@ -27,8 +27,8 @@ from agentkit import (
 from agentkit.cli import main
 from agentkit.openapi import import_openapi
 from agentkit.toolerrors import ToolValidationError
-from tests.declarative.loopback import Handler, serve
 from tests.openapi.test_import import FINE, OK, definition, imported, inputs, minimal, write_spec
+from tests.support.loopback import Handler, serve
 
 
 def _import(tmp_path: Path, operation: dict[str, Any], origin: str = "http://127.0.0.1:9") -> Path:

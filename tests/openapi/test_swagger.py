@@ -13,10 +13,10 @@ from agentkit import ToolExecutor, ToolRegistry, load_tools
 from agentkit.cli import main
 from agentkit.openapi import import_openapi
 from agentkit.openapi.pointers import Pointers
-from tests.declarative.loopback import Handler, serve
 from tests.openapi.test_import import definition, inputs, write_spec
 from tests.openapi.test_real_descriptions import operations, resolves
 from tests.openapi.test_request_shapes import Recorder
+from tests.support.loopback import Handler, serve
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "openapi"
 KENNEL = FIXTURES / "kennel-swagger.yaml"

@@ -10,9 +10,9 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from agentkit.cli import main
-from tests.declarative.loopback import serve
 from tests.openapi.test_import import FINE, OK, definition, imported, inputs, minimal, write_spec
 from tests.openapi.test_request_shapes import Recorder, _call, _import
+from tests.support.loopback import serve
 
 STRING_OR_INTEGER = ["string", "integer"]
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from agentkit.adapters.diff import ToolDiff
 from agentkit.cli import main
-from agentkit.diff import ToolDiff
 from agentkit.openapi import UpdateReport, import_openapi, update_openapi
 from agentkit.toolerrors import AgentKitError, UsageError
 

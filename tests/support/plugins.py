@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from agentkit.adapters.export import EXPORT_FORMATS
 from agentkit.declarative.backends import BACKENDS
-from agentkit.export import EXPORT_FORMATS
 
 PLUGIN_FOLDER = Path(__file__).parent.parent / "plugin_example"
 PLUGIN_MODULE = "agentkit_example_plugin"

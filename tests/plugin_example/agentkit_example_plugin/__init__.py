@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from agentkit import Tool
+from agentkit.adapters.export import ExportFormat
 from agentkit.declarative.backends import BackendContext
-from agentkit.export import ExportFormat
 
 
 class EchoBackend:
