@@ -19,8 +19,8 @@ import pytest
 import requests
 
 from agentkit import ToolExecutor, ToolRegistry, load_tools
-from agentkit.declarative.backends.http import oauth2
 from agentkit.declarative.backends.http.oauth2 import ClientCredentials, OAuth2Error
+from agentkit.declarative.backends.http.oauth2 import grant as oauth2_grant
 from tests.declarative.backends.http.test_oauth2 import CLIENT_ID, FakeClock, soon
 from tests.declarative.backends.http.test_oauth2_replies import SOURCE, TOOL
 from tests.declarative.backends.http.token_endpoint import (
@@ -123,7 +123,7 @@ def test_grants_sharing_a_cache_share_its_memory(
     endpoint.script = lambda n: (
         token_reply(ACCESS) if n == 1 else _refusal(error_description=f"{ACCESS} is old")
     )
-    cache = oauth2.TokenCache()
+    cache = oauth2_grant.TokenCache()
     ClientCredentials(token_url=endpoint.url, cache=cache).token(
         CLIENT_ID, SECRET, deadline=soon(), session=session
     )
@@ -134,7 +134,7 @@ def test_grants_sharing_a_cache_share_its_memory(
 def test_the_memory_keeps_the_newest_tokens(
     endpoint: TokenEndpoint, session: requests.Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(oauth2, "MAX_REMEMBERED", 2)
+    monkeypatch.setattr(oauth2_grant, "MAX_REMEMBERED", 2)
     issued = ["oldestword", "middleword", "newestword"]
     endpoint.script = lambda n: (
         token_reply(issued[n - 1])

@@ -1,77 +1,32 @@
-"""OAuth 2.0 client credentials (RFC 6749 section 4.4): fetching, caching and refreshing a token.
+"""The client-credentials grant: one token endpoint, its cache, single flight and refresh.
 
-``ClientCredentials`` is one token endpoint with its scopes (and audience); its
-``token()`` returns a bearer token for a client id and secret, fetching one only
-when the cache has none that is still fresh::
-
-    grant = ClientCredentials(token_url="https://auth.example.com/oauth/token",
-                              scopes=("items.read",))
-    token = grant.token(client_id, client_secret, deadline=deadline, session=session)
-    # send with  Authorization: Bearer <token>
-    # on a 401:  grant.invalidate(token), then token(...) again and resend once
-
-- **Cache.** A token is kept per (token URL, client id, client secret, scopes,
-  audience) until ``expires_in`` less the expiry margin (at most half its
-  lifetime, so a short-lived token is still reused) by the injected clock. A
-  reply without ``expires_in`` is kept ``DEFAULT_EXPIRES_IN`` seconds. The key
-  holds a digest of the secret, never the secret, so a caller with a wrong
-  secret never gets another caller's token. Clients that share a
-  ``TokenCache`` (the tools of one source) share tokens.
-- **Single flight.** Concurrent callers wanting the same key wait for one
-  request, within their own deadline, and then share its token.
-- **Refresh on 401.** ``invalidate(token)`` drops the cached token only while it
-  is still that token, so many callers failing with the same stale token cause
-  one new request, not one each.
-- **Secrets.** The client secret, the Basic header made from it and every token
-  are registered with the running call's redactor (``redact_also``) and
-  redacted from this module's errors even outside a call. An error names the
-  token URL and what went wrong, and never the secret or a token:
-
-  - what the endpoint sent is never quoted beyond the ``error`` and
-    ``error_description`` of a refusal (RFC 6749 section 5.2), and those only
-    with every token the reply holds (any value of a name ending in
-    ``token``, found before the reply is parsed, whether or not it parses),
-    every token this cache was ever handed (``MAX_REMEMBERED`` of them, the
-    newest) and every word shaped like a token (``TOKEN_SHAPED``) masked;
-  - a reply that is not a usable token is described (its status, Content-Type,
-    size, the names of known fields, the types of wrong values), not quoted;
-  - a reply that breaks HTTP framing (a bad chunk size, no status line) is
-    said in our own words: urllib3's and http.client's quote the bytes, and
-    their exceptions are not kept as the error's cause; while the reply is
-    read, urllib3's log records keep no exception text either.
-- **Reading the reply.** RFC 6749 section 5.1: a JSON object, parsed strictly
-  (``agentkit.jsonvalues``: nesting within ``MAX_DEPTH``, finite numbers;
-  trailing data after the object is refused). A leading UTF-8 byte order mark
-  is dropped. A reply that is not JSON but a form
-  (``access_token=...&token_type=bearer``, as GitHub sends to a client that
-  does not ask for JSON) is read as one, although ``Accept: application/json``
-  is always sent. ``expires_in`` may be a number or a string of digits; a
-  lifetime over ``MAX_EXPIRES_IN`` is cut to it (however many digits it has).
-- **Sending.** A POST of ``application/x-www-form-urlencoded`` with
-  ``grant_type=client_credentials``; the client authenticates with HTTP Basic
-  (id and secret form-encoded first, RFC 6749 section 2.3.1) or, with
-  ``client_auth="body"``, as ``client_id``/``client_secret`` form fields. No
-  redirect is followed (that would resend the credentials elsewhere), the reply
-  is read up to ``MAX_TOKEN_RESPONSE_BYTES``, and the whole exchange ends at the
-  caller's ``deadline``.
+The package docstring (``agentkit.declarative.backends.http.oauth2``) says what it
+guarantees; ``replies`` reads what the endpoint sends back.
 """
 
 from __future__ import annotations
 
 import base64
-import json
-import math
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, final
-from urllib.parse import parse_qsl, quote, quote_plus, unquote_plus, urlsplit
+from urllib.parse import quote_plus, urlsplit
 
-from agentkit import jsonvalues
+from agentkit.declarative.backends.http.oauth2.replies import (
+    Quoter,
+    bounded_int,
+    fields_named,
+    is_number,
+    read_reply,
+    token_candidates,
+    token_type_shown,
+    value_shown,
+)
 from agentkit.declarative.backends.http.url import authority, authority_problem
-from agentkit.redaction import MASK, MIN_SECRET_LENGTH, Redactor, excerpt, redact_also
+from agentkit.redaction import Redactor, redact_also
 from agentkit.toolerrors import OAuth2Error
 
 if TYPE_CHECKING:
@@ -83,9 +38,7 @@ __all__ = [
     "MAX_EXPIRES_IN",
     "MAX_REMEMBERED",
     "MAX_TOKEN_RESPONSE_BYTES",
-    "TOKEN_SHAPED",
     "ClientCredentials",
-    "OAuth2Error",
     "TokenCache",
 ]
 
@@ -98,25 +51,9 @@ DEFAULT_EXPIRY_MARGIN: Final = 30.0
 MAX_EXPIRES_IN: Final = 86400.0
 #: A token reply is a few hundred bytes; anything over this is not one.
 MAX_TOKEN_RESPONSE_BYTES: Final = 64 * 1024
-#: How much of the endpoint's own text an error quotes.
-_QUOTED: Final = 200
 #: How many tokens a ``TokenCache`` remembers (the newest) after handing them out, to
 #: keep them out of a later refusal's quoted text.
 MAX_REMEMBERED: Final = 1024
-#: A word of a quoted ``error``/``error_description`` masked as maybe a token: 16 or
-#: more characters a token is made of, with a digit or both letter cases in it
-#: (a prose word, an error code or a plain URL path has neither).
-TOKEN_SHAPED: Final = re.compile(r"[A-Za-z0-9._~+/=%-]{16,}")
-_SHAPE_MIXED: Final = re.compile(r"\d|[a-z][^A-Z]*[A-Z]|[A-Z][^a-z]*[A-Z][^A-Z]*[a-z]")
-#: Integers of more digits are only "huge": no lifetime needs them, and reading
-#: thousands of digits is slow (and past 4,300 refused by ``int``).
-_INT_DIGITS: Final = 18
-_HUGE: Final = 10**_INT_DIGITS
-#: A value under a name ending in "token" (access_token, refresh_token, id_token,
-#: accessToken), in JSON spelling (the closing quote may be missing: a cut reply)
-#: and in form spelling: what is searched for before the reply is parsed.
-_JSON_TOKEN: Final = re.compile(r'"[^"\\]{0,64}token"\s*:\s*"((?:[^"\\]|\\.)*)', re.IGNORECASE)
-_FORM_TOKEN: Final = re.compile(r"(?:^|[&;\s?])[\w.~%-]{0,64}token=([^&;\s]*)", re.IGNORECASE)
 #: RFC 6749 appendix A.4: a scope token is printable ASCII without space, '"' or '\\'.
 _SCOPE_TOKEN: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 
@@ -249,7 +186,7 @@ class ClientCredentials:
             raise self._config(f"audience must be a non-empty string, not {audience!r}")
         if client_auth not in ("basic", "body"):
             raise self._config(f"client_auth must be 'basic' or 'body', not {client_auth!r}")
-        if not _is_number(expiry_margin) or expiry_margin < 0:
+        if not is_number(expiry_margin) or expiry_margin < 0:
             raise self._config(
                 f"expiry_margin must be a finite number of seconds >= 0, not {expiry_margin!r}"
             )
@@ -463,12 +400,12 @@ class ClientCredentials:
         the call's redactor and this cache's memory before anything can fail.
         """
         text = body.decode("utf-8", "replace").removeprefix("\ufeff")
-        document, wrong = _document(text)
-        found = list(dict.fromkeys(form for form in _token_candidates(text, document) if form))
+        document, wrong = read_reply(text)
+        found = list(dict.fromkeys(form for form in token_candidates(text, document) if form))
         shown.add(*found)
         redact_also(*found)
         self._cache._remember(found)
-        said = _Said(shown, self._cache._remembered())
+        said = Quoter(shown, self._cache._remembered())
         what = f"Content-Type {said.media_type(content_type)}, {len(body)} bytes"
         if not 200 <= status < 300:
             raise self._refused(status, document, what, said, empty=not text.strip())
@@ -478,7 +415,7 @@ class ClientCredentials:
         value = document.get("access_token")
         if not isinstance(value, str) or not value:
             raise self._unusable(
-                status, f"the reply has no 'access_token' string ({_fields(document)})"
+                status, f"the reply has no 'access_token' string ({fields_named(document)})"
             )
         token_type = document.get("token_type")
         if token_type is not None and (
@@ -486,8 +423,7 @@ class ClientCredentials:
         ):
             raise self._unusable(
                 status,
-                f"'token_type' is {_token_type_shown(token_type)}; only 'Bearer' tokens can "
-                "be sent",
+                f"'token_type' is {token_type_shown(token_type)}; only 'Bearer' tokens can be sent",
             )
         lifetime = self._lifetime(status, document.get("expires_in", None))
         return value, lifetime, tuple(form for form in found if form != value)
@@ -506,16 +442,16 @@ class ClientCredentials:
             return DEFAULT_EXPIRES_IN
         # Some endpoints send the number as a string ("3600"): accepted, digits only.
         if isinstance(expires_in, str) and expires_in.isascii() and expires_in.isdigit():
-            expires_in = int(expires_in) if len(expires_in) <= _INT_DIGITS else _HUGE
-        if not _is_number(expires_in) or expires_in < 0:
+            expires_in = bounded_int(expires_in)
+        if not is_number(expires_in) or expires_in < 0:
             raise self._unusable(
                 status,
-                f"'expires_in' must be a number of seconds >= 0, not {_value_shown(expires_in)}",
+                f"'expires_in' must be a number of seconds >= 0, not {value_shown(expires_in)}",
             )
         return min(float(expires_in), MAX_EXPIRES_IN)
 
     def _refused(
-        self, status: int, document: Any, what: str, said: _Said, *, empty: bool
+        self, status: int, document: Any, what: str, said: Quoter, *, empty: bool
     ) -> OAuth2Error:
         """A refusal: its ``error`` and ``error_description`` quoted, masked; nothing else."""
         error = description = None
@@ -589,180 +525,3 @@ def _basic_pair(client_id: str, client_secret: str) -> str:
     # RFC 6749 section 2.3.1: each is form-encoded before the two are joined.
     pair = f"{quote_plus(client_id)}:{quote_plus(client_secret)}"
     return base64.b64encode(pair.encode()).decode("ascii")
-
-
-def _is_number(value: Any) -> bool:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int too large for a float
-        return False
-
-
-def _token_candidates(text: str, document: Any) -> Iterator[str]:
-    """Every spelling of what may be a token in ``text``, found without parsing it, and
-    the value of every name ending in ``token`` of ``document``, the text parsed (a name
-    written with escapes, ``access\\u005ftoken``, is found only there)."""
-    if isinstance(document, dict):
-        for name, value in document.items():
-            if isinstance(value, str) and value and str(name).lower().endswith("token"):
-                yield value
-    for match in _JSON_TOKEN.finditer(text):
-        raw = match[1]
-        yield raw
-        try:
-            decoded = json.loads(f'"{raw}"')
-        except ValueError:  # cut inside an escape: the raw spelling is all there is
-            continue
-        yield decoded
-    for match in _FORM_TOKEN.finditer(text):
-        yield match[1]
-        yield unquote_plus(match[1])
-
-
-def _bounded_int(digits: str) -> int:
-    if len(digits.lstrip("-")) <= _INT_DIGITS:
-        return int(digits)
-    return -_HUGE if digits.startswith("-") else _HUGE
-
-
-def _document(text: str) -> tuple[Any, str]:
-    """The reply as a JSON value, else as a form with an ``access_token``.
-
-    ``(None, why)`` when it is neither; ``why`` quotes none of the text (the
-    parser's own reasons name a position, not what is there).
-    """
-    try:
-        return jsonvalues.loads(text, parse_int=_bounded_int), ""
-    except ValueError as exc:
-        # Only the reason is kept: the exception holds the whole text (``doc``).
-        why = f"not JSON: {exc}"
-    if "=" in text:
-        try:
-            pairs = parse_qsl(
-                text.strip(), keep_blank_values=True, strict_parsing=True, max_num_fields=64
-            )
-        except ValueError:
-            pairs = []
-        names = [name for name, _ in pairs]
-        if "access_token" in names and len(set(names)) == len(names):
-            return dict(pairs), ""
-    return None, why
-
-
-#: token_type values of the IANA registry ("OAuth Access Token Types"): the only ones
-#: an error quotes; any other text may be the token itself.
-_TOKEN_TYPES: Final = frozenset({"bearer", "mac", "dpop", "n_a", "pop"})
-#: Field names an error may name (RFC 6749's, and spellings endpoints use instead);
-#: any other name of a reply is counted, not named: the token may be a name.
-_FIELD_NAMES: Final = frozenset(
-    {
-        "access_token",
-        "accessToken",
-        "token",
-        "id_token",
-        "idToken",
-        "refresh_token",
-        "refreshToken",
-        "token_type",
-        "tokenType",
-        "expires_in",
-        "expiresIn",
-        "scope",
-        "error",
-        "error_description",
-        "error_uri",
-        "data",
-        "result",
-    }
-)
-
-
-def _fields(document: dict[str, Any]) -> str:
-    """``its fields: token, expires_in and 2 more, not named``: known names only."""
-    named = sorted(name for name in document if name in _FIELD_NAMES)
-    others = len(document) - len(named)
-    if not named:
-        count = len(document)
-        return (
-            f"it has {count} field{'' if count == 1 else 's'}, not named"
-            if count
-            else ("it has no fields")
-        )
-    return f"its fields: {', '.join(named)}" + (f" and {others} more, not named" if others else "")
-
-
-def _token_type_shown(value: Any) -> str:
-    if isinstance(value, str):
-        if value.lower() in _TOKEN_TYPES:
-            return repr(value)
-        return f"a string of {len(value)} characters that is no registered token type"
-    return _value_shown(value)
-
-
-def _value_shown(value: Any) -> str:
-    """A wrong field's value: a number or constant as itself, a string or container by
-    its kind only (a string may be the token)."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _HUGE:
-        return f"'a number of more than {_INT_DIGITS} digits'"
-    if value is None or isinstance(value, (bool, int, float)):
-        return repr(json.dumps(value))
-    if isinstance(value, str):
-        return f"a string of {len(value)} characters (not shown)"
-    return f"a JSON {'object' if isinstance(value, dict) else 'array'}"
-
-
-@final
-class _Said:
-    """Text from a token endpoint as an error may quote it: the secret's forms and the
-    reply's tokens (``shown``), every token ``known`` to the cache (in the spellings an
-    echo takes) and every word shaped like a token masked, then cut to ``_QUOTED``."""
-
-    __slots__ = ("_forms", "_longest", "_shown")
-
-    def __init__(self, shown: Redactor, known: Iterable[str]) -> None:
-        self._shown = shown
-        # As any redactor, none shorter than MIN_SECRET_LENGTH: it could not be told from text.
-        spellings = {
-            form
-            for token in known
-            if len(token) >= MIN_SECRET_LENGTH
-            for form in (token, quote(token, safe=""), quote_plus(token), json.dumps(token)[1:-1])
-        }
-        # Longest first: a longer token may hold a shorter one.
-        self._forms = sorted(spellings, key=len, reverse=True)
-        self._longest = len(self._forms[0]) if self._forms else 0
-
-    def __call__(self, text: str) -> str:
-        # What starts past the cut is never shown: masking this much is masking it all.
-        text = self._shown.redact(text[: _QUOTED + max(self._shown.reach, self._longest) + 64])
-        for form in self._forms:
-            if form in text:
-                text = text.replace(form, MASK)
-        return excerpt(TOKEN_SHAPED.sub(_mask_shaped, text), _QUOTED)
-
-    def field(self, value: Any) -> str | None:
-        """A reply's ``error`` or ``error_description`` (not text: as JSON), or None."""
-        if value is None:
-            return None
-        return self(value if isinstance(value, str) else json.dumps(value))
-
-    def media_type(self, content_type: str | None) -> str:
-        """A reply's Content-Type, its ``type/subtype`` only (a header too may be a token)."""
-        if content_type is None:
-            return "none"
-        media_type = content_type.partition(";")[0].strip()
-        if not _MEDIA_TYPE.fullmatch(media_type):
-            return "not a media type (not shown)"
-        return repr(self(media_type))
-
-
-#: ``type/subtype`` as RFC 9110 writes a media type's name.
-_MEDIA_TYPE: Final = re.compile(
-    r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}/[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}"
-)
-
-
-def _mask_shaped(match: re.Match[str]) -> str:
-    return MASK if _SHAPE_MIXED.search(match[0]) else match[0]
