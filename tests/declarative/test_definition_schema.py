@@ -10,10 +10,11 @@ import pytest
 import yaml
 
 from agentkit.declarative import definition_schema
+from agentkit.declarative.backends.http.auth import OAUTH2_KEYS
 from agentkit.declarative.backends.http.multipart import MULTIPART_KEYS, PART_KEYS
 from agentkit.declarative.backends.http.pagination import KIND_KEYS, PAGINATE_KEYS
 from agentkit.declarative.backends.http.sources import SOURCE_KEYS
-from agentkit.declarative.backends.http.spec import HTTP_KEYS, METHODS, OAUTH2_KEYS
+from agentkit.declarative.backends.http.spec import HTTP_KEYS, METHODS
 from agentkit.declarative.definition import ANNOTATION_KEYS, TOP_LEVEL_KEYS
 from agentkit.schema.parse import _ELEMENT_KEYS
 from agentkit.schema.values import UNION_TYPES

@@ -9,9 +9,10 @@ and with which media type. ``HttpBackend`` renders them; nothing here sends.
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias, final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Protocol, TypeAlias, final
 
 from agentkit.declarative.backends.http.multipart import MultipartBody
 from agentkit.declarative.templates import Template
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from agentkit.declarative.backends.http.oauth2 import ClientCredentials
 
 __all__ = [
+    "HEADER_NAME",
     "ApiKeyAuth",
     "BasicAuth",
     "BearerAuth",
@@ -39,6 +41,8 @@ __all__ = [
 ]
 
 Placement: TypeAlias = Literal["header", "query"]
+#: An HTTP header name (RFC 9110 token).
+HEADER_NAME: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 class HttpAuth(Protocol):
