@@ -6,7 +6,7 @@ an entry point in the ``agentkit.backends`` group, named after its kind::
     [project.entry-points."agentkit.backends"]
     queue = "agentkit_queue:QueueBackend"
 
-Either way the class must satisfy ``Backend`` (``backend_base``). A definition
+Either way the class must satisfy ``Backend`` (``backends.base``). A definition
 then says ``backend: {queue: ...}``. An entry point is imported the first time
 a definition names its kind; one that cannot be used is a located problem of
 that definition, naming the entry point and what was wrong.

@@ -1,6 +1,6 @@
 """What went wrong with an HTTP exchange, in words, and how long a server asks us to wait.
 
-The error texts of ``http_backend``'s failures: what an attempt ran into (from
+The error texts of an HTTP tool's failures: what an attempt ran into (from
 the innermost causes of a requests/urllib3 error), what a retry says, and the
 ``Retry-After`` a reply carries (digits or an HTTP date only). Also the body
 reader that returns after each socket read, so the caller can check the

@@ -10,7 +10,7 @@
   be a form derived from a secret that the credential's own spellings do not
   match. The template's own text and the call's arguments are left out.
 
-``build_request`` makes the ``Request`` that ``http_backend`` sends;
+``build_request`` makes the ``Request`` that ``sending`` sends;
 ``preview`` is what a confirmation (``confirm: true``) shows of it.
 """
 

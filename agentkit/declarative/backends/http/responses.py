@@ -18,15 +18,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
+from agentkit import jsonvalues
 from agentkit.declarative.backends.http.projection import Projector, schema_projectors
 from agentkit.declarative.problems import Location, Problems
 from agentkit.declarative.templates import Template, TemplateRenderError
 from agentkit.redaction import excerpt
 from agentkit.toolschema import ToolSchema
 
-__all__ = ["OutputMapping", "Outputs", "parse_outputs"]
+if TYPE_CHECKING:
+    from requests.structures import CaseInsensitiveDict
+
+__all__ = ["OutputMapping", "Outputs", "ResponseView", "parse_outputs"]
 
 #: Output name -> a template, or a literal value (anything but a string).
 OutputMapping = tuple[tuple[str, Any], ...]
@@ -218,3 +222,49 @@ def _parse_mapping(
                     "'required: false'",
                 )
     return tuple(mapped) if len(problems) == start else None
+
+
+# -- the reply as templates see it --------------------------------------------------------------
+
+
+class ResponseView:
+    """``response`` in output templates: status, headers (case-insensitive), json, text."""
+
+    TEMPLATE_ATTRIBUTES: Final = ("status", "headers", "json", "text")
+    __slots__ = ("_body", "_encoding", "_json", "headers", "status")
+
+    def __init__(
+        self, status: int, headers: CaseInsensitiveDict[str], body: bytes, encoding: str | None
+    ) -> None:
+        self.status = status
+        self.headers = headers
+        self._body = body
+        self._encoding = encoding or "utf-8"
+        self._json: Any = _UNPARSED
+
+    @property
+    def size(self) -> int:
+        """The body's length in bytes, as read (decoded)."""
+        return len(self._body)
+
+    @property
+    def content(self) -> bytes:
+        """The body as it came (decoded from any transfer encoding); not for templates."""
+        return self._body
+
+    @property
+    def text(self) -> str:
+        return self._body.decode(self._encoding, errors="replace")
+
+    @property
+    def json(self) -> Any:
+        if self._json is _UNPARSED:
+            try:
+                # Strict: a reply nested too deeply, or with NaN, fails this call cleanly.
+                self._json = jsonvalues.loads(self._body)
+            except ValueError as exc:
+                raise TemplateRenderError(f"the response body is not JSON ({exc})") from None
+        return self._json
+
+
+_UNPARSED: Final = object()

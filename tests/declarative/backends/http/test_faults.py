@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agentkit import ToolExecutor, ToolRegistry, ToolResult, load_tools
-from agentkit.declarative.backends.http import backend as http_backend
+from agentkit.declarative.backends.http import sending
 from tests.declarative.conftest import WriteFile
 from tests.support import loopback, rawserver
 
@@ -37,7 +37,7 @@ backend:
 
 @pytest.fixture(autouse=True)
 def no_jitter(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http_backend._jitter, "uniform", lambda low, high: 1.0)
+    monkeypatch.setattr(sending._jitter, "uniform", lambda low, high: 1.0)
 
 
 @pytest.fixture
@@ -358,7 +358,7 @@ def test_an_unreachable_server_is_named_with_what_failed_and_the_fix(
     fix: str,
 ) -> None:
     warnings: list[str] = []
-    monkeypatch.setattr(http_backend, "log", lambda level, message, **_: warnings.append(message))
+    monkeypatch.setattr(sending, "log", lambda level, message, **_: warnings.append(message))
     with origin_of() as origin:
         result = call(write, origin, "p", extra=FAST_FAIL)
     port = origin.rsplit(":", 1)[-1]
