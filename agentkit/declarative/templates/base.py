@@ -1,10 +1,9 @@
-"""What the template front end and its Jinja2 side share: the caps, the errors, the syntax.
+"""What the templates' modules share: the caps, the errors, the syntax.
 
-``agentkit.declarative.templates`` compiles and renders definition templates and
-hands the ones that need Jinja2 to ``agentkit.declarative.templates.sandbox``, whose
-run-time checks live in ``agentkit.declarative.templates.limits``. All three use the
-names here, and this module imports none of them, so they form a line, not a
-circle.
+``template`` compiles and renders definition templates and hands the ones that
+need Jinja2 to ``jinja``, which runs them in the ``sandbox``'s environment, whose
+run-time checks live in ``limits``. All of them use the names here, and this
+module imports none of them, so they form a line, not a circle.
 """
 
 from __future__ import annotations

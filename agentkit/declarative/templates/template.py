@@ -37,7 +37,7 @@ from agentkit.declarative.templates.base import (
 )
 
 if TYPE_CHECKING:
-    from agentkit.declarative.templates import sandbox
+    from agentkit.declarative.templates import jinja
 
 __all__ = [
     "MAX_OUTPUT_CHARS",
@@ -91,7 +91,7 @@ class Template:
         self.references = references
         self._path = path
         self._pieces = pieces
-        self._compiled: sandbox.Rendering | None = None
+        self._compiled: jinja.Rendering | None = None
         self._literals: frozenset[str] | None = None
 
     @property
@@ -115,9 +115,9 @@ class Template:
             elif self._path is not None:
                 found = frozenset(map(str, self._path.steps))
             else:
-                from agentkit.declarative.templates import sandbox
+                from agentkit.declarative.templates import jinja
 
-                found = sandbox.constants(self.source)
+                found = jinja.constants(self.source)
             self._literals = found
         return self._literals
 
@@ -145,13 +145,13 @@ class Template:
             text = _join(self._pieces, context)
             if text is not None:
                 return text
-        from agentkit.declarative.templates import sandbox
+        from agentkit.declarative.templates import jinja
 
         if self._compiled is None:
             # Shared by every template of the same source: Jinja compiles each text once.
-            self._compiled = sandbox.compile_source(self.kind, self.source)
+            self._compiled = jinja.compile_source(self.kind, self.source)
         try:
-            return sandbox.render(self._compiled, context, deadline)
+            return jinja.render(self._compiled, context, deadline)
         except MissingValue as exc:
             raise self._name_missing(exc, context) from exc.__cause__
 
@@ -160,9 +160,9 @@ class Template:
         at the same step (``response.json.items[0].title``); else as it came."""
         if exc.walked != "a value":
             return exc
-        from agentkit.declarative.templates import sandbox
+        from agentkit.declarative.templates import jinja
 
-        for root, steps in sandbox.plain_paths(self.source):
+        for root, steps in jinja.plain_paths(self.source):
             if root not in context:
                 continue
             try:
@@ -317,7 +317,7 @@ def _compile(source: str, field: str, allowed: frozenset[str]) -> Template:
         )
         return Template(source, field, "text", references, pieces=pieces)
 
-    from agentkit.declarative.templates import sandbox  # Jinja2, only for templates that need it
+    from agentkit.declarative.templates import jinja  # Jinja2, only for templates that need it
 
-    kind, references = sandbox.check(source, allowed)
+    kind, references = jinja.check(source, allowed)
     return Template(source, field, kind, references)
