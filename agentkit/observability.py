@@ -303,7 +303,7 @@ class Metrics(Protocol):
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HistogramSnapshot:
     """One tool's durations so far.
 
@@ -410,7 +410,12 @@ class InMemoryHistogram:
                 return None
             count, total, failures, counts = series[0], series[1], series[2], list(series[3])
         bounds = (*self.boundaries, float("inf"))
-        return HistogramSnapshot(count, total, failures, tuple(zip(bounds, counts, strict=True)))
+        return HistogramSnapshot(
+            count=count,
+            sum=total,
+            failures=failures,
+            buckets=tuple(zip(bounds, counts, strict=True)),
+        )
 
     def reset(self) -> None:
         with self._lock:
