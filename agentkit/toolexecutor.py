@@ -18,18 +18,7 @@ from agentkit.callcache import CachedAnswer
 from agentkit.content import Block, Output, secret_in_answer
 from agentkit.credentials import CredentialsManager
 from agentkit.jsonvalues import MAX_DEPTH, checked_copy
-from agentkit.observability import (
-    EVENT_COMPLETED,
-    EVENT_FAILED,
-    EVENT_STARTED,
-    InMemoryHistogram,
-    Listener,
-    Metrics,
-    Span,
-    ToolEvent,
-    Tracer,
-    emit,
-)
+from agentkit.observability import InMemoryHistogram, Metrics, Span, Tracer
 from agentkit.paging import (
     CONTINUATION,
     DEFAULT_STORE,
@@ -51,6 +40,14 @@ from agentkit.toolerrors import (
     ToolExecutionError,
     ToolTimeoutError,
     ToolValidationError,
+)
+from agentkit.toolevents import (
+    EVENT_COMPLETED,
+    EVENT_FAILED,
+    EVENT_STARTED,
+    Listener,
+    ToolEvent,
+    emit,
 )
 from agentkit.toolresult import (
     STATUS_FAILURE,
