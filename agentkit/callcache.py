@@ -42,7 +42,7 @@ _SAID: ContextVar[set[str] | None] = ContextVar("agentkit_cache_control", defaul
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CacheSpec:
     ttl: float
     scope: str  # "caller" or "shared"
@@ -87,7 +87,7 @@ def parse_cache(
         )
     if problems or ttl is None:
         return None, problems
-    return CacheSpec(ttl, str(scope)), []
+    return CacheSpec(ttl=ttl, scope=str(scope)), []
 
 
 def upstream_said(cache_control: str | None) -> None:

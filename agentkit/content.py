@@ -102,7 +102,10 @@ def _size(data: bytes) -> str:
 @final
 @dataclass(frozen=True, slots=True)
 class Text:
-    """Text for the model to read."""
+    """Text for the model to read.
+
+    Positional, unlike the other values: 0.1.0 shipped and documented ``Text(text)``.
+    """
 
     text: str
 

@@ -107,7 +107,7 @@ class FormField:
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Form:
     """A form as ``Form.read`` found it: its fields, in the schema's order."""
 
@@ -295,7 +295,7 @@ class _Reader:
     def form(self, schema: Any) -> Form:
         if not isinstance(schema, Mapping):
             self.problem("", f"expected a mapping (a JSON Schema object), got {written(schema)}")
-            return Form(())
+            return Form(fields=())
         if schema.get("type") != "object":
             self.problem("type", f"must be 'object', got {written(schema.get('type'))}")
         # additionalProperties: false says what check does anyway.
@@ -321,7 +321,7 @@ class _Reader:
             self.field(str(name), spec, required=name in required)
             for name, spec in properties.items()
         )
-        return Form(fields)
+        return Form(fields=fields)
 
     def unchecked(self, spec: Mapping[str, Any], allowed: frozenset[str], at: str) -> None:
         for key in spec:

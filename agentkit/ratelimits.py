@@ -77,7 +77,7 @@ _SOURCE_KEYS: Final = (*_KEYS, "max_pause")
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Rate:
     """At most ``requests`` calls in any ``per`` seconds."""
 
@@ -207,7 +207,7 @@ def _rule(
                 )
             )
         elif type(requests) is int and 1 <= requests <= _MAX_REQUESTS:
-            rate = Rate(requests, seconds)
+            rate = Rate(requests=requests, per=seconds)
     if most is not None and (type(most) is not int or not 1 <= most <= _MAX_CONCURRENT):
         problems.append(
             (
@@ -224,7 +224,7 @@ def _rule(
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Admission:
     """What a store answered: admitted (``refused`` is -1) or the index of the first check
     that refused and the seconds until it would pass."""
@@ -233,7 +233,7 @@ class Admission:
     retry_after: float = 0.0
 
 
-_ADMITTED: Final = Admission(-1)
+_ADMITTED: Final = Admission(refused=-1)
 
 
 class Store(Protocol):
@@ -288,7 +288,7 @@ class LocalStore:
             if pause is not None:
                 until = self._paused.get(pause, 0.0)
                 if until > now:
-                    return Admission(len(windows) + len(leases), until - now)
+                    return Admission(refused=len(windows) + len(leases), retry_after=until - now)
             logs = []
             for index, (key, requests, per) in enumerate(windows):
                 log = self._windows.get(key)
@@ -297,13 +297,15 @@ class LocalStore:
                 while log and log[0] <= now - per:
                     log.popleft()
                 if len(log) >= requests:
-                    return Admission(index, log[len(log) - requests] + per - now)
+                    return Admission(
+                        refused=index, retry_after=log[len(log) - requests] + per - now
+                    )
                 logs.append(log)
             held = []
             for index, (key, most) in enumerate(leases, len(windows)):
                 taken = self._leases.setdefault(key, set())
                 if len(taken) >= most:
-                    return Admission(index, 1.0)
+                    return Admission(refused=index, retry_after=1.0)
                 held.append(taken)
             for log in logs:
                 log.append(now)

@@ -165,7 +165,11 @@ class RedisStore:
                 self._went_down(exc)
             else:
                 self._came_back()
-                return Admission(int(index), int(wait_ms) / 1000) if index >= 0 else Admission(-1)
+                return (
+                    Admission(refused=int(index), retry_after=int(wait_ms) / 1000)
+                    if index >= 0
+                    else Admission(refused=-1)
+                )
         if self._unreachable == "refuse":
             raise LimitedError(
                 f"the limits store {self.shown} cannot be reached, and calls with limits are "

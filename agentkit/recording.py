@@ -52,7 +52,7 @@ def _plain(value: Any) -> Any:
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RecordedCall:
     """One finished call as recorded."""
 

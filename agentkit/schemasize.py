@@ -32,7 +32,7 @@ DEFAULT_SCHEMA_BUDGET: Final = 8 * 1024
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SchemaSize:
     """A tool's schema size: its input and output schemas' bytes (output 0 when binary)."""
 

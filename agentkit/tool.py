@@ -9,13 +9,20 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Final, Protocol, final
 
 from agentkit.content import Output
-from agentkit.toolerrors import (
-    SchemaDefinitionError,
-    SchemaProblem,
-    SemanticError,
-    did_you_mean,
+from agentkit.tooldeclarations import (
+    ANNOTATION_KEYS,
+    adopt_lowercase_declarations,
+    check_annotations,
+    check_credential_names,
+    check_tags,
+    compile_schema,
+    refuse,
+    with_continuation,
 )
-from agentkit.toolschema import FREE_FORM, Parameter, ToolSchema
+from agentkit.toolerrors import (
+    SemanticError,
+)
+from agentkit.toolschema import ToolSchema
 
 __all__ = [
     "ANNOTATION_KEYS",
@@ -29,8 +36,6 @@ __all__ = [
 
 #: Tool names every provider accepts (OpenAI, Anthropic, MCP, Gemini).
 TOOL_NAME_PATTERN: Final = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
-#: The keys of ``TOOL_ANNOTATIONS``: MCP's tool hints, ``title`` a string, the rest booleans.
-ANNOTATION_KEYS: Final = ("title", "read_only", "destructive", "idempotent", "open_world")
 
 
 class Definition(Protocol):
@@ -121,11 +126,11 @@ class ToolSpec:
             problems.append("TOOL_DESCRIPTION must be a string")
         if not isinstance(version, str) or not version.strip():
             problems.append(f"TOOL_VERSION must be a non-empty string, got {version!r}")
-        tags = _check_tags(cls.TOOL_TAGS, problems, "TOOL_TAGS")
-        credential_names = _check_credential_names(
+        tags = check_tags(cls.TOOL_TAGS, problems, "TOOL_TAGS")
+        credential_names = check_credential_names(
             cls.CREDENTIAL_NAMES, problems, "CREDENTIAL_NAMES"
         )
-        annotations = _check_annotations(cls.TOOL_ANNOTATIONS, problems)
+        annotations = check_annotations(cls.TOOL_ANNOTATIONS, problems)
         backend_kind = cls.BACKEND_KIND
         if not isinstance(backend_kind, str) or not backend_kind:
             problems.append(f"BACKEND_KIND must be a non-empty string, got {backend_kind!r}")
@@ -137,11 +142,11 @@ class ToolSpec:
             max_output, wrong = max_output_bytes(cls.MAX_OUTPUT)
             if wrong is not None:
                 problems.append(f"MAX_OUTPUT: {wrong}")
-        _refuse(f"{owner} is invalid", problems)
-        input_schema = _compile_schema(cls.INPUT_SCHEMA, f"{owner} INPUT_SCHEMA")
+        refuse(f"{owner} is invalid", problems)
+        input_schema = compile_schema(cls.INPUT_SCHEMA, f"{owner} INPUT_SCHEMA")
         if max_output is not None:
-            input_schema = _with_continuation(input_schema, problems)
-            _refuse(f"{owner} is invalid", problems)
+            input_schema = with_continuation(input_schema, problems)
+            refuse(f"{owner} is invalid", problems)
         _set_fields(
             self,
             name=name,
@@ -153,7 +158,7 @@ class ToolSpec:
             backend_kind=backend_kind,
             is_async=inspect.iscoroutinefunction(cls.execute),
             input_schema=input_schema,
-            output_schema=_compile_schema(cls.OUTPUT_SCHEMA, f"{owner} OUTPUT_SCHEMA"),
+            output_schema=compile_schema(cls.OUTPUT_SCHEMA, f"{owner} OUTPUT_SCHEMA"),
             source=source,
             max_output=max_output,
         )
@@ -173,13 +178,13 @@ class ToolSpec:
         names are added after the class's (a name in both is kept once).
         """
         problems: list[str] = []
-        extra_tags = _check_tags(tags, problems, "tags") if tags is not None else {}
+        extra_tags = check_tags(tags, problems, "tags") if tags is not None else {}
         extra_names = (
-            _check_credential_names(credential_names, problems, "credential_names")
+            check_credential_names(credential_names, problems, "credential_names")
             if credential_names is not None
             else ()
         )
-        _refuse(f"Tool '{self.name}' ({self.source}): invalid Tool.__init__() arguments", problems)
+        refuse(f"Tool '{self.name}' ({self.source}): invalid Tool.__init__() arguments", problems)
         spec: ToolSpec = object.__new__(ToolSpec)
         _set_fields(spec, **{slot: getattr(self, slot) for slot in ToolSpec.__slots__})
         _set_fields(
@@ -190,32 +195,6 @@ class ToolSpec:
         return spec
 
 
-def _with_continuation(schema: ToolSchema, problems: list[str]) -> ToolSchema:
-    """``schema`` with the optional argument that fetches the next page of an answer."""
-    from agentkit.paging import CONTINUATION
-
-    if schema.free_form:  # takes any argument already
-        return schema
-    if CONTINUATION in schema:
-        problems.append(
-            f"INPUT_SCHEMA declares '{CONTINUATION}', the argument a tool with MAX_OUTPUT "
-            "takes to fetch the next page of an answer: rename the parameter"
-        )
-        return schema
-    taken = Parameter(
-        name=CONTINUATION,
-        type="string",
-        required=False,
-        # Whoever holds it may read the rest of the answer: the audit trail masks it.
-        sensitive=True,
-        description=(
-            "Only to fetch the next page of an answer given in pages: the continuation "
-            "the previous page named."
-        ),
-    )
-    return ToolSchema([*schema.parameters, taken])
-
-
 def _set_fields(spec: ToolSpec, **fields: Any) -> None:
     for name, value in fields.items():
         object.__setattr__(spec, name, value)
@@ -223,128 +202,6 @@ def _set_fields(spec: ToolSpec, **fields: Any) -> None:
 
 def _source_of(cls: type[Tool]) -> str:
     return cls.SOURCE or f"{cls.__module__}.{cls.__qualname__}"
-
-
-def _refuse(subject: str, problems: list[str]) -> None:
-    if problems:
-        raise SemanticError(f"{subject}:\n" + "\n".join(f"  - {p}" for p in problems))
-
-
-def _compile_schema(definition: Any, owner: str) -> ToolSchema:
-    if definition is None:
-        return FREE_FORM
-    if isinstance(definition, ToolSchema):
-        return definition
-    try:
-        return ToolSchema.from_dict(definition)
-    except SchemaDefinitionError as exc:
-        raise exc.with_owner(owner) from exc
-    except Exception as exc:  # a definition object that fails while being read
-        problem = SchemaProblem(
-            location=(), message=f"could not be read: {type(exc).__name__}: {exc}"
-        )
-        raise SchemaDefinitionError([problem], owner=owner) from exc
-
-
-def _check_tags(tags: Any, problems: list[str], label: str) -> Mapping[str, str]:
-    if not isinstance(tags, Mapping) or not all(
-        isinstance(key, str) and isinstance(value, str) for key, value in tags.items()
-    ):
-        problems.append(f"{label} must map strings to strings, got {_shown(tags)}")
-        return MappingProxyType({})
-    return MappingProxyType(dict(tags))
-
-
-def _check_credential_names(names: Any, problems: list[str], label: str) -> tuple[str, ...]:
-    if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
-        problems.append(
-            f"{label} must be a list of credential names, got {_shown(names)}"
-            + (f" (write [{names!r}])" if isinstance(names, str) else "")
-        )
-        return ()
-    if not all(isinstance(name, str) and name for name in names):
-        problems.append(f"{label} must hold non-empty strings, got {_shown(names)}")
-        return ()
-    if len(set(names)) != len(names):
-        problems.append(f"{label} lists a credential twice: {_shown(names)}")
-    return tuple(names)
-
-
-def _check_annotations(annotations: Any, problems: list[str]) -> Mapping[str, Any]:
-    if not isinstance(annotations, Mapping):
-        problems.append(f"TOOL_ANNOTATIONS must be a mapping, got {_shown(annotations)}")
-        return MappingProxyType({})
-    for key, value in annotations.items():
-        if key not in ANNOTATION_KEYS:
-            problems.append(
-                f"TOOL_ANNOTATIONS has an unknown key {_shown(key)}"
-                f"{did_you_mean(str(key), ANNOTATION_KEYS)}; "
-                f"the keys are: {', '.join(ANNOTATION_KEYS)}"
-            )
-        elif not isinstance(value, str if key == "title" else bool):
-            wanted = "a string" if key == "title" else "true or false"
-            problems.append(f"TOOL_ANNOTATIONS['{key}'] must be {wanted}, got {_shown(value)}")
-    return MappingProxyType(dict(annotations))
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-# Lowercase class attributes a subclass may write instead of the constants (the
-# chapter declares ``credential_names = [...]``), and the ones it may not: the
-# executor and the registry read the checked declaration, so an override of these
-# properties would be silently ignored by the one and obeyed by the other.
-_ADOPTED: Final = {"credential_names": "CREDENTIAL_NAMES", "tags": "TOOL_TAGS"}
-_REFUSED: Final = {
-    "name": "TOOL_NAME",
-    "description": "TOOL_DESCRIPTION",
-    "version": "TOOL_VERSION",
-    "input_schema": "INPUT_SCHEMA",
-    "output_schema": "OUTPUT_SCHEMA",
-    "source": "SOURCE",
-    "annotations": "TOOL_ANNOTATIONS",
-    "backend_kind": "BACKEND_KIND",
-    "definition": "DEFINITION",
-}
-_DECLARATIONS: Final = frozenset((*_ADOPTED, *_REFUSED))
-
-
-def _adopt_lowercase_declarations(cls: type[Tool]) -> None:
-    declared = _DECLARATIONS.intersection(cls.__dict__)  # most classes: none of them
-    if not declared:
-        return
-    owner = f"Tool class {cls.__module__}.{cls.__qualname__}"
-    for attribute in (*_ADOPTED, *_REFUSED):
-        if attribute not in declared:
-            continue
-        value = cls.__dict__[attribute]
-        constant = _ADOPTED.get(attribute) or _REFUSED[attribute]
-        computed = hasattr(type(value), "__get__")  # a property, method or other descriptor
-        if attribute not in _ADOPTED or computed:
-            instead = (
-                f" or pass {attribute}= to Tool.__init__() from the subclass's __init__"
-                if attribute in _ADOPTED
-                else ""
-            )
-            raise SemanticError(
-                f"{owner} overrides '{attribute}', which the executor and the registry do not "
-                f"read from the tool object; declare it as {constant} = ... on the class{instead}"
-            )
-        if constant in cls.__dict__:
-            raise SemanticError(
-                f"{owner} declares both {attribute} and {constant}; keep one of them"
-            )
-        problems: list[str] = []
-        if attribute == "tags":
-            checked: Any = _check_tags(value, problems, attribute)
-        else:
-            checked = _check_credential_names(value, problems, attribute)
-        _refuse(f"{owner} is invalid", problems)
-        setattr(cls, constant, checked)
-        # Gone from the class, the base's read-only property answers again.
-        delattr(cls, attribute)
 
 
 def spec_of(tool: Tool) -> ToolSpec:
@@ -442,7 +299,7 @@ class Tool:
                 "Tool keeps for the checked declaration (a ToolSpec) that the executor "
                 "reads; give the class's own attribute another name"
             )
-        _adopt_lowercase_declarations(cls)
+        adopt_lowercase_declarations(cls)
         # A class without a name is an abstract base (or a mistake reported at
         # instantiation); a named one is checked now, so errors surface at import.
         cls.spec = ToolSpec(cls) if cls.TOOL_NAME else None

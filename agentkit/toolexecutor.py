@@ -1,35 +1,43 @@
-"""Running tools: validate inputs, resolve credentials, execute, validate outputs, report."""
+"""Running tools: validate inputs, resolve credentials, execute, validate outputs, report.
+
+Over 500 lines on purpose: ``ToolExecutor`` is the one call pipeline, and its path
+(``execute``, ``_open``, ``_finish``) stays in one class reading its own state, since
+splitting it would add calls and attribute lookups to every call; the steps that need
+none of that state are ``agentkit.executorsteps``.
+"""
 
 from __future__ import annotations
 
 import contextvars
 import itertools
 import os
-import reprlib
 import threading
 import time
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from types import CoroutineType, MappingProxyType
-from typing import TYPE_CHECKING, Any, final
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from agentkit.callcache import CachedAnswer
 from agentkit.content import Block, Output, secret_in_answer
 from agentkit.credentials import CredentialsManager
-from agentkit.jsonvalues import MAX_DEPTH, checked_copy
-from agentkit.observability import (
-    EVENT_COMPLETED,
-    EVENT_FAILED,
-    EVENT_STARTED,
-    InMemoryHistogram,
-    Listener,
-    Metrics,
-    Span,
-    ToolEvent,
-    Tracer,
-    emit,
+from agentkit.executorsteps import (
+    BatchCall,
+    TakenPage,
+    bounded_inputs,
+    check_timeout,
+    checked_output,
+    execution_error,
+    pending_calls,
+    raised_result,
+    refused,
+    run_to_completion,
+    shallow_inputs,
+    too_deep,
+    within_timeout,
 )
+from agentkit.observability import InMemoryHistogram, Metrics, Span, Tracer
 from agentkit.paging import (
     CONTINUATION,
     DEFAULT_STORE,
@@ -42,15 +50,22 @@ from agentkit.paging import (
 )
 from agentkit.recording import ReplaySource
 from agentkit.redaction import Redactor, activate, deactivate
-from agentkit.tool import Tool, ToolSpec, spec_of
+from agentkit.tool import Tool, ToolSpec
 from agentkit.toolerrors import (
     AgentKitError,
     CredentialError,
     Problem,
     SemanticError,
     ToolExecutionError,
-    ToolTimeoutError,
     ToolValidationError,
+)
+from agentkit.toolevents import (
+    EVENT_COMPLETED,
+    EVENT_FAILED,
+    EVENT_STARTED,
+    Listener,
+    ToolEvent,
+    emit,
 )
 from agentkit.toolresult import (
     STATUS_FAILURE,
@@ -58,7 +73,6 @@ from agentkit.toolresult import (
     ToolResult,
     make_result,
 )
-from agentkit.toolschema import ToolSchema
 
 __all__ = ["ToolExecutor"]
 
@@ -67,12 +81,10 @@ _now = time.time
 # Read-only: one shared empty mapping must not carry one tool's writes to the next.
 _NO_CREDENTIALS: Mapping[str, str] = MappingProxyType({})
 _CallError = ToolValidationError | ToolExecutionError
-_Call = tuple[Tool, Mapping[str, Any]] | tuple[Tool, Mapping[str, Any], str]
 
 if TYPE_CHECKING:
     # asyncio is imported where it is used: only asyncio callers, who have it
     # loaded already, pay for it (the CLI's start-up does not).
-    import asyncio
 
     # What _open hands to step 3 and _finish (see there).
     _Opened = tuple[
@@ -240,7 +252,7 @@ class ToolExecutor:
                 try:
                     returned = tool.execute(values, _NO_CREDENTIALS)
                 except Exception as exc:
-                    failure = _execution_error(spec.name, exc, None)
+                    failure = execution_error(spec.name, exc, None)
                 else:
                     check_output = spec.output_schema.fast_check
                     output = check_output(returned)  # a copy: never the tool's
@@ -265,7 +277,7 @@ class ToolExecutor:
                 if redactor is None:  # no credentials: nothing to redact, the hot path
                     raw = tool.execute(values, credentials)
                     if spec.is_async:
-                        raw = _run_to_completion(raw)  # type: ignore[arg-type]
+                        raw = run_to_completion(raw)  # type: ignore[arg-type]
                 else:
                     # Active while the tool runs: a backend adds the forms it
                     # derives from a credential (redact_also).
@@ -273,11 +285,11 @@ class ToolExecutor:
                     try:
                         raw = tool.execute(values, credentials)
                         if spec.is_async:
-                            raw = _run_to_completion(raw)  # type: ignore[arg-type]
+                            raw = run_to_completion(raw)  # type: ignore[arg-type]
                     finally:
                         deactivate(active)
             except Exception as exc:
-                error = _execution_error(spec.name, exc, redactor)
+                error = execution_error(spec.name, exc, redactor)
         return self._finish(
             tool, spec, listeners, call_id, span, start, inputs, validated, redactor, raw, error,
             raise_on_failure,
@@ -306,7 +318,7 @@ class ToolExecutor:
         """
         import asyncio
 
-        _check_timeout(timeout)
+        check_timeout(timeout)
         start = _perf_counter()
         spec, listeners, call_id, span, values, credentials, redactor, validated, raw, error = (
             self._open(tool, inputs, call_id)
@@ -324,7 +336,7 @@ class ToolExecutor:
                     finally:
                         deactivate(active)
             except Exception as exc:
-                error = _execution_error(spec.name, exc, redactor)
+                error = execution_error(spec.name, exc, redactor)
             except asyncio.CancelledError as exc:
                 # Report the call that was cut short, then let the cancellation go on.
                 self._finish(
@@ -339,7 +351,7 @@ class ToolExecutor:
 
     def execute_many(
         self,
-        calls: Iterable[_Call],
+        calls: Iterable[BatchCall],
         max_workers: int | None = None,
     ) -> list[ToolResult]:
         """Run independent calls concurrently; the results come back in call order.
@@ -348,7 +360,7 @@ class ToolExecutor:
         result mode: one call failing -- or raising, say for an object that is not
         a tool -- does not affect the others (it becomes a failed result).
         """
-        pending = _pending(calls)
+        pending = pending_calls(calls)
         if len(pending) <= 1:
             return [self._execute_isolated(*call) for call in pending]
         workers = max_workers or min(len(pending), 32)
@@ -360,7 +372,7 @@ class ToolExecutor:
 
     async def aexecute_many(
         self,
-        calls: Iterable[_Call],
+        calls: Iterable[BatchCall],
         *,
         max_concurrency: int | None = None,
         timeout: float | None = None,
@@ -375,8 +387,8 @@ class ToolExecutor:
         """
         import asyncio
 
-        pending = _pending(calls)
-        _check_timeout(timeout)
+        pending = pending_calls(calls)
+        check_timeout(timeout)
         if max_concurrency is not None and (
             type(max_concurrency) is not int or max_concurrency < 1
         ):
@@ -395,7 +407,7 @@ class ToolExecutor:
         # caller's own cancellation still cancels the whole batch.
         outcomes = await asyncio.gather(*(one(*call) for call in pending), return_exceptions=True)
         return [
-            outcome if isinstance(outcome, ToolResult) else _raised_result(call[0], outcome)
+            outcome if isinstance(outcome, ToolResult) else raised_result(call[0], outcome)
             for outcome, call in zip(outcomes, pending, strict=True)
         ]
 
@@ -446,7 +458,7 @@ class ToolExecutor:
         except AttributeError:
             spec = None
         if type(spec) is not ToolSpec:
-            spec = _refused(tool)
+            spec = refused(tool)
         name = spec.name
         # One snapshot of the listeners for the whole call: a listener subscribed
         # meanwhile never sees a call end that it did not see start.
@@ -456,7 +468,7 @@ class ToolExecutor:
         if listeners or tracer is not None:
             call_id = call_id or _new_call_id()
             if listeners:
-                shown = _shallow(inputs)
+                shown = shallow_inputs(inputs)
                 if spec.credential_names:
                     shown = self._known_secrets(spec.credential_names).redact_value(shown)
                 event = ToolEvent(
@@ -514,7 +526,7 @@ class ToolExecutor:
                 None,
                 validated,
                 None,
-                _too_deep(name, exc),
+                too_deep(name, exc),
             )
         return spec, listeners, call_id, span, values, _NO_CREDENTIALS, None, validated, None, None
 
@@ -542,7 +554,7 @@ class ToolExecutor:
         cached = False
         if error is None:
             try:
-                if type(raw) is not dict and isinstance(raw, _Taken):
+                if type(raw) is not dict and isinstance(raw, TakenPage):
                     # A page kept from an answer checked and paged when it was given.
                     output, page = raw.output, raw.page
                 else:
@@ -553,7 +565,7 @@ class ToolExecutor:
                             raw = raw.structured
                         elif type(raw) is CachedAnswer:  # a kept answer: checked as usual
                             raw, cached = raw.structured, True
-                    output = _checked(name, spec.output_schema, raw, redactor)
+                    output = checked_output(name, spec.output_schema, raw, redactor)
                     if redactor is not None:
                         # An answer is given as the tool made it, or not at all: one that
                         # holds a credential fails the call, never altered to hide it.
@@ -570,7 +582,7 @@ class ToolExecutor:
             except ToolValidationError as exc:
                 error = exc
             except RecursionError as exc:
-                error = _too_deep(name, exc)
+                error = too_deep(name, exc)
 
         duration = _perf_counter() - start
         error_type = type(error).__name__ if error is not None else None
@@ -579,7 +591,7 @@ class ToolExecutor:
             span.end(error_type, str(error) if error is not None else None)
         if listeners:
             assert call_id is not None  # set by _open whenever there are listeners
-            seen = validated if validated is not None else _bounded(inputs)
+            seen = validated if validated is not None else bounded_inputs(inputs)
             if redactor:
                 seen = redactor.redact_value(seen)
             self._finish_event(
@@ -592,14 +604,14 @@ class ToolExecutor:
             return make_result(name, STATUS_FAILURE, None, duration, error)
         return make_result(name, STATUS_SUCCESS, output, duration, None, blocks, page)
 
-    def _taken(self, name: str, inputs: Mapping[str, Any]) -> _Taken:
+    def _taken(self, name: str, inputs: Mapping[str, Any]) -> TakenPage:
         """The page a call's ``continuation`` names, for this tool and caller."""
         try:
             output, page = self._pages.take(name, continuation_of(inputs))
         except ContinuationError as exc:
             problem = Problem(path=CONTINUATION, message=f"Parameter '{CONTINUATION}': {exc}")
             raise ToolValidationError(name, "input", [problem]) from None
-        return _Taken(output, page)
+        return TakenPage(output, page)
 
     async def _run_on_loop(
         self,
@@ -617,7 +629,7 @@ class ToolExecutor:
             coroutine: Any = tool.execute(values, credentials)
             if timeout is None:
                 return await coroutine
-            return await _within(
+            return await within_timeout(
                 asyncio.ensure_future(coroutine), spec.name, timeout, abandoned=False
             )
         # The caller's context (an OpenTelemetry parent span) goes with the call, as
@@ -628,7 +640,7 @@ class ToolExecutor:
         )
         if timeout is None:
             return await future
-        return await _within(future, spec.name, timeout, abandoned=True)
+        return await within_timeout(future, spec.name, timeout, abandoned=True)
 
     # -- the steps' helpers ---------------------------------------------------------------------
 
@@ -638,7 +650,7 @@ class ToolExecutor:
         try:
             return self.execute(tool, inputs, raise_on_failure=False, call_id=call_id)
         except Exception as exc:
-            return _raised_result(tool, exc)
+            return raised_result(tool, exc)
 
     def _resolve(self, name: str, credential_names: tuple[str, ...]) -> Mapping[str, str]:
         try:
@@ -682,172 +694,3 @@ class ToolExecutor:
                 STATUS_FAILURE, type(error).__name__, error, seen, None,
             )  # fmt: skip
         emit(listeners, event)
-
-
-@final
-class _Taken:
-    """A kept page, standing for a tool's answer in step 4 (nothing was run)."""
-
-    __slots__ = ("output", "page")
-
-    def __init__(self, output: dict[str, Any], page: Page) -> None:
-        self.output = output
-        self.page = page
-
-
-def _bounded(inputs: object) -> dict[str, Any]:
-    """Inputs that failed validation, as a listener may walk them: nesting past MAX_DEPTH cut."""
-    try:
-        return checked_copy(_shallow(inputs), "", [])  # type: ignore[no-any-return]
-    except Exception:  # a Mapping of the caller's that fails even to be read
-        return {}
-
-
-def _shallow(inputs: object) -> dict[str, Any]:
-    return dict(inputs) if isinstance(inputs, Mapping) else {}
-
-
-def _pending(calls: Iterable[_Call]) -> list[tuple[Tool, Mapping[str, Any], str | None]]:
-    """The batch as (tool, inputs, call id); a malformed entry stops it before any call runs."""
-    pending = []
-    for position, call in enumerate(calls):
-        if not isinstance(call, (tuple, list)) or len(call) not in (2, 3):
-            raise SemanticError(
-                f"calls[{position}]: each call is (tool, inputs) or (tool, inputs, call_id), "
-                f"got {reprlib.repr(call)}"
-            )
-        pending.append((call[0], call[1], call[2] if len(call) == 3 else None))
-    return pending
-
-
-def _raised_result(tool: object, exc: BaseException) -> ToolResult:
-    """A call of a batch that raised (a misuse, a failing listener) as a failed result."""
-    name = (
-        tool.name if isinstance(tool, Tool) and type(tool.spec) is ToolSpec else type(tool).__name__
-    )
-    return make_result(name, STATUS_FAILURE, None, 0.0, ToolExecutionError(name, exc))
-
-
-def _refused(tool: object) -> ToolSpec:
-    """Why ``tool`` cannot be called: not a tool, no ``TOOL_NAME``, ``spec`` replaced."""
-    if not isinstance(tool, Tool):
-        raise SemanticError(f"execute() takes a Tool instance, got {type(tool).__name__}")
-    return spec_of(tool)  # raises, saying which
-
-
-def _execution_error(name: str, exc: Exception, redactor: Redactor | None) -> ToolExecutionError:
-    """Step 3's failure: what the tool raised -- for a tool with credentials, a copy of
-    it and its chain without their values.
-
-    Made inside the ``except`` block but raised (by ``_finish``) outside it, so
-    Python never chains the original, secret-bearing exception as ``__context__``.
-    """
-    if not redactor:
-        return ToolExecutionError(name, exc)
-    cause = redactor.clean_exception(exc)
-    return ToolExecutionError(name, cause, detail=redactor.redact(str(cause)))
-
-
-def _too_deep(name: str, exc: RecursionError) -> ToolExecutionError:
-    # The last line of defence: values are checked to MAX_DEPTH levels, but a
-    # call must fail cleanly, never raise, should a walk still recurse.
-    return ToolExecutionError(
-        name, exc, detail=f"a value nested too deeply (the limit is {MAX_DEPTH} levels)"
-    )
-
-
-def _checked(name: str, schema: ToolSchema, raw: Any, redactor: Redactor | None) -> dict[str, Any]:
-    """Step 4: ``raw`` checked against the output schema (defaults applied)."""
-    if type(raw) is not dict and not isinstance(raw, dict):
-        got = f"'{type(raw).__name__}'"
-        if isinstance(raw, CoroutineType):  # an async execute the class does not declare
-            raw.close()  # never awaited, on purpose: no "never awaited" warning
-            got += (
-                ": a coroutine, from an execute() that is not 'async def' on the class; "
-                "declare it 'async def execute' (or subclass AsyncTool) to have it awaited"
-            )
-        raise ToolValidationError(
-            name, "output", [f"Expected the tool to return a dictionary, got {got}"]
-        )
-    if redactor is None:
-        output, problems = schema.check(raw)
-    else:
-        # Checked with the redactor active, so that a message quotes the value
-        # redacted before it is cut short (see excerpt): one check, whatever comes.
-        active = activate(redactor)
-        try:
-            output, problems = schema.check(raw)
-        finally:
-            deactivate(active)
-    if problems:
-        if redactor:
-            problems = tuple(
-                Problem(
-                    path=redactor.redact(problem.path), message=redactor.redact(problem.message)
-                )
-                for problem in problems
-            )
-        raise ToolValidationError(name, "output", problems)
-    return output
-
-
-def _check_timeout(timeout: object) -> None:
-    if timeout is None:
-        return
-    # bool is an int, NaN compares false with everything, inf never fires: all refused.
-    if (
-        not isinstance(timeout, (int, float))
-        or isinstance(timeout, bool)
-        or not 0 < timeout < float("inf")
-    ):
-        raise SemanticError(
-            f"timeout= must be a positive number of seconds or None, got {timeout!r}"
-        )
-
-
-def _run_to_completion(coroutine: Coroutine[Any, Any, Any]) -> Any:
-    """An async tool's result, for the sync ``execute``."""
-    import asyncio
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # no loop in this thread: the usual case of a sync caller
-        return asyncio.run(coroutine)
-    # Called from a coroutine: this thread's loop cannot run the tool while it
-    # waits for it, so a thread of its own runs it on a loop of its own.
-    context = contextvars.copy_context()
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentkit-async-tool") as one:
-        return one.submit(context.run, asyncio.run, coroutine).result()
-
-
-async def _within(
-    future: asyncio.Future[Any], name: str, timeout: float, *, abandoned: bool
-) -> Any:
-    """``future``'s result, or ``ToolTimeoutError`` after ``timeout`` seconds.
-
-    Not ``asyncio.wait_for``: a ``TimeoutError`` the tool raises itself must stay
-    the tool's own failure, not pass for the executor's timeout.
-    """
-    import asyncio
-
-    try:
-        done, _ = await asyncio.wait((future,), timeout=timeout)
-    except asyncio.CancelledError:  # the caller was cancelled: so is the tool
-        await _stop(future, abandoned=abandoned)
-        raise
-    if done:
-        return future.result()
-    await _stop(future, abandoned=abandoned)
-    raise ToolTimeoutError(name, timeout, abandoned=abandoned)
-
-
-async def _stop(future: asyncio.Future[Any], *, abandoned: bool) -> None:
-    """Cancel an async tool and wait for its cleanup (``finally``, ``async with``) to
-    run, as ``asyncio.wait_for`` does; a sync tool's thread runs on, its result unread."""
-    import asyncio
-
-    future.cancel()
-    if not abandoned:
-        await asyncio.wait((future,))
-        if not future.cancelled():
-            future.exception()  # retrieved: a failure while cancelling is not logged as lost

@@ -8,7 +8,9 @@ exactly the declared type with no further constraint -- costs one type check.
 
 This module holds the values, ``Parameter`` and ``ToolSchema``; the type
 vocabulary is ``schema.values``. Names other modules imported from here before
-the split are re-exported.
+the split are re-exported. It is over 500 lines on purpose: ``Parameter`` and
+``ToolSchema`` refer to each other (a dictionary parameter holds a schema, a schema
+its parameters), so apart their modules would import each other.
 """
 
 from __future__ import annotations

@@ -251,14 +251,14 @@ def test_problems_name_the_key_and_what_is_right(raw: object, expected: list[obj
 def test_intervals(per: object, seconds: float, described: str) -> None:
     limits, _ = parse_limits({"total": {"requests": 5, "per": per}}, owner="", key="k", where="")
     assert limits is not None
-    assert limits.total == Rate(5, seconds)
+    assert limits.total == Rate(requests=5, per=seconds)
     assert limits.total.describe() == described
 
 
 def test_the_same_key_added_again_replaces_its_rules(clock: Clock) -> None:
     probe = Limiter("probe")
-    probe.add(Limits(owner="toolset 'a'", key="toolset:a", total=Rate(1, 60)))
-    probe.add(Limits(owner="toolset 'a'", key="toolset:a", total=Rate(2, 60)))
+    probe.add(Limits(owner="toolset 'a'", key="toolset:a", total=Rate(requests=1, per=60)))
+    probe.add(Limits(owner="toolset 'a'", key="toolset:a", total=Rate(requests=2, per=60)))
     assert call(probe, ALICE) is None
     assert call(probe, ALICE) is None
     refused = call(probe, ALICE)

@@ -48,7 +48,7 @@ def on(store: Store, limiter: Limiter, caller: Caller) -> LimitedError | None:
 
 def test_a_window_holds_across_two_replicas_and_expires(redis: RedisServer) -> None:
     one, two = RedisStore(redis.url), RedisStore(redis.url)
-    probe = limiter(per_caller=Rate(3, 1.0), total=Rate(5, 60.0))
+    probe = limiter(per_caller=Rate(requests=3, per=1.0), total=Rate(requests=5, per=60.0))
     assert [on(one, probe, ALICE), on(two, probe, ALICE), on(one, probe, ALICE)] == [None] * 3
     refused = on(two, probe, ALICE)
     assert refused is not None
@@ -133,7 +133,7 @@ def test_redis_stopped_mid_run_refuses_when_so_configured(
     redis: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     store = RedisStore(redis.url, unreachable="refuse", timeout=0.2)
-    probe = limiter(per_caller=Rate(100, 60.0))
+    probe = limiter(per_caller=Rate(requests=100, per=60.0))
     assert on(store, probe, ALICE) is None
     redis.stop()
     with caplog.at_level(logging.WARNING, logger="agentkit.ratelimits"):
@@ -155,7 +155,7 @@ def test_redis_stopped_mid_run_falls_back_to_local_limits_and_back(
 ) -> None:
     with redis_server(tmp_path) as first_server:
         store = RedisStore(first_server.url, unreachable="local", timeout=0.2, retry_seconds=0.2)
-        probe = limiter(per_caller=Rate(2, 60.0), concurrent=1)
+        probe = limiter(per_caller=Rate(requests=2, per=60.0), concurrent=1)
         assert on(store, probe, ALICE) is None
         first_server.stop()
         with caplog.at_level(logging.WARNING, logger="agentkit.ratelimits"):
@@ -184,7 +184,7 @@ def test_a_full_redis_still_counts_limits_and_logs_a_pause_it_cannot_keep(
     client.config_set("maxmemory-policy", "noeviction")
     client.config_set("maxmemory", "1")  # every write that takes memory is refused
     store = RedisStore(redis.url)
-    probe = limiter(per_caller=Rate(2, 60.0))
+    probe = limiter(per_caller=Rate(requests=2, per=60.0))
     with caplog.at_level(logging.WARNING, logger="agentkit.ratelimits"):
         assert [on(store, probe, ALICE) is None for _ in range(3)] == [True, True, False]
         store.pause("source:api:paused", 5.0)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from agentkit import SchemaDefinitionError, ToolSchema
-from agentkit.schema.parse import duplicates as _duplicates
+from agentkit.schema.constraints import duplicates as _duplicates
 
 
 def problems_of(parameter: dict[str, Any]) -> list[str]:

@@ -4,13 +4,12 @@ Every problem of a definition is found in one pass, each with the location of
 the offending key (``("parameters", 1, "default")``), so a YAML loader can point
 at its line. The parser imports no value class: ``toolschema`` hands it the
 ones to build (``Builders``), which keeps the values above the parser and no
-import running both ways.
+import running both ways. What each key of a parameter but its name, default and
+nesting may hold is read by ``schema.constraints``.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -18,16 +17,18 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final, final
 
+from agentkit.schema.constraints import (
+    Location,
+    duplicates,
+    parse_bound,
+    parse_enum,
+    parse_flag,
+    parse_length,
+    parse_pattern,
+    parse_type,
+    parse_union_enum,
+)
 from agentkit.schema.values import (
-    ABSENT,
-    PARAMETER_TYPES,
-    SCALAR_TYPES,
-    TYPE_ALIASES,
-    TYPE_TESTS,
-    UNION_TYPES,
-    TypeSpec,
-    enum_key,
-    is_number,
     show,
     type_label,
     written,
@@ -64,8 +65,6 @@ MAX_REMEMBERED: Final = 4096
 # (0.0 and -0.0 are equal, and would share a parameter whose default prints apart).
 _KEYED_AS_IS: Final = frozenset({str, int, bool, type(None)})
 _STR: Final = frozenset({str})
-
-Location = tuple[str | int, ...]
 
 
 @final
@@ -320,11 +319,11 @@ def _build_parameter(
         else:
             name = raw_name
 
-    declared = _parse_type(raw.get("type"), location, problems)
+    declared = parse_type(raw.get("type"), location, problems)
 
-    required = _flag(raw, "required", problem, default=True) if named else True
+    required = parse_flag(raw, "required", problem, default=True) if named else True
     # Sensitive: the audit trail masks the value (a personal detail, a free-text note).
-    sensitive = _flag(raw, "sensitive", problem, default=False) if named else False
+    sensitive = parse_flag(raw, "sensitive", problem, default=False) if named else False
 
     description = raw.get("description", "")
     if description is None:
@@ -380,34 +379,6 @@ def _build_parameter(
     return build.parameter(**fields, default=checked)
 
 
-def _parse_type(raw: Any, location: Location, problems: list[SchemaProblem]) -> TypeSpec | None:
-    choices = ", ".join(PARAMETER_TYPES)
-    if isinstance(raw, list):
-        return _parse_union(raw, location, problems)
-    if raw is None:
-        problems.append(
-            SchemaProblem(location=location, message=f"missing 'type'; expected one of: {choices}")
-        )
-        return None
-    if not isinstance(raw, str) or raw not in TYPE_TESTS:
-        alias = TYPE_ALIASES.get(raw.lower()) if isinstance(raw, str) else None
-        hint = (
-            f" (did you mean '{alias}'?)"
-            if alias
-            else did_you_mean(raw, PARAMETER_TYPES)
-            if isinstance(raw, str)
-            else ""
-        )
-        problems.append(
-            SchemaProblem(
-                location=(*location, "type"),
-                message=f"unsupported type {written(raw)}{hint}; expected one of: {choices}",
-            )
-        )
-        return None
-    return raw
-
-
 def _parse_union_constraints(
     raw: Mapping[str, Any],
     declared: tuple[str, ...],
@@ -427,7 +398,7 @@ def _parse_union_constraints(
                 f"'{key}' does not apply to a union of types ({type_label(declared)}); "
                 "declare one type to constrain it",
             )
-    constraints: dict[str, Any] = {"enum": _parse_union_enum(raw, declared, problem)}
+    constraints: dict[str, Any] = {"enum": parse_union_enum(raw, declared, problem)}
     if "items" in raw:
         if "list" not in declared:
             problem(
@@ -451,48 +422,6 @@ def _parse_union_constraints(
     return constraints
 
 
-def _parse_union_enum(
-    raw: Mapping[str, Any], declared: tuple[str, ...], problem: Callable[[str, str], None]
-) -> tuple[Any, ...] | None:
-    """``enum: [1, auto]`` of ``type: [integer, string]``: each value of a scalar member,
-    and each scalar member with a value (a list member's elements have ``items``)."""
-    if "enum" not in raw:
-        return None
-    values = raw["enum"]
-    if not isinstance(values, list) or not values:
-        problem("enum", "expected a non-empty list of allowed values")
-        return None
-    scalars = [name for name in declared if name in SCALAR_TYPES]
-    if not scalars:
-        problem(
-            "enum",
-            f"'enum' applies to a union's scalar types, and {type_label(declared)} has none",
-        )
-        return None
-    for value in values:
-        if not any(TYPE_TESTS[name](value) for name in scalars):
-            expected = type_label(tuple(scalars))
-            problem("enum", f"every value must be of type {expected}; {written(value)} is not")
-            return None
-    if any(value != value for value in values):  # NaN: equal to nothing, so never allowed
-        problem("enum", "NaN can never be matched; remove it")
-        return None
-    keys = [enum_key(value) for value in values]
-    repeated = duplicates(keys)
-    if repeated:
-        shown = ", ".join(written(value) for _, value in repeated[:5])
-        problem("enum", f"duplicate values: {shown}; list each value once")
-        return None
-    for name in scalars:
-        if not any(TYPE_TESTS[name](value) for value in values):
-            problem(
-                "enum",
-                f"no value is of type '{name}'; add one, or leave '{name}' out of the type",
-            )
-            return None
-    return tuple(values)
-
-
 def _parse_constraints(
     raw: Mapping[str, Any],
     declared: str,
@@ -502,19 +431,19 @@ def _parse_constraints(
     problem: Callable[[str, str], None],
 ) -> dict[str, Any]:
     """The constraints of a parameter of one type: enum, bounds, pattern, items, parameters."""
-    minimum = _parse_bound(raw, "minimum", declared, problem)
-    maximum = _parse_bound(raw, "maximum", declared, problem)
+    minimum = parse_bound(raw, "minimum", declared, problem)
+    maximum = parse_bound(raw, "maximum", declared, problem)
     if minimum is not None and maximum is not None and minimum > maximum:
         problem("maximum", f"maximum {maximum} is below minimum {minimum}")
-    min_length = _parse_length(raw, "min_length", declared, problem)
-    max_length = _parse_length(raw, "max_length", declared, problem)
+    min_length = parse_length(raw, "min_length", declared, problem)
+    max_length = parse_length(raw, "max_length", declared, problem)
     if min_length is not None and max_length is not None and min_length > max_length:
         problem("max_length", f"max_length {max_length} is below min_length {min_length}")
     constraints: dict[str, Any] = {
-        "enum": _parse_enum(raw, declared, problem),
+        "enum": parse_enum(raw, declared, problem),
         "minimum": minimum,
         "maximum": maximum,
-        "pattern": _parse_pattern(raw, declared, problem),
+        "pattern": parse_pattern(raw, declared, problem),
         "min_length": min_length,
         "max_length": max_length,
     }
@@ -535,165 +464,3 @@ def _parse_constraints(
                 raw["parameters"], (*location, "parameters"), problems, build
             )
     return constraints
-
-
-def _parse_union(
-    raw: list[Any], location: Location, problems: list[SchemaProblem]
-) -> tuple[str, ...] | None:
-    """``type: [string, integer]``: two or more of the union types, each once."""
-    joined = ", ".join(UNION_TYPES)
-    start = len(problems)
-    names: list[str] = []
-    for index, item in enumerate(raw):
-        where = (*location, "type", index)
-        if not isinstance(item, str) or item not in UNION_TYPES:
-            alias = TYPE_ALIASES.get(item.lower()) if isinstance(item, str) else None
-            hint = (
-                f" (did you mean '{alias}'?)"
-                if alias in UNION_TYPES
-                else did_you_mean(item, UNION_TYPES)
-                if isinstance(item, str)
-                else ""
-            )
-            problems.append(
-                SchemaProblem(
-                    location=where,
-                    message=f"unsupported type: {written(item)}{hint}; a union joins: {joined}",
-                )
-            )
-        elif item in names:
-            problems.append(SchemaProblem(location=where, message=f"'{item}' is listed twice"))
-        else:
-            names.append(item)
-    if len(problems) > start:
-        return None
-    if len(names) < 2:
-        only = f"type: {names[0]}" if names else "one of: " + ", ".join(PARAMETER_TYPES)
-        problems.append(
-            SchemaProblem(
-                location=(*location, "type"),
-                message=f"a union lists two or more types; for one type write {only}",
-            )
-        )
-        return None
-    return tuple(names)
-
-
-def _parse_enum(
-    raw: Mapping[str, Any], declared: str, problem: Callable[[str, str], None]
-) -> tuple[Any, ...] | None:
-    if "enum" not in raw:
-        return None
-    values = raw["enum"]
-    if declared not in ("string", "integer", "float"):
-        problem("enum", f"'enum' applies to string, integer and float parameters, not '{declared}'")
-        return None
-    if not isinstance(values, list) or not values:
-        problem("enum", "expected a non-empty list of allowed values")
-        return None
-    type_test = TYPE_TESTS[declared]
-    bad = next((value for value in values if not type_test(value)), ABSENT)
-    if bad is not ABSENT:
-        problem("enum", f"every value must be of type '{declared}'; {show(bad)} is not")
-        return None
-    if any(value != value for value in values):  # NaN: equal to nothing, so never allowed
-        problem("enum", "NaN can never be matched; remove it")
-        return None
-    repeated = duplicates(values)
-    if repeated:
-        shown = ", ".join(show(value) for value in repeated[:5])
-        more = f" and {len(repeated) - 5} more" if len(repeated) > 5 else ""
-        problem("enum", f"duplicate values: {shown}{more}; list each value once")
-        return None
-    return tuple(float(v) for v in values) if declared == "float" else tuple(values)
-
-
-def duplicates(values: Sequence[Any]) -> list[Any]:
-    """The values that occur more than once in ``values``, each once, in first-seen order.
-
-    One pass over a hashed set (a value and its repeats compare equal, so 1 and
-    1.0 are one value, as ``in`` sees them); a value that cannot be hashed is
-    keyed by its canonical JSON, which keeps the pass linear for JSON-like data.
-    """
-    seen: set[Any] = set()
-    reported: set[Any] = set()
-    found: list[Any] = []
-    for value in values:
-        key = value
-        try:
-            hash(value)
-        except TypeError:
-            key = ("json", json.dumps(value, sort_keys=True, default=repr))
-        if key in seen:
-            if key not in reported:
-                reported.add(key)
-                found.append(value)
-        else:
-            seen.add(key)
-    return found
-
-
-def _parse_bound(
-    raw: Mapping[str, Any], key: str, declared: str, problem: Callable[[str, str], None]
-) -> int | float | None:
-    if key not in raw:
-        return None
-    value = raw[key]
-    if declared not in ("integer", "float"):
-        problem(key, f"'{key}' applies to integer and float parameters, not '{declared}'")
-        return None
-    if not is_number(value):
-        problem(key, f"expected a number, got {written(value)}")
-        return None
-    if not math.isfinite(value):
-        # A NaN bound compares false with everything: it would check nothing.
-        problem(key, f"expected a finite number, got {value}")
-        return None
-    return value  # type: ignore[no-any-return]  # narrowed by is_number
-
-
-def _parse_length(
-    raw: Mapping[str, Any], key: str, declared: str, problem: Callable[[str, str], None]
-) -> int | None:
-    """``min_length`` / ``max_length``: a count of characters (code points), 0 or more."""
-    if key not in raw:
-        return None
-    value = raw[key]
-    if declared != "string":
-        problem(key, f"'{key}' applies to string parameters, not '{declared}'")
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        problem(key, f"expected a whole number of characters, 0 or more, got {written(value)}")
-        return None
-    return value
-
-
-def _flag(
-    raw: Mapping[str, Any], key: str, problem: Callable[[str, str], None], *, default: bool
-) -> bool:
-    """A true-or-false key of a parameter (``default`` when absent or not a boolean)."""
-    value = raw.get(key, default)
-    if isinstance(value, bool):
-        return value
-    problem(key, f"expected true or false, got {written(value)}")
-    return default
-
-
-def _parse_pattern(
-    raw: Mapping[str, Any], declared: str, problem: Callable[[str, str], None]
-) -> str | None:
-    if "pattern" not in raw:
-        return None
-    value = raw["pattern"]
-    if declared != "string":
-        problem("pattern", f"'pattern' applies to string parameters, not '{declared}'")
-        return None
-    if not isinstance(value, str):
-        problem("pattern", f"expected a regular expression string, got {written(value)}")
-        return None
-    try:
-        re.compile(value)
-    except re.error as exc:
-        problem("pattern", f"invalid regular expression: {exc}")
-        return None
-    return value

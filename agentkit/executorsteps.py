@@ -1,0 +1,232 @@
+"""The executor's steps that need none of its state: checking a tool's answer (step 4),
+the errors a failed step raises, a batch's calls read, and an async tool awaited
+within its timeout. ``ToolExecutor`` in ``agentkit.toolexecutor`` runs them.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import reprlib
+from collections.abc import Coroutine, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from types import CoroutineType
+from typing import TYPE_CHECKING, Any, final
+
+from agentkit.jsonvalues import MAX_DEPTH, checked_copy
+from agentkit.paging import (
+    Page,
+)
+from agentkit.redaction import Redactor, activate, deactivate
+from agentkit.tool import Tool, ToolSpec, spec_of
+from agentkit.toolerrors import (
+    Problem,
+    SemanticError,
+    ToolExecutionError,
+    ToolTimeoutError,
+    ToolValidationError,
+)
+from agentkit.toolresult import (
+    STATUS_FAILURE,
+    ToolResult,
+    make_result,
+)
+from agentkit.toolschema import ToolSchema
+
+if TYPE_CHECKING:
+    # asyncio is imported where it is used: only asyncio callers, who have it
+    # loaded already, pay for it (the CLI's start-up does not).
+    import asyncio
+
+
+__all__ = [
+    "BatchCall",
+    "TakenPage",
+    "bounded_inputs",
+    "check_timeout",
+    "checked_output",
+    "execution_error",
+    "pending_calls",
+    "raised_result",
+    "refused",
+    "run_to_completion",
+    "shallow_inputs",
+    "too_deep",
+    "within_timeout",
+]
+
+#: One call of a batch: (tool, inputs) or (tool, inputs, call id).
+BatchCall = tuple[Tool, Mapping[str, Any]] | tuple[Tool, Mapping[str, Any], str]
+
+
+@final
+class TakenPage:
+    """A kept page, standing for a tool's answer in step 4 (nothing was run)."""
+
+    __slots__ = ("output", "page")
+
+    def __init__(self, output: dict[str, Any], page: Page) -> None:
+        self.output = output
+        self.page = page
+
+
+def bounded_inputs(inputs: object) -> dict[str, Any]:
+    """Inputs that failed validation, as a listener may walk them: nesting past MAX_DEPTH cut."""
+    try:
+        return checked_copy(shallow_inputs(inputs), "", [])  # type: ignore[no-any-return]
+    except Exception:  # a Mapping of the caller's that fails even to be read
+        return {}
+
+
+def shallow_inputs(inputs: object) -> dict[str, Any]:
+    """``inputs`` as a new dict when a mapping, else empty."""
+    return dict(inputs) if isinstance(inputs, Mapping) else {}
+
+
+def pending_calls(calls: Iterable[BatchCall]) -> list[tuple[Tool, Mapping[str, Any], str | None]]:
+    """The batch as (tool, inputs, call id); a malformed entry stops it before any call runs."""
+    pending = []
+    for position, call in enumerate(calls):
+        if not isinstance(call, (tuple, list)) or len(call) not in (2, 3):
+            raise SemanticError(
+                f"calls[{position}]: each call is (tool, inputs) or (tool, inputs, call_id), "
+                f"got {reprlib.repr(call)}"
+            )
+        pending.append((call[0], call[1], call[2] if len(call) == 3 else None))
+    return pending
+
+
+def raised_result(tool: object, exc: BaseException) -> ToolResult:
+    """A call of a batch that raised (a misuse, a failing listener) as a failed result."""
+    name = (
+        tool.name if isinstance(tool, Tool) and type(tool.spec) is ToolSpec else type(tool).__name__
+    )
+    return make_result(name, STATUS_FAILURE, None, 0.0, ToolExecutionError(name, exc))
+
+
+def refused(tool: object) -> ToolSpec:
+    """Why ``tool`` cannot be called: not a tool, no ``TOOL_NAME``, ``spec`` replaced."""
+    if not isinstance(tool, Tool):
+        raise SemanticError(f"execute() takes a Tool instance, got {type(tool).__name__}")
+    return spec_of(tool)  # raises, saying which
+
+
+def execution_error(name: str, exc: Exception, redactor: Redactor | None) -> ToolExecutionError:
+    """Step 3's failure: what the tool raised -- for a tool with credentials, a copy of
+    it and its chain without their values.
+
+    Made inside the ``except`` block but raised (by ``_finish``) outside it, so
+    Python never chains the original, secret-bearing exception as ``__context__``.
+    """
+    if not redactor:
+        return ToolExecutionError(name, exc)
+    cause = redactor.clean_exception(exc)
+    return ToolExecutionError(name, cause, detail=redactor.redact(str(cause)))
+
+
+def too_deep(name: str, exc: RecursionError) -> ToolExecutionError:
+    """A call's failure when a walk of its values recursed too deeply."""
+    # The last line of defence: values are checked to MAX_DEPTH levels, but a
+    # call must fail cleanly, never raise, should a walk still recurse.
+    return ToolExecutionError(
+        name, exc, detail=f"a value nested too deeply (the limit is {MAX_DEPTH} levels)"
+    )
+
+
+def checked_output(
+    name: str, schema: ToolSchema, raw: Any, redactor: Redactor | None
+) -> dict[str, Any]:
+    """Step 4: ``raw`` checked against the output schema (defaults applied)."""
+    if type(raw) is not dict and not isinstance(raw, dict):
+        got = f"'{type(raw).__name__}'"
+        if isinstance(raw, CoroutineType):  # an async execute the class does not declare
+            raw.close()  # never awaited, on purpose: no "never awaited" warning
+            got += (
+                ": a coroutine, from an execute() that is not 'async def' on the class; "
+                "declare it 'async def execute' (or subclass AsyncTool) to have it awaited"
+            )
+        raise ToolValidationError(
+            name, "output", [f"Expected the tool to return a dictionary, got {got}"]
+        )
+    if redactor is None:
+        output, problems = schema.check(raw)
+    else:
+        # Checked with the redactor active, so that a message quotes the value
+        # redacted before it is cut short (see excerpt): one check, whatever comes.
+        active = activate(redactor)
+        try:
+            output, problems = schema.check(raw)
+        finally:
+            deactivate(active)
+    if problems:
+        if redactor:
+            problems = tuple(
+                Problem(
+                    path=redactor.redact(problem.path), message=redactor.redact(problem.message)
+                )
+                for problem in problems
+            )
+        raise ToolValidationError(name, "output", problems)
+    return output
+
+
+def check_timeout(timeout: object) -> None:
+    """Refuse a ``timeout=`` that is not a positive, finite number of seconds (None: none)."""
+    if timeout is None:
+        return
+    # bool is an int, NaN compares false with everything, inf never fires: all refused.
+    if (
+        not isinstance(timeout, (int, float))
+        or isinstance(timeout, bool)
+        or not 0 < timeout < float("inf")
+    ):
+        raise SemanticError(
+            f"timeout= must be a positive number of seconds or None, got {timeout!r}"
+        )
+
+
+def run_to_completion(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """An async tool's result, for the sync ``execute``."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop in this thread: the usual case of a sync caller
+        return asyncio.run(coroutine)
+    # Called from a coroutine: this thread's loop cannot run the tool while it
+    # waits for it, so a thread of its own runs it on a loop of its own.
+    context = contextvars.copy_context()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentkit-async-tool") as one:
+        return one.submit(context.run, asyncio.run, coroutine).result()
+
+
+async def within_timeout(
+    future: asyncio.Future[Any], name: str, timeout: float, *, abandoned: bool
+) -> Any:
+    """``future``'s result, or ``ToolTimeoutError`` after ``timeout`` seconds.
+
+    Not ``asyncio.wait_for``: a ``TimeoutError`` the tool raises itself must stay
+    the tool's own failure, not pass for the executor's timeout.
+    """
+    import asyncio
+
+    try:
+        done, _ = await asyncio.wait((future,), timeout=timeout)
+    except asyncio.CancelledError:  # the caller was cancelled: so is the tool
+        await stop_tool(future, abandoned=abandoned)
+        raise
+    if done:
+        return future.result()
+    await stop_tool(future, abandoned=abandoned)
+    raise ToolTimeoutError(name, timeout, abandoned=abandoned)
+
+
+async def stop_tool(future: asyncio.Future[Any], *, abandoned: bool) -> None:
+    """Cancel an async tool and wait for its cleanup (``finally``, ``async with``) to
+    run, as ``asyncio.wait_for`` does; a sync tool's thread runs on, its result unread."""
+    import asyncio
+
+    future.cancel()
+    if not abandoned:
+        await asyncio.wait((future,))
+        if not future.cancelled():
+            future.exception()  # retrieved: a failure while cancelling is not logged as lost
