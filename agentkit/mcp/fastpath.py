@@ -108,6 +108,8 @@ class _Reply:
     """The HTTP answer of one fast-path POST: JSON if the result is its first message,
     an SSE stream from the first notification or request on (see the module's docstring)."""
 
+    __slots__ = ("_done", "_keepalive", "_lock", "_pinging", "_send", "_session_id", "_streaming")
+
     def __init__(self, send: Send, session_id: str | None) -> None:
         self._send = send
         self._session_id = session_id
@@ -198,6 +200,17 @@ class FastPath:
     """Answers the common POSTs of ``agentkit serve --http`` in front of ``manager``
     (see the module's docstring). ``server`` is the one ``manager`` serves; ``seen``
     is put in its middleware to learn the sessions the SDK opens."""
+
+    __slots__ = (
+        "_manager",
+        "_max_bytes",
+        "_question_ids",
+        "_security",
+        "_server",
+        "_sessions",
+        "answered",
+        "enabled",
+    )
 
     def __init__(
         self,

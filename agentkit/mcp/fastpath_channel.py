@@ -82,6 +82,21 @@ class RequestChannel:
     ``ServerSession`` use to reach the client while the request runs (its notifications
     and requests ride this POST's reply), and the request's cancellation."""
 
+    __slots__ = (
+        "_closed",
+        "_listening",
+        "_next_question_id",
+        "_progress_token",
+        "_receive",
+        "_reply",
+        "_request_id",
+        "_session",
+        "cancel_requested",
+        "message_metadata",
+        "scope",
+        "transport",
+    )
+
     def __init__(
         self,
         next_question_id: Callable[[], str],

@@ -87,6 +87,8 @@ class _Served:
     """One MCP endpoint's own parts: the tools it serves, its SDK session manager, its
     fast path, and the calls waiting for its 2026-07-28 clients' answers."""
 
+    __slots__ = ("awaiting_input", "fast", "manager", "path", "tools")
+
     def __init__(
         self,
         path: str,
@@ -107,6 +109,8 @@ class AppState:
     """What /readyz reports (ready once the tools are loaded and the endpoints run, not
     while draining) and the calls' admission, which draining closes; ``tools`` and
     ``fast`` are the first endpoint's (the whole registry's, when it is served)."""
+
+    __slots__ = ("endpoints", "fast", "limits", "ready", "tools")
 
     def __init__(self, endpoints: list[_Served], limits: CallLimits) -> None:
         self.endpoints = endpoints
@@ -304,6 +308,8 @@ def _audit_to(trail: AuditTrail | None, observe: Audit | None) -> Audit | None:
 class _Scrape:
     """A Starlette endpoint function as a plain ASGI app (for ``RequireAuthMiddleware``)."""
 
+    __slots__ = ("_endpoint",)
+
     def __init__(self, endpoint: Callable[[Request], Awaitable[Response]]) -> None:
         self._endpoint = endpoint
 
@@ -325,6 +331,8 @@ class _ClosingWhileDraining:
     An answer whose headers went out before the drain (a stream) cannot take the header
     back; a request on its connection afterwards gets the draining 503, with it.
     """
+
+    __slots__ = ("_app", "_state")
 
     def __init__(self, app: ASGIApp, *, state: AppState) -> None:
         self._app = app
@@ -358,6 +366,8 @@ class _Endpoint:
     A request whose id is in flight on its session (``ids``) is refused before the
     fast path or the SDK reads it (``agentkit.mcp.request_ids``).
     """
+
+    __slots__ = ("_fast", "_ids", "_limits", "_manager", "_options")
 
     def __init__(
         self,

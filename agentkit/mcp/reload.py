@@ -104,6 +104,8 @@ class EarlyHangups:
     A context manager; where it cannot handle the signal (Windows, a thread other than
     the main one) it notes nothing and changes nothing."""
 
+    __slots__ = ("_installed", "_previous", "seen")
+
     def __init__(self) -> None:
         self.seen = False
         self._previous: Any = None
@@ -146,6 +148,21 @@ class Reloader:
     served are those of the first load; a reload without one of them fails (the last
     good sets keep serving), and a new one waits for a restart.
     """
+
+    __slots__ = (
+        "_files",
+        "_interval",
+        "_list_files",
+        "_load",
+        "_lock",
+        "_quiet_polls",
+        "_say",
+        "_shown",
+        "_toolsets",
+        "_watching",
+        "served",
+        "sets",
+    )
 
     def __init__(
         self,

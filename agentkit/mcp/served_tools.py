@@ -60,6 +60,8 @@ class _Client:
 class ServedTools:
     """The tools a server answers with; ``replace`` swaps them all at once."""
 
+    __slots__ = ("_clients", "_current", "_deferred", "bus", "listen", "redact")
+
     def __init__(
         self,
         registry: ToolRegistry,

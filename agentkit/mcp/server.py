@@ -147,6 +147,8 @@ class _Encodable:
     ``encodable`` before the SDK writes it, whatever string a tool or a client put in it:
     one the wire cannot carry would end the stdio server, or leave an HTTP call unanswered."""
 
+    __slots__ = ()
+
     async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
         try:
             return encodable(await call_next(ctx))
@@ -160,6 +162,8 @@ class _Encodable:
 @final
 class _SessionsSeen:
     """Server middleware: every session that sends a request is one to announce changes to."""
+
+    __slots__ = ("_served",)
 
     def __init__(self, served: ServedTools) -> None:
         self._served = served
@@ -195,6 +199,8 @@ def _caller(ctx: Any, owner_headers: tuple[str, ...] = ()) -> str:
 class _IdsHeld:
     """Server middleware: a request's id stays held while its handler runs
     (``InFlightIds.held``), even once its client has left."""
+
+    __slots__ = ("_ids",)
 
     def __init__(self, ids: InFlightIds) -> None:
         self._ids = ids

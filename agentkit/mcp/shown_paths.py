@@ -28,6 +28,8 @@ class ShownPaths:
     root by its name alone. A client learns where a problem is in the tools it was
     given, not how the server's disk is laid out."""
 
+    __slots__ = ("_roots",)
+
     def __init__(self, roots: Iterable[str | os.PathLike[str]] = ()) -> None:
         spellings: set[str] = set()
         for root in roots:

@@ -186,6 +186,8 @@ class _Unanswered:
     """The ids of the requests read from the client that have no answer yet, each held
     in ``in_flight`` (the SDK cannot tell ``1`` from ``"1"``) until it is answered."""
 
+    __slots__ = ("_changed", "_ids", "_in_flight")
+
     def __init__(self, in_flight: InFlightIds) -> None:
         self._ids: set[Any] = set()
         self._in_flight = in_flight
