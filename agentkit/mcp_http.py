@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import warnings
 
-from agentkit.mcp.http_app import build_app, serve_http
+from agentkit.mcp.http_app import build_app
 from agentkit.mcp.http_security import StaticTokens, rebinding_refusal
+from agentkit.mcp.http_serving import serve_http
 from agentkit.mcp.options import HttpOptions
 
 __all__ = ["HttpOptions", "StaticTokens", "build_app", "rebinding_refusal", "serve_http"]

@@ -222,7 +222,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             )
         return EXIT_OK
     try:
-        import agentkit.mcp.http_app  # noqa: F401 -- the SDK and the HTTP server are installed
+        import agentkit.mcp.http_serving  # noqa: F401 -- the SDK and the HTTP server are installed
     except ImportError as exc:  # the serve extra is not installed
         raise UsageError(
             "agentkit serve --http needs the serve extra: pip install 'agentkit[serve]'"

@@ -11,14 +11,16 @@ One entry serves a registry over either transport::
 
 ``build_app`` gives the HTTP server as an ASGI app, to mount or to wrap (OAuth, see
 docs/serving.md). Inside the package, a module per concern, each importing only those
-below it: ``http_app`` (the app, draining) > ``server`` (handlers: listing, calls,
-confirmation, elicitation, progress, logging) and ``fastpath`` (plain HTTP requests
-answered without the SDK's transport, on a contract checked by ``sdk``) >
-``input_required`` (asking a 2026-07-28 client) > ``reload``, ``admission`` (limits and
-queues), ``content`` (results as MCP content), ``stdio``, ``connections`` (HTTP
-connection limits), ``sdk``, ``request_ids``, ``options``, ``http_security``,
-``user_credentials`` > ``listing`` (what ``tools/list`` gives, deferred tools left out)
-> ``stdio_claim`` (stdout kept for the wire).
+below it: ``http_serving`` (uvicorn, draining) > ``http_app`` (the app) and
+``stdio_serving`` (stdin and stdout, to the end) > ``server`` (handlers: listing, calls,
+confirmation, logging) and ``fastpath`` (plain HTTP requests answered without the SDK's
+transport, on a contract checked by ``sdk``) > ``served_call`` (one call's messages,
+progress and questions) and ``fastpath_channel`` > ``input_required`` (asking a
+2026-07-28 client) > ``reload``, ``content`` (results as MCP content), ``stdio``,
+``sdk``, ``request_ids``, ``http_security``, ``user_credentials`` > ``served_tools``
+(the served set, swapped whole) and ``shown_paths`` > ``listing`` (what ``tools/list``
+gives, deferred tools left out) > ``options`` > ``admission`` (limits and queues) and
+``connections`` (HTTP connection limits) > ``stdio_claim`` (stdout kept for the wire).
 
 Importing this package imports nothing of the SDK; each name is imported when first
 used.
@@ -36,7 +38,8 @@ if TYPE_CHECKING:
     from agentkit.mcp.http_app import build_app
     from agentkit.mcp.http_security import CallerIdentity, StaticTokens, rebinding_refusal
     from agentkit.mcp.options import BearerToken, HttpOptions, ServeOptions
-    from agentkit.mcp.reload import EarlyHangups, Reloader, ServedTools
+    from agentkit.mcp.reload import EarlyHangups, Reloader
+    from agentkit.mcp.served_tools import ServedTools
     from agentkit.mcp.stdio_claim import StdioWire
     from agentkit.toolregistry import ToolRegistry
 
@@ -59,7 +62,7 @@ _HOMES = {
     "HttpOptions": "agentkit.mcp.options",
     "ServeOptions": "agentkit.mcp.options",
     "Reloader": "agentkit.mcp.reload",
-    "ServedTools": "agentkit.mcp.reload",
+    "ServedTools": "agentkit.mcp.served_tools",
     "StaticTokens": "agentkit.mcp.http_security",
     "CallerIdentity": "agentkit.mcp.http_security",
     "rebinding_refusal": "agentkit.mcp.http_security",
@@ -104,7 +107,7 @@ def serve(
     if isinstance(options, HttpOptions):
         if wire is not None or hangups is not None:
             raise TypeError("wire and hangups are for serving over stdio, not HTTP")
-        from agentkit.mcp.http_app import serve_http
+        from agentkit.mcp.http_serving import serve_http
 
         serve_http(
             tools,
@@ -119,7 +122,7 @@ def serve(
             "toolsets are served over HTTP, each at its own path; over stdio, serve one "
             "set by passing its registry (Toolset.restrict) as tools"
         )
-    from agentkit.mcp.server import serve_on_stdio
+    from agentkit.mcp.stdio_serving import serve_on_stdio
 
     serve_on_stdio(
         tools,

@@ -31,43 +31,32 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import itertools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, final
 
-import anyio
 import pydantic_core
-from mcp.server.auth.middleware.bearer_auth import (
-    AuthenticatedUser,
-    AuthorizationContext,
-    authorization_context,
-)
 from mcp.server.connection import Connection
 from mcp.server.lowlevel import Server
 from mcp.server.runner import ServerRunner
 from mcp.server.streamable_http import REQUEST_CANCELLED, check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from mcp.shared.dispatcher import CallOptions, as_request_id, coerce_request_id
-from mcp.shared.exceptions import MCPError, NoBackChannelError
+from mcp.shared.dispatcher import as_request_id, coerce_request_id
 from mcp.shared.jsonrpc_dispatcher import (
     handler_exception_to_error_data,
-    progress_token_from_params,
 )
-from mcp.shared.message import ServerMessageMetadata
-from mcp.shared.transport_context import TransportContext
-from mcp_types import DEFAULT_NEGOTIATED_VERSION, REQUEST_TIMEOUT, ErrorData
+from mcp_types import DEFAULT_NEGOTIATED_VERSION, ErrorData
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
+from agentkit.mcp.fastpath_channel import FastPathSession, RequestChannel, owner_of
 from agentkit.mcp.request_ids import replaying
 from agentkit.mcp.sdk import (
     contract,
-    holding_session,
     lifespan_state,
     session_connection,
     session_transport,
@@ -111,42 +100,6 @@ def _content_type_is_json(request: Request) -> bool:
     return any(part.strip() == _JSON for part in content_type.split(";")[0].split(","))
 
 
-# -- sessions --------------------------------------------------------------------------------
-
-
-@final
-class _Session:
-    """What the fast path knows of one SDK session: its connection (the client's
-    capabilities, the protocol it negotiated), its owner, its transport's idle clock,
-    and the fast-path calls and questions in flight on it."""
-
-    __slots__ = ("calls", "connection", "owner", "questions", "runner", "transport")
-
-    def __init__(
-        self,
-        connection: Connection,
-        runner: ServerRunner[Any],
-        owner: AuthorizationContext | None,
-        transport: Any,
-    ) -> None:
-        self.connection = connection
-        self.runner = runner
-        self.owner = owner
-        self.transport = transport
-        self.calls: dict[Any, _RequestChannel] = {}
-        self.questions: dict[Any, asyncio.Future[Message | ErrorData]] = {}
-
-    def held(self) -> contextlib.AbstractContextManager[None]:
-        """Keep the session from idling out while a fast-path request runs, as the
-        SDK's transport does for the requests it serves (the same counter and clock)."""
-        return holding_session(self.transport)
-
-
-def _owner(scope: Scope) -> AuthorizationContext | None:
-    user = scope.get("user")
-    return authorization_context(user) if isinstance(user, AuthenticatedUser) else None
-
-
 # -- one POST's reply --------------------------------------------------------------------------
 
 
@@ -154,6 +107,8 @@ def _owner(scope: Scope) -> AuthorizationContext | None:
 class _Reply:
     """The HTTP answer of one fast-path POST: JSON if the result is its first message,
     an SSE stream from the first notification or request on (see the module's docstring)."""
+
+    __slots__ = ("_done", "_keepalive", "_lock", "_pinging", "_send", "_session_id", "_streaming")
 
     def __init__(self, send: Send, session_id: str | None) -> None:
         self._send = send
@@ -237,144 +192,6 @@ class _Reply:
             self._pinging = None
 
 
-# -- one request's channel back to its client ------------------------------------------------
-
-
-@final
-class _RequestChannel:
-    """The SDK's ``DispatchContext`` for one fast-path request: what the kernel and
-    ``ServerSession`` use to reach the client while the request runs (its notifications
-    and requests ride this POST's reply), and the request's cancellation."""
-
-    def __init__(
-        self,
-        path: FastPath,
-        session: _Session | None,
-        request_id: Any,
-        request: Request,
-        reply: _Reply,
-        params: Mapping[str, Any] | None,
-    ) -> None:
-        self._path = path
-        self._session = session
-        self._request_id = request_id
-        self._reply = reply
-        self._receive = request.receive
-        self._listening: asyncio.Task[None] | None = None
-        self._closed = False
-        self._progress_token = progress_token_from_params(params)
-        # Stateless: no session for the client's answer to come back to.
-        self.transport = TransportContext(
-            kind="streamable-http", can_send_request=session is not None
-        )
-        self.message_metadata = ServerMessageMetadata(
-            request_context=request, can_send_request=session is not None
-        )
-        self.cancel_requested = anyio.Event()
-        self.scope = anyio.CancelScope()
-
-    @property
-    def request_id(self) -> Any:
-        return self._request_id
-
-    @property
-    def can_send_request(self) -> bool:
-        return self.transport.can_send_request and not self._closed
-
-    def close(self) -> None:
-        self._closed = True
-        if self._listening is not None:
-            self._listening.cancel()
-
-    def _listen(self) -> None:
-        """Read this POST's connection from now on (once a question waits), so that the
-        client's leaving is seen: ``admission.watching`` notes it for the call."""
-        if self._listening is None:
-            self._listening = asyncio.ensure_future(_until_disconnect(self._receive))
-
-    def stop_when_client_leaves(self) -> None:
-        """Cancel the request when its client closes this POST's connection. For a
-        stateless server: its client's ``notifications/cancelled`` comes in a POST of
-        its own, with no session to find the request by (and maybe to another
-        instance), so leaving is how it stops a call, as on the SDK's path, where the
-        request's transport ends with its connection."""
-        self._listen()
-        assert self._listening is not None
-        self._listening.add_done_callback(self._left)
-
-    def _left(self, listening: asyncio.Task[None]) -> None:
-        if not listening.cancelled() and listening.exception() is None and not self._closed:
-            self.scope.cancel()
-
-    def cancel(self) -> None:
-        """The client sent ``notifications/cancelled`` for this request."""
-        self.cancel_requested.set()
-        self.scope.cancel()
-
-    async def notify(
-        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
-    ) -> None:
-        if self._closed:
-            return
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        await self._reply.message(message)
-
-    async def progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        if self._progress_token is None:
-            return
-        params: dict[str, Any] = {"progressToken": self._progress_token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        await self.notify("notifications/progress", params)
-
-    async def send_raw_request(
-        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
-    ) -> dict[str, Any]:
-        """A request to the client on this POST's stream; its answer comes in a POST of its own."""
-        session = self._session
-        if session is None or not self.can_send_request:
-            raise NoBackChannelError(method)
-        question = self._path.next_question_id()
-        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        session.questions[question] = answer
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": question, "method": method}
-        if params:
-            message["params"] = params
-        timeout = (opts or {}).get("timeout")
-        self._listen()
-        try:
-            await self._reply.message(message)
-            with anyio.fail_after(timeout):
-                outcome = await answer
-        except TimeoutError:
-            await self._withdraw(question, "timed out")
-            raise MCPError(
-                code=REQUEST_TIMEOUT, message=f"Timed out waiting for {method}"
-            ) from None
-        except anyio.get_cancelled_exc_class():
-            await self._withdraw(question, "cancelled")
-            raise
-        finally:
-            session.questions.pop(question, None)
-        if isinstance(outcome, ErrorData):
-            raise MCPError.from_error_data(outcome)
-        return dict(outcome)
-
-    async def _withdraw(self, question: str, reason: str) -> None:
-        """Tell the client a question is no longer waited for (best effort, shielded)."""
-        with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
-            params = {"requestId": question, "reason": reason}
-            await self._reply.message(
-                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
-            )
-
-
 # -- the fast path ---------------------------------------------------------------------------
 
 
@@ -383,6 +200,17 @@ class FastPath:
     """Answers the common POSTs of ``agentkit serve --http`` in front of ``manager``
     (see the module's docstring). ``server`` is the one ``manager`` serves; ``seen``
     is put in its middleware to learn the sessions the SDK opens."""
+
+    __slots__ = (
+        "_manager",
+        "_max_bytes",
+        "_question_ids",
+        "_security",
+        "_server",
+        "_sessions",
+        "answered",
+        "enabled",
+    )
 
     def __init__(
         self,
@@ -396,7 +224,7 @@ class FastPath:
         self._manager = manager
         self._security = TransportSecurityMiddleware(security)
         self._max_bytes = max_request_bytes
-        self._sessions: dict[str, _Session] = {}
+        self._sessions: dict[str, FastPathSession] = {}
         self._question_ids = itertools.count(1)
         #: How many requests of each method the fast path answered (for tests and curiosity).
         self.answered: collections.Counter[str] = collections.Counter()
@@ -425,8 +253,8 @@ class FastPath:
             self._server, connection, lifespan_state(self._manager)
         )
         request = ctx.request
-        owner = _owner(request.scope) if isinstance(request, Request) else None
-        self._sessions[session_id] = _Session(connection, runner, owner, transport)
+        owner = owner_of(request.scope) if isinstance(request, Request) else None
+        self._sessions[session_id] = FastPathSession(connection, runner, owner, transport)
         connection.exit_stack.callback(self._forget, session_id)
 
     def _transport(self, session_id: str) -> Any:
@@ -454,7 +282,7 @@ class FastPath:
         if not (has_json and has_sse) or not _content_type_is_json(request):
             return receive
         session_id = _header(scope, _SESSION_HEADER)
-        session: _Session | None = None
+        session: FastPathSession | None = None
         if not self._manager.stateless:
             session = self._sessions.get(session_id) if session_id else None
             if (
@@ -462,7 +290,7 @@ class FastPath:
                 or session_id is None
                 or self._transport(session_id) is not session.transport
                 or session.transport.is_terminated
-                or session.owner != _owner(scope)
+                or session.owner != owner_of(scope)
                 or not session.connection.initialize_accepted
             ):
                 return receive
@@ -533,7 +361,7 @@ class FastPath:
     async def _answer(
         self,
         runner: ServerRunner[Any],
-        session: _Session | None,
+        session: FastPathSession | None,
         request: Request,
         request_id: Any,
         method: str,
@@ -543,7 +371,9 @@ class FastPath:
     ) -> None:
         """Run one request through the SDK's kernel and write its answer."""
         reply = _Reply(send, session_id)
-        exchange = _RequestChannel(self, session, request_id, request, reply, params)
+        exchange = RequestChannel(
+            self.next_question_id, session, request_id, request, reply, params
+        )
         key = coerce_request_id(request_id)
         if session is not None:
             session.calls[key] = exchange
@@ -573,7 +403,7 @@ class FastPath:
             answer = _error(request_id, cancelled)
         await reply.answer(answer)
 
-    def _answered_question(self, session: _Session, message: dict[str, Any]) -> bool:
+    def _answered_question(self, session: FastPathSession, message: dict[str, Any]) -> bool:
         """A client's answer to a question a fast-path call asked: hand it over."""
         question = as_request_id(message.get("id"))
         waiting = session.questions.get(question) if question is not None else None
@@ -597,7 +427,7 @@ class FastPath:
         return False
 
     @staticmethod
-    def _cancelled(session: _Session, params: Any) -> bool:
+    def _cancelled(session: FastPathSession, params: Any) -> bool:
         """``notifications/cancelled`` for a fast-path call in flight: cancel it."""
         if not isinstance(params, dict):
             return False
@@ -617,11 +447,6 @@ class FastPath:
             headers.append((_SESSION_HEADER, session_id.encode("latin-1")))
         await send({"type": "http.response.start", "status": 202, "headers": headers})
         await send({"type": "http.response.body", "body": b""})
-
-
-async def _until_disconnect(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
 
 
 def _error(request_id: Any, error: ErrorData) -> dict[str, Any]:

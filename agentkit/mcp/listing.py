@@ -52,7 +52,7 @@ def entry(tool: Tool) -> types.Tool:
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Listing:
     """One served set as clients are listed it (see the module's docstring)."""
 
@@ -93,7 +93,7 @@ def listing(registry: ToolRegistry, patterns: frozenset[str] = frozenset()) -> L
     """
     deferred = matching(registry, patterns) if patterns else frozenset()
     if not deferred:
-        return Listing(registry, tuple(entry(tool) for tool in registry))
+        return Listing(registry=registry, listed=tuple(entry(tool) for tool in registry))
     taken = registry.colliding(SEARCH_TOOL_NAME)
     if taken is not None:
         raise SemanticError(
@@ -103,4 +103,6 @@ def listing(registry: ToolRegistry, patterns: frozenset[str] = frozenset()) -> L
         )
     search = SearchTools(tool for tool in registry if tool.name in deferred)
     up_front = [entry(tool) for tool in registry if tool.name not in deferred]
-    return Listing(registry, (*up_front, entry(search)), deferred, search)
+    return Listing(
+        registry=registry, listed=(*up_front, entry(search)), deferred=deferred, search=search
+    )

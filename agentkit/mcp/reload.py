@@ -1,33 +1,23 @@
-"""Changing a running server's tools: the served set, swapped whole, and what reloads it.
+"""Reloading a running server's tools: on SIGHUP, and when a watched file changes.
 
-- ``ServedTools`` holds the tools a server answers with, as one immutable snapshot
-  (registry and listing). ``replace`` swaps it in one assignment: a call already
-  running keeps the tool it started with; the next call sees the new set. It also
-  knows the client sessions it has seen, to tell them ``notifications/tools/list_changed``,
-  and the level of log messages (``notifications/message``) each asked for. Tools it
-  ``defer``s are left out of the listing and found through the search tool
-  (``agentkit.toolsearch``); a session that found some has them listed from then on.
-- ``Reloader`` loads the tools, and everything again (``reload``), on SIGHUP or when a watched file
-  changes (``watch``: polling file names, sizes and modification times, every
-  ``interval`` seconds). Only a load with no problem is swapped in; otherwise the last
-  good set keeps serving and every problem is logged with its file:line. The tools
-  added, changed and removed are logged, on stderr and to the clients (``log``).
-- ``ShownPaths``: how a file of the server is named to its clients: relative to the tools
-  folder it is in, else by its name alone, never by the server's own (absolute) path.
-  Stderr, the operator's, keeps the paths as loading gave them.
+``Reloader`` loads the tools, and everything again (``reload``), on SIGHUP or when a
+watched file changes (``watch``: polling file names, sizes and modification times,
+every ``interval`` seconds). Only a load with no problem is swapped into the
+``ServedTools`` (``agentkit.mcp.served_tools``); otherwise the last good set keeps
+serving and every problem is logged with its file:line, named to the clients as
+``ShownPaths`` (``agentkit.mcp.shown_paths``) shows it. The tools added, changed and
+removed are logged, on stderr and to the clients. ``EarlyHangups`` keeps the SIGHUPs
+that come before the reloader listens.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
-import re
 import signal
 import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,25 +25,18 @@ from types import FrameType
 from typing import Any, Final, final
 
 import anyio
-import mcp_types as types
 from anyio.abc import TaskStatus
-from mcp.server.subscriptions import (
-    InMemorySubscriptionBus,
-    ListenHandler,
-    SubscriptionBus,
-    ToolsListChanged,
-)
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentkit.adapters.export import mcp_tool
-from agentkit.context import LogLevel, at_least
-from agentkit.mcp.listing import MAX_DISCOVERED, listing
+from agentkit.mcp.served_tools import ServedTools
+from agentkit.mcp.shown_paths import ShownPaths
 from agentkit.tool import Tool
-from agentkit.toolerrors import AgentKitError, DefinitionError, SemanticError, did_you_mean
+from agentkit.toolerrors import AgentKitError, SemanticError
 from agentkit.toolregistry import ToolRegistry
-from agentkit.toolsearch import SEARCH_TOOL_NAME, matching
 from agentkit.toolsets import Toolset
 
+# ``ServedTools`` and ``ShownPaths`` are importable from here too: a reloader's callers
+# (``agentkit.cli``) make the one and are shown the other.
 __all__ = ["Changes", "EarlyHangups", "Reloader", "ServedTools", "ShownPaths", "file_state"]
 
 DEFAULT_INTERVAL: Final = 1.0
@@ -64,215 +47,10 @@ SETTLE_SECONDS: Final = 2.0
 # A change that never settles (a file rewritten without pause) is loaded after this many
 # times the settling time.
 PATIENCE: Final = 10
-#: The most client connections a reload is announced to (the SDK's own session cap).
-MAX_SESSIONS: Final = 10_000
-#: How long one client may take to accept the announcement.
-ANNOUNCE_SECONDS: Final = 5.0
-#: The least severe log message a client gets before it sends ``logging/setLevel``.
-DEFAULT_LOG_LEVEL: Final[LogLevel] = "info"
 
 
 @final
-@dataclass(slots=True)
-class _Client:
-    """One client connection: the latest session object that reaches it, and the least
-    severe log message it wants (``logging/setLevel``)."""
-
-    session: Any
-    log_level: LogLevel = DEFAULT_LOG_LEVEL
-    #: The deferred tools its searches found, oldest first (at most ``MAX_DISCOVERED``).
-    discovered: OrderedDict[str, None] = dataclasses.field(default_factory=OrderedDict)
-
-
-@final
-class ServedTools:
-    """The tools a server answers with; ``replace`` swaps them all at once."""
-
-    def __init__(
-        self,
-        registry: ToolRegistry,
-        *,
-        bus: SubscriptionBus | None = None,
-        deferred: frozenset[str] = frozenset(),
-    ) -> None:
-        self._deferred = frozenset(deferred)
-        self._current = listing(registry, self._deferred)
-        #: Where ``announce`` publishes a change for 2026-07-28 clients; ``listen``
-        #: serves their ``subscriptions/listen`` streams from it. A bus of your own (over
-        #: Redis, say) carries one instance's reload to the streams of all of them.
-        self.bus: SubscriptionBus = bus if bus is not None else InMemorySubscriptionBus()
-        self.listen = ListenHandler(self.bus)
-        # The SDK's session object is a per-request proxy; the latest one of each
-        # connection reaches it. Bounded: the oldest connections are forgotten first.
-        self._clients: OrderedDict[str, _Client] = OrderedDict()
-        #: Applied to every message ``log`` sends: the server sets it to redact the
-        #: credentials its tools use.
-        self.redact: Callable[[str], str] = str
-
-    @property
-    def registry(self) -> ToolRegistry:
-        return self._current.registry
-
-    @property
-    def listed(self) -> tuple[types.Tool, ...]:
-        return self._current.listed
-
-    @property
-    def deferred(self) -> frozenset[str]:
-        """The names of the served tools that are deferred (not listed up front)."""
-        return self._current.deferred
-
-    @property
-    def deferring(self) -> frozenset[str]:
-        """What ``defer`` was given: names and patterns, matched again at each reload."""
-        return self._deferred
-
-    def __len__(self) -> int:
-        return len(self._current.registry)
-
-    def replace(self, registry: ToolRegistry) -> None:
-        """Serve ``registry`` from now on, deferring what ``defer`` named (its patterns
-        are matched again: a tool a reload adds may be deferred too). Raises
-        ``SemanticError`` (and serves on as before) when a tool takes the search
-        tool's name."""
-        # One assignment: a reader sees the old snapshot or the new one, never a mix.
-        self._current = listing(registry, self._deferred)
-
-    def defer(self, patterns: frozenset[str]) -> None:
-        """Leave the tools ``patterns`` name out of the listing: each pattern a tool's
-        name or a shell-style pattern (``jira_*``) matched against names. They stay
-        callable by name, and the search tool (``search_tools``) finds them.
-
-        Raises ``SemanticError`` for a pattern that matches no served tool (a typo
-        would otherwise list what was meant to be deferred), or a tool that takes the
-        search tool's name.
-        """
-        registry = self._current.registry
-        names = registry.names()
-        for pattern in sorted(patterns):
-            if not matching(registry, (pattern,)):
-                raise SemanticError(
-                    f"deferred {pattern!r} names no served tool{did_you_mean(pattern, names)}; "
-                    "give a tool's name or a pattern such as 'jira_*'"
-                )
-        snapshot = listing(registry, frozenset(patterns))
-        self._deferred = frozenset(patterns)
-        self._current = snapshot
-
-    def lookup(self, name: str) -> Tool | None:
-        """The served tool called ``name``, listed or deferred, or the search tool."""
-        snapshot = self._current
-        if snapshot.search is not None and name == SEARCH_TOOL_NAME:
-            return snapshot.search
-        return snapshot.registry.lookup(name)
-
-    def is_search(self, tool: Tool) -> bool:
-        """Whether ``tool`` is the search tool of the tools served now."""
-        return tool is self._current.search
-
-    def listed_for(self, connection: str) -> tuple[types.Tool, ...]:
-        """The listing of client ``connection``: ``listed``, and the deferred tools its
-        searches found, each at its place in the registry's order."""
-        client = self._clients.get(connection) if connection else None
-        return self._current.listed_for(client.discovered if client is not None else ())
-
-    def discover(self, connection: str, names: Iterable[str]) -> bool:
-        """Client ``connection`` found ``names`` (deferred tools): list them to it from
-        now on. Whether its listing changed; never for a client not seen (a stateless
-        server's, which keeps nothing between requests)."""
-        client = self._clients.get(connection) if connection else None
-        if client is None:
-            return False
-        deferred = self._current.deferred
-        added = False
-        for name in names:
-            if name not in deferred:
-                continue
-            added = added or name not in client.discovered
-            client.discovered[name] = None
-            client.discovered.move_to_end(name)
-        while len(client.discovered) > MAX_DISCOVERED:
-            client.discovered.popitem(last=False)
-        return added
-
-    def seen(self, connection: str, session: Any) -> None:
-        """Remember ``session`` as the way to reach client ``connection`` (an HTTP
-        session id; one name for stdio's single client), to announce changes to it."""
-        client = self._clients.get(connection)
-        if client is None:
-            self._clients[connection] = _Client(session)
-        else:
-            client.session = session
-            self._clients.move_to_end(connection)
-        while len(self._clients) > MAX_SESSIONS:
-            self._clients.popitem(last=False)
-
-    def set_log_level(self, connection: str, level: LogLevel) -> None:
-        """Client ``connection`` wants log messages at ``level`` and up (``logging/setLevel``)."""
-        client = self._clients.get(connection)
-        if client is not None:
-            client.log_level = level
-
-    def log_level(self, connection: str) -> LogLevel:
-        """The least severe log message client ``connection`` wants."""
-        client = self._clients.get(connection)
-        return client.log_level if client is not None else DEFAULT_LOG_LEVEL
-
-    async def announce(self) -> int:
-        """Tell every client the tools changed; how many handshake-era sessions got it.
-
-        A 2026-07-28 client is told on each ``subscriptions/listen`` stream it holds open
-        (stateless or not); a handshake-era session (2025-11-25 and before) gets
-        ``notifications/tools/list_changed`` outside its requests, on its GET stream.
-        """
-        await self.bus.publish(ToolsListChanged())
-
-        def send(client: _Client) -> Any:
-            # A 2026-07-28 connection has no stream outside a request: its listen
-            # stream (above) is how it hears.
-            if client.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                return None
-            return client.session.send_tool_list_changed()
-
-        return await self._tell(send)
-
-    async def log(self, level: LogLevel, message: str) -> int:
-        """Send ``message`` as ``notifications/message`` (logger ``agentkit``) to every
-        client that wants ``level``; how many got it. Redacted first (``redact``)."""
-        notification = types.LoggingMessageNotification(
-            params=types.LoggingMessageNotificationParams(
-                level=level, data=self.redact(message), logger="agentkit"
-            )
-        )
-
-        def send(client: _Client) -> Any:
-            # A 2026-07-28 connection has no logging/setLevel and no stream for a
-            # message outside a request: it gets none.
-            if client.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                return None
-            if not at_least(level, client.log_level):
-                return None
-            return client.session.send_notification(notification)
-
-        return await self._tell(send)
-
-    async def _tell(self, send: Callable[[_Client], Any]) -> int:
-        told = 0
-        for client in list(self._clients.values()):
-            try:
-                sending = send(client)
-                if sending is None:
-                    continue
-                with anyio.move_on_after(ANNOUNCE_SECONDS):
-                    await sending
-            except Exception:  # a session that went away meanwhile: nothing to tell
-                continue
-            told += 1
-        return told
-
-
-@final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Changes:
     """The tool names a reload added, changed and removed."""
 
@@ -319,84 +97,14 @@ def _say(message: str) -> None:
     print(f"agentkit: {message}", file=sys.stderr, flush=True)
 
 
-# Where a path written in a message may start and end: not inside a longer name or path.
-_BEFORE: Final = r"(?<![\w.~/\\-])"
-_AFTER: Final = r"(?![\w.~-])"
-
-
-@final
-class ShownPaths:
-    """Paths of the server's files as its clients are shown them: relative to the root
-    they are under (``roots``: the folders and files the tools are loaded from, as
-    ``--tools`` gives them, once or more), the root itself and any path outside every
-    root by its name alone. A client learns where a problem is in the tools it was
-    given, not how the server's disk is laid out."""
-
-    def __init__(self, roots: Iterable[str | os.PathLike[str]] = ()) -> None:
-        spellings: set[str] = set()
-        for root in roots:
-            given = os.fspath(root)
-            for spelling in (given, os.path.abspath(given), os.path.realpath(given)):
-                spellings.add(spelling.rstrip(os.sep) or os.sep)
-        # The longest first: a root inside another shows its files from the nearer one.
-        self._roots = sorted(spellings, key=len, reverse=True)
-
-    def path(self, path: str) -> str:
-        """``path`` (as loading names it) as a client is shown it."""
-        for root in self._roots:
-            if path.startswith(root) and path[len(root) : len(root) + 1] == os.sep:
-                return path[len(root) + 1 :]
-        return _name(path)
-
-    def text(self, text: str, paths: Iterable[str] = ()) -> str:
-        """``text`` with every root, and every one of ``paths`` (files ``text`` may
-        name), as ``path`` shows it."""
-        known = {path: self.path(path) for path in paths}
-        known.update((root, _name(root)) for root in self._roots)
-        if not known:
-            return text
-        spellings = "|".join(re.escape(path) for path in sorted(known, key=len, reverse=True))
-        pattern = re.compile(f"{_BEFORE}({spellings})(?:({re.escape(os.sep)})|{_AFTER})")
-
-        def shown(match: re.Match[str]) -> str:
-            found, under = match.group(1), match.group(2)
-            if under and found in self._roots:
-                return ""  # what follows is the path within the root
-            return known[found] + (under or "")
-
-        return pattern.sub(shown, text)
-
-    def error(self, exc: AgentKitError, paths: Iterable[str] = ()) -> str:
-        """``exc``'s message as a client is shown it: each problem of a
-        ``DefinitionError`` located by ``path``, and every path ``text`` knows of
-        (``paths``, the roots, the problems' files) shown so in any message."""
-        if not isinstance(exc, DefinitionError):
-            return self.text(exc.format_message(), paths)
-        files = {*paths, *(problem.path for problem in exc.problems)}
-        shown = DefinitionError(
-            [
-                dataclasses.replace(
-                    problem,
-                    path=self.path(problem.path),
-                    message=self.text(problem.message, files),
-                )
-                for problem in exc.problems
-            ],
-            not_shown=exc.not_shown,
-        )
-        return shown.format_message()
-
-
-def _name(path: str) -> str:
-    return os.path.basename(path.rstrip(os.sep)) or path
-
-
 @final
 class EarlyHangups:
     """The SIGHUPs that come while a server starts, before ``Reloader.run`` listens:
     noted, for a reload once it does, rather than ending the process (SIGHUP's default).
     A context manager; where it cannot handle the signal (Windows, a thread other than
     the main one) it notes nothing and changes nothing."""
+
+    __slots__ = ("_installed", "_previous", "seen")
 
     def __init__(self) -> None:
         self.seen = False
@@ -440,6 +148,21 @@ class Reloader:
     served are those of the first load; a reload without one of them fails (the last
     good sets keep serving), and a new one waits for a restart.
     """
+
+    __slots__ = (
+        "_files",
+        "_interval",
+        "_list_files",
+        "_load",
+        "_lock",
+        "_quiet_polls",
+        "_say",
+        "_shown",
+        "_toolsets",
+        "_watching",
+        "served",
+        "sets",
+    )
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""Serving a registry to MCP clients over stdio, with the official MCP Python SDK.
+"""The MCP server every transport shares (``build_server``), on the official MCP Python SDK.
 
 - ``tools/list`` gives each tool's ``inputSchema``, ``outputSchema`` and annotations
   (``agentkit.adapters.export.mcp_tool``, the same shape ``agentkit export --format mcp``
@@ -24,36 +24,31 @@
   client, which has no such stream, an ``input_required`` result it answers by calling
   again (``agentkit.mcp.input_required``). While it waits for the answer the call holds no
   ``--max-calls`` slot (``agentkit.mcp.admission.Admission.asking``), and it ends when its
-  client leaves (its HTTP stream closes, stdin ends) or the answer does not come in time.
+  client leaves (its HTTP stream closes, stdin ends) or the answer does not come in time
+  (``agentkit.mcp.served_call``).
+
+Serving it over stdio is ``agentkit.mcp.stdio_serving``; over HTTP, ``agentkit.mcp.http_app``.
 
 Needs ``pip install 'agentkit[mcp]'``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import hashlib
 import logging
-import math
-import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Final, TypeVar, final
+from typing import Any, Final, final
 
 import anyio
 import mcp_types as types
-from mcp.server.connection import allowed_log_levels
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
-from mcp.server.stdio import stdio_server
-from mcp.shared.exceptions import MCPError, NoBackChannelError
-from mcp.shared.message import SessionMessage
+from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 
 from agentkit import __version__
 from agentkit.audit import (
@@ -66,49 +61,29 @@ from agentkit.audit import (
 )
 from agentkit.callers import ANONYMOUS, Caller, calling_as
 from agentkit.context import (
-    CallContext,
-    Elicited,
-    LogLevel,
     aconfirm,
     arguments_shown,
-    at_least,
-    question_time_left,
-    question_timed_out,
     serving,
 )
-from agentkit.credentials import CredentialsManager
-from agentkit.forms import Form
 from agentkit.mcp.admission import (
-    DEFAULT_ANSWER_SECONDS,
-    DEFAULT_MAX_IN_FLIGHT,
-    DEFAULT_MAX_QUEUED,
-    DEFAULT_MAX_WAITING,
-    Admission,
     Busy,
     CallInterrupted,
     CallLimits,
     ClientLeft,
-    client_left,
-    worker_threads,
 )
-from agentkit.mcp.audit_sinks import open_audit
 from agentkit.mcp.content import call_result, encodable, error_result
-from agentkit.mcp.input_required import Asking, InputRequiredCalls, Question
-from agentkit.mcp.options import ServeOptions
-from agentkit.mcp.reload import EarlyHangups, Reloader, ServedTools
-from agentkit.mcp.request_ids import InFlightIds, in_use_error
-from agentkit.mcp.stdio import ReadLines, loop_stdio, lost_answer, refusal
-from agentkit.mcp.stdio_claim import StdioWire, claim_stdio
+from agentkit.mcp.input_required import Asking, InputRequiredCalls
+from agentkit.mcp.request_ids import InFlightIds
+from agentkit.mcp.served_call import FLUSH_SECONDS, ServedCall, can_elicit, progress_to, withdrawn
+from agentkit.mcp.served_tools import ServedTools
 from agentkit.paging import caller_scope
-from agentkit.progress import Progress, ProgressReporter, reporting_progress
+from agentkit.progress import reporting_progress
 from agentkit.redaction import Redactor
 from agentkit.tool import Tool
 from agentkit.toolerrors import (
-    AnswerError,
     DeclinedError,
     ElicitationError,
     LimitedError,
-    Problem,
     ToolExecutionError,
     UnknownToolError,
 )
@@ -116,15 +91,11 @@ from agentkit.toolexamples import failure_kind
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
 
-__all__ = ["Audit", "CallScope", "Identify", "build_server", "serve_on_stdio"]
+__all__ = ["STDIO", "Audit", "CallScope", "Identify", "build_server"]
 
 logger = logging.getLogger("agentkit.serve")
 #: The server's name in ``initialize``'s ``serverInfo``.
 SERVER_NAME: Final = "agentkit"
-_T = TypeVar("_T")
-
-#: How long a call's last messages to its client may take to go out before its answer does.
-FLUSH_SECONDS: Final = 5.0
 #: The name of stdio's one client connection.
 STDIO: Final = "stdio"
 #: How long a 2026-07-28 client may keep a ``tools/list`` answer (``ttlMs``): it hears of
@@ -176,6 +147,8 @@ class _Encodable:
     ``encodable`` before the SDK writes it, whatever string a tool or a client put in it:
     one the wire cannot carry would end the stdio server, or leave an HTTP call unanswered."""
 
+    __slots__ = ()
+
     async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
         try:
             return encodable(await call_next(ctx))
@@ -189,6 +162,8 @@ class _Encodable:
 @final
 class _SessionsSeen:
     """Server middleware: every session that sends a request is one to announce changes to."""
+
+    __slots__ = ("_served",)
 
     def __init__(self, served: ServedTools) -> None:
         self._served = served
@@ -225,6 +200,8 @@ class _IdsHeld:
     """Server middleware: a request's id stays held while its handler runs
     (``InFlightIds.held``), even once its client has left."""
 
+    __slots__ = ("_ids",)
+
     def __init__(self, ids: InFlightIds) -> None:
         self._ids = ids
 
@@ -236,240 +213,8 @@ class _IdsHeld:
             return await call_next(ctx)
 
 
-@final
-class _ServedCall(CallContext):
-    """One ``tools/call``'s context (``agentkit.context``): its log messages go to the
-    client on the call's own stream, in order, at or above the level the client asked
-    for; its questions are ``elicitation/create`` requests on that stream, or, to a
-    2026-07-28 client that can be asked, go on ``questions`` for ``InputRequiredCalls`` to ask.
-
-    Methods are called on the server's loop (async tools) or a worker thread (sync
-    tools); what they send is handed to the loop and not waited for, so a slow client
-    never holds the tool up. ``flush`` waits (bounded) for what is still being sent.
-    """
-
-    bounds_questions = True  # the call is admitted again after a question that timed out
-
-    def __init__(
-        self, ctx: Any, log_level: LogLevel, tool: str, left: ClientLeft | None = None
-    ) -> None:
-        self._loop = self.loop = asyncio.get_running_loop()
-        self._log_level = log_level
-        self._modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        self._tool = tool
-        self.attach(ctx)
-        self._sending: list[concurrent.futures.Future[None]] = []
-        #: Where a 2026-07-28 client's questions go (``InputRequiredCalls``); None: asked directly.
-        self.questions: asyncio.Queue[Question] | None = (
-            asyncio.Queue() if self._modern and _declared_elicitation(ctx) else None
-        )
-        #: Set when the client that would answer a question has gone: its HTTP request's
-        #: connection closed (``admission.watching``), or stdin ended.
-        self._left = client_left(getattr(ctx.request, "scope", None)) or left
-        #: The call's hold on its slots (``run`` sets it once the call is admitted).
-        self.admission: Admission | None = None
-        #: The answer that did not fit its form, once one came: the call ends in it.
-        self.refused: AnswerError | None = None
-
-    @property
-    def ctx(self) -> Any:
-        """The request the call answers now (a 2026-07-28 call's latest round)."""
-        return self._ctx
-
-    def attach(self, ctx: Any) -> None:
-        """Send what the call says from now on on ``ctx``'s stream (a new round's)."""
-        self._ctx = ctx
-        # 2026-07-28 connections opt in per request (``_meta``); earlier ones by
-        # logging/setLevel, which the server keeps per connection.
-        self._allowed = allowed_log_levels(ctx.protocol_version, ctx.meta) if self._modern else ()
-
-    def wants(self, level: LogLevel) -> bool:
-        if self._modern:
-            return level in self._allowed
-        return at_least(level, self._log_level)
-
-    def log(self, level: LogLevel, message: str, logger: str | None) -> None:
-        if not self.wants(level):
-            return
-        notification = types.LoggingMessageNotification(
-            params=types.LoggingMessageNotificationParams(
-                level=level, data=encodable(message), logger=encodable(logger)
-            )
-        )
-        self._send(self._ctx.session.send_notification(notification, self._ctx.request_id))
-
-    def _send(self, sending: Awaitable[None]) -> None:
-        previous = self._sending[-1] if self._sending else None
-        self._sending = [future for future in self._sending if not future.done()]
-
-        async def in_order() -> None:
-            if previous is not None:  # each message after the one before it
-                with contextlib.suppress(Exception):
-                    await asyncio.wrap_future(previous)
-            await sending
-
-        self._sending.append(asyncio.run_coroutine_threadsafe(in_order(), self._loop))
-
-    async def aelicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
-        """``elicitation/create`` (form mode) on this call's own stream, or in an
-        ``input_required`` result to a 2026-07-28 client. The client is trusted no more
-        than the model: an accepted answer reaches the tool only if it fits the form
-        (``agentkit.forms``), else ``AnswerError``, which the call ends in; a form no
-        answer could be checked against is not asked (``ElicitationError``)."""
-        form = Form.read(schema)
-        try:
-            answer = await self._answered(message, schema)
-        except ValidationError as exc:  # the SDK's: no elicitation result at all
-            self.refused = AnswerError(_unreadable(exc))
-            raise self.refused from None  # its message shows the values: not kept
-        if not answer.accepted:
-            return answer
-        content, problems = form.check(answer.content)
-        if problems:
-            self.refused = AnswerError(problems)
-            raise self.refused
-        return Elicited(action="accept", content=content)
-
-    async def _answered(self, message: str, schema: Mapping[str, Any]) -> Elicited:
-        """The client's answer, as it sent it. While the call waits for it it holds no
-        slot (``Admission.asking``); it waits at most the server's answer timeout, and
-        not once its client has left."""
-        if self.questions is None and not can_elicit(self._ctx):
-            raise ElicitationError(
-                "the client cannot be asked: it did not declare the elicitation capability, "
-                "or the connection has no way back to it (a stateless server's session)"
-            )
-        # The tool's own timeout= (or its call's deadline) ends the question here, as an
-        # answer would, so that the call is admitted again before it goes on; cancelled
-        # from outside, it could not wait for room (``bounds_questions``; review s17 R3).
-        left = question_time_left()
-        # A call ``run`` did not admit has no slot to give back, nor the server's timeout.
-        admission = self.admission
-        timeout = math.inf if admission is None else admission.answer_timeout
-        bound = min(timeout, math.inf if left is None else left)
-        async with nullcontext() if admission is None else admission.asking():
-            try:
-                return await asyncio.wait_for(
-                    self._asked(message, schema), None if bound == math.inf else bound
-                )
-            except asyncio.TimeoutError:
-                if left is not None and left < timeout:
-                    raise question_timed_out(self) from None
-                logger.warning(
-                    "agentkit: a call of tool '%s' ended: its user did not answer within "
-                    "%g s (--answer-timeout)",
-                    self._tool,
-                    timeout,
-                )
-                raise ElicitationError(
-                    f"the user did not answer within {timeout:g} s (the server's "
-                    "--answer-timeout): the question was withdrawn and nothing was done "
-                    "past it"
-                ) from None
-
-    async def _asked(self, message: str, schema: Mapping[str, Any]) -> Elicited:
-        if self.questions is not None:
-            question = Question(message=message, schema=schema, answer=self._loop.create_future())
-            self.questions.put_nowait(question)
-            return await question.answer
-        try:
-            answer = await self._unless_left(
-                self._ctx.session.elicit_form(
-                    encodable(message),
-                    encodable(dict(schema)),
-                    related_request_id=self._ctx.request_id,
-                )
-            )
-        except NoBackChannelError as exc:
-            raise ElicitationError(
-                "the client cannot be asked: this connection has no way back to it "
-                "(a stateless server's session)"
-            ) from exc
-        except MCPError as exc:
-            raise ElicitationError(f"the client did not ask the user: {exc}") from exc
-        return Elicited(action=answer.action, content=dict(answer.content or {}))
-
-    async def _unless_left(self, asking: Awaitable[_T]) -> _T:
-        """``asking``'s answer; ``ElicitationError`` (the question withdrawn) if the
-        client leaves first: nobody is there to answer it any more."""
-        if self._left is None:
-            return await asking
-        task = asyncio.ensure_future(asking)
-        gone = asyncio.ensure_future(self._left.wait())
-        try:
-            await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            gone.cancel()
-            if not task.done():
-                task.cancel()
-                await _withdrawn([task])
-        if task.cancelled():
-            logger.warning(
-                "agentkit: a call of tool '%s' ended: its client left while it waited for "
-                "its user's answer",
-                self._tool,
-            )
-            raise ElicitationError(
-                "the client left before the user answered: the question was withdrawn and "
-                "nothing was done past it"
-            )
-        return task.result()
-
-    async def flush(self) -> None:
-        """Wait until what the call sent has gone out (at most ``FLUSH_SECONDS``)."""
-        if self._sending:
-            pending = [asyncio.wrap_future(future) for future in self._sending]
-            await asyncio.wait(pending, timeout=FLUSH_SECONDS)
-
-
-def _unreadable(exc: ValidationError) -> list[Problem]:
-    """What the SDK found wrong with an answer that is no elicitation result: each field
-    of its content at fault (``content.age``), or the answer as a whole; never the
-    values the SDK's message quotes."""
-    at = (error["loc"] for error in exc.errors(include_url=False, include_input=False))
-    fields = dict.fromkeys(
-        str(loc[1]) if len(loc) > 1 and loc[0] == "content" else "" for loc in at
-    )
-    return [
-        Problem(
-            path=name,
-            message=f"Field '{name}': expected a string, a number, a boolean or a list of strings",
-        )
-        if name
-        else Problem(
-            path="",
-            message="The answer is no elicitation result (an action of 'accept', 'decline' "
-            "or 'cancel', and a content of fields)",
-        )
-        for name in fields
-    ]
-
-
 def _deadline(call_timeout: float | None) -> float | None:
     return None if call_timeout is None else time.monotonic() + call_timeout
-
-
-async def _withdrawn(questions: list[asyncio.Future[Any]]) -> None:
-    """Let the withdrawn ``questions`` finish cancelling (the SDK tells the client with
-    ``notifications/cancelled``), at most ``FLUSH_SECONDS``, shielded: a cancelled call
-    withdraws its questions too."""
-    if questions:
-        with anyio.CancelScope(shield=True), anyio.move_on_after(FLUSH_SECONDS):
-            await asyncio.wait(questions)
-
-
-def can_elicit(ctx: Any) -> bool:
-    """Whether the client of this request can be asked: it declared the elicitation
-    capability, and it is a 2026-07-28 client (asked in ``input_required`` results) or
-    the request has a way back to it (not a stateless server's handshake-era session)."""
-    if not _declared_elicitation(ctx):
-        return False
-    return bool(ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.can_send_request)
-
-
-def _declared_elicitation(ctx: Any) -> bool:
-    wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
-    return bool(ctx.session.check_client_capability(wanted))
 
 
 def _cannot_confirm(tool: str) -> str:
@@ -479,29 +224,6 @@ def _cannot_confirm(tool: str) -> str:
         "the connection has no way back to it). Use a client that supports elicitation, "
         "or start the server with --allow-unconfirmed to run such tools without asking."
     )
-
-
-def _progress_to(call: _ServedCall) -> ProgressReporter:
-    """A progress reporter that sends each step to the client of the call's request
-    (a 2026-07-28 call's latest round).
-
-    It is called on the server's loop (async tools) or on a worker thread (sync
-    tools): from a thread, the notification is handed to the loop and not waited
-    for, so a slow client never holds the tool up. The SDK sends nothing when
-    the request carried no progress token.
-    """
-    loop = asyncio.get_running_loop()
-    sending: set[concurrent.futures.Future[None]] = set()  # held until sent
-
-    def report(step: Progress) -> None:
-        ctx = call.ctx
-        notify = ctx.session.report_progress(step.done, step.total, encodable(step.message))
-        # Thread-safe from the loop's own thread too; the result is never awaited.
-        future = asyncio.run_coroutine_threadsafe(notify, loop)
-        sending.add(future)
-        future.add_done_callback(sending.discard)
-
-    return report
 
 
 def build_server(
@@ -631,7 +353,7 @@ def build_server(
                 f"{unknown} The tools may have changed since you listed them: call tools/list.",
             )
         arguments = dict(params.arguments or {})
-        call = _ServedCall(ctx, served.log_level(_connection(ctx)), tool.name, stdin_closed)
+        call = ServedCall(ctx, served.log_level(_connection(ctx)), tool.name, stdin_closed)
         if isinstance(tool.DEPRECATED, str):
             call.log("warning", f"Tool '{tool.name}' is deprecated: {tool.DEPRECATED}", "agentkit")
         if tool.CONFIRM:
@@ -662,7 +384,7 @@ def build_server(
         with contextlib.suppress(Exception), anyio.move_on_after(FLUSH_SECONDS):
             await told
 
-    async def run(tool: Tool, arguments: dict[str, Any], call: _ServedCall) -> types.CallToolResult:
+    async def run(tool: Tool, arguments: dict[str, Any], call: ServedCall) -> types.CallToolResult:
         ctx = call.ctx  # the request that started the call
         # Async tools run on the server's loop; sync ones (HTTP, files) in the
         # executor's bounded thread pool, so a slow tool never blocks the loop.
@@ -671,7 +393,7 @@ def build_server(
                 with (
                     scope(ctx),
                     caller_scope(_caller(ctx, owner_headers)),
-                    reporting_progress(_progress_to(call)),
+                    reporting_progress(progress_to(call)),
                     serving(call),
                 ):
                     if call.confirming and tool.definition is None:
@@ -705,7 +427,7 @@ def build_server(
             # Answered, abandoned or cancelled: a question still waiting is withdrawn,
             # so that an abandoned sync tool's thread stops waiting, and an answer that
             # comes later (a confirmation accepted too late) lets nothing happen.
-            await _withdrawn(call.end())
+            await withdrawn(call.end())
         await call.flush()  # what the tool logged reaches the client before its answer
         kind = failure_kind(result.error)
         if kind is not None:
@@ -745,7 +467,7 @@ def build_server(
     # 2026-07-28 connection, whose requests opt in to log levels by ``_meta``): served
     # with add_request_handler, as the SDK's Server(on_set_logging_level=...) would, but
     # without its warning that the 2026-07-28 protocol dropped the method -- the
-    # messages are sent by era above (_ServedCall, ServedTools.log), not unconditionally.
+    # messages are sent by era above (ServedCall, ServedTools.log), not unconditionally.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_log_level)
     server.middleware.append(_Encodable())
     if announce:
@@ -782,251 +504,3 @@ def _redacting_credentials(served: ServedTools, executor: ToolExecutor) -> Calla
         return encodable(Redactor(values).redact(text))
 
     return redact
-
-
-def serve_on_stdio(
-    tools: ToolRegistry | ServedTools,
-    options: ServeOptions,
-    *,
-    credentials_file: str | None = None,
-    reloader: Reloader | None = None,
-    wire: StdioWire | None = None,
-    hangups: EarlyHangups | None = None,
-) -> None:
-    """Serve ``tools`` on stdin/stdout until the client disconnects (``agentkit.mcp.serve``
-    without ``HttpOptions``).
-
-    A call still running when stdin closes gets its answer, within
-    ``options.drain_seconds``. ``reloader`` (made on the same ``ServedTools``) reloads
-    them while serving. While serving, stdout is the wire's alone: what else would write
-    to it writes to stderr (``agentkit.mcp.stdio_claim``); stdin and stdout are given
-    back on return. ``wire``: stdin and stdout as a caller claimed them already
-    (``claim_stdio``), kept as they are on return. ``hangups``: the SIGHUPs noted before
-    the reloader listens (while the tools loaded), for a reload once it does.
-    """
-    max_calls, max_waiting = options.max_calls, options.max_waiting
-    served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
-    if options.deferred:
-        served.defer(options.deferred)
-    executor = ToolExecutor(
-        credentials=CredentialsManager.from_env(credentials_file),
-        max_workers=worker_threads(max_calls, max_waiting),
-    )
-
-    async def run(wire: StdioWire) -> None:
-        async with loop_stdio(wire) as (wire_in, wire_out):
-            await serve_stdio(
-                served,
-                executor,
-                wire_in,
-                wire_out,
-                call_timeout=options.call_timeout,
-                max_calls=max_calls,
-                max_queued=options.max_queued,
-                max_waiting=max_waiting,
-                answer_timeout=options.answer_timeout,
-                drain_seconds=options.drain_seconds,
-                reloader=reloader,
-                reload_now=hangups,
-                allow_unconfirmed=options.allow_unconfirmed,
-                audit=trail,
-            )
-
-    trail = None
-    if options.audit is not None:
-        if options.audit == "stdout":
-            print(
-                "agentkit: --audit stdout: over stdio, stdout carries the protocol; the "
-                "audit trail goes to stderr",
-                file=sys.stderr,
-                flush=True,
-            )
-        trail = open_audit(
-            options.audit,
-            max_bytes=options.audit_max_bytes,
-            backups=options.audit_backups,
-            stdio=True,
-        )
-    # The thread pool goes when the client does.
-    with contextlib.ExitStack() as stack, executor:
-        if trail is not None:
-            stack.callback(trail.close)
-        claimed = wire if wire is not None else stack.enter_context(claim_stdio())
-        anyio.run(run, claimed)
-
-
-async def serve_stdio(
-    tools: ToolRegistry | ServedTools,
-    executor: ToolExecutor,
-    wire_in: Any,
-    wire_out: Any,
-    *,
-    call_timeout: float | None = None,
-    max_calls: int | None = DEFAULT_MAX_IN_FLIGHT,
-    max_queued: int = DEFAULT_MAX_QUEUED,
-    max_waiting: int = DEFAULT_MAX_WAITING,
-    answer_timeout: float = DEFAULT_ANSWER_SECONDS,
-    drain_seconds: float = 30.0,
-    reloader: Reloader | None = None,
-    reload_now: EarlyHangups | None = None,
-    allow_unconfirmed: bool = False,
-    audit: Audit | None = None,
-) -> None:
-    """``serve``'s work on the running loop, reading lines from ``wire_in`` and writing
-    to ``wire_out`` (``loop_stdio``'s). ``reload_now``: the SIGHUPs that came before the
-    reloader was listening. ``audit`` takes each call's record (the caller: anonymous)."""
-    gate = CallLimits(
-        max_in_flight=max_calls,
-        max_queued=max_queued,
-        queue_timeout=call_timeout,
-        max_waiting=max_waiting,
-        answer_timeout=answer_timeout,
-    )
-    served = tools if isinstance(tools, ServedTools) else ServedTools(tools)
-    awaiting_input = InputRequiredCalls()
-    stdin_closed = ClientLeft()
-    ids = InFlightIds()
-    server = build_server(
-        served,
-        executor,
-        call_timeout=call_timeout,
-        limits=gate,
-        allow_unconfirmed=allow_unconfirmed,
-        awaiting_input=awaiting_input,
-        stdin_closed=stdin_closed,
-        ids=ids,
-        audit=audit,
-    )
-
-    def ended() -> None:  # stdin closed: no answer to a question can come any more
-        served.listen.close()
-        awaiting_input.close()
-        stdin_closed.set()
-
-    # A line the SDK cannot read is answered here (``refusal``): the SDK would drop it.
-    lines = ReadLines(wire_in)
-    # The SDK types its streams as anyio files; it only iterates lines and awaits
-    # write and flush, which loop_stdio's pipes do on the loop, without a thread each.
-    async with (
-        stdio_server(lines, wire_out) as (stdin, stdout),  # type: ignore[arg-type]
-        anyio.create_task_group() as group,
-    ):
-        if reloader is not None:
-            await group.start(reloader.run)
-            if reload_now is not None and reload_now.seen:
-                group.start_soon(reloader.reload, "SIGHUP")
-        await _serve_answering_to_the_end(
-            server, stdin, stdout, drain_seconds, ended=ended, lines=lines, ids=ids
-        )
-        group.cancel_scope.cancel()
-
-
-@final
-class _Unanswered:
-    """The ids of the requests read from the client that have no answer yet, each held
-    in ``in_flight`` (the SDK cannot tell ``1`` from ``"1"``) until it is answered."""
-
-    def __init__(self, in_flight: InFlightIds) -> None:
-        self._ids: set[Any] = set()
-        self._in_flight = in_flight
-        self._changed = anyio.Condition()
-
-    def asked(self, message: Any) -> Any:
-        """Note ``message``, read from the client; the error refusing it when it is a
-        request whose id is in flight (it does not reach the server), else ``None``."""
-        if isinstance(message, types.JSONRPCRequest):
-            refused = self._in_flight.claim(STDIO, message.id)
-            if refused is not None:
-                return types.JSONRPCError.model_validate(in_use_error(message.id, refused))
-            self._ids.add(message.id)
-        elif (
-            isinstance(message, types.JSONRPCNotification)
-            and message.method == "notifications/cancelled"
-            and isinstance(message.params, dict)
-        ):
-            # A cancelled request is never answered: nothing to wait for.
-            cancelled = message.params.get("requestId")
-            if isinstance(cancelled, (int, str)) and cancelled in self._ids:
-                self._ids.discard(cancelled)
-                self._in_flight.release(STDIO, cancelled)
-        return None
-
-    def answering(self, message: Any) -> None:
-        """``message`` is about to be written: an answer's id is free from now on."""
-        if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)) and isinstance(
-            message.id, (int, str)
-        ):
-            self._in_flight.release(STDIO, message.id)
-
-    async def answered(self, message: Any) -> None:
-        if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
-            self._ids.discard(message.id)
-            async with self._changed:
-                self._changed.notify_all()
-
-    async def all_answered(self, timeout: float) -> None:
-        with anyio.move_on_after(timeout):
-            async with self._changed:
-                while self._ids:
-                    await self._changed.wait()
-
-
-async def _serve_answering_to_the_end(
-    server: Server[Any],
-    stdin: Any,
-    stdout: Any,
-    drain_seconds: float,
-    *,
-    ended: Callable[[], None] = lambda: None,
-    lines: ReadLines | None = None,
-    ids: InFlightIds | None = None,
-) -> None:
-    """``server.run`` on stdin/stdout, except that stdin closing does not cut short the
-    requests already read: the server sees the end of its input only once each has its
-    answer (or ``drain_seconds`` have passed). ``ended`` is called when stdin closes, to
-    end the requests that would never end by themselves (``subscriptions/listen``).
-    ``lines`` (the lines stdin's stream is read from): a line the SDK could not read is
-    answered with its ``refusal``. ``ids``: the request ids in flight (``build_server``'s):
-    a request whose id is one of them is refused at once, and never reaches the server."""
-    unanswered = _Unanswered(ids if ids is not None else InFlightIds())
-    to_server, server_in = anyio.create_memory_object_stream[Any](0)
-    server_out, from_server = anyio.create_memory_object_stream[Any](0)
-    refusals = server_out.clone()  # written in order with the server's answers
-
-    async def read() -> None:
-        # Closing stdin's stream too: nothing is left unclosed.
-        async with to_server, stdin, refusals:
-            async for message in stdin:
-                line = lines.taken() if lines is not None else None
-                if isinstance(message, SessionMessage):
-                    refused = unanswered.asked(message.message)
-                    if refused is not None:
-                        await refusals.send(SessionMessage(refused))
-                        continue
-                elif line is not None and (error := refusal(line)) is not None:
-                    await refusals.send(SessionMessage(types.JSONRPCError.model_validate(error)))
-                elif line is not None and (lost := lost_answer(line)) is not None:
-                    # The server's question ends with this error, not at its timeout.
-                    message = SessionMessage(types.JSONRPCError.model_validate(lost))
-                await to_server.send(message)
-            ended()
-            await unanswered.all_answered(drain_seconds)
-
-    async def write() -> None:
-        async with from_server, stdout:  # closing stdout's stream lets stdio_server end
-            async for message in from_server:
-                unanswered.answering(message.message)
-                await stdout.send(message)
-                await unanswered.answered(message.message)
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(write)
-        reading = anyio.CancelScope()
-        group.start_soon(_cancelled_by, reading, read)
-        await server.run(server_in, server_out, server.create_initialization_options())
-        reading.cancel()  # the server ended on its own: stop reading stdin
-
-
-async def _cancelled_by(scope: anyio.CancelScope, work: Callable[[], Awaitable[None]]) -> None:
-    with scope:
-        await work()

@@ -38,7 +38,7 @@ _STREAM_NAMES: Final = {0: "stdin", 1: "stdout"}
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StdioWire:
     """The fds the MCP stdio wire is read from (``read_fd``) and written to
     (``write_fd``): the client's stdin and stdout, private to serving."""

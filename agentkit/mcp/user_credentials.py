@@ -80,7 +80,7 @@ class HeaderCredentials:
             for header, credential in self._headers.items():
                 sent = _header_values(headers, header)
                 if len(sent) > 1:
-                    values[credential] = _SentTwice(header, len(sent))
+                    values[credential] = _SentTwice(header=header, count=len(sent))
                 elif sent and sent[0].strip() and credential not in values:
                     values[credential] = sent[0].strip()
         token = _REQUEST_CREDENTIALS.set(MappingProxyType(values) if values else _EMPTY)
@@ -91,7 +91,7 @@ class HeaderCredentials:
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _SentTwice:
     """A mapped header the request carries more than once (its values are not kept)."""
 

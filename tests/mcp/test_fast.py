@@ -17,7 +17,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import anyio
 import pytest
@@ -32,8 +32,8 @@ from mcp_types.jsonrpc import PARSE_ERROR
 from agentkit.credentials import CredentialsManager
 from agentkit.declarative.loader import load_tools
 from agentkit.mcp import HttpOptions, build_app
-from agentkit.mcp.fastpath import FastPath, _Session
-from agentkit.mcp.http_app import _bind
+from agentkit.mcp.fastpath import FastPath
+from agentkit.mcp.http_serving import _bind
 from agentkit.mcp.user_credentials import HeaderCredentials
 from agentkit.toolexecutor import ToolExecutor
 from agentkit.toolregistry import ToolRegistry
@@ -587,32 +587,6 @@ def test_initialize_itself_stays_with_the_sdk(served: tuple[str, FastPath]) -> N
 
 
 # -- the SDK's insides it relies on --------------------------------------------------------------
-
-
-class _IdleClock:
-    """A transport's idle bookkeeping, as the SDK's transport keeps it."""
-
-    def __init__(self) -> None:
-        self.idle_scope = anyio.CancelScope()
-        self._idle_timeout = 1800.0
-        self._requests_in_flight = 0
-
-
-def test_a_fast_call_holds_its_session_open_as_the_sdk_does() -> None:
-    """The SDK closes a session after 30 idle minutes, counting the requests its own
-    transport serves; a fast-path call counts too, with the same counter and clock."""
-
-    async def hold() -> tuple[tuple[float, int], _IdleClock]:
-        clock = _IdleClock()
-        session = _Session(cast(Any, None), cast(Any, None), None, clock)
-        with session.held():
-            during = clock.idle_scope.deadline, clock._requests_in_flight
-        return during, clock
-
-    during, clock = anyio.run(hold)
-    assert during == (float("inf"), 1)
-    assert clock._requests_in_flight == 0
-    assert clock.idle_scope.deadline != float("inf")
 
 
 def test_the_sdk_transport_keeps_the_idle_clock_the_fast_path_counts_on(

@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 
 from agentkit.cli import main
 from agentkit.mcp import HttpOptions, rebinding_refusal
-from agentkit.mcp.http_app import exposure_warnings
+from agentkit.mcp.http_serving import exposure_warnings
 from agentkit.mcp.options import parse_address, parse_credential_header, read_tokens
 from agentkit.toolerrors import SemanticError
 from tests.support import loopback

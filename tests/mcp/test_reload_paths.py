@@ -85,7 +85,7 @@ async def _serving_in_process(
 
     from agentkit.declarative import load_tools
     from agentkit.mcp import HttpOptions, build_app
-    from agentkit.mcp.http_app import _bind
+    from agentkit.mcp.http_serving import _bind
     from agentkit.mcp.reload import Reloader
     from agentkit.toolexecutor import ToolExecutor
     from agentkit.toolregistry import ToolRegistry
