@@ -10,8 +10,8 @@ from typing import Any, ClassVar, Final, Protocol, final
 
 from agentkit.content import Output
 from agentkit.toolerrors import (
+    Problem,
     SchemaDefinitionError,
-    SchemaProblem,
     SemanticError,
     did_you_mean,
 )
@@ -240,9 +240,7 @@ def _compile_schema(definition: Any, owner: str) -> ToolSchema:
     except SchemaDefinitionError as exc:
         raise exc.with_owner(owner) from exc
     except Exception as exc:  # a definition object that fails while being read
-        problem = SchemaProblem(
-            location=(), message=f"could not be read: {type(exc).__name__}: {exc}"
-        )
+        problem = Problem(location=(), message=f"could not be read: {type(exc).__name__}: {exc}")
         raise SchemaDefinitionError([problem], owner=owner) from exc
 
 

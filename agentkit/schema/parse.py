@@ -32,7 +32,7 @@ from agentkit.schema.values import (
     type_label,
     written,
 )
-from agentkit.toolerrors import SchemaProblem, did_you_mean, format_location
+from agentkit.toolerrors import Problem, did_you_mean, format_location
 
 __all__ = [
     "PARAMETER_KEYS",
@@ -82,12 +82,12 @@ class Builders:
 
 
 def parse_schema(
-    definition: Any, location: Location, problems: list[SchemaProblem], build: Builders
+    definition: Any, location: Location, problems: list[Problem], build: Builders
 ) -> Any:
     """A schema definition (``{"parameters": [...]}``) as a ``build.schema``; problems appended."""
     if not isinstance(definition, Mapping):
         problems.append(
-            SchemaProblem(
+            Problem(
                 location=location,
                 message=(f"expected a mapping with a 'parameters' list, got {written(definition)}"),
             )
@@ -96,7 +96,7 @@ def parse_schema(
     for key in definition:
         if key != "parameters":
             problems.append(
-                SchemaProblem(
+                Problem(
                     location=(*location, str(key)),
                     message=f"unknown key '{key}'{did_you_mean(str(key), ['parameters'])}; "
                     "a schema has only 'parameters'",
@@ -130,7 +130,7 @@ def unchanging(built: Built) -> Iterator[None]:
 
 
 def parse_parameter_list(
-    raw: Any, location: Location, problems: list[SchemaProblem], build: Builders
+    raw: Any, location: Location, problems: list[Problem], build: Builders
 ) -> Any:
     """A list of parameter definitions (or built parameters) as a ``build.schema``."""
     built = _unchanging.get()
@@ -147,15 +147,13 @@ def parse_parameter_list(
 
 
 def _parse_parameter_list(
-    raw: Any, location: Location, problems: list[SchemaProblem], build: Builders
+    raw: Any, location: Location, problems: list[Problem], build: Builders
 ) -> Any:
     if raw is None:
         raw = []
     if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
         problems.append(
-            SchemaProblem(
-                location=location, message=f"expected a list of parameters, got {written(raw)}"
-            )
+            Problem(location=location, message=f"expected a list of parameters, got {written(raw)}")
         )
         return build.schema(())
     key = _flat_list_key(raw, build)
@@ -171,7 +169,7 @@ def _parse_parameter_list(
 
 
 def _build_parameter_list(
-    raw: Sequence[Any], location: Location, problems: list[SchemaProblem], build: Builders
+    raw: Sequence[Any], location: Location, problems: list[Problem], build: Builders
 ) -> Any:
     params: list[Any] = []
     first_seen: dict[str, int] = {}
@@ -186,7 +184,7 @@ def _build_parameter_list(
         if param.name in first_seen:
             first = format_location((*location, first_seen[param.name]))
             problems.append(
-                SchemaProblem(
+                Problem(
                     location=(*here, "name"),
                     message=f"duplicate parameter name '{param.name}' (first defined at {first})",
                 )
@@ -211,7 +209,7 @@ def _remember(key: tuple[Any, ...], value: Any) -> None:
 
 
 def _parse_parameter(
-    raw: Any, location: Location, problems: list[SchemaProblem], build: Builders, *, named: bool
+    raw: Any, location: Location, problems: list[Problem], build: Builders, *, named: bool
 ) -> Any:
     """Parse one parameter (``named``) or list element spec; ``None`` when it is unusable."""
     built = _unchanging.get()
@@ -227,7 +225,7 @@ def _parse_parameter(
 
 
 def _parse_parameter_once(
-    raw: Any, location: Location, problems: list[SchemaProblem], build: Builders, *, named: bool
+    raw: Any, location: Location, problems: list[Problem], build: Builders, *, named: bool
 ) -> Any:
     key = _flat_key(raw, build, named)
     if key is None:
@@ -279,7 +277,7 @@ def _flat_list_key(raw: Sequence[Any], build: Builders) -> tuple[Any, ...] | Non
 
 
 def _build_parameter(
-    raw: Any, location: Location, problems: list[SchemaProblem], build: Builders, *, named: bool
+    raw: Any, location: Location, problems: list[Problem], build: Builders, *, named: bool
 ) -> Any:
     allowed = PARAMETER_KEYS if named else _ELEMENT_KEYS
     if isinstance(raw, str) and not named:
@@ -287,13 +285,13 @@ def _build_parameter(
     if not isinstance(raw, Mapping):
         expected = "a mapping with 'name' and 'type'" if named else "a type name or a mapping"
         problems.append(
-            SchemaProblem(location=location, message=f"expected {expected}, got {written(raw)}")
+            Problem(location=location, message=f"expected {expected}, got {written(raw)}")
         )
         return None
     start = len(problems)
 
     def problem(key: str, message: str) -> None:
-        problems.append(SchemaProblem(location=(*location, key), message=message))
+        problems.append(Problem(location=(*location, key), message=message))
 
     for key in raw:
         if key not in allowed:
@@ -308,7 +306,7 @@ def _build_parameter(
     if named:
         raw_name = raw.get("name")
         if raw_name is None:
-            problems.append(SchemaProblem(location=location, message="missing 'name'"))
+            problems.append(Problem(location=location, message="missing 'name'"))
         elif not isinstance(raw_name, str):
             problem("name", f"expected a string, got {written(raw_name)}")
         elif not _NAME_RE.fullmatch(raw_name):
@@ -380,13 +378,13 @@ def _build_parameter(
     return build.parameter(**fields, default=checked)
 
 
-def _parse_type(raw: Any, location: Location, problems: list[SchemaProblem]) -> TypeSpec | None:
+def _parse_type(raw: Any, location: Location, problems: list[Problem]) -> TypeSpec | None:
     choices = ", ".join(PARAMETER_TYPES)
     if isinstance(raw, list):
         return _parse_union(raw, location, problems)
     if raw is None:
         problems.append(
-            SchemaProblem(location=location, message=f"missing 'type'; expected one of: {choices}")
+            Problem(location=location, message=f"missing 'type'; expected one of: {choices}")
         )
         return None
     if not isinstance(raw, str) or raw not in TYPE_TESTS:
@@ -399,7 +397,7 @@ def _parse_type(raw: Any, location: Location, problems: list[SchemaProblem]) -> 
             else ""
         )
         problems.append(
-            SchemaProblem(
+            Problem(
                 location=(*location, "type"),
                 message=f"unsupported type {written(raw)}{hint}; expected one of: {choices}",
             )
@@ -412,7 +410,7 @@ def _parse_union_constraints(
     raw: Mapping[str, Any],
     declared: tuple[str, ...],
     location: Location,
-    problems: list[SchemaProblem],
+    problems: list[Problem],
     build: Builders,
     problem: Callable[[str, str], None],
 ) -> dict[str, Any]:
@@ -497,7 +495,7 @@ def _parse_constraints(
     raw: Mapping[str, Any],
     declared: str,
     location: Location,
-    problems: list[SchemaProblem],
+    problems: list[Problem],
     build: Builders,
     problem: Callable[[str, str], None],
 ) -> dict[str, Any]:
@@ -538,7 +536,7 @@ def _parse_constraints(
 
 
 def _parse_union(
-    raw: list[Any], location: Location, problems: list[SchemaProblem]
+    raw: list[Any], location: Location, problems: list[Problem]
 ) -> tuple[str, ...] | None:
     """``type: [string, integer]``: two or more of the union types, each once."""
     joined = ", ".join(UNION_TYPES)
@@ -556,13 +554,13 @@ def _parse_union(
                 else ""
             )
             problems.append(
-                SchemaProblem(
+                Problem(
                     location=where,
                     message=f"unsupported type: {written(item)}{hint}; a union joins: {joined}",
                 )
             )
         elif item in names:
-            problems.append(SchemaProblem(location=where, message=f"'{item}' is listed twice"))
+            problems.append(Problem(location=where, message=f"'{item}' is listed twice"))
         else:
             names.append(item)
     if len(problems) > start:
@@ -570,7 +568,7 @@ def _parse_union(
     if len(names) < 2:
         only = f"type: {names[0]}" if names else "one of: " + ", ".join(PARAMETER_TYPES)
         problems.append(
-            SchemaProblem(
+            Problem(
                 location=(*location, "type"),
                 message=f"a union lists two or more types; for one type write {only}",
             )
