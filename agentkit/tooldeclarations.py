@@ -13,8 +13,8 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from agentkit.toolerrors import (
+    Problem,
     SchemaDefinitionError,
-    SchemaProblem,
     SemanticError,
     did_you_mean,
 )
@@ -79,9 +79,7 @@ def compile_schema(definition: Any, owner: str) -> ToolSchema:
     except SchemaDefinitionError as exc:
         raise exc.with_owner(owner) from exc
     except Exception as exc:  # a definition object that fails while being read
-        problem = SchemaProblem(
-            location=(), message=f"could not be read: {type(exc).__name__}: {exc}"
-        )
+        problem = Problem(location=(), message=f"could not be read: {type(exc).__name__}: {exc}")
         raise SchemaDefinitionError([problem], owner=owner) from exc
 
 

@@ -62,6 +62,11 @@ the same thing.
     └── ReplayedFailure             not raised: the recorded cause of a failed call, as
                                     replay reports it
 
+Where an error lists what is wrong (``SchemaDefinitionError``, ``DefinitionError``,
+``OpenAPIError``, ``UnexpressibleOperation``, ``ToolValidationError``, ``AnswerError``),
+each is a ``Problem``: a message and its path, with its file, line and column where
+known, rendered one way.
+
 Every class is defined here; the modules that raise one re-export it
 (``agentkit.cli.UsageError`` is this ``UsageError``). A foreign exception
 (``requests``, ``yaml``, ``jinja2``, ``json``) is translated once, where it
@@ -71,8 +76,9 @@ occurs, into one of these, with the original as ``__cause__``.
 from __future__ import annotations
 
 import difflib
+import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, final
 
 __all__ = [
@@ -179,6 +185,123 @@ class TextFileError(SemanticError):
         self.column = column
 
 
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Problem:
+    """One problem, located: the one type every check reports with.
+
+    ``message`` says what is wrong and what would be right. ``path`` is where inside
+    the thing checked, as its author writes it: a parameter (``filters.tags[2]``), a
+    definition's field (``input_schema[2].type``), a JSON pointer into a description
+    (``#/paths/~1pets/get``); ``""`` for the thing as a whole. ``file``, ``line`` and
+    ``column`` (1-based; ``""`` and 0 when unknown) say where the thing was read from.
+
+    ``location`` is ``path`` as keys and indexes (``("parameters", 1, "default")``),
+    given where a caller needs them to find a line or to nest the problem in a larger
+    document; ``path`` is then derived from it, so the two never disagree (giving both,
+    different, raises ``ValueError``).
+
+    ``str()`` renders ``file:line:column: path: message``, each part absent left out;
+    a JSON pointer follows its file as a URI fragment does (``openapi.yaml#/paths``).
+    A value checked against a schema reports ``message`` alone where the chapter's
+    strings are shown (``ToolValidationError.errors``): it names the parameter already.
+    """
+
+    message: str
+    path: str = ""
+    file: str = ""
+    line: int = 0
+    column: int = 0
+    location: tuple[str | int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.location:
+            return
+        derived = format_location(self.location)
+        if not self.path:
+            object.__setattr__(self, "path", derived)
+        elif self.path != derived:
+            raise ValueError(
+                f"Problem: path {self.path!r} and location {self.location!r} disagree; "
+                "give one of them"
+            )
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line:
+            position = f"{self.line}:{self.column or 1}"
+            where = f"{where}:{position}" if where else position
+        path = self.path
+        if where and not self.line and path.startswith("#"):
+            where, path = where + path, ""
+        return ": ".join(part for part in (where, path, self.message) if part)
+
+    @property
+    def field(self) -> str:
+        """Deprecated: ``path``."""
+        _deprecated("Problem.field", "Problem.path")
+        return self.path
+
+    @property
+    def pointer(self) -> str:
+        """Deprecated: ``path``."""
+        _deprecated("Problem.pointer", "Problem.path")
+        return self.path
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(
+        f"{old} is deprecated and goes in the next release; use {new} instead",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
+class _ProblemAlias(type):
+    """A name ``Problem`` had before there was one type: constructing one gives a
+    ``Problem`` (and a ``DeprecationWarning``), and every ``Problem`` is an instance."""
+
+    def __instancecheck__(cls, instance: object) -> bool:
+        return isinstance(instance, Problem)
+
+
+class SchemaProblem(metaclass=_ProblemAlias):
+    """Deprecated: ``Problem(location=..., message=...)``."""
+
+    def __new__(  # type: ignore[misc]  # an alias: it makes the type it stands for
+        cls, *, location: Iterable[str | int], message: str
+    ) -> Problem:
+        _deprecated("SchemaProblem", "agentkit.Problem(location=..., message=...)")
+        return Problem(location=tuple(location), message=message)
+
+
+class DefinitionProblem(metaclass=_ProblemAlias):
+    """Deprecated: ``Problem(file=..., line=..., column=..., path=..., message=...)``;
+    its ``path`` (the file) is ``file``, its ``field`` is ``path``."""
+
+    def __new__(  # type: ignore[misc]  # an alias: it makes the type it stands for
+        cls, *, path: str, line: int, column: int, field: str, message: str
+    ) -> Problem:
+        _deprecated(
+            "DefinitionProblem",
+            "agentkit.Problem(file=..., line=..., column=..., path=..., message=...) "
+            "(its path= is file=, its field= is path=)",
+        )
+        return Problem(file=path, line=line, column=column, path=field, message=message)
+
+
+class DescriptionProblem(metaclass=_ProblemAlias):
+    """Deprecated: ``Problem(path=..., message=...)``, the JSON pointer as ``path``."""
+
+    def __new__(  # type: ignore[misc]  # an alias: it makes the type it stands for
+        cls, *, pointer: str, message: str
+    ) -> Problem:
+        _deprecated(
+            "DescriptionProblem", "agentkit.Problem(path=..., message=...) (pointer= is path=)"
+        )
+        return Problem(path=pointer, message=message)
+
+
 class UnknownToolError(SemanticError, KeyError):
     """No tool of that name: the one error for it, from the registry, the CLI,
     dispatch and the MCP server alike.
@@ -214,25 +337,17 @@ class ExportError(SemanticError):
     """A tool cannot be exported in the requested format."""
 
 
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescriptionProblem:
-    """One problem in an API description, located by a JSON pointer (``#/paths/~1pets/get``)."""
-
-    pointer: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.pointer}: {self.message}"
-
-
 class OpenAPIError(SemanticError):
-    """An OpenAPI description cannot be imported; ``problems`` say where and why."""
+    """An OpenAPI description cannot be imported; ``problems`` say where and why, each
+    at a JSON pointer into the description at ``path`` (shown as the problem's file)."""
 
-    def __init__(self, path: str, problems: Sequence[DescriptionProblem]) -> None:
+    def __init__(self, path: str, problems: Sequence[Problem]) -> None:
         self.path = path
         self.problems = tuple(problems)
-        lines = "\n".join(f"  {path}{problem}" for problem in self.problems)
+        lines = "\n".join(
+            f"  {problem if problem.file else replace(problem, file=path)}"
+            for problem in self.problems
+        )
         super().__init__(f"cannot import {path}:\n{lines}")
 
 
@@ -243,36 +358,15 @@ class PointerError(AgentKitError, ValueError):
 class UnexpressibleOperation(AgentKitError):
     """An operation the definition format cannot say: the import skips it, with ``problem``."""
 
-    def __init__(self, problem: DescriptionProblem) -> None:
+    def __init__(self, problem: Problem) -> None:
         super().__init__(str(problem))
         self.problem = problem
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SchemaProblem:
-    """One problem in a schema definition.
-
-    ``location`` is the path from the schema's root to the offending key, such as
-    ``("parameters", 1, "default")``, so a loader can point at the line it came from.
-    """
-
-    location: tuple[str | int, ...]
-    message: str
-
-    @property
-    def field(self) -> str:
-        """The location as the definition format spells it: ``parameters[1].default``."""
-        return format_location(self.location)
-
-    def __str__(self) -> str:
-        return f"{self.field}: {self.message}" if self.location else self.message
 
 
 class SchemaDefinitionError(SemanticError):
     """A schema definition (``INPUT_SCHEMA``, ``OUTPUT_SCHEMA``) has problems."""
 
-    def __init__(self, problems: Sequence[SchemaProblem], *, owner: str = "") -> None:
+    def __init__(self, problems: Sequence[Problem], *, owner: str = "") -> None:
         self.problems = tuple(problems)
         self.owner = owner
         super().__init__(self._render())
@@ -288,35 +382,12 @@ class SchemaDefinitionError(SemanticError):
         return SchemaDefinitionError(self.problems, owner=owner)
 
 
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DefinitionProblem:
-    """One problem in a tool definition file, rendered ``path:line:column: field: message``.
-
-    ``line`` and ``column`` are 1-based; 0 means the position is unknown.
-    """
-
-    path: str
-    line: int
-    column: int
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        where = self.path
-        if self.line:
-            where += f":{self.line}:{self.column or 1}"
-        return (
-            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
-        )
-
-
 class DefinitionError(AgentKitError):
     """Tool definition files have problems; every problem of every file is listed at once."""
 
     exit_code = 2
 
-    def __init__(self, problems: Iterable[DefinitionProblem], *, not_shown: int = 0) -> None:
+    def __init__(self, problems: Iterable[Problem], *, not_shown: int = 0) -> None:
         self.problems = tuple(problems)
         #: Problems found but left out of ``problems`` (a cap keeps the report readable).
         self.not_shown = not_shown
@@ -378,23 +449,6 @@ class PluginError(AgentKitError):
         self.origin = origin
         self.problem = problem
         super().__init__(f"{group} '{name}' ({origin}): {problem}")
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Problem:
-    """One problem with a value checked against a schema.
-
-    ``path`` names the parameter from the schema's root (``filters.tags[2]``; empty
-    for the value as a whole); ``message`` is the sentence as ``errors`` shows it,
-    in the chapter's wording (``Parameter 'days': expected type 'integer', got 'str'``).
-    """
-
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return self.message
 
 
 class ToolValidationError(CallError):

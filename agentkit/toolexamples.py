@@ -27,6 +27,7 @@ from typing import Any, Final, final
 from agentkit.toolerrors import (
     CredentialError,
     HttpCallError,
+    Problem,
     SemanticError,
     ToolExecutionError,
     ToolTimeoutError,
@@ -38,7 +39,6 @@ from agentkit.toolschema import ToolSchema
 __all__ = [
     "EXAMPLE_KEYS",
     "FAILURE_KINDS",
-    "ExampleProblem",
     "ToolExample",
     "check_answer",
     "examples_of",
@@ -102,31 +102,21 @@ class ToolExample:
         return written
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class ExampleProblem:
-    """What is wrong with an example, at ``location`` (keys and indexes under ``examples``)."""
-
-    location: tuple[str | int, ...]
-    message: str
-
-    def __str__(self) -> str:
-        where = "examples" + "".join(
-            f"[{part}]" if isinstance(part, int) else f".{part}" for part in self.location
-        )
-        return f"{where}: {self.message}"
-
-
 def parse_examples(
     raw: Any, inputs: ToolSchema, outputs: ToolSchema, *, source: str = ""
-) -> tuple[tuple[ToolExample, ...], list[ExampleProblem]]:
-    """``raw`` (a list of example mappings) checked; the examples, and the problems found.
+) -> tuple[tuple[ToolExample, ...], list[Problem]]:
+    """``raw`` (a list of example mappings) checked; the examples, and the problems found,
+    each located from the ``examples`` key (``examples[0].inputs``).
 
     Examples come back only when there is no problem. ``source`` is given to each.
     """
-    problems: list[ExampleProblem] = []
+    problems: list[Problem] = []
     if not isinstance(raw, list):
-        problems.append(ExampleProblem((), "expected a list of examples, each with a 'name'"))
+        problems.append(
+            Problem(
+                location=("examples",), message="expected a list of examples, each with a 'name'"
+            )
+        )
         return (), problems
     examples: list[ToolExample] = []
     seen: set[str] = set()
@@ -143,11 +133,11 @@ def _parse_one(
     inputs: ToolSchema,
     outputs: ToolSchema,
     seen: set[str],
-    problems: list[ExampleProblem],
+    problems: list[Problem],
     source: str,
 ) -> ToolExample | None:
     def problem(message: str, *where: str | int) -> None:
-        problems.append(ExampleProblem((index, *where), message))
+        problems.append(Problem(location=("examples", index, *where), message=message))
 
     if not isinstance(item, Mapping):
         problem(

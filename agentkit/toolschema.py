@@ -37,7 +37,6 @@ from agentkit.schema.values import (
 from agentkit.toolerrors import (
     Problem,
     SchemaDefinitionError,
-    SchemaProblem,
     SemanticError,
     did_you_mean,
 )
@@ -332,9 +331,7 @@ class ToolSchema:
         params = _as_parameters(parameters)
         by_name = {param.name: param for param in params}
         if len(by_name) != len(params):
-            raise SchemaDefinitionError(
-                [SchemaProblem(location=(), message="duplicate parameter names")]
-            )
+            raise SchemaDefinitionError([Problem(location=(), message="duplicate parameter names")])
         object.__setattr__(self, "_parameters", params)
         object.__setattr__(self, "_by_name", by_name)
         object.__setattr__(self, "_names", frozenset(by_name))
@@ -352,7 +349,7 @@ class ToolSchema:
         Raises ``SchemaDefinitionError`` whose ``problems`` each carry the location
         of the offending key (``parameters[1].default``).
         """
-        problems: list[SchemaProblem] = []
+        problems: list[Problem] = []
         schema: ToolSchema = parse_schema(schema_data, (), problems, _BUILD)
         if problems:
             raise SchemaDefinitionError(problems)
@@ -514,7 +511,7 @@ def _as_parameters(
         return tuple(parameters)
     if not isinstance(parameters, (str, bytes, Mapping)) and isinstance(parameters, Iterable):
         parameters = list(parameters)
-    problems: list[SchemaProblem] = []
+    problems: list[Problem] = []
     schema: ToolSchema = parse_parameter_list(parameters, ("parameters",), problems, _BUILD)
     if problems:
         raise SchemaDefinitionError(problems)

@@ -14,14 +14,14 @@ from agentkit import (
     AgentKitError,
     CredentialError,
     DefinitionError,
-    DefinitionProblem,
+    Problem,
     SchemaDefinitionError,
     SemanticError,
     ToolExecutionError,
     ToolValidationError,
     toolerrors,
 )
-from agentkit.toolerrors import SchemaProblem, UnknownToolError
+from agentkit.toolerrors import OpenAPIError, UnexpressibleOperation, UnknownToolError
 
 
 @pytest.mark.parametrize(
@@ -75,16 +75,14 @@ def test_credential_error_names_every_place_and_no_value() -> None:
 
 def test_definition_problems_render_file_line_column() -> None:
     problems = [
-        DefinitionProblem(
-            path="tools.d/a.yaml",
+        Problem(
+            file="tools.d/a.yaml",
             line=3,
             column=5,
-            field="backend.http.url",
+            path="backend.http.url",
             message="template in the origin",
         ),
-        DefinitionProblem(
-            path="tools.d/b.yaml", line=0, column=0, field="", message="file is empty"
-        ),
+        Problem(file="tools.d/b.yaml", message="file is empty"),
     ]
     error = DefinitionError(problems)
     assert error.problems == tuple(problems)
@@ -96,11 +94,173 @@ def test_definition_problems_render_file_line_column() -> None:
 
 
 def test_schema_definition_error_with_owner() -> None:
-    error = SchemaDefinitionError(
-        [SchemaProblem(location=("parameters", 0), message="missing 'name'")]
-    )
+    error = SchemaDefinitionError([Problem(location=("parameters", 0), message="missing 'name'")])
     assert str(error.with_owner("Tool 'x' INPUT_SCHEMA")) == (
         "Tool 'x' INPUT_SCHEMA is invalid:\n  - parameters[0]: missing 'name'"
+    )
+
+
+# -- one problem type ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("problem", "shown"),
+    [
+        pytest.param(Problem(message="file is empty"), "file is empty", id="message-only"),
+        pytest.param(
+            Problem(path="filters.tags[2]", message="expected 'string'"),
+            "filters.tags[2]: expected 'string'",
+            id="parameter-path",
+        ),
+        pytest.param(
+            Problem(file="a.yaml", line=3, column=5, path="name", message="taken"),
+            "a.yaml:3:5: name: taken",
+            id="file-line-column-path",
+        ),
+        pytest.param(
+            Problem(file="a.yaml", line=3, message="taken"),
+            "a.yaml:3:1: taken",
+            id="unknown-column-is-the-first",
+        ),
+        pytest.param(
+            Problem(file="a.yaml", column=7, message="unreadable"),
+            "a.yaml: unreadable",
+            id="no-line-no-column",
+        ),
+        pytest.param(
+            Problem(line=2, column=4, message="YAML syntax error"),
+            "2:4: YAML syntax error",
+            id="line-without-file",
+        ),
+        pytest.param(
+            Problem(path="#/paths/~1pets/get", message="no responses"),
+            "#/paths/~1pets/get: no responses",
+            id="pointer",
+        ),
+        pytest.param(
+            Problem(file="api.yaml", path="#/paths/~1pets/get", message="no responses"),
+            "api.yaml#/paths/~1pets/get: no responses",
+            id="pointer-is-a-fragment-of-its-file",
+        ),
+        pytest.param(
+            Problem(location=("parameters", 1, "default"), message="expected an integer"),
+            "parameters[1].default: expected an integer",
+            id="location",
+        ),
+    ],
+)
+def test_a_problem_renders_its_parts_one_way(problem: Problem, shown: str) -> None:
+    assert str(problem) == shown
+
+
+def test_a_location_gives_the_path_and_cannot_disagree_with_it() -> None:
+    problem = Problem(location=("input_schema", 2, "type"), message="unknown type")
+    assert problem.path == "input_schema[2].type"
+    assert problem == Problem(
+        location=("input_schema", 2, "type"), path="input_schema[2].type", message="unknown type"
+    )
+    with pytest.raises(ValueError, match=r"path 'a\.b' and location .* disagree"):
+        Problem(location=("a", "c"), path="a.b", message="m")
+
+
+def test_a_problem_is_frozen_and_keyword_only() -> None:
+    problem = Problem(path="x", message="m")
+    with pytest.raises(AttributeError):
+        problem.path = "y"  # type: ignore[misc]  # the point: it is frozen
+    with pytest.raises(TypeError):
+        Problem("x", "m")  # type: ignore[call-arg]  # the point: keywords only
+
+
+@pytest.mark.parametrize(
+    ("make", "expected", "fix"),
+    [
+        pytest.param(
+            lambda: toolerrors.SchemaProblem(location=("parameters", 0), message="missing 'name'"),
+            Problem(location=("parameters", 0), message="missing 'name'"),
+            r"Problem\(location=\.\.\., message=\.\.\.\)",
+            id="SchemaProblem",
+        ),
+        pytest.param(
+            lambda: agentkit.DefinitionProblem(
+                path="a.yaml", line=3, column=5, field="name", message="taken"
+            ),
+            Problem(file="a.yaml", line=3, column=5, path="name", message="taken"),
+            r"its path= is file=, its field= is path=",
+            id="DefinitionProblem",
+        ),
+        pytest.param(
+            lambda: toolerrors.DescriptionProblem(pointer="#/paths", message="empty"),
+            Problem(path="#/paths", message="empty"),
+            r"pointer= is path=",
+            id="DescriptionProblem",
+        ),
+    ],
+)
+def test_the_old_problem_types_make_a_problem_and_say_what_to_use(
+    make: object, expected: Problem, fix: str
+) -> None:
+    assert callable(make)
+    with pytest.warns(DeprecationWarning, match=fix) as warned:
+        made = make()
+    assert "deprecated" in str(warned[0].message)
+    assert "agentkit.Problem(" in str(warned[0].message)
+    assert warned[0].filename == __file__  # the caller's line, not agentkit's
+    assert type(made) is Problem
+    assert made == expected
+    assert str(made) == str(expected)
+
+
+def test_every_problem_is_an_instance_of_the_old_names() -> None:
+    # Code that tells problems apart with isinstance keeps working for a release.
+    problem = Problem(message="m")
+    assert isinstance(problem, toolerrors.SchemaProblem)
+    assert isinstance(problem, toolerrors.DefinitionProblem)
+    assert isinstance(problem, toolerrors.DescriptionProblem)
+    assert not isinstance("m", toolerrors.DefinitionProblem)
+
+
+@pytest.mark.parametrize("old", ["field", "pointer"])
+def test_the_old_attribute_names_read_the_path_with_a_warning(old: str) -> None:
+    problem = Problem(file="a.yaml", path="input_schema[0].name", message="m")
+    with pytest.warns(DeprecationWarning, match=rf"Problem\.{old} .* use Problem\.path"):
+        assert getattr(problem, old) == "input_schema[0].name"
+
+
+def test_an_openapi_error_locates_each_problem_in_its_file() -> None:
+    error = OpenAPIError(
+        "api.yaml",
+        [
+            Problem(path="#/openapi", message="expected 3.0 or 3.1"),
+            Problem(path="#/paths", message="no operations"),
+        ],
+    )
+    assert str(error) == (
+        "cannot import api.yaml:\n"
+        "  api.yaml#/openapi: expected 3.0 or 3.1\n"
+        "  api.yaml#/paths: no operations"
+    )
+    assert [str(problem) for problem in error.problems] == [
+        "#/openapi: expected 3.0 or 3.1",
+        "#/paths: no operations",
+    ]
+    skipped = UnexpressibleOperation(Problem(path="#/paths/~1a/get", message="no body"))
+    assert str(skipped) == "#/paths/~1a/get: no body"
+
+
+def test_a_validation_error_shows_the_chapter_strings_and_keeps_the_paths() -> None:
+    problem = Problem(path="days", message="Parameter 'days': expected type 'integer', got 'str'")
+    error = ToolValidationError(
+        "forecast", "input", [problem, "Missing required parameter: 'city'"]
+    )
+    assert error.errors == [
+        "Parameter 'days': expected type 'integer', got 'str'",
+        "Missing required parameter: 'city'",
+    ]
+    assert error.problems == (problem, Problem(message="Missing required parameter: 'city'"))
+    assert str(error) == (
+        "Tool 'forecast' received invalid input:\n"
+        "  - Parameter 'days': expected type 'integer', got 'str'\n"
+        "  - Missing required parameter: 'city'"
     )
 
 

@@ -518,7 +518,7 @@ def test_problem_locations_are_structured() -> None:
         ToolSchema.from_dict({"parameters": [{"name": "x", "type": "list", "items": "nope"}]})
     (problem,) = info.value.problems
     assert problem.location == ("parameters", 0, "items", "type")
-    assert problem.field == "parameters[0].items.type"
+    assert problem.path == "parameters[0].items.type"
 
 
 @pytest.mark.parametrize("definition", [None, [], "parameters"], ids=["none", "list", "string"])

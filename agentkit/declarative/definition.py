@@ -234,7 +234,7 @@ def parse_definition(
             raw["examples"], inputs, outputs, source=f"{problems.path}:{problems.start[0]}"
         )
         for example_problem in example_problems:
-            problems.add(("examples", *example_problem.location), example_problem.message)
+            problems.add(example_problem.location, example_problem.message)
 
     if len(problems) > start or backend is None:
         return None

@@ -30,7 +30,7 @@ from agentkit.credentials import read_env_file
 from agentkit.declarative.problems import Location, Problems
 from agentkit.toolerrors import (
     DefinitionError,
-    DefinitionProblem,
+    Problem,
     SemanticError,
     format_location,
 )
@@ -123,11 +123,7 @@ class Environment:
             values = read_env_file(path)
         except SemanticError as exc:
             raise DefinitionError(
-                [
-                    DefinitionProblem(
-                        path=path, line=0, column=0, field="--env-file", message=str(exc)
-                    )
-                ]
+                [Problem(file=path, path="--env-file", message=str(exc))]
             ) from None
         return cls(environ, file_values=values, file=path)
 

@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -25,7 +26,7 @@ from agentkit.declarative.tool import DeclarativeTool, make_tool_class
 from agentkit.declarative.toolsets import check_toolsets, is_toolset_document, resolve_toolsets
 from agentkit.declarative.yamlsource import SharedValues, clip, read_documents
 from agentkit.textfile import TextFileError, read_text_file
-from agentkit.toolerrors import DefinitionProblem, PluginError
+from agentkit.toolerrors import PluginError, Problem
 from agentkit.toolregistry import ToolRegistry, name_key
 from agentkit.toolsets import Toolset
 
@@ -38,7 +39,7 @@ _SOURCE_LINE = re.compile(
 )
 
 
-def definition_files(*paths: str | os.PathLike[str]) -> tuple[list[Path], list[DefinitionProblem]]:
+def definition_files(*paths: str | os.PathLike[str]) -> tuple[list[Path], list[Problem]]:
     """The files ``paths`` name: files as given, folders searched recursively, sorted.
 
     In a folder, entries whose names start with ``.`` are skipped (``is_hidden``),
@@ -52,11 +53,11 @@ def definition_files(*paths: str | os.PathLike[str]) -> tuple[list[Path], list[D
 
 def _definition_paths(
     paths: Iterable[str | os.PathLike[str]],
-) -> tuple[list[str], list[DefinitionProblem]]:
+) -> tuple[list[str], list[Problem]]:
     """``definition_files``, as the strings of the paths: a loader reads a thousand
     files by them, and making a ``Path`` of each was a tenth of listing them."""
     files: list[str] = []
-    problems: list[DefinitionProblem] = []
+    problems: list[Problem] = []
     for given in paths:
         path = Path(given)
         if path.is_dir():
@@ -64,11 +65,8 @@ def _definition_paths(
             for file, is_link in _folder_files(path):
                 if is_link and _links_out(Path(file), folder):
                     problems.append(
-                        DefinitionProblem(
-                            path=str(file),
-                            line=0,
-                            column=0,
-                            field="",
+                        Problem(
+                            file=str(file),
                             message=(
                                 f"a symbolic link to '{clip(os.readlink(file), 200)}', outside "
                                 f"the folder '{path}'; copy the file in, or give it as a path "
@@ -81,11 +79,7 @@ def _definition_paths(
         elif os.path.lexists(path):
             files.append(str(path))  # reading it says what is wrong when it is not a file
         else:
-            problems.append(
-                DefinitionProblem(
-                    path=str(path), line=0, column=0, field="", message="no such file or folder"
-                )
-            )
+            problems.append(Problem(file=str(path), message="no such file or folder"))
     return files, problems
 
 
@@ -266,7 +260,7 @@ def load_toolsets(*paths: str | os.PathLike[str], registry: ToolRegistry) -> dic
 
 def _name_collisions(
     definitions: list[ToolDefinition], registry: ToolRegistry | None
-) -> Iterable[DefinitionProblem]:
+) -> Iterable[Problem]:
     """A problem for each definition whose name is taken, naming where it was taken.
 
     Names that differ only in case, ``-`` or ``_`` are the same name (``name_key``).
@@ -290,20 +284,18 @@ def _name_collisions(
                 f"tool '{definition.name}' collides with '{other}' defined by {where}; "
                 "tool names must differ in more than case, '-' and '_'"
             )
-        yield DefinitionProblem(
-            path=definition.path, line=definition.line, column=1, field="name", message=message
+        yield Problem(
+            file=definition.path, line=definition.line, column=1, path="name", message=message
         )
 
 
-def _read_text(file: str) -> str | DefinitionProblem:
+def _read_text(file: str) -> str | Problem:
     """The text of definition file ``file`` (``read_text_file``: a regular file of at
     most ``MAX_FILE_BYTES``, UTF-8), or the problem that stops it being read."""
     try:
         return read_text_file(file, what="a definition")
     except TextFileError as exc:
-        return DefinitionProblem(
-            path=file, line=exc.line, column=exc.column, field="", message=exc.message
-        )
+        return Problem(file=file, line=exc.line, column=exc.column, message=exc.message)
 
 
 def _read_file(
@@ -312,21 +304,13 @@ def _read_file(
     """The documents of the file at ``path`` (its ``text``, when read already); equal
     short strings shared through ``shared``."""
     read = _read_text(path) if text is None else text
-    if isinstance(read, DefinitionProblem):
+    if isinstance(read, Problem):
         log.add(read)
         return []
     documents, yaml_problems = read_documents(read, shared, located=False)
     since = len(log.shown)
     for problem in yaml_problems:
-        log.add(
-            DefinitionProblem(
-                path=path,
-                line=problem.line,
-                column=problem.column,
-                field="",
-                message=problem.message,
-            )
-        )
+        log.add(replace(problem, file=path))
     if yaml_problems:
         # A source the file defines is unknown to its tools because of the file's error.
         for name in _SOURCE_LINE.findall(read):

@@ -10,11 +10,12 @@ rest counted ("N more problems not shown").
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from agentkit.declarative.yamlsource import Position, clip, locate, read_documents
 from agentkit.tool import TOOL_NAME_PATTERN
-from agentkit.toolerrors import DefinitionError, DefinitionProblem, did_you_mean, format_location
+from agentkit.toolerrors import DefinitionError, Problem, did_you_mean, format_location
 
 __all__ = [
     "HINT_BUDGET",
@@ -54,7 +55,7 @@ class ProblemLog:
     """The problems of one load: each kept once, cut short, and capped per file and in all."""
 
     def __init__(self) -> None:
-        self.shown: list[DefinitionProblem] = []
+        self.shown: list[Problem] = []
         self.not_shown = 0
         # Hashes, not the problems: what was seen stays small however many there were.
         self._seen: set[int] = set()
@@ -75,24 +76,24 @@ class ProblemLog:
             self._located[path] = documents
         return documents
 
-    def add(self, problem: DefinitionProblem) -> None:
-        # The field is left out of the identity: aliases reach one YAML node by
+    def add(self, problem: Problem) -> None:
+        # The path is left out of the identity: aliases reach one YAML node by
         # many paths, and it is one problem, at the node's line and column.
-        identity = hash((problem.path, problem.line, problem.column, problem.message))
+        identity = hash((problem.file, problem.line, problem.column, problem.message))
         if identity in self._seen:
             return
         self._seen.add(identity)
-        in_file = self._per_file.get(problem.path, 0)
+        in_file = self._per_file.get(problem.file, 0)
         if in_file >= MAX_PROBLEMS_PER_FILE or len(self.shown) >= MAX_PROBLEMS:
             self.not_shown += 1
             return
-        self._per_file[problem.path] = in_file + 1
+        self._per_file[problem.file] = in_file + 1
         self.shown.append(
-            DefinitionProblem(
-                path=problem.path,
+            Problem(
+                file=problem.file,
                 line=problem.line,
                 column=problem.column,
-                field=_cut(problem.field),
+                path=_cut(problem.path),
                 message=_cut(problem.message),
             )
         )
@@ -103,7 +104,7 @@ class ProblemLog:
         if len(self.shown) > since and key not in self._causes:
             self._causes[key] = [since, 0]
 
-    def follow(self, key: str, problem: DefinitionProblem) -> None:
+    def follow(self, key: str, problem: Problem) -> None:
         """Add ``problem``, unless it follows from the cause marked as ``key``: then it is
         counted with that cause ("and N problems that follow from it")."""
         cause = self._causes.get(key)
@@ -112,7 +113,7 @@ class ProblemLog:
         else:
             cause[1] += 1
 
-    def extend(self, problems: Iterable[DefinitionProblem]) -> None:
+    def extend(self, problems: Iterable[Problem]) -> None:
         for problem in problems:
             self.add(problem)
 
@@ -120,7 +121,7 @@ class ProblemLog:
         """Group the problems by file in the order of ``paths`` (others first), stably."""
         self._tell_consequences()
         rank = {path: index for index, path in enumerate(paths)}
-        self.shown.sort(key=lambda problem: rank.get(problem.path, -1))
+        self.shown.sort(key=lambda problem: rank.get(problem.file, -1))
 
     def full(self, path: str) -> bool:
         """True when no further problem of ``path`` would be shown."""
@@ -141,11 +142,8 @@ class ProblemLog:
             if following:
                 first = self.shown[index]
                 many = "problem that follows" if following == 1 else "problems that follow"
-                self.shown[index] = DefinitionProblem(
-                    path=first.path,
-                    line=first.line,
-                    column=first.column,
-                    field=first.field,
+                self.shown[index] = replace(
+                    first,
                     message=f"{first.message}; and {following} {many} from it, in the tools "
                     f"that use {key}",
                 )
@@ -194,11 +192,11 @@ class Problems:
         if "parameters" in location:
             location = _as_written(self.root, location)
         line, column = locate(self.root, location, self.start)
-        problem = DefinitionProblem(
-            path=self.path,
+        problem = Problem(
+            file=self.path,
             line=line,
             column=column,
-            field=format_location(location),
+            path=format_location(location),
             message=message,
         )
         if follows is None:

@@ -24,7 +24,7 @@ from typing import Any, Final
 import yaml
 
 from agentkit.textfile import MAX_FILE_BYTES
-from agentkit.toolerrors import AgentKitError
+from agentkit.toolerrors import AgentKitError, Problem
 
 __all__ = [
     "MAX_DEPTH",
@@ -37,7 +37,6 @@ __all__ = [
     "LocatedList",
     "Position",
     "SharedValues",
-    "YamlProblem",
     "clip",
     "locate",
     "read_documents",
@@ -93,15 +92,6 @@ class SharedValues:
     def __init__(self) -> None:
         self.strings: dict[str, str] = {}
         self.plain: dict[str, Any] = {}
-
-
-@dataclass(frozen=True, slots=True)
-class YamlProblem:
-    """A problem found while reading YAML: where, and what."""
-
-    line: int
-    column: int
-    message: str
 
 
 def _position(event: yaml.Event) -> Position:
@@ -175,7 +165,7 @@ class _Composer:
     def __init__(
         self,
         loader: _Loader,
-        problems: list[YamlProblem],
+        problems: list[Problem],
         shared: SharedValues,
         *,
         located: bool,
@@ -193,7 +183,8 @@ class _Composer:
         self.start: Position = (0, 0)
 
     def note(self, position: Position, message: str) -> None:
-        self.problems.append(YamlProblem(*position, message))
+        line, column = position
+        self.problems.append(Problem(line=line, column=column, message=message))
 
     def compose(self) -> tuple[Any, Position] | None:
         """The document's value and where it starts; ``None`` for an empty or refused one."""
@@ -569,7 +560,7 @@ _IMPLICIT: Final = {
 
 def read_documents(
     text: str, shared: SharedValues | None = None, *, located: bool = True
-) -> tuple[list[tuple[Any, Position]], list[YamlProblem]]:
+) -> tuple[list[tuple[Any, Position]], list[Problem]]:
     """Every document in ``text`` with the position it starts at, and the problems found.
 
     A loader passes one ``SharedValues`` for all its files: equal short
@@ -591,7 +582,7 @@ def read_documents(
         shared = SharedValues()
     loader: _Loader | None = None
     documents: list[tuple[Any, Position]] = []
-    problems: list[YamlProblem] = []
+    problems: list[Problem] = []
     try:
         loader = _Loader(text)  # the pure-Python reader checks every character here
         loader.get_event()  # StreamStartEvent
@@ -605,20 +596,20 @@ def read_documents(
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
         what = " ".join(part for part in (exc.context, exc.problem) if part)
-        problems.append(YamlProblem(line, column, f"YAML syntax error: {what}"))
+        problems.append(Problem(line=line, column=column, message=f"YAML syntax error: {what}"))
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
         column = exc.position - text.rfind("\n", 0, exc.position)
         character = exc.character if isinstance(exc.character, int) else ord(exc.character)
         problems.append(
-            YamlProblem(
-                line,
-                column,
-                f"character #x{character:04x} is not allowed ({exc.reason}); remove it",
+            Problem(
+                line=line,
+                column=column,
+                message=f"character #x{character:04x} is not allowed ({exc.reason}); remove it",
             )
         )
     except yaml.YAMLError as exc:
-        problems.append(YamlProblem(0, 0, f"YAML error: {exc}"))
+        problems.append(Problem(message=f"YAML error: {exc}"))
     finally:
         if loader is not None:
             loader.dispose()

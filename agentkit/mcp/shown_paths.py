@@ -70,12 +70,12 @@ class ShownPaths:
         (``paths``, the roots, the problems' files) shown so in any message."""
         if not isinstance(exc, DefinitionError):
             return self.text(exc.format_message(), paths)
-        files = {*paths, *(problem.path for problem in exc.problems)}
+        files = {*paths, *(problem.file for problem in exc.problems)}
         shown = DefinitionError(
             [
                 dataclasses.replace(
                     problem,
-                    path=self.path(problem.path),
+                    file=self.path(problem.file),
                     message=self.text(problem.message, files),
                 )
                 for problem in exc.problems

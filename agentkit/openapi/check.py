@@ -24,7 +24,7 @@ from typing import Any, Final
 from agentkit.openapi.literal import shown
 from agentkit.openapi.reader import pointer_join, problem
 from agentkit.openapi.swagger import ORIGINAL_KEY
-from agentkit.toolerrors import DescriptionProblem
+from agentkit.toolerrors import Problem
 
 #: At most this many findings are reported, then how many more there are: a broken
 #: description has thousands.
@@ -56,9 +56,7 @@ _METASCHEMAS: Final = {
 }
 
 
-def check_description(
-    document: dict[str, Any], *, tree: bool = False
-) -> list[DescriptionProblem] | None:
+def check_description(document: dict[str, Any], *, tree: bool = False) -> list[Problem] | None:
     """What the description breaks of its version's meta-schema, each finding located
     by a JSON pointer and naming the rule; None when ``jsonschema-rs`` is not installed.
 
@@ -76,7 +74,7 @@ def check_description(
         document, version = original, "2.0"
     else:
         version = "3.1" if str(document.get("openapi", "")).startswith("3.1") else "3.0"
-    findings: list[DescriptionProblem] = []
+    findings: list[Problem] = []
     more = 0
     # The validator's own failures are findings too: the import goes on and locates
     # its own problems per operation.
@@ -107,7 +105,7 @@ def _refuse(uri: str) -> Any:
     raise ValueError(f"the schema check fetches nothing; refused {uri}")
 
 
-def _findings(validator: Any, document: dict[str, Any], tree: bool) -> Iterator[DescriptionProblem]:
+def _findings(validator: Any, document: dict[str, Any], tree: bool) -> Iterator[Problem]:
     values, plain = (0, True) if tree else _shape(document)
     if values is None:
         yield problem("#", "not checked: a YAML alias makes the description contain itself")
@@ -153,7 +151,7 @@ def _shape(document: Any) -> tuple[int | None, bool]:
     return sizes[id(document)], plain
 
 
-def _located(error: Any, depth: int) -> Iterator[DescriptionProblem]:
+def _located(error: Any, depth: int) -> Iterator[Problem]:
     """The findings an error stands for: a failed ``oneOf`` / ``anyOf`` whose only
     fitting alternative is not a Reference Object is that alternative's errors."""
     branches = _branches(error, depth)
@@ -202,7 +200,7 @@ def _message(error: Any) -> str:
     return str(error.message)
 
 
-def _finding(error: Any, message: str) -> DescriptionProblem:
+def _finding(error: Any, message: str) -> Problem:
     pointer = pointer_join("#", *error.instance_path)
     return problem(
         pointer, _short(f"{_rule(error.schema_path)} ({error.kind.name}) failed: {message}")

@@ -119,7 +119,7 @@ class ErrorOutputs:
         try:
             response, pointer, _ = self.resolver.resolve(node, pointer)
         except UnexpressibleOperation as exc:
-            self.notes.add(where, exc.problem.pointer, f"{exc.problem.message}; not mapped")
+            self.notes.add(where, exc.problem.path, f"{exc.problem.message}; not mapped")
             return None
         if not isinstance(response, dict):
             self.notes.add(where, pointer, "expected a response (a mapping); not mapped")

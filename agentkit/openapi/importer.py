@@ -32,8 +32,8 @@ from agentkit.openapi.source import Auth, Security, base_url, source_document
 from agentkit.openapi.verify import Verifier, unloadable
 from agentkit.openapi.yamlwriter import Writer
 from agentkit.toolerrors import (
-    DescriptionProblem,
     OpenAPIError,
+    Problem,
     UnexpressibleOperation,
     UsageError,
 )
@@ -66,7 +66,7 @@ class Skipped:
     """An operation left out, and why (``problem`` locates it in the description)."""
 
     operation: str
-    problem: DescriptionProblem
+    problem: Problem
 
 
 @dataclass
@@ -81,7 +81,7 @@ class ImportReport:
     deprecated: list[str] = field(default_factory=list)
     notes: int = 0
     #: What the schema check (``agentkit.openapi.check``) found; None when it did not run.
-    findings: list[DescriptionProblem] | None = None
+    findings: list[Problem] | None = None
     #: Tools generated with less depth to fit the schema budget, and those still over it.
     fitted: list[str] = field(default_factory=list)
     over_budget: list[str] = field(default_factory=list)
@@ -474,7 +474,7 @@ def _fitted(
 
 def _nothing_imported(
     document: dict[str, Any], found: list[Operation], selected: int, report: ImportReport
-) -> list[DescriptionProblem]:
+) -> list[Problem]:
     """Why an import would write no tool: what the description lacks, or each reason
     the selected operations were left out (a source alone is no import)."""
     original = document.get(swagger.ORIGINAL_KEY)
@@ -493,7 +493,7 @@ def _nothing_imported(
         f"none of the {selected} selected operation(s) can be imported: {'; '.join(reasons)}",
     )
     shown = [
-        problem(item.problem.pointer, f"{item.operation}: {item.problem.message}")
+        problem(item.problem.path, f"{item.operation}: {item.problem.message}")
         for item in report.skipped[:_SHOWN_SKIPPED]
     ]
     if len(report.skipped) > _SHOWN_SKIPPED:
@@ -560,7 +560,7 @@ def _tag_files(found: list[Operation], source: str) -> dict[str, str]:
 
 def _check_filters(spec: str, found: list[Operation], selection: Selection) -> None:
     known = sorted({op.name for op in found} | {op.operation_id for op in found if op.operation_id})
-    problems: list[DescriptionProblem] = []
+    problems: list[Problem] = []
     for given in (*selection.operations, *selection.exclude):
         if given not in known:
             close = difflib.get_close_matches(given, known, n=1)

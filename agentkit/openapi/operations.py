@@ -111,8 +111,8 @@ class OperationConverter:
         try:
             return self._definition(op)
         except UnexpressibleOperation as exc:
-            pointer = self.resolver.original(exc.problem.pointer)
-            if pointer == exc.problem.pointer:
+            pointer = self.resolver.original(exc.problem.path)
+            if pointer == exc.problem.path:
                 raise
             raise unexpressible(pointer, exc.problem.message) from None
 

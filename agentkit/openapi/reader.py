@@ -12,9 +12,9 @@ import yaml
 from agentkit.openapi import swagger
 from agentkit.openapi.pointers import MAX_REF_CHAIN, Pointers, pointer_join, pointer_keys, walk
 from agentkit.toolerrors import (
-    DescriptionProblem,
     OpenAPIError,
     PointerError,
+    Problem,
     UnexpressibleOperation,
 )
 
@@ -32,8 +32,8 @@ __all__ = [
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def problem(pointer: str, message: str) -> DescriptionProblem:
-    return DescriptionProblem(pointer=pointer, message=message)
+def problem(pointer: str, message: str) -> Problem:
+    return Problem(path=pointer, message=message)
 
 
 def unexpressible(pointer: str, message: str) -> UnexpressibleOperation:

@@ -511,7 +511,7 @@ class SchemaConverter:
                 if name in required:
                     raise
                 inner = exc.problem
-                self._note(f"{where}.{name}", inner.pointer, f"left out: {inner.message}")
+                self._note(f"{where}.{name}", inner.path, f"left out: {inner.message}")
                 continue
             if spec is None:
                 if name in required and direction == "input":

@@ -283,7 +283,7 @@ class Security:
                 auth, name = self._choose(document.get("security"), "#/security")
             except UnexpressibleOperation as exc:
                 problem = exc.problem
-                self.notes.add("auth", self.resolver.original(problem.pointer), problem.message)
+                self.notes.add("auth", self.resolver.original(problem.path), problem.message)
                 return NO_AUTH, None
             others = [str(other) for other in self.schemes if other != name]
             if name is not None and others:
@@ -329,7 +329,7 @@ class Security:
             auth = self.scheme(name, _scopes(name, requirements), where)
         except UnexpressibleOperation as exc:
             raise UsageError(
-                f"--auth {name!r}: {exc.problem.message} ({exc.problem.pointer}); choose "
+                f"--auth {name!r}: {exc.problem.message} ({exc.problem.path}); choose "
                 "another of: " + ", ".join(sorted(map(str, self.schemes)))
             ) from None
         others = [str(other) for other in self.schemes if other != name]
@@ -343,8 +343,8 @@ class Security:
         try:
             return self._choose(requirements, pointer)[0]
         except UnexpressibleOperation as exc:
-            original = self.resolver.original(exc.problem.pointer)
-            if original == exc.problem.pointer:
+            original = self.resolver.original(exc.problem.path)
+            if original == exc.problem.path:
                 raise
             raise unexpressible(original, exc.problem.message) from None
 

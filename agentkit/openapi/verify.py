@@ -20,7 +20,7 @@ from agentkit.declarative.environment import Environment, Substituter
 from agentkit.declarative.problems import ProblemLog, Problems
 from agentkit.openapi.reader import problem
 from agentkit.schema.parse import Built, unchanging
-from agentkit.toolerrors import DefinitionProblem, DescriptionProblem
+from agentkit.toolerrors import Problem
 
 _START = (1, 1)
 
@@ -51,9 +51,9 @@ class Verifier:
             if parsed is not None:
                 self.sources.sources[str(source["source"])] = parsed
         #: What is wrong with the source documents themselves.
-        self.source_problems: list[DefinitionProblem] = list(log.shown)
+        self.source_problems: list[Problem] = list(log.shown)
 
-    def problems(self, document: Any, *, path: str = "tool") -> list[DefinitionProblem]:
+    def problems(self, document: Any, *, path: str = "tool") -> list[Problem]:
         """What ``agentkit validate`` would say about ``document``; empty when it loads."""
         log = ProblemLog()
         with nullcontext() if self._built is None else unchanging(self._built):
@@ -68,8 +68,8 @@ class Verifier:
         return list(log.shown)
 
 
-def unloadable(pointer: str, found: DefinitionProblem) -> DescriptionProblem:
+def unloadable(pointer: str, found: Problem) -> Problem:
     """``found`` (in a generated document) as a problem of the description at ``pointer``."""
-    text = f"would write a definition that does not load: {found.field}: {found.message}"
+    text = f"would write a definition that does not load: {found.path}: {found.message}"
     # A field can be a header name from the description, line breaks and all.
     return problem(pointer, "".join(c if c.isprintable() else repr(c)[1:-1] for c in text))

@@ -28,7 +28,7 @@ from agentkit.schema.values import (
     type_label,
     written,
 )
-from agentkit.toolerrors import SchemaProblem, did_you_mean
+from agentkit.toolerrors import Problem, did_you_mean
 
 __all__ = [
     "Location",
@@ -47,14 +47,14 @@ __all__ = [
 Location = tuple[str | int, ...]
 
 
-def parse_type(raw: Any, location: Location, problems: list[SchemaProblem]) -> TypeSpec | None:
+def parse_type(raw: Any, location: Location, problems: list[Problem]) -> TypeSpec | None:
     """``type``: one of ``PARAMETER_TYPES`` (or an alias), or a list of them: a union."""
     choices = ", ".join(PARAMETER_TYPES)
     if isinstance(raw, list):
         return parse_union(raw, location, problems)
     if raw is None:
         problems.append(
-            SchemaProblem(location=location, message=f"missing 'type'; expected one of: {choices}")
+            Problem(location=location, message=f"missing 'type'; expected one of: {choices}")
         )
         return None
     if not isinstance(raw, str) or raw not in TYPE_TESTS:
@@ -67,7 +67,7 @@ def parse_type(raw: Any, location: Location, problems: list[SchemaProblem]) -> T
             else ""
         )
         problems.append(
-            SchemaProblem(
+            Problem(
                 location=(*location, "type"),
                 message=f"unsupported type {written(raw)}{hint}; expected one of: {choices}",
             )
@@ -119,7 +119,7 @@ def parse_union_enum(
 
 
 def parse_union(
-    raw: list[Any], location: Location, problems: list[SchemaProblem]
+    raw: list[Any], location: Location, problems: list[Problem]
 ) -> tuple[str, ...] | None:
     """``type: [string, integer]``: two or more of the union types, each once."""
     joined = ", ".join(UNION_TYPES)
@@ -137,13 +137,13 @@ def parse_union(
                 else ""
             )
             problems.append(
-                SchemaProblem(
+                Problem(
                     location=where,
                     message=f"unsupported type: {written(item)}{hint}; a union joins: {joined}",
                 )
             )
         elif item in names:
-            problems.append(SchemaProblem(location=where, message=f"'{item}' is listed twice"))
+            problems.append(Problem(location=where, message=f"'{item}' is listed twice"))
         else:
             names.append(item)
     if len(problems) > start:
@@ -151,7 +151,7 @@ def parse_union(
     if len(names) < 2:
         only = f"type: {names[0]}" if names else "one of: " + ", ".join(PARAMETER_TYPES)
         problems.append(
-            SchemaProblem(
+            Problem(
                 location=(*location, "type"),
                 message=f"a union lists two or more types; for one type write {only}",
             )

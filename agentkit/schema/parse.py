@@ -33,7 +33,7 @@ from agentkit.schema.values import (
     type_label,
     written,
 )
-from agentkit.toolerrors import SchemaProblem, did_you_mean, format_location
+from agentkit.toolerrors import Problem, did_you_mean, format_location
 
 __all__ = [
     "PARAMETER_KEYS",
@@ -81,12 +81,12 @@ class Builders:
 
 
 def parse_schema(
-    definition: Any, location: Location, problems: list[SchemaProblem], build: Builders
+    definition: Any, location: Location, problems: list[Problem], build: Builders
 ) -> Any:
     """A schema definition (``{"parameters": [...]}``) as a ``build.schema``; problems appended."""
     if not isinstance(definition, Mapping):
         problems.append(
-            SchemaProblem(
+            Problem(
                 location=location,
                 message=(f"expected a mapping with a 'parameters' list, got {written(definition)}"),
             )
@@ -95,7 +95,7 @@ def parse_schema(
     for key in definition:
         if key != "parameters":
             problems.append(
-                SchemaProblem(
+                Problem(
                     location=(*location, str(key)),
                     message=f"unknown key '{key}'{did_you_mean(str(key), ['parameters'])}; "
                     "a schema has only 'parameters'",
@@ -129,7 +129,7 @@ def unchanging(built: Built) -> Iterator[None]:
 
 
 def parse_parameter_list(
-    raw: Any, location: Location, problems: list[SchemaProblem], build: Builders
+    raw: Any, location: Location, problems: list[Problem], build: Builders
 ) -> Any:
     """A list of parameter definitions (or built parameters) as a ``build.schema``."""
     built = _unchanging.get()
@@ -146,15 +146,13 @@ def parse_parameter_list(
 
 
 def _parse_parameter_list(
-    raw: Any, location: Location, problems: list[SchemaProblem], build: Builders
+    raw: Any, location: Location, problems: list[Problem], build: Builders
 ) -> Any:
     if raw is None:
         raw = []
     if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
         problems.append(
-            SchemaProblem(
-                location=location, message=f"expected a list of parameters, got {written(raw)}"
-            )
+            Problem(location=location, message=f"expected a list of parameters, got {written(raw)}")
         )
         return build.schema(())
     key = _flat_list_key(raw, build)
@@ -170,7 +168,7 @@ def _parse_parameter_list(
 
 
 def _build_parameter_list(
-    raw: Sequence[Any], location: Location, problems: list[SchemaProblem], build: Builders
+    raw: Sequence[Any], location: Location, problems: list[Problem], build: Builders
 ) -> Any:
     params: list[Any] = []
     first_seen: dict[str, int] = {}
@@ -185,7 +183,7 @@ def _build_parameter_list(
         if param.name in first_seen:
             first = format_location((*location, first_seen[param.name]))
             problems.append(
-                SchemaProblem(
+                Problem(
                     location=(*here, "name"),
                     message=f"duplicate parameter name '{param.name}' (first defined at {first})",
                 )
@@ -210,7 +208,7 @@ def _remember(key: tuple[Any, ...], value: Any) -> None:
 
 
 def _parse_parameter(
-    raw: Any, location: Location, problems: list[SchemaProblem], build: Builders, *, named: bool
+    raw: Any, location: Location, problems: list[Problem], build: Builders, *, named: bool
 ) -> Any:
     """Parse one parameter (``named``) or list element spec; ``None`` when it is unusable."""
     built = _unchanging.get()
@@ -226,7 +224,7 @@ def _parse_parameter(
 
 
 def _parse_parameter_once(
-    raw: Any, location: Location, problems: list[SchemaProblem], build: Builders, *, named: bool
+    raw: Any, location: Location, problems: list[Problem], build: Builders, *, named: bool
 ) -> Any:
     key = _flat_key(raw, build, named)
     if key is None:
@@ -278,7 +276,7 @@ def _flat_list_key(raw: Sequence[Any], build: Builders) -> tuple[Any, ...] | Non
 
 
 def _build_parameter(
-    raw: Any, location: Location, problems: list[SchemaProblem], build: Builders, *, named: bool
+    raw: Any, location: Location, problems: list[Problem], build: Builders, *, named: bool
 ) -> Any:
     allowed = PARAMETER_KEYS if named else _ELEMENT_KEYS
     if isinstance(raw, str) and not named:
@@ -286,13 +284,13 @@ def _build_parameter(
     if not isinstance(raw, Mapping):
         expected = "a mapping with 'name' and 'type'" if named else "a type name or a mapping"
         problems.append(
-            SchemaProblem(location=location, message=f"expected {expected}, got {written(raw)}")
+            Problem(location=location, message=f"expected {expected}, got {written(raw)}")
         )
         return None
     start = len(problems)
 
     def problem(key: str, message: str) -> None:
-        problems.append(SchemaProblem(location=(*location, key), message=message))
+        problems.append(Problem(location=(*location, key), message=message))
 
     for key in raw:
         if key not in allowed:
@@ -307,7 +305,7 @@ def _build_parameter(
     if named:
         raw_name = raw.get("name")
         if raw_name is None:
-            problems.append(SchemaProblem(location=location, message="missing 'name'"))
+            problems.append(Problem(location=location, message="missing 'name'"))
         elif not isinstance(raw_name, str):
             problem("name", f"expected a string, got {written(raw_name)}")
         elif not _NAME_RE.fullmatch(raw_name):
@@ -383,7 +381,7 @@ def _parse_union_constraints(
     raw: Mapping[str, Any],
     declared: tuple[str, ...],
     location: Location,
-    problems: list[SchemaProblem],
+    problems: list[Problem],
     build: Builders,
     problem: Callable[[str, str], None],
 ) -> dict[str, Any]:
@@ -426,7 +424,7 @@ def _parse_constraints(
     raw: Mapping[str, Any],
     declared: str,
     location: Location,
-    problems: list[SchemaProblem],
+    problems: list[Problem],
     build: Builders,
     problem: Callable[[str, str], None],
 ) -> dict[str, Any]:

@@ -286,6 +286,6 @@ def test_a_file_of_many_broken_documents_is_read_again_located_once(
         load_tools(tmp_path)
     assert len(reads) == 2  # one located reading per file with a problem
     problem = caught.value.problems[MAX_PROBLEMS_PER_FILE - 1]
-    assert problem.path.endswith("many.yaml")
+    assert problem.file.endswith("many.yaml")
     assert "bogus_49" in problem.message
     assert problem.line == 49 * 7 + 4  # each document 6 lines and its "---"

@@ -13,22 +13,20 @@ from agentkit.declarative.problems import (
     Problems,
 )
 from agentkit.declarative.yamlsource import read_documents
-from agentkit.toolerrors import DefinitionProblem
+from agentkit.toolerrors import Problem
 
 
-def problem(
-    path: str = "a.yaml", line: int = 1, message: str = "bad", field: str = ""
-) -> DefinitionProblem:
-    return DefinitionProblem(path=path, line=line, column=1, field=field, message=message)
+def problem(file: str = "a.yaml", line: int = 1, message: str = "bad", path: str = "") -> Problem:
+    return Problem(file=file, line=line, column=1, path=path, message=message)
 
 
-def test_the_same_problem_at_the_same_node_is_kept_once_whatever_the_field() -> None:
+def test_the_same_problem_at_the_same_node_is_kept_once_whatever_the_path() -> None:
     log = ProblemLog()
     for index in range(1000):  # one node reached through a thousand aliases
-        log.add(problem(field=f"parameters[{index}].type"))
+        log.add(problem(path=f"parameters[{index}].type"))
     log.add(problem(line=2))
     log.add(problem(message="other"))
-    assert [(p.line, p.field, p.message) for p in log.shown] == [
+    assert [(p.line, p.path, p.message) for p in log.shown] == [
         (1, "parameters[0].type", "bad"),
         (2, "", "bad"),
         (1, "", "other"),
@@ -36,11 +34,11 @@ def test_the_same_problem_at_the_same_node_is_kept_once_whatever_the_field() -> 
     assert log.not_shown == 0
 
 
-@pytest.mark.parametrize("part", ["message", "field"])
-def test_long_messages_and_fields_keep_their_start_and_end(part: str) -> None:
+@pytest.mark.parametrize("part", ["message", "path"])
+def test_long_messages_and_paths_keep_their_start_and_end(part: str) -> None:
     log = ProblemLog()
     text = "start " + "x" * 1_000_000 + " what would be right"
-    log.add(problem(message=text) if part == "message" else problem(field=text))
+    log.add(problem(message=text) if part == "message" else problem(path=text))
     (kept,) = log.shown
     cut = getattr(kept, part)
     assert len(cut) <= MAX_MESSAGE_CHARS + 10
@@ -53,11 +51,11 @@ def test_problems_are_capped_per_file_and_in_all_and_the_rest_counted() -> None:
     log = ProblemLog()
     for file in range(10):
         for line in range(1, 101):
-            log.add(problem(path=f"{file}.yaml", line=line))
+            log.add(problem(file=f"{file}.yaml", line=line))
     assert len(log.shown) == MAX_PROBLEMS
-    assert {p.path for p in log.shown} == {f"{file}.yaml" for file in range(4)}
+    assert {p.file for p in log.shown} == {f"{file}.yaml" for file in range(4)}
     assert all(
-        sum(p.path == f"{file}.yaml" for p in log.shown) == MAX_PROBLEMS_PER_FILE
+        sum(p.file == f"{file}.yaml" for p in log.shown) == MAX_PROBLEMS_PER_FILE
         for file in range(4)
     )
     assert log.not_shown == 1000 - MAX_PROBLEMS

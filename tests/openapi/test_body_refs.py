@@ -207,7 +207,7 @@ def test_a_chain_that_leads_nowhere_skips_the_operation_with_the_reason(
     out, report = _imported(tmp_path, document)
     [skipped] = report.skipped
     assert skipped.operation == "target"
-    assert skipped.problem.pointer == pointer
+    assert skipped.problem.path == pointer
     assert message in skipped.problem.message
     assert not (out / "target.yaml").exists()
 
@@ -276,7 +276,7 @@ def test_a_request_body_loop_skips_the_operation(tmp_path: Path) -> None:
     document = _openapi({"requestBody": {"$ref": "#/components/requestBodies/Loop"}})
     _, report = _imported(tmp_path, document)
     [skipped] = report.skipped
-    assert skipped.problem.pointer == "#/components/requestBodies/Loop"
+    assert skipped.problem.path == "#/components/requestBodies/Loop"
     assert "refers to itself" in skipped.problem.message
 
 
@@ -284,7 +284,7 @@ def test_a_body_parameter_in_an_openapi_3_description_is_not_dropped(tmp_path: P
     document = _openapi({"parameters": [{"name": "pet", "in": "body", "schema": PET}]})
     _, report = _imported(tmp_path, document)
     [skipped] = report.skipped
-    assert skipped.problem.pointer == "#/paths/~1target/post/parameters/0"
+    assert skipped.problem.path == "#/paths/~1target/post/parameters/0"
     assert skipped.problem.message == (
         "parameter 'pet' is in 'body', which no request body was read from "
         "(an OpenAPI 3 operation gives its body as 'requestBody')"

@@ -242,7 +242,7 @@ def test_a_finding_names_the_place_and_the_rule(
 ) -> None:
     findings = check_description(document)
     assert findings is not None
-    assert any(f.pointer == pointer and says in f.message for f in findings), findings
+    assert any(f.path == pointer and says in f.message for f in findings), findings
 
 
 @pytest.mark.parametrize(
@@ -305,7 +305,7 @@ def test_a_rejected_key_is_shown_escaped_and_clipped_under_its_parent(
     pointer, rule, kind = place
     findings = check_description(where(text))
     assert findings
-    [finding] = [f for f in findings if f.pointer == pointer and f.message.startswith(rule)]
+    [finding] = [f for f in findings if f.path == pointer and f.message.startswith(rule)]
     assert finding.message == (
         f"{rule} ({kind}Properties) failed: {kind.capitalize()} properties are not allowed "
         f"({shown} was unexpected)"
@@ -326,7 +326,7 @@ def test_a_key_of_the_wrong_form_is_shown_escaped_not_as_the_validator_quotes_it
     document = v31(components={"schemas": {"bad name\x1b[0m": {"type": "string"}}})
     findings = check_description(document)
     assert findings
-    [finding] = [f for f in findings if f.pointer == "#/components/schemas"]
+    [finding] = [f for f in findings if f.path == "#/components/schemas"]
     assert finding.message == (
         "components (propertyNames) failed: the key 'bad name\\x1b[0m': the value does not "
         'match "^[a-zA-Z0-9._-]+$"'
@@ -419,7 +419,7 @@ def test_a_description_yaml_aliases_blow_up_is_not_checked_and_says_so(
 ) -> None:
     findings = check_description(yaml.safe_load(text))
     assert findings is not None
-    assert [finding.pointer for finding in findings] == ["#"]
+    assert [finding.path for finding in findings] == ["#"]
     assert findings[0].message.startswith(says)
 
 

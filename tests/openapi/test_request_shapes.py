@@ -181,7 +181,7 @@ def test_a_list_of_files_cannot_be_sent(tmp_path: Path, required: bool, skipped:
     out, report = imported(tmp_path, write_spec(tmp_path, document), source="api")
     if required:
         assert [s.problem.message for s in report.skipped] == [skipped]
-        assert report.skipped[0].problem.pointer == (
+        assert report.skipped[0].problem.path == (
             "#/paths/~1op/post/requestBody/content/multipart~1form-data/schema/properties/files"
         )
     else:

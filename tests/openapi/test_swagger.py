@@ -123,7 +123,7 @@ def test_every_note_and_skip_resolves_in_the_original(tmp_path: Path, spec: Path
     assert len(report.written) - 1 + len(report.skipped) + len(report.deprecated) == operations(
         document
     )
-    pointers = [skipped.problem.pointer for skipped in report.skipped]
+    pointers = [skipped.problem.path for skipped in report.skipped]
     for path in out.glob("*.yaml"):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.startswith("# note: "):

@@ -74,6 +74,8 @@ class ProviderProblem:
 
     ``tool`` is None for a problem of the whole set (too many tools); ``path`` is the
     field inside the tool's exported entry, dotted (``parameters.properties.url``).
+    Not a ``toolerrors.Problem``: it is a finding with a severity, a provider and a fix,
+    about an exported entry rather than a file, and most are warnings, not errors.
     """
 
     provider: str

@@ -95,7 +95,7 @@ def test_a_reference_is_judged_by_the_object_it_resolves_to(
     with pytest.raises(DefinitionError, match=re.escape(message)) as info:
         load_tools(path)
     (problem,) = info.value.problems
-    assert problem.path == str(path)
+    assert problem.file == str(path)
     assert problem.line == 14  # the `python:` line
     assert "a plain function (def or async def) in your own module" in problem.message
 
