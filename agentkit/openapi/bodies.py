@@ -13,9 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from agentkit.openapi.descriptions import sentence
 from agentkit.openapi.media import json_media, media_type
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
-from agentkit.openapi.schemas import Notes, SchemaConverter, named, sentence
+from agentkit.openapi.schemas import Notes, SchemaConverter, named
 
 _FORM: Final = "application/x-www-form-urlencoded"
 _MULTIPART: Final = "multipart/form-data"

@@ -10,10 +10,11 @@ from typing import Any, Final
 from agentkit.credentials import environment_name
 from agentkit.openapi.bodies import COOKIE_NAME, Cookie, cookie_template
 from agentkit.openapi.budgets import Budgets
+from agentkit.openapi.descriptions import trim
 from agentkit.openapi.literal import shown, url_text
 from agentkit.openapi.naming import snake_case
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
-from agentkit.openapi.schemas import Notes, trim
+from agentkit.openapi.schemas import Notes
 from agentkit.toolerrors import UnexpressibleOperation, UsageError, did_you_mean
 
 _VARIABLE = re.compile(r"\{([^{}]+)\}")
