@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, final
 
 from agentkit.openapi.bodies import BodyConverter, Request, cookie_template
 from agentkit.openapi.budgets import Budgets
@@ -25,7 +25,8 @@ SUPPORTED: Final = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", 
 _TEMPLATE_SYNTAX = re.compile(r"\{[{%#]|[}%#]\}")
 
 
-@dataclass
+@final
+@dataclass(slots=True, kw_only=True)
 class Operation:
     """One method of one path, as found in the description."""
 
@@ -69,11 +70,14 @@ def operations(document: dict[str, Any]) -> list[Operation]:
         for method in METHODS:
             node = item.get(method)
             if isinstance(node, dict):
-                found.append(Operation(method.upper(), str(path), node, item))
+                found.append(
+                    Operation(method=method.upper(), path=str(path), node=node, path_item=item)
+                )
     return found
 
 
-@dataclass
+@final
+@dataclass(slots=True)
 class OperationConverter:
     """Builds the definition of one operation; raises ``UnexpressibleOperation`` to skip it."""
 
@@ -89,14 +93,22 @@ class OperationConverter:
     budgets: Budgets = field(default_factory=Budgets)
     #: The levels of nesting each direction keeps, when the size budget cut them.
     depths: dict[str, int] = field(default_factory=dict)
+    #: The streaming query parameters left out (``watch``, ``follow``).
+    streaming: list[str] = field(init=False, default_factory=list)
+    #: The converters of the operation's parts, built on the fields above.
+    schemas: SchemaConverter = field(init=False)
+    parameters: ParameterConverter = field(init=False)
+    bodies: BodyConverter = field(init=False)
 
     def __post_init__(self) -> None:
         self.notes.translate = self.resolver.original
         self.schemas = SchemaConverter(
-            self.resolver, self.notes, self.memo, budgets=self.budgets, depths=self.depths
+            resolver=self.resolver,
+            notes=self.notes,
+            memo=self.memo,
+            budgets=self.budgets,
+            depths=self.depths,
         )
-        #: The streaming query parameters left out (``watch``, ``follow``).
-        self.streaming: list[str] = []
         self.parameters = ParameterConverter(
             resolver=self.resolver,
             schemas=self.schemas,
@@ -106,7 +118,10 @@ class OperationConverter:
             streaming=self.streaming,
         )
         self.bodies = BodyConverter(
-            self.resolver, self.schemas, self.notes, self.parameters.input_name
+            resolver=self.resolver,
+            schemas=self.schemas,
+            notes=self.notes,
+            input_name=self.parameters.input_name,
         )
 
     def definition(self, op: Operation) -> dict[str, Any]:

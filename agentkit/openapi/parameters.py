@@ -183,7 +183,11 @@ class ParameterConverter:
             else:
                 value = given
             request.cookies.append(
-                Cookie(name, value, None if required and not nullable else f"{given} is not none")
+                Cookie(
+                    name=name,
+                    value=value,
+                    given=None if required and not nullable else f"{given} is not none",
+                )
             )
             return
         value = f"inputs.{input_name}"

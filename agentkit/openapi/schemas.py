@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, final
 
 from agentkit.openapi.budgets import Budgets
 from agentkit.openapi.descriptions import sentence, trim
@@ -59,7 +59,8 @@ def valid_name(name: object) -> bool:
     return isinstance(name, str) and _IDENTIFIER.fullmatch(name) is not None
 
 
-@dataclass
+@final
+@dataclass(slots=True, kw_only=True)
 class Notes:
     """What an import left out or simplified, for the comment at the top of a file."""
 
@@ -97,7 +98,8 @@ class _Untypable(UnexpressibleOperation):
     optional one that holds it (a list of such objects) is left out instead."""
 
 
-@dataclass
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SchemaConverter:
     """Turns schemas into parameter specs, following ``$ref`` and merging ``allOf``."""
 

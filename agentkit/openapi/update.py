@@ -92,7 +92,7 @@ def update_openapi(
         budgets=budgets or Budgets.from_json(lock.budgets),
         auth=lock.auth,
     )
-    report = UpdateReport(generation.report)
+    report = UpdateReport(generation=generation.report)
     folder = Folder(out)
     _check_folder(folder)
     pending: list[Merged] = []
@@ -122,11 +122,11 @@ def update_openapi(
     ours = folder.find_tools([entry for entry in lock.entries.values() if not entry.deleted])
     for entry in lock.entries.values():
         tool = matched.get(entry.key)
-        where = Operation(entry.name, entry.key)
+        where = Operation(name=entry.name, key=entry.key)
         if entry.deleted:
             if tool is not None:
                 new_lock.entries[tool.key] = _deleted(tool)
-                report.deleted.append(Operation(str(tool.document["name"]), tool.key))
+                report.deleted.append(Operation(name=str(tool.document["name"]), key=tool.key))
             continue
         found = ours.get(entry.key)
         if found is None:
@@ -143,9 +143,11 @@ def update_openapi(
             new_lock.entries[entry.key] = entry  # kept as it is; the report says why
         elif same_but_version(dict(segment.document), entry.generated):
             segment.removed = True
-            report.removed.append(Operation(str(segment.document.get("name")), entry.key))
+            report.removed.append(Operation(name=str(segment.document.get("name")), key=entry.key))
         else:
-            report.kept_gone.append(Operation(str(segment.document.get("name")), entry.key))
+            report.kept_gone.append(
+                Operation(name=str(segment.document.get("name")), key=entry.key)
+            )
 
     # Names: tools the folder keeps hold theirs; new tools take what is left.
     table = NameTable(
@@ -182,7 +184,7 @@ def update_openapi(
         file = existing if shared and existing is not None else folder.new_file(renamed.file)
         pending.append(_fresh(file, renamed))
         new_lock.entries[tool.key] = _tracked_entry(tool, file, document, out)
-        report.added.append(Operation(document["name"], tool.key))
+        report.added.append(Operation(name=document["name"], key=tool.key))
 
     _classify(folder, pending, report)
     write_merged(folder, pending, report)
@@ -209,10 +211,11 @@ def _tracked_entry(
     tool: Generated, file: DefinitionFile, written: dict[str, Any], out: Path
 ) -> Entry:
     """The lock's entry: ``tool`` as generated, with its name and file as written."""
-    entry = entry_of(tool, out)
-    entry.name = str(written.get("name"))
-    entry.file = file.path.relative_to(out).as_posix()
-    return entry
+    return replace(
+        entry_of(tool, out),
+        name=str(written.get("name")),
+        file=file.path.relative_to(out).as_posix(),
+    )
 
 
 def _deleted(tool: Generated) -> Entry:
@@ -235,9 +238,16 @@ def _renamed(wanted: str, name: str, tool: Generated) -> Any:
 
 
 def _fresh(file: DefinitionFile, generated: Generated) -> Merged:
-    segment = Segment(generated.text(), generated.document, changed=True)
+    segment = Segment(text=generated.text(), document=generated.document, changed=True)
     file.append(segment)
-    return Merged(file, segment, dict(generated.document), list(generated.comments), [], None)
+    return Merged(
+        file=file,
+        segment=segment,
+        document=dict(generated.document),
+        comments=list(generated.comments),
+        clashes=[],
+        before_name=None,
+    )
 
 
 def _merge(
@@ -247,7 +257,15 @@ def _merge(
     ours = written_in_full(plain(segment.document))
     document, clashes = merge_documents(base, ours, theirs.document)
     name = str(ours.get("name", ""))
-    merged = Merged(file, segment, document, list(theirs.comments), clashes, name, segment.text)
+    merged = Merged(
+        file=file,
+        segment=segment,
+        document=document,
+        comments=list(theirs.comments),
+        clashes=clashes,
+        before_name=name,
+        original=segment.text,
+    )
     segment.changed = document != ours
     return merged
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, final
 
 from agentkit.adapters.diff import ToolDiff
 from agentkit.openapi.importer import ImportReport
@@ -15,6 +15,7 @@ from agentkit.openapi.merge import MISSING, Clash
 _SHOWN: Final = 80
 
 
+@final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Conflict:
     """A key both the reviewer and the description changed: the reviewer's value was kept."""
@@ -30,7 +31,8 @@ class Conflict:
         return f"{self.file}:{self.line}: {self.tool}: {self.field}: {resolution(self)}"
 
 
-@dataclass(frozen=True, slots=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Operation:
     """A tracked operation the update reports on: its tool name and ``METHOD /path``."""
 
@@ -41,7 +43,8 @@ class Operation:
         return f"{self.name} ({self.key})"
 
 
-@dataclass
+@final
+@dataclass(slots=True, kw_only=True)
 class UpdateReport:
     """What an update changed, kept and could not reconcile."""
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, final
 
 from agentkit.declarative.yamlsource import locate, read_documents
 from agentkit.openapi.folder import DOCUMENT_START, Comments, DefinitionFile, Folder, Segment
@@ -18,7 +18,8 @@ from agentkit.openapi.update_report import Conflict, UpdateReport, resolution
 _VERSION_LINE: Final = re.compile(r"^version:[^\n]*$", re.MULTILINE)
 
 
-@dataclass
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Merged:
     """One tool (or the source) after the merge, waiting to be written."""
 
