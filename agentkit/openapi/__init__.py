@@ -9,7 +9,8 @@ change with ``agentkit.adapters.diff.ToolDiff``, as ``agentkit diff`` does.
 """
 
 from agentkit.openapi.importer import ImportReport, Renamed, Selection, Skipped, import_openapi
-from agentkit.openapi.update import Conflict, UpdateReport, update_openapi
+from agentkit.openapi.update import update_openapi
+from agentkit.openapi.update_report import Conflict, UpdateReport
 from agentkit.toolerrors import DescriptionProblem, OpenAPIError, UnexpressibleOperation
 
 __all__ = [

@@ -14,14 +14,15 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, final
 
 from agentkit.toolerrors import UsageError
 
 FORMAT: Final = "agentkit-openapi-lock/1"
 
 
-@dataclass
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Entry:
     """One operation the import tracks: what it generated, and where the tool is now."""
 
@@ -46,7 +47,8 @@ class Entry:
         return data
 
 
-@dataclass
+@final
+@dataclass(slots=True, kw_only=True)
 class Lock:
     """The whole lock file; ``entries`` keyed by ``METHOD /path``."""
 

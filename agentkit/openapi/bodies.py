@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, final
 
+from agentkit.openapi.descriptions import sentence
 from agentkit.openapi.media import json_media, media_type
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
-from agentkit.openapi.schemas import Notes, SchemaConverter, named, sentence
+from agentkit.openapi.schemas import Notes, SchemaConverter, named
 
 _FORM: Final = "application/x-www-form-urlencoded"
 _MULTIPART: Final = "multipart/form-data"
@@ -30,7 +31,8 @@ COOKIE_NAME: Final = re.compile(r"[A-Za-z0-9!#$%&*+.^_`|~-]+")
 InputName = Callable[[str, str, str], str]
 
 
-@dataclass(frozen=True, slots=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Cookie:
     """A cookie sent in the ``Cookie`` header: ``name=`` and a Jinja expression giving the
     value, percent-encoded; ``given`` tests whether it is sent (None: always)."""
@@ -54,7 +56,8 @@ def cookie_template(cookies: list[Cookie]) -> str:
     return "{{ [" + pieces + "] | reject('none') | join('; ') or none }}"
 
 
-@dataclass
+@final
+@dataclass(slots=True, kw_only=True)
 class Request:
     """The request of one tool as it is built: the definition's ``http`` keys and inputs."""
 
@@ -68,7 +71,8 @@ class Request:
     cookies: list[Cookie] = field(default_factory=list)
 
 
-@dataclass
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BodyConverter:
     """Turns a ``requestBody`` into inputs and the body keys of a request."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Final
+from typing import Any, Final, final
 
 from agentkit.schemasize import DEFAULT_SCHEMA_BUDGET, SchemaSize, schema_bytes
 from agentkit.toolerrors import SchemaDefinitionError, UsageError
@@ -33,6 +33,7 @@ _OPTIONS: Final = {
 }
 
 
+@final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Budgets:
     """The import's budgets (``agentkit import openapi --max-depth`` and the others).
@@ -100,7 +101,8 @@ def definition_size(document: dict[str, Any]) -> SchemaSize:
     return SchemaSize(input=sizes["input"], output=sizes["output"])
 
 
-@dataclass(frozen=True, slots=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Fitted:
     """A tool's definition as the size budget left it: the depths it was cut to, if any."""
 
@@ -157,7 +159,7 @@ def fit(
         depths[cut] = min(depths.get(cut, budgets.max_depth) - 1, deepest[cut])
         document = build(dict(depths))
         size = _measured(document, budgets.schema_bytes)
-    return Fitted(document, size, depths)
+    return Fitted(document=document, size=size, depths=depths)
 
 
 def _measured(document: dict[str, Any], budget: int) -> SchemaSize:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, final
 
 from agentkit.openapi.media import json_media
 from agentkit.openapi.naming import NameTable
@@ -26,7 +26,8 @@ _TEMPLATE_SYNTAX: Final = re.compile(r"\{[{%#]|[}%#]\}")
 Kind = Literal["json", "text", "none"]
 
 
-@dataclass(frozen=True, slots=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Reply:
     label: int | str
     pointer: str
@@ -129,18 +130,18 @@ class ErrorOutputs:
             message = ""  # it would be read as a template
         content = response.get("content")
         if not isinstance(content, dict) or not content:
-            return _Reply(label, pointer, "none", None, message)
+            return _Reply(label=label, pointer=pointer, kind="none", spec=None, message=message)
         media = json_media(content)
         schema = (
             content[media].get("schema") if media and isinstance(content[media], dict) else None
         )
         if media is None or schema is None:
-            return _Reply(label, pointer, "text", None, message)
+            return _Reply(label=label, pointer=pointer, kind="text", spec=None, message=message)
         here = pointer_join(pointer, "content", media, "schema")
         spec, _ = self.schemas.convert(schema, here, where=where, direction="output")
         if spec is None:
-            return _Reply(label, pointer, "text", None, message)
-        return _Reply(label, pointer, "json", spec, message)
+            return _Reply(label=label, pointer=pointer, kind="text", spec=None, message=message)
+        return _Reply(label=label, pointer=pointer, kind="json", spec=spec, message=message)
 
     def _error_spec(self, replies: list[_Reply]) -> dict[str, Any] | None:
         """The one declaration ``error`` gets for every reply that has a body."""

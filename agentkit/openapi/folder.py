@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, final
 
 from agentkit.declarative import definition_files
 from agentkit.declarative.yamlsource import SharedValues, read_documents
@@ -33,7 +33,8 @@ _ITEM_NAME: Final = re.compile(r"- \{?\s*name:\s*([^\s,}#]+)")
 Path_ = tuple[str, ...]
 
 
-@dataclass
+@final
+@dataclass(slots=True, kw_only=True)
 class Segment:
     """One YAML document of a file, with the lines above it, as text."""
 
@@ -43,7 +44,8 @@ class Segment:
     removed: bool = False
 
 
-@dataclass
+@final
+@dataclass(slots=True, kw_only=True)
 class DefinitionFile:
     path: Path
     segments: list[Segment]
@@ -100,7 +102,7 @@ def read_file(path: Path, shared: SharedValues | None = None) -> DefinitionFile:
     segments: list[Segment] = []
     first_line = 1
     for piece in pieces:
-        segment = Segment("".join(piece))
+        segment = Segment(text="".join(piece))
         documents, problems = read_documents(segment.text, shared, located=False)
         if problems:
             first = problems[0]
@@ -112,7 +114,7 @@ def read_file(path: Path, shared: SharedValues | None = None) -> DefinitionFile:
             segment.document = documents[0][0]
         segments.append(segment)
         first_line += len(piece)
-    return DefinitionFile(path, segments)
+    return DefinitionFile(path=path, segments=segments)
 
 
 def located(segment: Segment) -> Any:
@@ -190,7 +192,7 @@ class Folder:
         while candidate.exists() or candidate in self.files:
             number += 1
             candidate = path.with_name(f"{path.stem}_{number}{path.suffix}")
-        file = DefinitionFile(candidate, [], new=True)
+        file = DefinitionFile(path=candidate, segments=[], new=True)
         self.files[candidate] = file
         return file
 
@@ -198,7 +200,8 @@ class Folder:
 # -- comments --------------------------------------------------------------------------------
 
 
-@dataclass
+@final
+@dataclass(slots=True, kw_only=True)
 class Comments:
     """The reviewer's comments in one document: above it, and at keys and parameters inside."""
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, final
 
 #: What a conversion reads besides the schema: target pointer, direction, depth, depth
 #: budget, description.
@@ -35,7 +35,8 @@ Key = tuple[str, str, int, int, str]
 Note = tuple[str, str, str]
 
 
-@dataclass(frozen=True, slots=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Converted:
     """One kept conversion: its result, its notes (``where`` relative) and what it asked."""
 
@@ -53,7 +54,8 @@ class Converted:
         return (None if self.spec is None else dict(self.spec)), self.nullable
 
 
-@dataclass(slots=True)
+@final
+@dataclass(slots=True, kw_only=True)
 class _Frame:
     """A conversion under way: where its notes start in the log, the refs it asked about."""
 
@@ -93,7 +95,7 @@ class Conversions:
             self._frames[-1].asked.add(ref)
 
     def start(self, where: str) -> None:
-        self._frames.append(_Frame(where, len(self._log)))
+        self._frames.append(_Frame(where=where, start=len(self._log)))
 
     def abandon(self) -> None:
         """The conversion under way raised: what it asked counts for the one around it."""

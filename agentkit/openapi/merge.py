@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, final
 
 Location = tuple[str | int, ...]
 
@@ -49,7 +49,8 @@ class _Keyed(dict[str, Any]):
     """A parameter list while it is merged: its items keyed by identity, in order."""
 
 
-@dataclass(frozen=True, slots=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Clash:
     """Both sides changed one key differently: the reviewer's value was kept.
 
@@ -85,9 +86,9 @@ def merge_documents(
     document = _plain(merged, names, (), (), locations)
     return document, [
         Clash(
-            _translate(path, locations, names),
-            _plain(ours, names, (), (), {}),
-            _plain(theirs, names, (), (), {}),
+            location=_translate(path, locations, names),
+            ours=_plain(ours, names, (), (), {}),
+            theirs=_plain(theirs, names, (), (), {}),
         )
         for path, ours, theirs in clashes
     ]

@@ -4,34 +4,29 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, final
 
-from agentkit.openapi.bodies import COOKIE_NAME, BodyConverter, Cookie, Request, cookie_template
-from agentkit.openapi.budgets import STREAMING_PARAMETERS, Budgets
+from agentkit.openapi.bodies import BodyConverter, Request, cookie_template
+from agentkit.openapi.budgets import Budgets
+from agentkit.openapi.descriptions import trim
 from agentkit.openapi.error_replies import ErrorOutputs, error_statuses
 from agentkit.openapi.media import json_media
 from agentkit.openapi.memo import Conversions
-from agentkit.openapi.naming import NameTable, identifier, snake_case
+from agentkit.openapi.naming import NameTable
 from agentkit.openapi.paging import paginate
+from agentkit.openapi.parameters import ParameterConverter
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
-from agentkit.openapi.schemas import Notes, SchemaConverter, named, trim
+from agentkit.openapi.schemas import Notes, SchemaConverter, named
 from agentkit.openapi.source import AUTH_OFF, NO_AUTH, Auth, Security, accepts
 from agentkit.toolerrors import UnexpressibleOperation
 
 METHODS: Final = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 SUPPORTED: Final = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"})
-#: Header parameters OpenAPI says to ignore: the request sets them itself.
-_IGNORED_HEADERS: Final = frozenset({"accept", "content-type", "authorization"})
 _TEMPLATE_SYNTAX = re.compile(r"\{[{%#]|[}%#]\}")
-_PATH_TEMPLATE = re.compile(r"\{([^{}]+)\}")
-#: A parameter name a matrix path segment spells out (``;id=5``), inside a template string.
-_MATRIX_NAME = re.compile(r"[A-Za-z0-9_.-]+")
-_DELIMITERS: Final = {"form": ",", "simple": ",", "spaceDelimited": " ", "pipeDelimited": "|"}
-#: Swagger 2.0's request body locations, read into the ``requestBody`` by its conversion.
-_BODY: Final = ("body", "formData")
 
 
-@dataclass
+@final
+@dataclass(slots=True, kw_only=True)
 class Operation:
     """One method of one path, as found in the description."""
 
@@ -75,11 +70,14 @@ def operations(document: dict[str, Any]) -> list[Operation]:
         for method in METHODS:
             node = item.get(method)
             if isinstance(node, dict):
-                found.append(Operation(method.upper(), str(path), node, item))
+                found.append(
+                    Operation(method=method.upper(), path=str(path), node=node, path_item=item)
+                )
     return found
 
 
-@dataclass
+@final
+@dataclass(slots=True)
 class OperationConverter:
     """Builds the definition of one operation; raises ``UnexpressibleOperation`` to skip it."""
 
@@ -95,16 +93,36 @@ class OperationConverter:
     budgets: Budgets = field(default_factory=Budgets)
     #: The levels of nesting each direction keeps, when the size budget cut them.
     depths: dict[str, int] = field(default_factory=dict)
+    #: The streaming query parameters left out (``watch``, ``follow``).
+    streaming: list[str] = field(init=False, default_factory=list)
+    #: The converters of the operation's parts, built on the fields above.
+    schemas: SchemaConverter = field(init=False)
+    parameters: ParameterConverter = field(init=False)
+    bodies: BodyConverter = field(init=False)
 
     def __post_init__(self) -> None:
         self.notes.translate = self.resolver.original
         self.schemas = SchemaConverter(
-            self.resolver, self.notes, self.memo, budgets=self.budgets, depths=self.depths
+            resolver=self.resolver,
+            notes=self.notes,
+            memo=self.memo,
+            budgets=self.budgets,
+            depths=self.depths,
         )
-        #: The streaming query parameters left out (``watch``, ``follow``).
-        self.streaming: list[str] = []
-        self.names = NameTable()
-        self.bodies = BodyConverter(self.resolver, self.schemas, self.notes, self._input_name)
+        self.parameters = ParameterConverter(
+            resolver=self.resolver,
+            schemas=self.schemas,
+            notes=self.notes,
+            budgets=self.budgets,
+            names=NameTable(),
+            streaming=self.streaming,
+        )
+        self.bodies = BodyConverter(
+            resolver=self.resolver,
+            schemas=self.schemas,
+            notes=self.notes,
+            input_name=self.parameters.input_name,
+        )
 
     def definition(self, op: Operation) -> dict[str, Any]:
         """The definition of ``op``; its problem located in the file read when it is skipped."""
@@ -128,7 +146,9 @@ class OperationConverter:
             # (`/cookies#formExploded`); a client never sends it.
             request.path = op.path.split("#", 1)[0] or "/"
             self.notes.add("path", op.pointer, f"the fragment of {op.path!r} is not sent")
-        self._parameters(op, request)
+        self.parameters.add(
+            path=op.path, pointer=op.pointer, node=op.node, path_item=op.path_item, request=request
+        )
         self.bodies.body(op.node, op.pointer, request)
         outputs, replies = self._outputs(op)
         paged = paginate(
@@ -179,218 +199,6 @@ class OperationConverter:
         doc["backend"] = {"http": http}
         return doc
 
-    # -- parameters -------------------------------------------------------------------------
-
-    def _parameters(self, op: Operation, request: Request) -> None:
-        found: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
-        for owner, base in (
-            (op.path_item, pointer_join("#/paths", op.path)),
-            (op.node, op.pointer),
-        ):
-            parameters = owner.get("parameters")
-            for index, raw in enumerate(parameters if isinstance(parameters, list) else []):
-                here = pointer_join(base, "parameters", index)
-                param, here, _ = self.resolver.resolve(raw, here)
-                if not isinstance(param, dict) or not isinstance(param.get("name"), str):
-                    raise unexpressible(here, "expected a parameter with a 'name'")
-                found[(str(param.get("in")), param["name"])] = (param, here)
-        _check_body_parameters(op, found)
-        in_path = _PATH_TEMPLATE.findall(request.path)
-        for name in in_path:
-            if ("path", name) not in found:
-                self.notes.add("path", op.pointer, f"path parameter {name!r} undeclared: a string")
-                found[("path", name)] = ({"name": name, "in": "path", "schema": {}}, op.pointer)
-        for location in ("path", "query", "header", "cookie"):
-            for (where, name), (param, here) in found.items():
-                if where == location:
-                    self._parameter(name, location, param, here, in_path, request)
-
-    def _parameter(
-        self,
-        name: str,
-        location: str,
-        param: dict[str, Any],
-        here: str,
-        in_path: list[str],
-        request: Request,
-    ) -> None:
-        required = param.get("required") is True or location == "path"
-        if location == "header" and name.lower() in _IGNORED_HEADERS:
-            return
-        if location == "path" and name not in in_path:
-            self.notes.add(f"{location} {name}", here, "not in the path: left out")
-            return
-        schema = param.get("schema")
-        content = param.get("content")
-        in_json = schema is None and isinstance(content, dict)
-        if schema is None and isinstance(content, dict):
-            media = json_media(content) if location in ("query", "header") else None
-            if media is None or len(content) != 1:
-                what = f"a {location} parameter with 'content' other than JSON"
-                self._cannot(name, location, here, what, required)
-                return
-            entry = content[media]
-            schema = entry.get("schema") if isinstance(entry, dict) else None
-            here = pointer_join(here, "content", media)
-        if (
-            location == "query"
-            and not required
-            and name.lower() in STREAMING_PARAMETERS
-            and not self.budgets.keep_streaming
-        ):
-            self.streaming.append(name)
-            message = (
-                "a streaming parameter, left out: a tool reads one answer, and a call with it "
-                "set would not end (--keep-streaming keeps it)"
-            )
-            self.notes.add(f"{location} {name}", here, message)
-            return
-        description = self.schemas.describe(param.get("description"))
-        spec, nullable = self.schemas.convert(
-            schema if schema is not None else {},
-            pointer_join(here, "schema"),
-            where=f"{location} {name}",
-            direction="input",
-            description=description,
-        )
-        if spec is None:
-            spec = {"type": "string"}
-            self.notes.add(f"{location} {name}", here, "no single type: sent as a string")
-        if in_json:
-            optional = not required or nullable
-            self._json_parameter(name, location, here, spec, description, optional, request)
-            return
-        if spec["type"] == "dictionary":
-            self._object(name, location, param, spec, here, required and not nullable, request)
-            return
-        style = param.get("style") or ("simple" if location in ("path", "header") else "form")
-        prefixed = location == "path" and style in ("label", "matrix")
-        if prefixed and not _MATRIX_NAME.fullmatch(name):
-            self._cannot(name, location, here, f"a {style} parameter of this name", required)
-            return
-        explode = param.get("explode", style == "form") is True
-        # A list, or a union that takes one (``[string, list]``): sent as a list is.
-        listed = spec["type"] == "list" or (
-            isinstance(spec["type"], list) and "list" in spec["type"]
-        )
-        if listed and (
-            location == "cookie"
-            or (style not in _DELIMITERS and not prefixed)
-            # a path value is one encoded segment: the ';' of ';id=a;id=b' would be sent %3B
-            or (style == "matrix" and explode)
-        ):
-            what = "a list-valued cookie" if location == "cookie" else f"style {style!r}"
-            what += " exploded" if style == "matrix" and explode else ""
-            self._cannot(name, location, here, what, required)
-            return
-        if location == "cookie" and not COOKIE_NAME.fullmatch(name):
-            self._cannot(name, location, here, "a cookie name that is not a token", required)
-            return
-        if description:
-            spec.setdefault("description", description)
-        bound = _BOUND.fullmatch(name) if location == "query" else None
-        if bound is not None:
-            wanted, meaning = _bound(bound.group(1), bound.group(2), spec)
-            spec["description"] = " ".join(filter(None, (meaning, spec.get("description"))))
-            input_name = self._input_name(wanted, location, here)
-        else:
-            input_name = self._input_name(name, location, here)
-        request.inputs.append(named(input_name, spec, required=required and not nullable))
-        if location == "cookie":
-            given = f"inputs.{input_name}"
-            if spec["type"] == "boolean":
-                value = f"('true' if {given} else 'false')"
-            elif isinstance(spec["type"], list) and "boolean" in spec["type"]:  # a union
-                value = f"(('true' if {given} else 'false') if {given} is boolean else {given})"
-            else:
-                value = given
-            request.cookies.append(
-                Cookie(name, value, None if required and not nullable else f"{given} is not none")
-            )
-            return
-        value = f"inputs.{input_name}"
-        if prefixed:
-            # label: .a,b (.a.b exploded); matrix: ;id=a,b
-            prefix = "." if style == "label" else f";{name}="
-            if listed:
-                value = _joined(value, "." if explode else ",", spec["type"])
-            template = prefix + "{{ " + value + " }}"
-        else:
-            if listed and (location != "query" or not explode):
-                joined = _joined(value, _DELIMITERS[style], spec["type"])
-                value = f"none if {value} is none else {joined}"
-            template = "{{ " + value + " }}"
-        if location == "path":
-            request.path = request.path.replace("{" + name + "}", template)
-        elif location == "query":
-            request.query[name] = template
-        else:
-            request.headers[name] = template
-
-    def _json_parameter(
-        self,
-        name: str,
-        location: str,
-        here: str,
-        spec: dict[str, Any],
-        description: str,
-        optional: bool,
-        request: Request,
-    ) -> None:
-        """A parameter given by ``content: {application/json: ...}`` (Directus' ``filter``):
-        its value as compact JSON, which the URL layer percent-encodes."""
-        if description:
-            spec.setdefault("description", description)
-        input_name = self._input_name(name, location, here)
-        request.inputs.append(named(input_name, spec, required=not optional))
-        value = f"inputs.{input_name}"
-        encoded = f"{value} | tojson"
-        if optional:
-            encoded = f"none if {value} is none else {encoded}"
-        target = request.query if location == "query" else request.headers
-        target[name] = "{{ " + encoded + " }}"
-
-    def _object(
-        self,
-        name: str,
-        location: str,
-        param: dict[str, Any],
-        spec: dict[str, Any],
-        here: str,
-        required: bool,
-        request: Request,
-    ) -> None:
-        """An object in the query, one input per property: ``deepObject`` sends
-        ``name[key]=value``, ``form`` (exploded, the default) ``key=value``."""
-        style = param.get("style") or ("form" if location in ("query", "cookie") else "simple")
-        # deepObject is defined only exploded, whatever ``explode`` says.
-        explode = style == "deepObject" or param.get("explode", True) is True
-        fields = spec.get("parameters")
-        if location != "query" or style not in ("deepObject", "form") or not explode:
-            self._cannot(name, location, here, f"an object-valued parameter ({style})", required)
-            return
-        if not fields:
-            self._cannot(name, location, here, "an object without declared properties", required)
-            return
-        for field_spec in fields:
-            key = field_spec["name"]
-            where = f"{location} {name}.{key}"
-            items = field_spec.get("items")
-            field_required = required and field_spec.get("required", True) is True
-            if field_spec["type"] == "dictionary" or (
-                isinstance(items, dict) and items.get("type") in ("dictionary", "list")
-            ):
-                self._cannot(f"{name}.{key}", location, here, "a nested object", field_required)
-                continue
-            query_key = f"{name}[{key}]" if style == "deepObject" else key
-            if query_key in request.query:
-                raise unexpressible(here, f"{where}: query parameter {query_key!r} is given twice")
-            wanted = f"{name}_{key}" if style == "deepObject" else key
-            input_name = self._input_name(wanted, location, here)
-            value = {k: v for k, v in field_spec.items() if k not in ("name", "required")}
-            request.inputs.append(named(input_name, value, required=field_required))
-            request.query[query_key] = "{{ inputs." + input_name + " }}"
-
     def _cookie_header(self, request: Request, pointer: str) -> None:
         """The cookies as one ``Cookie`` header, each value percent-encoded."""
         if not request.cookies:
@@ -398,25 +206,6 @@ class OperationConverter:
         if any(header.lower() == "cookie" for header in request.headers):
             raise unexpressible(pointer, "a Cookie header parameter and cookie parameters")
         request.headers["Cookie"] = cookie_template(request.cookies)
-
-    def _cannot(self, name: str, location: str, here: str, what: str, required: bool) -> None:
-        if required:
-            raise unexpressible(
-                here, f"required {location} parameter {name!r}: {what} is not supported"
-            )
-        self.notes.add(f"{location} {name}", here, f"{what} is not supported: left out")
-
-    def _input_name(self, name: str, location: str, here: str) -> str:
-        wanted = identifier(name, fallback=location, prefix=location)
-        if self.names.has(wanted):
-            clash = wanted
-            wanted = identifier(f"{location}_{name}", fallback=location, prefix=location)
-            claimed = self.names.claim(wanted)
-            self.notes.add(
-                f"{location} {name}", here, f"input named {claimed!r}: {clash!r} was taken"
-            )
-            return claimed
-        return self.names.claim(wanted)
 
     # -- outputs ----------------------------------------------------------------------------
 
@@ -519,63 +308,8 @@ class OperationConverter:
         return auth
 
 
-#: A query parameter that bounds a field: Twilio's ``DateSent<``, ``StartTime>=``.
-_BOUND = re.compile(r"(.*[A-Za-z0-9])\s*(<=|>=|<|>)")
-#: Each bound's name and meaning, for a date or time and for any other value.
-_BOUNDS: Final = {
-    "<": (("before", "strictly before"), ("below", "less than")),
-    "<=": (("on_or_before", "on or before"), ("at_most", "at most")),
-    ">": (("after", "strictly after"), ("above", "greater than")),
-    ">=": (("on_or_after", "on or after"), ("at_least", "at least")),
-}
-_TEMPORAL_FORMATS: Final = frozenset({"date", "date-time", "time"})
-
-
-def _bound(field: str, operator: str, spec: dict[str, Any]) -> tuple[str, str]:
-    """The input name of a bound on ``field`` (``date_sent_before``) and what it means."""
-    words = snake_case(field).split("_")
-    temporal = spec.get("format") in _TEMPORAL_FORMATS or bool({"date", "time"} & set(words))
-    (suffix, meaning) = _BOUNDS[operator][0 if temporal else 1]
-    value = "this date or time" if temporal else "this value"
-    return (
-        f"{field}_{suffix}",
-        f"{field} {meaning} {value} (sent as {field}{operator}).",
-    )
-
-
-def _check_body_parameters(
-    op: Operation, found: dict[tuple[str, str], tuple[dict[str, Any], str]]
-) -> None:
-    """Raises ``UnexpressibleOperation`` when a ``body`` or ``formData`` parameter (Swagger
-    2.0's, keyed ``(in, name)`` in ``found``) is not the operation's one request body:
-    the tool would send the request without it."""
-    bodies = [(where, name, here) for (where, name), (_, here) in found.items() if where in _BODY]
-    if not bodies:
-        return
-    where, name, here = bodies[-1]
-    if "requestBody" not in op.node:
-        message = (
-            f"parameter {name!r} is in {where!r}, which no request body was read from "
-            "(an OpenAPI 3 operation gives its body as 'requestBody')"
-        )
-        raise unexpressible(here, message)
-    if len({where for where, _, _ in bodies}) > 1:
-        raise unexpressible(here, "body and formData parameters together: a request has one body")
-    if len(bodies) > 1 and where == "body":
-        raise unexpressible(here, "more than one body parameter: a request has one body")
-
-
 def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _joined(value: str, separator: str, declared: Any) -> str:
-    """The template expression of a list ``value`` joined by ``separator``; a union's
-    value is joined only when it is a list (a string is sent as it is)."""
-    joined = f"{value} | join('{separator}')"
-    if declared == "list":
-        return joined
-    return f"({joined} if {value} is sequence and {value} is not string else {value})"
 
 
 def _text_output() -> dict[str, Any]:

@@ -1,4 +1,10 @@
-"""JSON Schemas of a description turned into agentkit parameter specs."""
+"""JSON Schemas of a description turned into agentkit parameter specs.
+
+The converter stays one class in one module, over 500 lines, because its methods
+recurse into one another (a property, a list's items, a union's members go back
+through ``convert``); what one schema's keywords say, read without recursing, is
+in ``keywords``.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +12,36 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeGuard
+from typing import Any, Final, final
 
 from agentkit.openapi.budgets import Budgets
+from agentkit.openapi.descriptions import sentence, trim
+from agentkit.openapi.keywords import (
+    CONSTRAINTS,
+    INVALID,
+    TYPES,
+    UNION_KINDS,
+    Direction,
+    Member,
+    as_mapping,
+    bounds,
+    fits,
+    fitting_default,
+    is_nullable,
+    kind_of,
+    lengths,
+    names_in,
+    null_in_enum,
+    only_null,
+    skipped,
+    union_enum,
+    value_kind,
+    whole_match,
+)
 from agentkit.openapi.literal import literal
 from agentkit.openapi.memo import Conversions
 from agentkit.openapi.reader import Resolver, pointer_join, problem, unexpressible
-from agentkit.schema.values import enum_key, length_words
 from agentkit.toolerrors import UnexpressibleOperation
-
-#: A cut description ends with this.
-CUT: Final = "…"
 
 #: String formats in words for the description; None: nothing worth saying.
 _FORMATS: Final[dict[str, str | None]] = {
@@ -28,45 +53,14 @@ _FORMATS: Final[dict[str, str | None]] = {
     "password": None,
 }
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
-_TYPES: Final = {
-    "string": "string",
-    "integer": "integer",
-    "number": "float",
-    "boolean": "boolean",
-    "array": "list",
-    "object": "dictionary",
-}
-
-Direction = Literal["input", "output"]
-
-
-def trim(text: object, limit: int) -> str:
-    """The first paragraph of ``text``, its whitespace collapsed, within ``limit`` characters.
-
-    A longer one is cut after its last whole sentence that fits, else after its last
-    whole word, and ends with ``…``; a cut that would keep less than half is made
-    where the limit falls instead (one long word, a URL).
-    """
-    if not isinstance(text, str):
-        return ""
-    paragraph = " ".join(text.strip().split("\n\n", 1)[0].split())
-    if len(paragraph) <= limit:
-        return paragraph
-    room = paragraph[: limit - len(CUT) - 1]
-    sentence_end = max(room.rfind(end) for end in (". ", "! ", "? "))
-    if sentence_end + 1 >= limit // 2:
-        return f"{room[: sentence_end + 1]} {CUT}"
-    word_end = room.rfind(" ")
-    if word_end >= limit // 2:
-        return room[:word_end].rstrip(",;:") + CUT
-    return paragraph[: limit - len(CUT)] + CUT
 
 
 def valid_name(name: object) -> bool:
     return isinstance(name, str) and _IDENTIFIER.fullmatch(name) is not None
 
 
-@dataclass
+@final
+@dataclass(slots=True, kw_only=True)
 class Notes:
     """What an import left out or simplified, for the comment at the top of a file."""
 
@@ -104,7 +98,8 @@ class _Untypable(UnexpressibleOperation):
     optional one that holds it (a list of such objects) is left out instead."""
 
 
-@dataclass
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SchemaConverter:
     """Turns schemas into parameter specs, following ``$ref`` and merging ``allOf``."""
 
@@ -147,14 +142,14 @@ class SchemaConverter:
         if "allOf" not in node:
             return node, pointer, stack
         merged = {key: value for key, value in node.items() if key != "allOf"}
-        properties = dict(_mapping(merged.get("properties")))
-        required = _names(merged.get("required"))
+        properties = dict(as_mapping(merged.get("properties")))
+        required = names_in(merged.get("required"))
         parts = node["allOf"] if isinstance(node["allOf"], list) else []
         for index, part in enumerate(parts):
             sub, _, _ = self.flatten(part, pointer_join(pointer, "allOf", index), stack)
-            for name, spec in _mapping(sub.get("properties")).items():
+            for name, spec in as_mapping(sub.get("properties")).items():
                 properties.setdefault(name, spec)
-            required += [name for name in _names(sub.get("required")) if name not in required]
+            required += [name for name in names_in(sub.get("required")) if name not in required]
             for key, value in sub.items():
                 if key not in ("properties", "required"):
                     merged.setdefault(key, value)
@@ -185,7 +180,7 @@ class SchemaConverter:
             schema, target, inner = self.flatten(node, pointer, stack)
         except _Recursive as exc:
             target = self.resolver.lookup(exc.ref, pointer)
-            kind = _kind(target) if isinstance(target, dict) else None
+            kind = kind_of(target) if isinstance(target, dict) else None
             self._note(where, pointer, f"recursive schema {exc.ref} cut here, kept free-form")
             return (
                 {"type": kind} if kind in ("list", "dictionary") else {"type": "dictionary"}
@@ -225,8 +220,8 @@ class SchemaConverter:
         variants = schema.get("oneOf") or schema.get("anyOf")
         if isinstance(variants, list) and variants:
             return self._variants(schema, variants, pointer, where, direction, stack, depth)
-        kind = _kind(schema)
-        nullable = _nullable(schema) or _null_in_enum(schema)
+        kind = kind_of(schema)
+        nullable = is_nullable(schema) or null_in_enum(schema)
         if kind is None:
             # 3.1's type: [string, array], or an enum of mixed types: one member a type.
             members = self._split(schema, pointer, where)
@@ -285,11 +280,11 @@ class SchemaConverter:
             except _Recursive:
                 sub, sub_pointer = {"type": "object"}, here
             flat.append((sub, sub_pointer))
-        typed = [(sub, at) for sub, at in flat if not _only_null(sub)]
+        typed = [(sub, at) for sub, at in flat if not only_null(sub)]
         nullable = (
             len(typed) < len(flat)
-            or _nullable(schema)
-            or any(_nullable(sub) or _null_in_enum(sub) for sub, _ in typed)
+            or is_nullable(schema)
+            or any(is_nullable(sub) or null_in_enum(sub) for sub, _ in typed)
         )
         if len(typed) == 1:
             spec, inner_nullable = self.convert(
@@ -301,8 +296,8 @@ class SchemaConverter:
                 depth=depth,
             )
             return spec, nullable or inner_nullable
-        kinds = {_kind(sub) for sub, _ in typed}
-        members: list[_Member] | None = []
+        kinds = {kind_of(sub) for sub, _ in typed}
+        members: list[Member] | None = []
         for sub, at in typed:
             split = self._split(sub, at, where)
             members = None if split is None or members is None else [*members, *split]
@@ -321,29 +316,29 @@ class SchemaConverter:
         self._note(where, pointer, f"{keyword} kept as a free-form {spec['type']}")
         return spec, nullable
 
-    def _split(self, schema: dict[str, Any], pointer: str, where: str) -> list[_Member] | None:
+    def _split(self, schema: dict[str, Any], pointer: str, where: str) -> list[Member] | None:
         """``schema`` as union members of one type each; None when it has no type.
 
         A schema of one type is one member; 3.1's ``type: [string, array]`` a member
         per type (each with the enum values of its type, the array with the items);
         an enum of mixed types (``[1, auto, null]``) a member per type of its values.
         """
-        kind = _kind(schema)
+        kind = kind_of(schema)
         if kind is not None:
             return [(kind, schema, pointer)]
         declared = schema.get("type")
         enum = schema.get("enum")
         if isinstance(declared, list):
             names = [name for name in declared if name != "null"]
-            kinds = [_TYPES.get(name, "") if isinstance(name, str) else "" for name in names]
+            kinds = [TYPES.get(name, "") if isinstance(name, str) else "" for name in names]
             if "" in kinds:
                 return None
-            shared = {key: value for key, value in schema.items() if key in _CONSTRAINTS}
-            members: list[_Member] = []
+            shared = {key: value for key, value in schema.items() if key in CONSTRAINTS}
+            members: list[Member] = []
             for name, member_kind in zip(names, kinds, strict=True):
                 sub = {**shared, "type": name}
                 if isinstance(enum, list):
-                    sub["enum"] = [value for value in enum if _fits(value, member_kind)]
+                    sub["enum"] = [value for value in enum if fits(value, member_kind)]
                 if name == "array" and "items" in schema:
                     sub["items"] = schema["items"]
                 members.append((member_kind, sub, pointer))
@@ -352,9 +347,9 @@ class SchemaConverter:
         if isinstance(enum, list) and enum:
             by_kind: dict[str, list[Any]] = {}
             for value in enum:
-                value_kind = _value_kind(value)
-                if value_kind is not None:
-                    by_kind.setdefault(value_kind, []).append(value)
+                found = value_kind(value)
+                if found is not None:
+                    by_kind.setdefault(found, []).append(value)
             self._drop_values(enum, list(by_kind), pointer, where)
             return [(name, {"enum": values}, pointer) for name, values in by_kind.items()]
         return None
@@ -365,8 +360,8 @@ class SchemaConverter:
         A string default is read for ``${VAR}`` at load time: it is written so the loader
         reads it back as the description gave it, never filled from the environment.
         """
-        default = _default(value, spec)
-        if default is _INVALID:
+        default = fitting_default(value, spec)
+        if default is INVALID:
             self._note(where, pointer, "default left out: it does not fit the type")
             return
         if isinstance(default, str):
@@ -382,14 +377,14 @@ class SchemaConverter:
         if not isinstance(enum, list):
             return
         for value in enum:
-            if value is not None and not any(_fits(value, kind) for kind in kinds):
+            if value is not None and not any(fits(value, kind) for kind in kinds):
                 message = f"enum value {_shown(value)} left out: {_unfit(kinds)}"
                 self._note(where, pointer, message)
 
     def _union(
         self,
         schema: dict[str, Any],
-        members: list[_Member],
+        members: list[Member],
         pointer: str,
         where: str,
         direction: Direction,
@@ -400,7 +395,7 @@ class SchemaConverter:
         the enum of its scalar values when every scalar member lists its values, and
         the items of its list; None when the members cannot be one union."""
         union = list(dict.fromkeys(kind for kind, _, _ in members))
-        if len(union) < 2 or not all(kind in _UNION for kind in union):
+        if len(union) < 2 or not all(kind in UNION_KINDS for kind in union):
             return None
         lists = [(sub, at) for kind, sub, at in members if kind == "list"]
         if len({json.dumps(sub.get("items"), sort_keys=True, default=str) for sub, _ in lists}) > 1:
@@ -409,11 +404,11 @@ class SchemaConverter:
         description = self.describe(schema.get("description") or schema.get("title"))
         if description:
             spec["description"] = description
-        enum = _union_enum(members) if direction == "input" else None
+        enum = union_enum(members) if direction == "input" else None
         if enum is not None:
             spec["enum"] = enum
         kept = ("enum", "const") if enum is not None else ()
-        if any(key in sub and key not in kept for _, sub, _ in members for key in _CONSTRAINTS):
+        if any(key in sub and key not in kept for _, sub, _ in members for key in CONSTRAINTS):
             listed = " or ".join(union)
             self._note(where, pointer, f"{listed}: the constraints of each type are not kept")
         if lists:
@@ -488,15 +483,15 @@ class SchemaConverter:
         required_too: bool = True,
     ) -> list[dict[str, Any]] | None:
         """Named parameter specs for an object's properties; None if a name cannot be one."""
-        required = set(_names(schema.get("required"))) if required_too else set()
+        required = set(names_in(schema.get("required"))) if required_too else set()
         parameters: list[dict[str, Any]] = []
-        for name, node in _mapping(schema.get("properties")).items():
+        for name, node in as_mapping(schema.get("properties")).items():
             here = pointer_join(pointer, "properties", name)
             if not valid_name(name):
                 self._note(where, here, f"property {name!r} is not a parameter name")
                 return None
             resolved, _, _ = self.resolver.resolve(node, here)
-            if isinstance(resolved, dict) and _skipped(resolved, direction):
+            if isinstance(resolved, dict) and skipped(resolved, direction):
                 continue
             try:
                 spec, nullable = self.convert(
@@ -531,12 +526,12 @@ class SchemaConverter:
             if {value for value in enum if isinstance(value, bool)} != {True, False}:
                 self._note(where, pointer, f"enum {_shown(enum)} left out: a boolean has none")
         elif isinstance(enum, list):
-            values = [value for value in enum if value is not None and _fits(value, kind)]
+            values = [value for value in enum if value is not None and fits(value, kind)]
             if values:
                 spec["enum"] = values
             self._drop_values(enum, [kind], pointer, where)
         if kind in ("integer", "float"):
-            _bounds(spec, schema, kind, lambda message: self._note(where, pointer, message))
+            bounds(spec, schema, kind, lambda message: self._note(where, pointer, message))
         if kind != "string":
             return
         if isinstance(schema.get("pattern"), str):
@@ -545,7 +540,7 @@ class SchemaConverter:
                 self._note(where, pointer, "pattern left out: not a Python regular expression")
             else:
                 spec["pattern"] = pattern
-        _lengths(spec, schema)
+        lengths(spec, schema)
         described = _FORMATS.get(str(schema.get("format")), f"format: {schema.get('format')}")
         if isinstance(schema.get("format"), str) and described:
             spec["description"] = sentence(spec.get("description"), described)
@@ -561,99 +556,6 @@ def named(name: str, spec: dict[str, Any], *, required: bool) -> dict[str, Any]:
     return param
 
 
-def whole_match(pattern: str) -> str | None:
-    """An OpenAPI pattern (found anywhere in the value) as one the whole value must match."""
-    try:
-        re.compile(pattern)
-    except re.error:
-        return None
-    if pattern.startswith("^") and pattern.endswith("$") and not pattern.endswith("\\$"):
-        return pattern
-    return f".*(?:{pattern}).*"
-
-
-def _lengths(spec: dict[str, Any], schema: dict[str, Any]) -> None:
-    """``minLength`` / ``maxLength`` as ``min_length`` / ``max_length`` (beside any
-    pattern, both checked), and in words in the description, which is what a model
-    reads when a provider drops the keywords."""
-    given_low, given_high = schema.get("minLength"), schema.get("maxLength")
-    low: int = given_low if _count(given_low) else 0
-    high: int | None = given_high if _count(given_high) else None
-    if not low and high is None:
-        return
-    if high is not None and high < low:
-        return
-    if low:
-        spec["min_length"] = low
-    if high is not None:
-        spec["max_length"] = high
-    spec["description"] = sentence(spec.get("description"), length_words(low, high))
-
-
-def _count(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1_000_000_000
-
-
-def sentence(description: Any, extra: str) -> str:
-    """``description`` with ``extra`` added as a sentence of its own."""
-    text = description.rstrip() if isinstance(description, str) else ""
-    addition = extra[0].upper() + extra[1:] + "."
-    if not text:
-        return addition
-    return f"{text} {addition}" if text.endswith((".", "…", "!", "?")) else f"{text}. {addition}"
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _names(value: Any) -> list[str]:
-    """The names in a ``required`` list; anything else in it is not a name."""
-    return [name for name in value if isinstance(name, str)] if isinstance(value, list) else []
-
-
-def _kind(schema: dict[str, Any]) -> str | None:
-    declared = schema.get("type")
-    if isinstance(declared, list):
-        names = [name for name in declared if name != "null"]
-        if len(names) > 1 and all(_TYPES.get(str(name)) in _UNION for name in names):
-            return None  # a union (type: [string, array]), for _split
-        declared = names[0] if len(names) == 1 else None
-    if isinstance(declared, str):
-        return _TYPES.get(declared)
-    if "properties" in schema or "additionalProperties" in schema:
-        return "dictionary"
-    if "items" in schema:
-        return "list"
-    if "const" in schema:
-        return _value_kind(schema["const"])
-    enum = schema.get("enum")
-    if isinstance(enum, list) and enum:
-        kinds = {_value_kind(value) for value in enum if value is not None}
-        return kinds.pop() if len(kinds) == 1 else None
-    return None
-
-
-#: What a type of a union would need to check and a union cannot: its values, bounds, pattern.
-_CONSTRAINTS: Final = (
-    "enum",
-    "const",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "pattern",
-    "minLength",
-    "maxLength",
-    "format",
-)
-#: The kinds a union may join: the scalars and a list (agentkit's ``UNION_TYPES``).
-_UNION: Final = ("string", "integer", "float", "boolean", "list")
-#: A union member: its kind, its schema (flat), and where that is.
-_Member = tuple[str, dict[str, Any], str]
-
-
 def _shown(value: Any) -> str:
     """A value of the description as a note quotes it: its JSON, cut at 40 characters."""
     shown = json.dumps(value, default=str)
@@ -664,103 +566,3 @@ def _unfit(kinds: list[str]) -> str:
     if not kinds:
         return "an enum value is a string, a number or a boolean"
     return f"not of the type{'s' if len(kinds) > 1 else ''} {', '.join(kinds)}"
-
-
-def _union_enum(members: list[_Member]) -> list[Any] | None:
-    """The values a union's scalars may take, as written (``[0, auto]``); None when a
-    scalar member takes any value of its type (or none is listed)."""
-    scalars = [(kind, sub) for kind, sub, _ in members if kind != "list"]
-    if not any("enum" in sub or "const" in sub for _, sub in scalars):
-        return None
-    values: dict[tuple[str, Any], Any] = {}
-    for kind, sub in scalars:
-        if "const" in sub:
-            listed = [sub["const"]]
-        elif isinstance(sub.get("enum"), list):
-            listed = sub["enum"]
-        elif kind == "boolean":
-            listed = [True, False]
-        else:
-            return None  # the constraints note says the others' values are not kept
-        fitting = [value for value in listed if value is not None and _fits(value, kind)]
-        if not fitting:
-            return None
-        for value in fitting:
-            values.setdefault(enum_key(value), value)
-    return list(values.values())
-
-
-def _null_in_enum(schema: dict[str, Any]) -> bool:
-    """An enum that lists null with no ``type`` to refuse it: the value may be null."""
-    enum = schema.get("enum")
-    return "type" not in schema and isinstance(enum, list) and None in enum
-
-
-def _only_null(schema: dict[str, Any]) -> bool:
-    declared = schema.get("type")
-    return declared == "null" or declared == ["null"] or schema.get("enum") == [None]
-
-
-def _nullable(schema: dict[str, Any]) -> bool:
-    declared = schema.get("type")
-    return schema.get("nullable") is True or (isinstance(declared, list) and "null" in declared)
-
-
-def _skipped(schema: dict[str, Any], direction: Direction) -> bool:
-    """readOnly properties are never sent, writeOnly ones never returned."""
-    return schema.get("readOnly" if direction == "input" else "writeOnly") is True
-
-
-def _value_kind(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    return None
-
-
-def _fits(value: Any, kind: str | list[str]) -> bool:
-    if isinstance(kind, list):  # a union
-        return any(_fits(value, member) for member in kind)
-    actual = _value_kind(value)
-    if kind == "float":
-        return actual in ("integer", "float")
-    if kind == "list":
-        return isinstance(value, list)
-    if kind == "dictionary":
-        return isinstance(value, dict)
-    return actual == kind
-
-
-_INVALID: Final = object()
-
-
-def _default(value: Any, spec: dict[str, Any]) -> Any:
-    if value is None or not _fits(value, spec["type"]):
-        return _INVALID
-    if "enum" in spec and enum_key(value) not in {enum_key(item) for item in spec["enum"]}:
-        return _INVALID
-    return value
-
-
-def _bounds(spec: dict[str, Any], schema: dict[str, Any], kind: str, note: Any) -> None:
-    for key, exclusive_key, step in (
-        ("minimum", "exclusiveMinimum", 1),
-        ("maximum", "exclusiveMaximum", -1),
-    ):
-        bound = schema.get(key)
-        exclusive = schema.get(exclusive_key)
-        if isinstance(exclusive, int | float) and not isinstance(exclusive, bool):
-            bound, exclusive = exclusive, True  # 3.1: the exclusive bound is the number
-        if not isinstance(bound, int | float) or isinstance(bound, bool):
-            continue
-        if exclusive is True:
-            if kind == "integer" and float(bound).is_integer():
-                bound = int(bound) + step
-            else:
-                note(f"exclusive {key} {bound} written as inclusive")
-        spec[key] = int(bound) if kind == "integer" and float(bound).is_integer() else bound

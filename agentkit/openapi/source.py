@@ -5,15 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, final
 
 from agentkit.credentials import environment_name
 from agentkit.openapi.bodies import COOKIE_NAME, Cookie, cookie_template
 from agentkit.openapi.budgets import Budgets
+from agentkit.openapi.descriptions import trim
 from agentkit.openapi.literal import shown, url_text
 from agentkit.openapi.naming import snake_case
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
-from agentkit.openapi.schemas import Notes, trim
+from agentkit.openapi.schemas import Notes
 from agentkit.toolerrors import UnexpressibleOperation, UsageError, did_you_mean
 
 _VARIABLE = re.compile(r"\{([^{}]+)\}")
@@ -28,7 +29,8 @@ _MAX_LISTED: Final = 10
 _CREDENTIAL_SUFFIXES: Final = ("", "-username", "-password", "-client-id", "-client-secret")
 
 
-@dataclass(frozen=True, slots=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Auth:
     """One way to authenticate: the ``auth`` value and the credentials it names."""
 
@@ -39,9 +41,9 @@ class Auth:
     cookie: Cookie | None = None
 
 
-NO_AUTH = Auth(None)
+NO_AUTH = Auth(auth=None)
 #: A tool's auth when its operation needs none and the source has some.
-AUTH_OFF = Auth("none")
+AUTH_OFF = Auth(auth="none")
 
 
 def env_prefix(source: str) -> str:
@@ -376,25 +378,28 @@ class Security:
         kind = scheme.get("type")
         http = str(scheme.get("scheme", "")).lower()
         if kind == "http" and http == "bearer":
-            return Auth({"bearer": credential}, (credential,))
+            return Auth(auth={"bearer": credential}, credentials=(credential,))
         if kind == "http" and http == "basic":
             user, password = f"{credential}-username", f"{credential}-password"
-            return Auth({"basic": {"username": user, "password": password}}, (user, password))
+            return Auth(
+                auth={"basic": {"username": user, "password": password}},
+                credentials=(user, password),
+            )
         if kind == "apiKey" and scheme.get("in") == "cookie":
             cookie_name = str(scheme.get("name"))
             if not COOKIE_NAME.fullmatch(cookie_name):
                 message = f"security scheme {name!r}: cookie name {cookie_name!r} is not a token"
                 raise unexpressible(where, message)
-            cookie = Cookie(cookie_name, f"credentials[{credential!r}]")
-            return Auth(None, (credential,), cookie)
+            cookie = Cookie(name=cookie_name, value=f"credentials[{credential!r}]")
+            return Auth(auth=None, credentials=(credential,), cookie=cookie)
         if kind == "apiKey" and scheme.get("in") in ("header", "query"):
             key = {"credential": credential, "in": scheme["in"], "name": str(scheme.get("name"))}
-            return Auth({"api_key": key}, (credential,))
+            return Auth(auth={"api_key": key}, credentials=(credential,))
         if kind == "oauth2":
             return self._oauth2(scheme, scopes, credential, where)
         if kind == "openIdConnect":
             self.notes.add("auth", where, "OpenID Connect: give an access token as a bearer")
-            return Auth({"bearer": credential}, (credential,))
+            return Auth(auth={"bearer": credential}, credentials=(credential,))
         what = f"{kind} in {scheme.get('in')}" if kind == "apiKey" else f"{kind} {http}".strip()
         raise unexpressible(where, f"security scheme {name!r} ({what}) is not supported")
 
@@ -412,9 +417,9 @@ class Security:
             }
             if isinstance(scopes, list) and scopes:
                 oauth2["scopes"] = [str(scope) for scope in scopes]
-            return Auth({"oauth2": oauth2}, (client_id, secret))
+            return Auth(auth={"oauth2": oauth2}, credentials=(client_id, secret))
         self.notes.add("auth", where, "OAuth2 without client credentials: give an access token")
-        return Auth({"bearer": credential}, (credential,))
+        return Auth(auth={"bearer": credential}, credentials=(credential,))
 
 
 def _alternatives(requirements: Any) -> list[str]:

@@ -22,9 +22,8 @@ Nothing is written unless the result loads.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -32,12 +31,9 @@ from agentkit.adapters.diff import ToolDiff, diff_renamed, diff_tools, next_vers
 from agentkit.declarative import load_tools
 from agentkit.declarative.backends.http.sources import is_source_document
 from agentkit.declarative.shorthand import written_in_full
-from agentkit.declarative.yamlsource import locate, read_documents
 from agentkit.openapi.base import Entry, Lock
 from agentkit.openapi.budgets import Budgets
 from agentkit.openapi.folder import (
-    DOCUMENT_START,
-    Comments,
     DefinitionFile,
     Folder,
     Segment,
@@ -45,84 +41,25 @@ from agentkit.openapi.folder import (
 )
 from agentkit.openapi.importer import (
     Generated,
-    ImportReport,
     Selection,
     as_layout,
     entry_of,
     generate,
     lock_path,
-    render,
 )
-from agentkit.openapi.merge import MISSING, Clash, merge_documents, same_but_version
+from agentkit.openapi.merge import merge_documents, same_but_version
 from agentkit.openapi.naming import NameTable
+from agentkit.openapi.update_report import Operation, UpdateReport
+from agentkit.openapi.update_writing import Merged, plain, render_merged, write_merged
 from agentkit.openapi.verify import Verifier
 from agentkit.tool import Tool
 from agentkit.toolerrors import DefinitionError, UsageError
 
-_VERSION_LINE: Final = re.compile(r"^version:[^\n]*$", re.MULTILINE)
-_SHOWN: Final = 80
 #: The problems of a folder that does not load shown before "... and N more".
 _PROBLEMS_SHOWN: Final = 10
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Conflict:
-    """A key both the reviewer and the description changed: the reviewer's value was kept."""
-
-    file: Path
-    line: int
-    tool: str
-    field: str
-    ours: Any
-    theirs: Any
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.tool}: {self.field}: {_resolution(self)}"
-
-
-@dataclass(frozen=True, slots=True)
-class Operation:
-    """A tracked operation the update reports on: its tool name and ``METHOD /path``."""
-
-    name: str
-    key: str
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.key})"
-
-
-@dataclass
-class UpdateReport:
-    """What an update changed, kept and could not reconcile."""
-
-    generation: ImportReport
-    #: Each tool's change as ``agentkit diff`` classifies it, with the version it got.
-    classified: list[ToolDiff] = field(default_factory=list)
-    added: list[Operation] = field(default_factory=list)
-    removed: list[Operation] = field(default_factory=list)
-    #: Gone from the description but edited by the reviewer: kept, no longer tracked.
-    kept_gone: list[Operation] = field(default_factory=list)
-    #: Deleted by the reviewer: not written again (``newly`` the ones deleted since last time).
-    deleted: list[Operation] = field(default_factory=list)
-    conflicts: list[Conflict] = field(default_factory=list)
-    written: list[Path] = field(default_factory=list)
-    unchanged: int = 0
-
-
 # -- the update ------------------------------------------------------------------------------
-
-
-@dataclass
-class _Merged:
-    """One tool (or the source) after the merge, waiting to be written."""
-
-    file: DefinitionFile
-    segment: Segment
-    document: dict[str, Any]
-    comments: list[str]  # the import's own, above the document
-    clashes: list[Clash]
-    before_name: str | None  # the reviewer's name for it; None for a new tool
-    original: str | None = None  # the reviewer's text, for its comments
 
 
 def update_openapi(
@@ -155,10 +92,10 @@ def update_openapi(
         budgets=budgets or Budgets.from_json(lock.budgets),
         auth=lock.auth,
     )
-    report = UpdateReport(generation.report)
+    report = UpdateReport(generation=generation.report)
     folder = Folder(out)
     _check_folder(folder)
-    pending: list[_Merged] = []
+    pending: list[Merged] = []
     new_lock = Lock(
         description=Path(spec).name,
         source=source,
@@ -185,11 +122,11 @@ def update_openapi(
     ours = folder.find_tools([entry for entry in lock.entries.values() if not entry.deleted])
     for entry in lock.entries.values():
         tool = matched.get(entry.key)
-        where = Operation(entry.name, entry.key)
+        where = Operation(name=entry.name, key=entry.key)
         if entry.deleted:
             if tool is not None:
                 new_lock.entries[tool.key] = _deleted(tool)
-                report.deleted.append(Operation(str(tool.document["name"]), tool.key))
+                report.deleted.append(Operation(name=str(tool.document["name"]), key=tool.key))
             continue
         found = ours.get(entry.key)
         if found is None:
@@ -206,9 +143,11 @@ def update_openapi(
             new_lock.entries[entry.key] = entry  # kept as it is; the report says why
         elif same_but_version(dict(segment.document), entry.generated):
             segment.removed = True
-            report.removed.append(Operation(str(segment.document.get("name")), entry.key))
+            report.removed.append(Operation(name=str(segment.document.get("name")), key=entry.key))
         else:
-            report.kept_gone.append(Operation(str(segment.document.get("name")), entry.key))
+            report.kept_gone.append(
+                Operation(name=str(segment.document.get("name")), key=entry.key)
+            )
 
     # Names: tools the folder keeps hold theirs; new tools take what is left.
     table = NameTable(
@@ -245,10 +184,10 @@ def update_openapi(
         file = existing if shared and existing is not None else folder.new_file(renamed.file)
         pending.append(_fresh(file, renamed))
         new_lock.entries[tool.key] = _tracked_entry(tool, file, document, out)
-        report.added.append(Operation(document["name"], tool.key))
+        report.added.append(Operation(name=document["name"], key=tool.key))
 
     _classify(folder, pending, report)
-    _write(folder, pending, report)
+    write_merged(folder, pending, report)
     new_lock.write(lock_file)
     return report
 
@@ -272,10 +211,11 @@ def _tracked_entry(
     tool: Generated, file: DefinitionFile, written: dict[str, Any], out: Path
 ) -> Entry:
     """The lock's entry: ``tool`` as generated, with its name and file as written."""
-    entry = entry_of(tool, out)
-    entry.name = str(written.get("name"))
-    entry.file = file.path.relative_to(out).as_posix()
-    return entry
+    return replace(
+        entry_of(tool, out),
+        name=str(written.get("name")),
+        file=file.path.relative_to(out).as_posix(),
+    )
 
 
 def _deleted(tool: Generated) -> Entry:
@@ -297,37 +237,43 @@ def _renamed(wanted: str, name: str, tool: Generated) -> Any:
     return Renamed(wanted, name, pointer)
 
 
-def _fresh(file: DefinitionFile, generated: Generated) -> _Merged:
-    segment = Segment(generated.text(), generated.document, changed=True)
+def _fresh(file: DefinitionFile, generated: Generated) -> Merged:
+    segment = Segment(text=generated.text(), document=generated.document, changed=True)
     file.append(segment)
-    return _Merged(file, segment, dict(generated.document), list(generated.comments), [], None)
+    return Merged(
+        file=file,
+        segment=segment,
+        document=dict(generated.document),
+        comments=list(generated.comments),
+        clashes=[],
+        before_name=None,
+    )
 
 
 def _merge(
     file: DefinitionFile, segment: Segment, base: dict[str, Any], theirs: Generated
-) -> _Merged:
+) -> Merged:
     # Compared as the generator writes it: a parameter the reviewer wrote short is the same.
-    ours = written_in_full(_plain(segment.document))
+    ours = written_in_full(plain(segment.document))
     document, clashes = merge_documents(base, ours, theirs.document)
     name = str(ours.get("name", ""))
-    merged = _Merged(file, segment, document, list(theirs.comments), clashes, name, segment.text)
+    merged = Merged(
+        file=file,
+        segment=segment,
+        document=document,
+        comments=list(theirs.comments),
+        clashes=clashes,
+        before_name=name,
+        original=segment.text,
+    )
     segment.changed = document != ours
     return merged
 
 
-def _plain(value: Any) -> Any:
-    """``value`` read from YAML as plain dicts and lists."""
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    return value
+# -- checking and classifying ----------------------------------------------------------------
 
 
-# -- classifying and writing -----------------------------------------------------------------
-
-
-def _classify(folder: Folder, pending: list[_Merged], report: UpdateReport) -> None:
+def _classify(folder: Folder, pending: list[Merged], report: UpdateReport) -> None:
     """Load the files before and after, classify each tool's change, bump its version.
 
     Only the files that change are loaded, with the source's; when the source
@@ -342,7 +288,7 @@ def _classify(folder: Folder, pending: list[_Merged], report: UpdateReport) -> N
     ]
     before = _load([file.path for file in files if not file.new], folder.out, "as it is")
     for merged in pending:
-        _render(merged)
+        render_merged(merged)
     with tempfile.TemporaryDirectory(prefix="agentkit-update-") as staging:
         root = Path(staging)
         staged = []
@@ -374,7 +320,7 @@ def _classify(folder: Folder, pending: list[_Merged], report: UpdateReport) -> N
             version = next_version(old.version, diff.required_bump)
             merged.document["version"] = version
             merged.segment.changed = True
-            _render(merged)
+            render_merged(merged)
         elif diff.new_version:
             version = diff.new_version
         report.classified.append(replace(diff, new_version=version))
@@ -383,7 +329,7 @@ def _classify(folder: Folder, pending: list[_Merged], report: UpdateReport) -> N
         report.classified.append(ToolDiff.removed(removed.name, old.version if old else None))
 
 
-def _tracked(file: DefinitionFile, pending: list[_Merged]) -> bool:
+def _tracked(file: DefinitionFile, pending: list[Merged]) -> bool:
     return any(merged.file is file for merged in pending)
 
 
@@ -452,90 +398,3 @@ def _load(
             f"{out} does not load {when}, so the update cannot tell what changes; "
             f"fix it first (agentkit validate):\n{message}"
         ) from exc
-
-
-def _render(merged: _Merged) -> None:
-    """The segment's text for the merged document, the reviewer's text where nothing changed."""
-    segment = merged.segment
-    if not segment.changed:
-        return
-    ours = _plain(segment.document) if merged.before_name is not None else None
-    if ours is not None and same_but_version(ours, merged.document):
-        version = merged.document.get("version")
-        segment.text = _VERSION_LINE.sub(f"version: {version}", segment.text, count=1)
-        return
-    comments = [*merged.comments]
-    for clash in merged.clashes:
-        comments.append(
-            f"conflict: {_dotted(merged.document, clash.location)}: {_resolution(clash)}"
-        )
-    start = "---\n" if DOCUMENT_START.match(segment.text) else ""
-    text = render(comments, merged.document)
-    if merged.original is not None:
-        text = Comments.read(merged.original).put_back(text)
-    segment.text = start + text
-
-
-def _resolution(clash: Clash | Conflict) -> str:
-    """What a clash was resolved to: always the reviewer's side, and what was not taken."""
-    if clash.ours is MISSING:
-        return f"kept removed, as you left it; the description now gives {_shown(clash.theirs)}"
-    if clash.theirs is MISSING:
-        return f"kept yours ({_shown(clash.ours)}); the description no longer has it"
-    return f"kept yours ({_shown(clash.ours)}); the description now gives {_shown(clash.theirs)}"
-
-
-def _write(folder: Folder, pending: list[_Merged], report: UpdateReport) -> None:
-    for merged in pending:
-        if not merged.clashes:
-            continue
-        text = merged.segment.text
-        documents, _ = read_documents(text)
-        root, start = documents[0] if documents else (None, (1, 1))
-        name = str(merged.document.get("name") or merged.document.get("source"))
-        for clash in merged.clashes:
-            line = locate(root, clash.location, start)[0] if root is not None else 1
-            report.conflicts.append(
-                Conflict(
-                    file=merged.file.path,
-                    line=merged.file.line_of(merged.segment) + line - 1,
-                    tool=name,
-                    field=_dotted(merged.document, clash.location),
-                    ours=clash.ours,
-                    theirs=clash.theirs,
-                )
-            )
-    for file in folder.files.values():
-        if not file.touched:
-            continue
-        if file.empty:
-            file.path.unlink(missing_ok=True)
-            continue
-        file.path.parent.mkdir(parents=True, exist_ok=True)
-        file.path.write_text(file.text(), encoding="utf-8")
-        report.written.append(file.path)
-
-
-def _dotted(document: Any, location: tuple[str | int, ...]) -> str:
-    """``input_schema.parameters[query_id].description``: a location, parameters by name."""
-    text, node = "", document
-    for part in location:
-        if isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node):
-            node = node[part]
-            label = node.get("name", part) if isinstance(node, dict) else part
-            text += f"[{label}]"
-        elif isinstance(node, dict) and part in node:
-            node = node[part]
-            text += f".{part}" if text else str(part)
-        elif isinstance(node, list):
-            text += f"[{part}]"
-            node = None
-        else:
-            text += f".{part}" if text else str(part)
-            node = None
-    return text
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"

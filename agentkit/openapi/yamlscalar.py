@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, final
 
 #: The indent the import writes with (``emit.OPTIONS``).
 INDENT: Final = 2
@@ -68,7 +68,8 @@ SINGLE: Final = 1
 DOUBLE: Final = 2
 
 
-@dataclass(frozen=True, slots=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Scalar:
     """A scalar's text, what libyaml's analysis says of it, and how it is written."""
 

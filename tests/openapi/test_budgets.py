@@ -14,7 +14,7 @@ from agentkit import ToolRegistry, load_tools
 from agentkit.cli import main
 from agentkit.openapi import ImportReport, import_openapi, update_openapi
 from agentkit.openapi.budgets import Budgets
-from agentkit.openapi.schemas import trim
+from agentkit.openapi.descriptions import trim
 from agentkit.schemasize import schema_size
 from agentkit.toolerrors import UsageError
 
