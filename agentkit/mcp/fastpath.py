@@ -328,7 +328,7 @@ class FastPath:
         if session is None:  # stateless: a connection of one request, as the SDK makes it
             connection = Connection.from_envelope(version or DEFAULT_NEGOTIATED_VERSION, None, None)
             runner: ServerRunner[Any] = ServerRunner(
-                self._server, connection, getattr(self._manager, "_lifespan_state", None)
+                self._server, connection, lifespan_state(self._manager)
             )
             await self._answer(runner, None, request, request_id, method, params, send, None)
             return None
