@@ -33,8 +33,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, final
 
+from agentkit.problem import did_you_mean
 from agentkit.schema.values import is_number, show, type_name, written
-from agentkit.toolerrors import ElicitationError, Problem, did_you_mean
+from agentkit.toolerrors import ElicitationError, Problem
 
 __all__ = ["FORMATS", "Form", "FormField"]
 

@@ -21,6 +21,7 @@ from typing import Any, Protocol, final
 
 from agentkit.content import Output, block_from_json
 from agentkit.observability import EVENT_COMPLETED, EVENT_FAILED, Listener, ToolEvent
+from agentkit.problem import did_you_mean
 from agentkit.toolerrors import (
     Direction,
     ReplayedFailure,
@@ -28,7 +29,6 @@ from agentkit.toolerrors import (
     SemanticError,
     ToolExecutionError,
     ToolValidationError,
-    did_you_mean,
 )
 from agentkit.toolresult import STATUS_FAILURE, STATUS_SUCCESS
 

@@ -23,13 +23,14 @@ from dataclasses import dataclass
 from typing import Any, Final, final
 
 from agentkit.jsonvalues import MAX_DEPTH
+from agentkit.problem import format_location
 from agentkit.secretpatterns import (
     MASK,
     MIN_SECRET_LENGTH,
     CompiledSecrets,
     compile_secrets,
 )
-from agentkit.toolerrors import RedactedError, format_location
+from agentkit.toolerrors import RedactedError
 
 __all__ = [
     "MASK",

@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final
 
+from agentkit.problem import did_you_mean
 from agentkit.toolerrors import (
     Problem,
     SchemaDefinitionError,
     SemanticError,
-    did_you_mean,
 )
 from agentkit.toolschema import FREE_FORM, Parameter, ToolSchema
 

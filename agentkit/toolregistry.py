@@ -5,8 +5,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator
 
+from agentkit.problem import closest
 from agentkit.tool import Tool
-from agentkit.toolerrors import SemanticError, UnknownToolError, closest
+from agentkit.toolerrors import SemanticError, UnknownToolError
 
 __all__ = ["ToolRegistry", "name_key"]
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar, Final, NamedTuple, final
 
+from agentkit.problem import did_you_mean
 from agentkit.schema.code import Validator, compile_check, generate_validator
 from agentkit.schema.parse import Builders, parse_parameter_list, parse_schema
 from agentkit.schema.values import (
@@ -38,7 +39,6 @@ from agentkit.toolerrors import (
     Problem,
     SchemaDefinitionError,
     SemanticError,
-    did_you_mean,
 )
 
 __all__ = [

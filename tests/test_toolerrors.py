@@ -304,13 +304,38 @@ def test_every_exception_in_the_package_derives_from_agentkit_error() -> None:
     assert strays == []
 
 
-def test_every_public_exception_is_defined_in_toolerrors_and_drawn_in_its_tree() -> None:
+ERROR_MODULES = {
+    "agentkit.errorbase",
+    "agentkit.definitionerrors",
+    "agentkit.backenderrors",
+    "agentkit.servingerrors",
+    "agentkit.toolerrors",
+}
+
+
+def test_every_public_exception_is_an_error_module_s_importable_from_toolerrors() -> None:
     doc = toolerrors.__doc__ or ""
     for name, cls in _exception_classes().items():
         if cls.__name__.startswith("_"):
             continue
-        assert cls.__module__ == "agentkit.toolerrors", name
+        assert cls.__module__ in ERROR_MODULES, f"{name} is defined outside the error modules"
+        assert cls.__name__ in toolerrors.__all__, f"{name} is not exported by toolerrors"
+        assert getattr(toolerrors, cls.__name__) is cls, name
         assert f" {cls.__name__} " in doc, f"{cls.__name__} is not drawn in the tree"
+
+
+def test_each_error_module_exports_exactly_what_it_defines() -> None:
+    for module_name in ERROR_MODULES - {"agentkit.toolerrors"}:
+        module = importlib.import_module(module_name)
+        defined = {
+            name
+            for name, value in vars(module).items()
+            if isinstance(value, type)
+            and value.__module__ == module_name
+            and not name.startswith("_")
+        }
+        assert set(module.__all__) == defined, module_name
+        assert set(module.__all__) <= set(toolerrors.__all__), module_name
 
 
 @pytest.mark.parametrize(

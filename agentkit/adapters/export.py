@@ -43,9 +43,10 @@ from typing import Any, Final, Protocol, final
 
 from agentkit.binary import is_binary
 from agentkit.plugins import PluginTable
+from agentkit.problem import did_you_mean
 from agentkit.schema.values import length_words
 from agentkit.tool import Tool
-from agentkit.toolerrors import ExportError, did_you_mean
+from agentkit.toolerrors import ExportError
 from agentkit.toolexamples import examples_of
 from agentkit.toolschema import ToolSchema
 from agentkit.toolsearch import SEARCH_TOOL_NAME, SearchTools, matching

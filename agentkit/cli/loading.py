@@ -12,7 +12,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from agentkit.toolerrors import UsageError, did_you_mean
+from agentkit.problem import did_you_mean
+from agentkit.toolerrors import UsageError
 
 if TYPE_CHECKING:
     from agentkit.tool import Tool

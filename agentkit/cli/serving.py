@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from agentkit.cli.loading import choose_toolset, load_registry, load_toolsets, tool_paths
 from agentkit.cli.output import echo
 from agentkit.cli.status import EXIT_OK
-from agentkit.toolerrors import SemanticError, UsageError, did_you_mean
+from agentkit.problem import did_you_mean
+from agentkit.toolerrors import SemanticError, UsageError
 
 if TYPE_CHECKING:
     from agentkit.mcp.options import BearerToken

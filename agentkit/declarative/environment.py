@@ -28,11 +28,11 @@ from typing import Final, final
 
 from agentkit.credentials import read_env_file
 from agentkit.declarative.problems import Location, Problems
+from agentkit.problem import format_location
 from agentkit.toolerrors import (
     DefinitionError,
     Problem,
     SemanticError,
-    format_location,
 )
 
 __all__ = [

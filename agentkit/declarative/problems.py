@@ -14,8 +14,9 @@ from dataclasses import replace
 from typing import Any, Final
 
 from agentkit.declarative.yamlsource import Position, clip, locate, read_documents
+from agentkit.problem import did_you_mean, format_location
 from agentkit.tool import TOOL_NAME_PATTERN
-from agentkit.toolerrors import DefinitionError, Problem, did_you_mean, format_location
+from agentkit.toolerrors import DefinitionError, Problem
 
 __all__ = [
     "HINT_BUDGET",

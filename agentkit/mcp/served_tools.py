@@ -29,8 +29,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentkit.context import LogLevel, at_least
 from agentkit.mcp.listing import MAX_DISCOVERED, listing
+from agentkit.problem import did_you_mean
 from agentkit.tool import Tool
-from agentkit.toolerrors import SemanticError, did_you_mean
+from agentkit.toolerrors import SemanticError
 from agentkit.toolregistry import ToolRegistry
 from agentkit.toolsearch import SEARCH_TOOL_NAME, matching
 

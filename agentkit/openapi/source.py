@@ -15,7 +15,8 @@ from agentkit.openapi.literal import shown, url_text
 from agentkit.openapi.naming import snake_case
 from agentkit.openapi.reader import Resolver, pointer_join, unexpressible
 from agentkit.openapi.schemas import Notes
-from agentkit.toolerrors import UnexpressibleOperation, UsageError, did_you_mean
+from agentkit.problem import did_you_mean
+from agentkit.toolerrors import UnexpressibleOperation, UsageError
 
 _VARIABLE = re.compile(r"\{([^{}]+)\}")
 #: What the environment variables of exposed server variables have after the source's

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from agentkit.problem import did_you_mean
 from agentkit.schema.values import (
     ABSENT,
     PARAMETER_TYPES,
@@ -28,7 +29,7 @@ from agentkit.schema.values import (
     type_label,
     written,
 )
-from agentkit.toolerrors import Problem, did_you_mean
+from agentkit.toolerrors import Problem
 
 __all__ = [
     "Location",

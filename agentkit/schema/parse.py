@@ -17,6 +17,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final, final
 
+from agentkit.problem import did_you_mean, format_location
 from agentkit.schema.constraints import (
     Location,
     duplicates,
@@ -33,7 +34,7 @@ from agentkit.schema.values import (
     type_label,
     written,
 )
-from agentkit.toolerrors import Problem, did_you_mean, format_location
+from agentkit.toolerrors import Problem
 
 __all__ = [
     "PARAMETER_KEYS",

@@ -31,8 +31,9 @@ from agentkit.adapters.provider_checks.schemas import (
     openai_schema,
     openai_strict_schema,
 )
+from agentkit.problem import did_you_mean
 from agentkit.tool import Tool
-from agentkit.toolerrors import UsageError, did_you_mean
+from agentkit.toolerrors import UsageError
 
 __all__ = [
     "PROVIDERS",

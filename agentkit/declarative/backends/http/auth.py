@@ -22,7 +22,7 @@ from agentkit.declarative.backends.http.values import (
 )
 from agentkit.declarative.environment import LiteralText
 from agentkit.declarative.problems import Location, Problems, check_keys
-from agentkit.toolerrors import did_you_mean
+from agentkit.problem import did_you_mean
 
 __all__ = ["OAUTH2_KEYS", "OAuth2Settings", "oauth2_auth", "parse_auth"]
 

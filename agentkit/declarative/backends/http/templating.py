@@ -14,7 +14,7 @@ from typing import Any, Final
 from agentkit.declarative.environment import LiteralText
 from agentkit.declarative.problems import Location, Problems, value_kind
 from agentkit.declarative.templates import Template, TemplateSyntaxProblem, compile_template
-from agentkit.toolerrors import did_you_mean
+from agentkit.problem import did_you_mean
 from agentkit.toolschema import ToolSchema
 
 __all__ = ["MAX_COMPILED", "RESPONSE_FIELDS", "TemplateContext"]
