@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, final
 
 import yaml
 
@@ -41,7 +41,8 @@ def unexpressible(pointer: str, message: str) -> UnexpressibleOperation:
     return UnexpressibleOperation(problem(pointer, message))
 
 
-@dataclass(frozen=True, slots=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Description:
     """A description as read: the document, and whether it was JSON text.
 
@@ -88,7 +89,7 @@ def read_description(path: str | Path) -> Description:
             message = f"Swagger version {data.get('swagger')!r} is not supported; expected 2.0"
             raise OpenAPIError(name, [problem("#/swagger", message)])
         _check_paths(name, data)
-        return Description(swagger.convert(data), from_json)
+        return Description(document=swagger.convert(data), from_json=from_json)
     version = str(data.get("openapi", ""))
     if not version.startswith(("3.0", "3.1")):
         message = (
@@ -98,7 +99,7 @@ def read_description(path: str | Path) -> Description:
         )
         raise OpenAPIError(name, [problem("#/openapi", message)])
     _check_paths(name, data)
-    return Description(data, from_json)
+    return Description(document=data, from_json=from_json)
 
 
 def _check_paths(name: str, data: dict[str, Any]) -> None:

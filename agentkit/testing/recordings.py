@@ -85,7 +85,7 @@ def recording_path(definition_path: str | Path, tool: str, example: str) -> Path
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RecordedExchange:
     """One request as sent (normalized: ``normal_request``) and the reply it got."""
 
@@ -113,7 +113,7 @@ class RecordedExchange:
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Recording:
     """The exchanges of one example's call, in the order they were made."""
 

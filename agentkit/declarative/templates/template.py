@@ -23,7 +23,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, final
 
 from agentkit.declarative.templates.base import (
     DELIMITER_PATTERN,
@@ -55,7 +55,8 @@ _STEP_PARTS = re.compile(rf"\.\s*({_IDENT})|\[\s*(-?\d+|'[^'\\]*'|\"[^\"\\]*\")\
 _SPAN = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 
 
-@dataclass(frozen=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Path:
     root: str
     steps: tuple[str | int, ...]
@@ -166,7 +167,7 @@ class Template:
             if root not in context:
                 continue
             try:
-                _resolve(_Path(root, steps, ""), context)
+                _resolve(_Path(root=root, steps=steps, text=""), context)
             except MissingValue as found:
                 if found.step == exc.step:
                     return found
@@ -260,7 +261,7 @@ def _parse_path(source: str) -> _Path | None:
             steps.append(index[1:-1])
         else:
             steps.append(int(index))
-    return _Path(root.group(0), tuple(steps), " ".join(expression.split()))
+    return _Path(root=root.group(0), steps=tuple(steps), text=" ".join(expression.split()))
 
 
 def compile_template(source: str, field: str, roots: Iterable[str]) -> Template:

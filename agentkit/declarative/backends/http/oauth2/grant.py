@@ -72,7 +72,7 @@ ClientAuth = Literal["basic", "body"]
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Token:
     value: str
     expires_at: float
@@ -265,7 +265,7 @@ class ClientCredentials:
             value, lifetime, others = self._fetch(client_id, client_secret, deadline, session)
             # The clock is read after the reply, so time spent waiting is not counted twice.
             expires_at = self._clock() + lifetime - min(self.expiry_margin, lifetime / 2)
-            token = _Token(value, expires_at, others)
+            token = _Token(value=value, expires_at=expires_at, others=others)
             self._cache._store(key, token)
             return token
         finally:
