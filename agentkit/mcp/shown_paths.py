@@ -16,8 +16,10 @@ from agentkit.toolerrors import AgentKitError, DefinitionError
 __all__ = ["ShownPaths"]
 
 # Where a path written in a message may start and end: not inside a longer name or path.
+# A full stop ends one unless a name goes on after it (``tools.d.bak``): a sentence
+# may end with a path.
 _BEFORE: Final = r"(?<![\w.~/\\-])"
-_AFTER: Final = r"(?![\w.~-])"
+_AFTER: Final = r"(?![\w~-]|\.[\w~-])"
 
 
 @final

@@ -188,7 +188,26 @@ def parse_enum(
         more = f" and {len(repeated) - 5} more" if len(repeated) > 5 else ""
         problem("enum", f"duplicate values: {shown}{more}; list each value once")
         return None
-    return tuple(float(v) for v in values) if declared == "float" else tuple(values)
+    if declared != "float":
+        return tuple(values)
+    huge = next((value for value in values if not _fits_float(value)), ABSENT)
+    if huge is not ABSENT:
+        problem(
+            "enum",
+            f"every value must be of type 'float'; "
+            f"{show(huge)} is an integer too large for a float",
+        )
+        return None
+    return tuple(float(v) for v in values)
+
+
+def _fits_float(value: int | float) -> bool:
+    """Whether ``value`` converts to a float: an int past about 1.8e308 does not."""
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
 
 
 def duplicates(values: Sequence[Any]) -> list[Any]:
@@ -229,7 +248,12 @@ def parse_bound(
     if not is_number(value):
         problem(key, f"expected a number, got {written(value)}")
         return None
-    if not math.isfinite(value):
+    if isinstance(value, int) and declared == "float" and not _fits_float(value):
+        problem(
+            key, f"expected a finite number, got an integer too large for a float: {show(value)}"
+        )
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
         # A NaN bound compares false with everything: it would check nothing.
         problem(key, f"expected a finite number, got {value}")
         return None
