@@ -202,9 +202,11 @@ def bounds(spec: dict[str, Any], schema: dict[str, Any], kind: str, note: Any) -
             bound, exclusive = exclusive, True  # 3.1: the exclusive bound is the number
         if not isinstance(bound, int | float) or isinstance(bound, bool):
             continue
+        # An int is whole however large (float() of one past 1e308 overflows).
+        whole = isinstance(bound, int) or bound.is_integer()
         if exclusive is True:
-            if kind == "integer" and float(bound).is_integer():
+            if kind == "integer" and whole:
                 bound = int(bound) + step
             else:
                 note(f"exclusive {key} {bound} written as inclusive")
-        spec[key] = int(bound) if kind == "integer" and float(bound).is_integer() else bound
+        spec[key] = int(bound) if kind == "integer" and whole else bound

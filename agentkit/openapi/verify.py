@@ -18,11 +18,15 @@ from agentkit.declarative.backends.http.sources import parse_source
 from agentkit.declarative.definition import parse_definition
 from agentkit.declarative.environment import Environment, Substituter
 from agentkit.declarative.problems import ProblemLog, Problems
+from agentkit.declarative.yamlsource import MAX_NUMBER_CHARS
 from agentkit.openapi.reader import problem
 from agentkit.schema.parse import Built, unchanging
 from agentkit.toolerrors import Problem
 
 _START = (1, 1)
+#: Integers from here on (and from minus a tenth of it) take more than
+#: ``MAX_NUMBER_CHARS`` characters to write, which the reader refuses.
+_TOO_LONG = 10**MAX_NUMBER_CHARS
 
 
 class Verifier:
@@ -65,7 +69,28 @@ class Verifier:
                 environment=self.environment,
                 sources=self.sources,
             )
-        return list(log.shown)
+        return list(log.shown) or _unwritable(document)
+
+
+def _unwritable(document: Any) -> list[Problem]:
+    """What the definition holds that its file could not: an integer too long for the
+    reader (a description's ``maximum: 1e400`` written out as an integer bound)."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(document, ())]
+    while stack:  # one visit per value: bounded by the document's size
+        value, location = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((item, (*location, str(key))) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((item, (*location, index)) for index, item in enumerate(value))
+        elif type(value) is int and not -_TOO_LONG // 10 < value < _TOO_LONG:
+            return [
+                Problem(
+                    location=location,
+                    message=f"an integer of more than {MAX_NUMBER_CHARS} characters written out, "
+                    "longer than a definition file may write a number",
+                )
+            ]
+    return []
 
 
 def unloadable(pointer: str, found: Problem) -> Problem:

@@ -921,6 +921,62 @@ def test_a_path_with_template_syntax_is_skipped(tmp_path: Path, path: str) -> No
     assert not (out / "x.yaml").exists()
 
 
+def _bounded(schema: dict[str, Any]) -> dict[str, Any]:
+    parameter = {"name": "n", "in": "query", "schema": schema}
+    return {"/n": {"get": {"operationId": "n", "parameters": [parameter], "responses": OK}}}
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        pytest.param({"type": "integer", "maximum": 10**100}, id="integer-101-digits"),
+        pytest.param({"type": "integer", "minimum": -(10**99)}, id="negative-101-chars"),
+        pytest.param(
+            {"type": "integer", "maximum": 10**400, "exclusiveMaximum": True}, id="exclusive"
+        ),
+        pytest.param({"type": "integer", "enum": [1, 10**150]}, id="enum"),
+        pytest.param({"type": "number", "minimum": -(10**400)}, id="number-past-a-float"),
+    ],
+)
+def test_a_number_no_definition_can_hold_skips_its_operation_with_the_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], schema: dict[str, Any]
+) -> None:
+    spec = write_spec(tmp_path, minimal({**_bounded(schema), **FINE}))
+    out, report = imported(tmp_path, spec, source="api")
+    [skipped] = report.skipped
+    assert skipped.operation == "n"
+    assert "would write a definition that does not load: input_schema.parameters[0]." in str(
+        skipped.problem
+    )
+    assert not (out / "n.yaml").exists()
+    assert main(["validate", str(out)]) == 0
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("schema", "written"),
+    [
+        pytest.param({"type": "integer", "maximum": 10**100 - 1}, 10**100 - 1, id="100-digits"),
+        pytest.param({"type": "integer", "minimum": -(10**99) + 1}, -(10**99) + 1, id="negative"),
+        pytest.param(
+            {"type": "integer", "maximum": 10**100, "exclusiveMaximum": True},
+            10**100 - 1,
+            id="exclusive-comes-inside",
+        ),
+    ],
+)
+def test_the_longest_number_a_definition_holds_is_written_and_loads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], schema: dict[str, Any], written: int
+) -> None:
+    spec = write_spec(tmp_path, minimal(_bounded(schema)))
+    out, report = imported(tmp_path, spec, source="api")
+    assert report.skipped == []
+    [bound] = [value for key, value in inputs(out, "n")["n"].items() if key.endswith("imum")]
+    assert bound == written
+    assert main(["validate", str(out)]) == 0
+    capsys.readouterr()
+
+
 # -- checking the description -------------------------------------------------------------
 
 
