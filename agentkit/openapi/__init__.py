@@ -8,7 +8,9 @@ such a folder, keeping the reviewer's edits; its report classifies each tool's
 change with ``agentkit.adapters.diff.ToolDiff``, as ``agentkit diff`` does.
 """
 
-from agentkit.openapi.importer import ImportReport, Renamed, Selection, Skipped, import_openapi
+from agentkit.openapi.import_report import ImportReport, Renamed, Skipped
+from agentkit.openapi.importer import import_openapi
+from agentkit.openapi.selection import Selection
 from agentkit.openapi.update import update_openapi
 from agentkit.openapi.update_report import Conflict, UpdateReport
 from agentkit.toolerrors import DescriptionProblem, OpenAPIError, UnexpressibleOperation

@@ -1,8 +1,12 @@
-"""The import: select operations, name them, build and write their definitions."""
+"""The import: build the selected operations' definitions, and write them with their lock.
+
+``generate`` builds every definition in memory (``selection`` chooses and names the
+operations, ``import_report`` says what was left out); ``import_openapi`` writes
+them; ``update`` merges what ``generate`` builds into a folder a reviewer edited.
+"""
 
 from __future__ import annotations
 
-import difflib
 import functools
 import gc
 import re
@@ -10,117 +14,35 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
-from agentkit.openapi import swagger
 from agentkit.openapi.base import Entry, Lock
 from agentkit.openapi.budgets import Budgets, Fitted, fit
 from agentkit.openapi.check import check_description
 from agentkit.openapi.emit import dump
+from agentkit.openapi.import_report import ImportReport, Skipped, nothing_imported
 from agentkit.openapi.memo import Conversions
-from agentkit.openapi.naming import NameTable, identifier, operation_name
-from agentkit.openapi.operations import (
-    METHODS,
-    Operation,
-    OperationConverter,
-    operations,
-    path_items,
-)
-from agentkit.openapi.reader import Resolver, problem, read_description
+from agentkit.openapi.operations import Operation, OperationConverter, operations
+from agentkit.openapi.reader import Resolver, read_description
 from agentkit.openapi.schemas import Notes
+from agentkit.openapi.selection import (
+    Layout,
+    Selection,
+    as_layout,
+    check_filters,
+    is_kept,
+    name_operations,
+    tag_files,
+)
 from agentkit.openapi.source import Auth, Security, base_url, source_document
 from agentkit.openapi.verify import Verifier, unloadable
 from agentkit.openapi.yamlwriter import Writer
-from agentkit.toolerrors import (
-    OpenAPIError,
-    Problem,
-    UnexpressibleOperation,
-    UsageError,
-)
+from agentkit.toolerrors import OpenAPIError, UnexpressibleOperation, UsageError
 
 _SOURCE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
-#: How tools are laid out in files: one file per operation, or one per tag.
-Layout = Literal["operation", "tag"]
-LAYOUTS: Final[tuple[Layout, ...]] = ("operation", "tag")
-#: The file of the operations without a tag, in the ``tag`` layout.
-UNTAGGED: Final = "untagged"
-_SELECTION_KEYS = ("tags", "operations", "methods", "exclude")
-#: How many skipped operations the error of an import that writes nothing lists.
-_SHOWN_SKIPPED: Final = 10
 #: The allocations between two collections of the youngest generation while an
 #: import runs (Python's default is 700).
 _COLLECT_AFTER: Final = 100_000
-
-
-@dataclass(frozen=True, slots=True)
-class Renamed:
-    """A tool whose name was taken: it got ``name`` instead of ``wanted``."""
-
-    wanted: str
-    name: str
-    pointer: str
-
-
-@dataclass(frozen=True, slots=True)
-class Skipped:
-    """An operation left out, and why (``problem`` locates it in the description)."""
-
-    operation: str
-    problem: Problem
-
-
-@dataclass
-class ImportReport:
-    """What an import wrote, left out and renamed."""
-
-    written: list[Path] = field(default_factory=list)
-    #: How many tools the written files hold (a file may hold several: ``layout="tag"``).
-    tools: int = 0
-    skipped: list[Skipped] = field(default_factory=list)
-    renamed: list[Renamed] = field(default_factory=list)
-    deprecated: list[str] = field(default_factory=list)
-    notes: int = 0
-    #: What the schema check (``agentkit.openapi.check``) found; None when it did not run.
-    findings: list[Problem] | None = None
-    #: Tools generated with less depth to fit the schema budget, and those still over it.
-    fitted: list[str] = field(default_factory=list)
-    over_budget: list[str] = field(default_factory=list)
-    #: Streaming query parameters left out (``watch``, ``follow``), over all tools.
-    streaming: int = 0
-    #: The tags of the operations the description has, for choosing among many tools.
-    tags: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Selection:
-    """Which operations to import: each given filter must match (an empty one matches all)."""
-
-    tags: Sequence[str] = ()
-    operations: Sequence[str] = ()
-    methods: Sequence[str] = ()
-    exclude: Sequence[str] = ()
-    deprecated: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {key: list(getattr(self, key)) for key in _SELECTION_KEYS}
-        data["deprecated"] = self.deprecated
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Selection:
-        """The selection ``to_json`` wrote (a lock file's); unknown keys are ignored."""
-        values = {key: tuple(str(item) for item in data.get(key) or ()) for key in _SELECTION_KEYS}
-        return cls(**values, deprecated=data.get("deprecated") is True)
-
-    def wants(self, op: Operation) -> bool:
-        ids = {op.name, op.operation_id or ""}
-        if self.tags and not set(self.tags) & set(op.tags):
-            return False
-        if self.operations and not ids & set(self.operations):
-            return False
-        if self.methods and op.method not in {method.upper() for method in self.methods}:
-            return False
-        return not ids & set(self.exclude)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -163,14 +85,6 @@ class Generation:
     budgets: Budgets = field(default_factory=Budgets)
     #: The security scheme ``--auth`` chose for the source.
     auth: str | None = None
-
-
-def as_layout(value: object) -> Layout:
-    """``value`` as a layout; ``UsageError`` naming the layouts for anything else."""
-    for layout in LAYOUTS:
-        if value == layout:
-            return layout
-    raise UsageError(f"unknown layout {value!r}: expected one of {', '.join(LAYOUTS)}")
 
 
 def lock_path(out: str | Path, source: str) -> Path:
@@ -351,10 +265,10 @@ def generate(
     document = description.document
     resolver = Resolver(document)
     found = operations(document)
-    _name(found, report := ImportReport(), keep)
-    files = _tag_files(found, source) if layout == "tag" else {}
+    name_operations(found, report := ImportReport(), keep)
+    files = tag_files(found, source) if layout == "tag" else {}
     report.findings = check_description(document, tree=description.from_json) if check else None
-    _check_filters(str(spec), found, selection)
+    check_filters(str(spec), found, selection)
     source_notes = Notes()
     security = Security(document, source, resolver, source_notes)
     out = Path(out)
@@ -411,7 +325,7 @@ def generate(
         budgets=budgets,
     )
     for op in found:
-        kept = _kept(op, keep)
+        kept = is_kept(op, keep)
         if not kept and not selection.wants(op):
             continue
         selected += 1
@@ -452,7 +366,7 @@ def generate(
     report.notes += len(source_notes.lines)
     report.tags = list(dict.fromkeys(tag for op in found for tag in op.tags))
     if not tools:
-        raise OpenAPIError(str(spec), _nothing_imported(document, found, selected, report))
+        raise OpenAPIError(str(spec), nothing_imported(document, found, selected, report))
     return Generation(
         source_file, tools, report, skipped, layout, tuple(server_variables), budgets, auth
     )
@@ -470,110 +384,6 @@ def _fitted(
 
     fitted = fit(build({}), budgets, build)
     return converters[-1], fitted
-
-
-def _nothing_imported(
-    document: dict[str, Any], found: list[Operation], selected: int, report: ImportReport
-) -> list[Problem]:
-    """Why an import would write no tool: what the description lacks, or each reason
-    the selected operations were left out (a source alone is no import)."""
-    original = document.get(swagger.ORIGINAL_KEY)
-    written = original if isinstance(original, dict) else document
-    if not found:
-        return [problem("#/paths", _no_operations(written))]
-    if not selected:
-        return [problem("#/paths", "no operation matches the selection; widen the filters")]
-    reasons = []
-    if report.skipped:
-        reasons.append(f"{len(report.skipped)} cannot be expressed (each reason below)")
-    if report.deprecated:
-        reasons.append(f"{len(report.deprecated)} deprecated (give --include-deprecated)")
-    headline = problem(
-        "#/paths",
-        f"none of the {selected} selected operation(s) can be imported: {'; '.join(reasons)}",
-    )
-    shown = [
-        problem(item.problem.path, f"{item.operation}: {item.problem.message}")
-        for item in report.skipped[:_SHOWN_SKIPPED]
-    ]
-    if len(report.skipped) > _SHOWN_SKIPPED:
-        more = len(report.skipped) - _SHOWN_SKIPPED
-        shown.append(problem("#/paths", f"and {more} more operation(s) skipped"))
-    return [headline, *shown]
-
-
-def _no_operations(document: dict[str, Any]) -> str:
-    """What is wrong with a description without a single operation, and what would do."""
-    fix = (
-        "an import needs at least one operation under 'paths' (such as "
-        "'/pets': {get: {responses: ...}})"
-    )
-    paths = document.get("paths")
-    if "paths" not in document:
-        webhooks = (
-            " ('webhooks' are calls the API makes, not tools)" if "webhooks" in document else ""
-        )
-        return f"missing 'paths': the description defines no operation{webhooks}; {fix}"
-    items = path_items(paths) if isinstance(paths, dict) else {}
-    if not items:
-        only = " but for x- extensions" if paths else ""
-        return f"'paths' is empty{only}: the description defines no operation; {fix}"
-    by_ref = sum(1 for item in items.values() if isinstance(item, dict) and "$ref" in item)
-    ref_note = f" ({by_ref} given by a path item $ref, which is not followed)" if by_ref else ""
-    methods = ", ".join(METHODS)
-    return f"none of the {len(items)} path(s) has an operation ({methods}){ref_note}; {fix}"
-
-
-def _kept(op: Operation, keep: Collection[str]) -> bool:
-    return f"{op.method} {op.path}" in keep or (op.operation_id or "") in keep
-
-
-def _name(found: list[Operation], report: ImportReport, keep: Collection[str] = ()) -> None:
-    """Names for every operation, taken in the description's order, so each run agrees.
-
-    Operations in ``keep`` (an update's tracked ones) choose first: a new operation
-    that wants the same name gets ``_2``, not the tool that had it.
-    """
-    table = NameTable()
-    for op in sorted(found, key=lambda op: not _kept(op, keep)):
-        wanted = operation_name(op.operation_id, op.method, op.path)
-        op.name = table.claim(wanted)
-        if op.name != wanted:
-            report.renamed.append(Renamed(wanted, op.name, op.pointer))
-
-
-def _tag_files(found: list[Operation], source: str) -> dict[str, str]:
-    """Tool name -> its file in the ``tag`` layout: ``SOURCE.TAG.yaml`` for its first tag,
-    ``SOURCE.untagged.yaml`` without one. Tags take file names in the description's
-    order (unique as tool names are, never ``source``), so each run agrees."""
-    table = NameTable(("source",))
-    stems: dict[str | None, str] = {}
-    files: dict[str, str] = {}
-    for op in found:
-        tag = op.tags[0] if op.tags else None
-        if tag not in stems:
-            wanted = identifier(tag, fallback="tag", prefix="tag") if tag is not None else UNTAGGED
-            stems[tag] = table.claim(wanted)
-        files[op.name] = f"{source}.{stems[tag]}.yaml"
-    return files
-
-
-def _check_filters(spec: str, found: list[Operation], selection: Selection) -> None:
-    known = sorted({op.name for op in found} | {op.operation_id for op in found if op.operation_id})
-    problems: list[Problem] = []
-    for given in (*selection.operations, *selection.exclude):
-        if given not in known:
-            close = difflib.get_close_matches(given, known, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            problems.append(problem("#/paths", f"no operation {given!r}{hint}"))
-    tags = {tag for op in found for tag in op.tags}
-    for tag in selection.tags:
-        if tag not in tags:
-            close = difflib.get_close_matches(tag, sorted(tags), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            problems.append(problem("#/paths", f"no operation has tag {tag!r}{hint}"))
-    if problems:
-        raise OpenAPIError(spec, problems)
 
 
 def render(comments: Sequence[str], document: dict[str, Any], writer: Writer | None = None) -> str:

@@ -1,57 +1,46 @@
 """JSON Schemas of a description turned into agentkit parameter specs.
 
-The converter stays one class in one module, over 500 lines, because its methods
-recurse into one another (a property, a list's items, a union's members go back
-through ``convert``); what one schema's keywords say, read without recursing, is
-in ``keywords``.
+The converter stays one class in one module because its methods recurse into one
+another (a property, a list's items, a union's members go back through ``convert``).
+What does not recurse is beside it: ``flatten`` (``$ref`` followed, ``allOf``
+merged), ``constraints`` (a scalar's enum, bounds, pattern and default) and
+``keywords`` (what one schema's keywords say).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, final
+from typing import Any, final
 
 from agentkit.openapi.budgets import Budgets
-from agentkit.openapi.descriptions import sentence, trim
+from agentkit.openapi.constraints import Note, constraints, default, drop_values
+from agentkit.openapi.descriptions import trim
+from agentkit.openapi.flatten import flatten, recursive_ref
 from agentkit.openapi.keywords import (
     CONSTRAINTS,
-    INVALID,
     TYPES,
     UNION_KINDS,
     Direction,
     Member,
     as_mapping,
-    bounds,
     fits,
-    fitting_default,
     is_nullable,
     kind_of,
-    lengths,
     names_in,
     null_in_enum,
     only_null,
     skipped,
     union_enum,
     value_kind,
-    whole_match,
 )
-from agentkit.openapi.literal import literal
 from agentkit.openapi.memo import Conversions
-from agentkit.openapi.reader import Resolver, pointer_join, problem, unexpressible
+from agentkit.openapi.reader import Resolver, pointer_join, problem
 from agentkit.toolerrors import UnexpressibleOperation
 
-#: String formats in words for the description; None: nothing worth saying.
-_FORMATS: Final[dict[str, str | None]] = {
-    "date-time": "an RFC 3339 date-time (2024-01-31T12:00:00Z)",
-    "date": "a date (2024-01-31)",
-    "time": "a time (12:00:00)",
-    "byte": "base64-encoded",
-    "binary": None,
-    "password": None,
-}
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
@@ -74,21 +63,6 @@ class Notes:
         line = f"{where}: {message} ({pointer})"
         if line not in self.lines:
             self.lines.append(line)
-
-
-class _Recursive(UnexpressibleOperation):
-    """A schema that refers to itself through ``$ref``/``allOf``.
-
-    ``convert`` cuts it and keeps it free-form; where a caller flattens a schema it
-    needs whole (a request body, a 2xx response) it skips just that operation."""
-
-    def __init__(self, ref: str, pointer: str) -> None:
-        super().__init__(
-            problem(
-                pointer, "its allOf refers back to itself, so it cannot be merged into one schema"
-            )
-        )
-        self.ref = ref
 
 
 class _Untypable(UnexpressibleOperation):
@@ -124,41 +98,15 @@ class SchemaConverter:
         if self.memo is not None:
             self.memo.noted(where, pointer, message)
 
-    # -- flattening -------------------------------------------------------------------------
+    def _noter(self, where: str, pointer: str) -> Note:
+        """``_note`` at ``where`` and ``pointer``, for the leaves ``constraints`` keeps."""
+        return functools.partial(self._note, where, pointer)
 
     def flatten(
         self, node: Any, pointer: str, stack: tuple[str, ...]
     ) -> tuple[dict[str, Any], str, tuple[str, ...]]:
-        """The schema with ``$ref`` followed and ``allOf`` merged; raises _Recursive on a loop."""
-        node, pointer, refs = self.resolver.resolve(node, pointer)
-        for ref in refs:
-            if self.memo is not None:
-                self.memo.asked(ref)
-            if ref in stack:
-                raise _Recursive(ref, pointer)
-        stack = (*stack, *refs)
-        if not isinstance(node, dict):
-            raise unexpressible(pointer, "expected a schema (a mapping)")
-        if "allOf" not in node:
-            return node, pointer, stack
-        merged = {key: value for key, value in node.items() if key != "allOf"}
-        properties = dict(as_mapping(merged.get("properties")))
-        required = names_in(merged.get("required"))
-        parts = node["allOf"] if isinstance(node["allOf"], list) else []
-        for index, part in enumerate(parts):
-            sub, _, _ = self.flatten(part, pointer_join(pointer, "allOf", index), stack)
-            for name, spec in as_mapping(sub.get("properties")).items():
-                properties.setdefault(name, spec)
-            required += [name for name in names_in(sub.get("required")) if name not in required]
-            for key, value in sub.items():
-                if key not in ("properties", "required"):
-                    merged.setdefault(key, value)
-        if properties:
-            merged["properties"] = properties
-            merged.setdefault("type", "object")
-        if required:
-            merged["required"] = required
-        return merged, pointer, stack
+        """``flatten.flatten`` with this converter's resolver and memo."""
+        return flatten(self.resolver, self.memo, node, pointer, stack)
 
     # -- converting -------------------------------------------------------------------------
 
@@ -177,11 +125,14 @@ class SchemaConverter:
 
         ``description``, when given, is used instead of the schema's own (a parameter's)."""
         try:
-            schema, target, inner = self.flatten(node, pointer, stack)
-        except _Recursive as exc:
-            target = self.resolver.lookup(exc.ref, pointer)
+            schema, target, inner = flatten(self.resolver, self.memo, node, pointer, stack)
+        except UnexpressibleOperation as exc:
+            ref = recursive_ref(exc)
+            if ref is None:
+                raise
+            target = self.resolver.lookup(ref, pointer)
             kind = kind_of(target) if isinstance(target, dict) else None
-            self._note(where, pointer, f"recursive schema {exc.ref} cut here, kept free-form")
+            self._note(where, pointer, f"recursive schema {ref} cut here, kept free-form")
             return (
                 {"type": kind} if kind in ("list", "dictionary") else {"type": "dictionary"}
             ), True
@@ -256,9 +207,9 @@ class SchemaConverter:
         elif kind == "dictionary":
             self._properties(spec, schema, pointer, where, direction, stack, depth)
         elif direction == "input":
-            self._constraints(spec, schema, pointer, where)
+            constraints(spec, schema, self._noter(where, pointer))
         if direction == "input" and "default" in schema:
-            self._default(spec, schema["default"], pointer, where)
+            default(spec, schema["default"], self._noter(where, pointer))
         return spec, nullable
 
     def _variants(
@@ -276,8 +227,10 @@ class SchemaConverter:
         for index, variant in enumerate(variants):
             here = pointer_join(pointer, keyword, index)
             try:
-                sub, sub_pointer, _ = self.flatten(variant, here, stack)
-            except _Recursive:
+                sub, sub_pointer, _ = flatten(self.resolver, self.memo, variant, here, stack)
+            except UnexpressibleOperation as exc:
+                if recursive_ref(exc) is None:
+                    raise
                 sub, sub_pointer = {"type": "object"}, here
             flat.append((sub, sub_pointer))
         typed = [(sub, at) for sub, at in flat if not only_null(sub)]
@@ -342,7 +295,7 @@ class SchemaConverter:
                 if name == "array" and "items" in schema:
                     sub["items"] = schema["items"]
                 members.append((member_kind, sub, pointer))
-            self._drop_values(enum, kinds, pointer, where)
+            drop_values(enum, kinds, self._noter(where, pointer))
             return members
         if isinstance(enum, list) and enum:
             by_kind: dict[str, list[Any]] = {}
@@ -350,36 +303,9 @@ class SchemaConverter:
                 found = value_kind(value)
                 if found is not None:
                     by_kind.setdefault(found, []).append(value)
-            self._drop_values(enum, list(by_kind), pointer, where)
+            drop_values(enum, list(by_kind), self._noter(where, pointer))
             return [(name, {"enum": values}, pointer) for name, values in by_kind.items()]
         return None
-
-    def _default(self, spec: dict[str, Any], value: Any, pointer: str, where: str) -> None:
-        """``value`` as the default of ``spec`` when it fits, with a note when it does not.
-
-        A string default is read for ``${VAR}`` at load time: it is written so the loader
-        reads it back as the description gave it, never filled from the environment.
-        """
-        default = fitting_default(value, spec)
-        if default is INVALID:
-            self._note(where, pointer, "default left out: it does not fit the type")
-            return
-        if isinstance(default, str):
-            default = literal(default)
-            if default is None:
-                message = "default left out: a template ('{{') holding '${' cannot be written"
-                self._note(where, pointer, message)
-                return
-        spec["default"] = default
-
-    def _drop_values(self, enum: Any, kinds: list[str], pointer: str, where: str) -> None:
-        """Note each enum value no member takes: an object, a list, one of another type."""
-        if not isinstance(enum, list):
-            return
-        for value in enum:
-            if value is not None and not any(fits(value, kind) for kind in kinds):
-                message = f"enum value {_shown(value)} left out: {_unfit(kinds)}"
-                self._note(where, pointer, message)
 
     def _union(
         self,
@@ -415,7 +341,7 @@ class SchemaConverter:
             sub, at = lists[0]
             self._items(spec, sub, at, where, direction, stack, depth)
         if "default" in schema:
-            self._default(spec, schema["default"], pointer, where)
+            default(spec, schema["default"], self._noter(where, pointer))
         return spec
 
     def _items(
@@ -517,34 +443,6 @@ class SchemaConverter:
             parameters.append(named(name, spec, required=name in required and not nullable))
         return parameters
 
-    def _constraints(
-        self, spec: dict[str, Any], schema: dict[str, Any], pointer: str, where: str
-    ) -> None:
-        kind = spec["type"]
-        enum = schema.get("enum")
-        if isinstance(enum, list) and kind == "boolean":  # agentkit's booleans take no enum
-            if {value for value in enum if isinstance(value, bool)} != {True, False}:
-                self._note(where, pointer, f"enum {_shown(enum)} left out: a boolean has none")
-        elif isinstance(enum, list):
-            values = [value for value in enum if value is not None and fits(value, kind)]
-            if values:
-                spec["enum"] = values
-            self._drop_values(enum, [kind], pointer, where)
-        if kind in ("integer", "float"):
-            bounds(spec, schema, kind, lambda message: self._note(where, pointer, message))
-        if kind != "string":
-            return
-        if isinstance(schema.get("pattern"), str):
-            pattern = whole_match(schema["pattern"])
-            if pattern is None:
-                self._note(where, pointer, "pattern left out: not a Python regular expression")
-            else:
-                spec["pattern"] = pattern
-        lengths(spec, schema)
-        described = _FORMATS.get(str(schema.get("format")), f"format: {schema.get('format')}")
-        if isinstance(schema.get("format"), str) and described:
-            spec["description"] = sentence(spec.get("description"), described)
-
 
 def named(name: str, spec: dict[str, Any], *, required: bool) -> dict[str, Any]:
     """``spec`` with its name first, and ``required: false`` when it is optional."""
@@ -554,15 +452,3 @@ def named(name: str, spec: dict[str, Any], *, required: bool) -> dict[str, Any]:
     if not required:
         param["required"] = False
     return param
-
-
-def _shown(value: Any) -> str:
-    """A value of the description as a note quotes it: its JSON, cut at 40 characters."""
-    shown = json.dumps(value, default=str)
-    return shown if len(shown) <= 40 else shown[:39] + "…"
-
-
-def _unfit(kinds: list[str]) -> str:
-    if not kinds:
-        return "an enum value is a string, a number or a boolean"
-    return f"not of the type{'s' if len(kinds) > 1 else ''} {', '.join(kinds)}"

@@ -39,16 +39,10 @@ from agentkit.openapi.folder import (
     Segment,
     located,
 )
-from agentkit.openapi.importer import (
-    Generated,
-    Selection,
-    as_layout,
-    entry_of,
-    generate,
-    lock_path,
-)
+from agentkit.openapi.importer import Generated, entry_of, generate, lock_path
 from agentkit.openapi.merge import merge_documents, same_but_version
 from agentkit.openapi.naming import NameTable
+from agentkit.openapi.selection import Selection, as_layout
 from agentkit.openapi.update_report import Operation, UpdateReport
 from agentkit.openapi.update_writing import Merged, plain, render_merged, write_merged
 from agentkit.openapi.verify import Verifier
@@ -231,7 +225,7 @@ def _deleted(tool: Generated) -> Entry:
 
 
 def _renamed(wanted: str, name: str, tool: Generated) -> Any:
-    from agentkit.openapi.importer import Renamed
+    from agentkit.openapi.import_report import Renamed
 
     pointer = tool.comments[1] if len(tool.comments) > 1 else tool.key
     return Renamed(wanted, name, pointer)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Final, final
 
 from agentkit.adapters.diff import ToolDiff
-from agentkit.openapi.importer import ImportReport
+from agentkit.openapi.import_report import ImportReport
 from agentkit.openapi.merge import MISSING, Clash
 
 _SHOWN: Final = 80

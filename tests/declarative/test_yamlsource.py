@@ -12,13 +12,13 @@ import yaml
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from agentkit.declarative import yamlsource
+from agentkit.declarative import yamlcomposer
+from agentkit.declarative.yamlscalars import Loader
 from agentkit.declarative.yamlsource import (
     MAX_DEPTH,
     MAX_NUMBER_CHARS,
     LocatedDict,
     SharedValues,
-    _Loader,
     locate,
     read_documents,
 )
@@ -59,7 +59,7 @@ STR = "tag:yaml.org,2002:str"
 
 @given(PLAIN)
 def test_the_resolver_agrees_with_pyyaml_but_dates_and_base_60_stay_strings(value: str) -> None:
-    loader = _Loader("")
+    loader = Loader("")
     try:
         theirs = yaml.SafeLoader.resolve(loader, yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]
         if theirs.endswith(":timestamp") or (":" in value and theirs.endswith(("int", "float"))):
@@ -125,8 +125,8 @@ def test_a_problem_inside_an_anchor_is_reported_once_however_often_it_is_aliased
 def test_aliases_count_as_everything_they_repeat(
     monkeypatch: pytest.MonkeyPatch, text: str, expected: str | None
 ) -> None:
-    monkeypatch.setattr(yamlsource, "MAX_EXPANDED_NODES", 13)
-    monkeypatch.setattr(yamlsource, "MAX_EXPANDED_CHARS", 25)
+    monkeypatch.setattr(yamlcomposer, "MAX_EXPANDED_NODES", 13)
+    monkeypatch.setattr(yamlcomposer, "MAX_EXPANDED_CHARS", 25)
     found = problem_messages(text)
     if expected is None:
         assert found == []
@@ -210,7 +210,8 @@ def test_scalars_that_are_not_json_values_are_located_problems(text: str, messag
 PURE_PYTHON_CHECK = """
 import json, sys, yaml
 del yaml.CSafeLoader  # as on a system without libyaml
-from agentkit.declarative.yamlsource import _BaseLoader, read_documents
+from agentkit.declarative.yamlscalars import _BaseLoader
+from agentkit.declarative.yamlsource import read_documents
 assert _BaseLoader is yaml.SafeLoader
 print(json.dumps([[[p.line, p.column] for p in read_documents(t)[1]] for t in json.load(sys.stdin)]))
 """
