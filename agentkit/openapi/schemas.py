@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any, final
 
 from agentkit.openapi.budgets import Budgets
-from agentkit.openapi.constraints import Note, constraints, default, drop_values
 from agentkit.openapi.descriptions import trim
 from agentkit.openapi.flatten import flatten, recursive_ref
 from agentkit.openapi.keywords import (
@@ -37,6 +36,7 @@ from agentkit.openapi.keywords import (
     union_enum,
     value_kind,
 )
+from agentkit.openapi.leaf_constraints import Note, constraints, default, drop_values
 from agentkit.openapi.memo import Conversions
 from agentkit.openapi.reader import Resolver, pointer_join, problem
 from agentkit.toolerrors import UnexpressibleOperation
