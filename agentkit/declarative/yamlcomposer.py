@@ -93,7 +93,7 @@ class _Open:
     key: Any = _NO_KEY
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Anchor:
     value: Any
     position: Position
@@ -343,7 +343,9 @@ class Composer:
         ):
             self.plain[text] = value
         if event.anchor is not None:
-            self.anchors[event.anchor] = _Anchor(value, position, 1, len(text), container=False)
+            self.anchors[event.anchor] = _Anchor(
+                value=value, position=position, nodes=1, chars=len(text), container=False
+            )
         self._attach(value, position, container=False)
 
     def _refuse_tag(self, position: Position, tag: str) -> None:
@@ -391,10 +393,10 @@ class Composer:
         """Note the anchor of the mapping or sequence just read, and all it holds."""
         assert done.anchor is not None
         self.anchors[done.anchor] = _Anchor(
-            done.value,
-            done.position,
-            self.nodes - done.nodes_before + 1,
-            self.chars - done.chars_before,
+            value=done.value,
+            position=done.position,
+            nodes=self.nodes - done.nodes_before + 1,
+            chars=self.chars - done.chars_before,
             container=True,
         )
 

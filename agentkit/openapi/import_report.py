@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, final
 
 from agentkit.openapi import swagger
 from agentkit.openapi.operations import METHODS, Operation, path_items
@@ -15,7 +15,8 @@ from agentkit.toolerrors import Problem
 _SHOWN_SKIPPED: Final = 10
 
 
-@dataclass(frozen=True, slots=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Renamed:
     """A tool whose name was taken: it got ``name`` instead of ``wanted``."""
 
@@ -24,7 +25,8 @@ class Renamed:
     pointer: str
 
 
-@dataclass(frozen=True, slots=True)
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Skipped:
     """An operation left out, and why (``problem`` locates it in the description)."""
 
@@ -32,7 +34,8 @@ class Skipped:
     problem: Problem
 
 
-@dataclass
+@final
+@dataclass(slots=True, kw_only=True)
 class ImportReport:
     """What an import wrote, left out and renamed."""
 

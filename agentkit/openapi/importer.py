@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, final
 
 from agentkit.openapi.base import Entry, Lock
 from agentkit.openapi.budgets import Budgets, Fitted, fit
@@ -70,7 +70,8 @@ class Generated:
         return render(self.comments, self.document, writer)
 
 
-@dataclass
+@final
+@dataclass(slots=True, kw_only=True)
 class Generation:
     """What one run of the import made: the source, the tools, and the report."""
 
@@ -335,7 +336,7 @@ def generate(
         try:
             converter, fitted = _fitted(op, budgets, make)
         except UnexpressibleOperation as exc:
-            report.skipped.append(Skipped(op.name, exc.problem))
+            report.skipped.append(Skipped(operation=op.name, problem=exc.problem))
             skipped.add(f"{op.method} {op.path}")
             continue
         definition = fitted.document
@@ -347,7 +348,9 @@ def generate(
             report.over_budget.append(op.name)
         report.streaming += len(converter.streaming)
         if broken := verifier.problems(definition):
-            report.skipped.append(Skipped(op.name, unloadable(op.pointer, broken[0])))
+            report.skipped.append(
+                Skipped(operation=op.name, problem=unloadable(op.pointer, broken[0]))
+            )
             skipped.add(f"{op.method} {op.path}")
             continue
         where = f"{op.method} {op.path} ({op.pointer})"
@@ -368,7 +371,14 @@ def generate(
     if not tools:
         raise OpenAPIError(str(spec), nothing_imported(document, found, selected, report))
     return Generation(
-        source_file, tools, report, skipped, layout, tuple(server_variables), budgets, auth
+        source=source_file,
+        tools=tools,
+        report=report,
+        skipped_keys=skipped,
+        layout=layout,
+        server_variables=tuple(server_variables),
+        budgets=budgets,
+        auth=auth,
     )
 
 

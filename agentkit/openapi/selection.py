@@ -79,7 +79,7 @@ def name_operations(
         wanted = operation_name(op.operation_id, op.method, op.path)
         op.name = table.claim(wanted)
         if op.name != wanted:
-            report.renamed.append(Renamed(wanted, op.name, op.pointer))
+            report.renamed.append(Renamed(wanted=wanted, name=op.name, pointer=op.pointer))
 
 
 def tag_files(found: list[Operation], source: str) -> dict[str, str]:

@@ -228,7 +228,7 @@ def _renamed(wanted: str, name: str, tool: Generated) -> Any:
     from agentkit.openapi.import_report import Renamed
 
     pointer = tool.comments[1] if len(tool.comments) > 1 else tool.key
-    return Renamed(wanted, name, pointer)
+    return Renamed(wanted=wanted, name=name, pointer=pointer)
 
 
 def _fresh(file: DefinitionFile, generated: Generated) -> Merged:
