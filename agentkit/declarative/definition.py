@@ -10,10 +10,8 @@ from typing import Any, Final, TypeGuard, final
 from agentkit.callcache import CacheSpec, parse_cache
 from agentkit.declarative.backends import Backend, BackendContext, backend_kinds, find_backend
 from agentkit.declarative.backends.base import SharedSource, SourceTable
-from agentkit.declarative.backends.http.sources import (
-    parse_max_output,
-    resolve_shared_parameters,
-)
+from agentkit.declarative.backends.http.source_use import resolve_shared_parameters
+from agentkit.declarative.backends.http.sources import parse_max_output
 from agentkit.declarative.environment import Environment, Substituter, Substitution
 from agentkit.declarative.limit_specs import parse_limits_at
 from agentkit.declarative.problems import Location, Problems, check_keys, parse_tags

@@ -30,11 +30,11 @@ from agentkit.declarative.backends.http.pagination import Pagination, Pagination
 from agentkit.declarative.backends.http.request import build_request, preview
 from agentkit.declarative.backends.http.responses import ResponseView
 from agentkit.declarative.backends.http.sending import Sender
+from agentkit.declarative.backends.http.source_use import use_source
 from agentkit.declarative.backends.http.sources import (
     Source,
     substitute_auth,
     substitute_pairs,
-    use_source,
 )
 from agentkit.declarative.backends.http.spec import (
     IDEMPOTENT,
