@@ -23,6 +23,7 @@ import uvicorn
 from sse_starlette.sse import AppStatus
 
 from agentkit.credentials import CredentialsManager
+from agentkit.mcp import heap
 from agentkit.mcp.admission import worker_threads
 from agentkit.mcp.connections import (
     accept_backlog,
@@ -211,6 +212,7 @@ def serve_http(
     )
 
     def ready() -> None:
+        heap.freeze()
         for endpoint in app.state.agentkit.endpoints:
             print(
                 f"agentkit: serving {len(endpoint.tools)} tools on "
@@ -257,4 +259,7 @@ def serve_http(
     # of the calls in flight with them; _DrainingServer ends them once they are drained.
     AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
     with executor, sock:
-        server.run(sockets=[sock])
+        try:
+            server.run(sockets=[sock])
+        finally:
+            heap.thaw()

@@ -28,6 +28,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from agentkit.adapters.export import mcp_tool
+from agentkit.mcp import heap
 from agentkit.mcp.served_tools import ServedTools
 from agentkit.mcp.shown_paths import ShownPaths
 from agentkit.tool import Tool
@@ -249,6 +250,8 @@ class Reloader:
             for name, served in self.sets.items():
                 said = f"reloaded ({reason}): toolset '{name}'"
                 await _swap(served, sets[name].restrict(registry), sets[name].deferred, said)
+            del before
+            heap.refreeze()  # the replaced tools' cycles are collected, not kept frozen
             return found
 
     def _listed(self) -> list[str]:

@@ -20,6 +20,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from agentkit.credentials import CredentialsManager
+from agentkit.mcp import heap
 from agentkit.mcp.admission import (
     DEFAULT_ANSWER_SECONDS,
     DEFAULT_MAX_IN_FLIGHT,
@@ -175,9 +176,13 @@ async def serve_stdio(
             await group.start(reloader.run)
             if reload_now is not None and reload_now.seen:
                 group.start_soon(reloader.reload, "SIGHUP")
-        await _serve_answering_to_the_end(
-            server, stdin, stdout, drain_seconds, ended=ended, lines=lines, ids=ids
-        )
+        heap.freeze()
+        try:
+            await _serve_answering_to_the_end(
+                server, stdin, stdout, drain_seconds, ended=ended, lines=lines, ids=ids
+            )
+        finally:
+            heap.thaw()
         group.cancel_scope.cancel()
 
 

@@ -223,3 +223,10 @@ def report(rows: int, marker: str = "") -> dict[str, Any]:
         "title": f"{rows} rows",
         "rows": [{"id": row, "name": f"row {row}", "note": "é" * (row % 7)} for row in range(rows)],
     }
+
+
+def heap() -> dict[str, Any]:
+    """How many objects the serving process has frozen out of the collector's reach."""
+    import gc
+
+    return {"frozen": gc.get_freeze_count()}
