@@ -52,6 +52,9 @@ class ToolTally:
     unanswered: int = 0
     #: Seconds from sending to the answer, of the calls answered as expected.
     latencies: array[float] = field(default_factory=lambda: array("d"))
+    #: When each of them was sent, on ``time.monotonic()`` (the clock other processes
+    #: share: ``benchmarks.pauses`` lines the calls up with a server's pauses).
+    sent_at: array[float] = field(default_factory=lambda: array("d"))
 
 
 @dataclass
@@ -107,6 +110,7 @@ async def _call(session: Any, tool: str, tally: Tally) -> None:
 
     counts = tally.tool(tool)
     counts.sent += 1
+    sent_at = time.monotonic()
     started = time.perf_counter()
     problem: str | None = None
     answered = False
@@ -132,6 +136,7 @@ async def _call(session: Any, tool: str, tally: Tally) -> None:
     else:
         counts.answered += 1
         counts.latencies.append(elapsed)
+        counts.sent_at.append(sent_at)
         tally.answered_at.append(started + elapsed)
 
 

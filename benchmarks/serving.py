@@ -66,9 +66,11 @@ def peer_missing(what: str) -> list[str]:
     ]
 
 
-def agentkit_command(*args: str) -> list[str]:
-    """``agentkit serve ARGS``, importing the benchmarks' Python backends from the checkout."""
-    return [sys.executable, "-m", "agentkit", "serve", "--python-path", str(ROOT), *args]
+def agentkit_command(*args: str, gc_log: Path | None = None) -> list[str]:
+    """``agentkit serve ARGS``, importing the benchmarks' Python backends from the checkout;
+    with ``gc_log``, its garbage collector's pauses written there (``benchmarks.gc_trace``)."""
+    command = ["-m", "agentkit"] if gc_log is None else ["-m", "benchmarks.gc_trace", str(gc_log)]
+    return [sys.executable, *command, "serve", "--python-path", str(ROOT), *args]
 
 
 def fastmcp_command(*args: str) -> list[str]:

@@ -1,6 +1,6 @@
 """`make soak`: `agentkit serve --http` under steady load for minutes, then FastMCP the same.
 
-    python -m benchmarks.soak [--minutes 8] [--agentkit-only]
+    python -m benchmarks.soak [--minutes 8] [--agentkit-only] [--trace-gc]
 
 Each server serves four tools (``benchmarks/serve_peer.py``): ``echo``; ``sleep_50ms``,
 async, awaiting 50 ms; ``fail``, which always raises; and ``fetch``, an HTTP tool
@@ -20,6 +20,14 @@ once the first minute is over and at the end, and the growth between; its CPU ti
 per call (utime + stime of /proc/PID/stat over the run, divided by the calls); and how
 many connections ``fetch``'s requests took (the upstream counts them: reused
 connections are few).
+
+Why a tool's tail is long: the client notes its own garbage collections, and with
+``--trace-gc`` agentkit is started through ``benchmarks.gc_trace``, which notes the
+server's; each tool's line then says which share of its slowest 1% of calls, and of all
+its calls, overlapped a collection of 5 ms or more on either side. The client freezes
+its heap once its sessions are open (``gc.freeze``), as the server does once it is
+ready (``agentkit.mcp.heap``), so that its own full collections do not stand in the
+latencies it measures.
 
 The targets, for each server: no call unanswered and none answered otherwise; each
 tool's p99 at most ``P99_LIMIT`` times its p50; resident memory growing by at most
@@ -45,7 +53,8 @@ from typing import Final
 import anyio
 
 from benchmarks import upstream
-from benchmarks.load import CALL_SECONDS, Tally, drive, percentile
+from benchmarks.load import CALL_SECONDS, Tally, ToolTally, drive, percentile
+from benchmarks.pauses import STALL_SECONDS, Pause, Pauses, read_log, waited_share
 from benchmarks.serve_peer import write_tools
 from benchmarks.serving import (
     SECONDS,
@@ -83,25 +92,6 @@ class Sample:
 
 
 @dataclass
-class Pauses:
-    """This process's full collections (of the oldest generation), timed through
-    ``gc.callbacks``: the client's own pauses, which delay the answers it reads."""
-
-    count: int = 0
-    longest: float = 0.0
-    _began: float = 0.0
-
-    def observe(self, phase: str, info: dict[str, int]) -> None:
-        if info["generation"] != 2:
-            return
-        if phase == "start":
-            self._began = time.perf_counter()
-            return
-        self.count += 1
-        self.longest = max(self.longest, time.perf_counter() - self._began)
-
-
-@dataclass
 class Run:
     """One server's run: the calls' tally and the samples taken meanwhile."""
 
@@ -118,7 +108,9 @@ class Run:
     client_cpu: float = 0.0
     upstream_cpu: float = 0.0
     machine_busy: float = 0.0
+    #: The client's collections, and the server's when traced (``--trace-gc``).
     client_gc: Pauses = field(default_factory=Pauses)
+    server_gc: list[Pause] | None = None
 
 
 def _take_sample(pid: int, run: Run, started: float) -> Sample | None:
@@ -162,6 +154,10 @@ async def _load(url: str, pid: int, run: Run, seconds: float, upstream_pid: int)
     async with http_sessions(url, CONCURRENCY) as sessions:
         started = time.perf_counter()
         before = _usage(upstream_pid)
+        # The client's sessions are made: its full collections walk only what the calls
+        # make, as the server's do (agentkit.mcp.heap), so that a pause of the client's
+        # own does not stand in the latencies it measures.
+        gc.freeze()
         gc.callbacks.append(run.client_gc.observe)
         try:
             async with anyio.create_task_group() as group:
@@ -169,6 +165,7 @@ async def _load(url: str, pid: int, run: Run, seconds: float, upstream_pid: int)
                 await drive(sessions, TOOLS, seconds, run.tally)
         finally:
             gc.callbacks.remove(run.client_gc.observe)
+            gc.unfreeze()
         _take_sample(pid, run, started)  # the last, after the last answer
         after = _usage(upstream_pid)
     run.client_cpu, run.upstream_cpu, run.machine_busy = (
@@ -176,8 +173,15 @@ async def _load(url: str, pid: int, run: Run, seconds: float, upstream_pid: int)
     )
 
 
-def soak(server: str, command: list[str], seconds: float, upstream_at: upstream.Running) -> Run:
-    """Start ``command`` and load it for ``seconds``: what happened."""
+def soak(
+    server: str,
+    command: list[str],
+    seconds: float,
+    upstream_at: upstream.Running,
+    gc_log: Path | None = None,
+) -> Run:
+    """Start ``command`` and load it for ``seconds``: what happened. ``gc_log``: where
+    the server writes its collections, when ``command`` traces them."""
     run = Run(server)
     with start_http(command) as served:
 
@@ -191,6 +195,8 @@ def soak(server: str, command: list[str], seconds: float, upstream_at: upstream.
         run.exited = served.process.poll()
     run.upstream_requests = after.requests - before.requests
     run.upstream_connections = after.connections - before.connections
+    if gc_log is not None:
+        run.server_gc = read_log(gc_log)
     return run
 
 
@@ -234,7 +240,7 @@ def report(run: Run, seconds: float) -> tuple[list[str], list[str]]:
     ]
     for name in TOOLS:
         line, miss = _latencies(run.server, name, tally.tool(name).latencies)
-        lines.append(line)
+        lines += [line, *_waited(run, tally.tool(name))]
         missed.extend(miss)
     line, miss = _memory(run.server, samples, seconds)
     lines.append(line)
@@ -243,6 +249,7 @@ def report(run: Run, seconds: float) -> tuple[list[str], list[str]]:
     lines += [
         f"  server CPU: {cpu:.1f} s, {cpu / max(answers, 1) * 1e3:.2f} ms per call answered",
         _cores(run, cpu, last.seconds - first.seconds),
+        *([_server_pauses(run.server_gc)] if run.server_gc is not None else []),
         f"  upstream: {run.upstream_requests} requests over {run.upstream_connections} connections",
     ]
     return lines, missed
@@ -254,10 +261,45 @@ def _cores(run: Run, server_cpu: float, seconds: float) -> str:
     pauses = run.client_gc
     return (
         f"  cores busy on average: server {server_cpu / seconds:.2f}, client "
-        f"{run.client_cpu / seconds:.2f} ({pauses.count} full collections, longest "
-        f"{pauses.longest * 1e3:.0f} ms), upstream {run.upstream_cpu / seconds:.2f}, other "
-        f"processes {others / seconds:.2f}; the machine {run.machine_busy / seconds:.2f} "
-        f"of {os.cpu_count()}"
+        f"{run.client_cpu / seconds:.2f} ({pauses.full} full collections, longest "
+        f"{pauses.longest_full * 1e3:.0f} ms), upstream {run.upstream_cpu / seconds:.2f}, "
+        f"other processes {others / seconds:.2f}; the machine "
+        f"{run.machine_busy / seconds:.2f} of {os.cpu_count()}"
+    )
+
+
+def _waited(run: Run, tool: ToolTally) -> list[str]:
+    """Which share of ``tool``'s slowest 1% of calls, and of all its calls, overlapped a
+    collection of the client's, and of the server's when traced, of at least
+    ``STALL_SECONDS``: whether its tail is made of pauses."""
+    if not tool.latencies:
+        return []
+    calls = [(at, at + took) for at, took in zip(tool.sent_at, tool.latencies, strict=True)]
+    p99 = percentile(tool.latencies, 0.99)
+    slowest = [call for call in calls if call[1] - call[0] >= p99]
+    sides = {"client": run.client_gc.noted}
+    if run.server_gc is not None:
+        sides["server"] = run.server_gc
+    shares = ", ".join(
+        f"{side}'s {waited_share(slowest, noted):.0%} (all calls {waited_share(calls, noted):.0%})"
+        for side, noted in sides.items()
+    )
+    return [
+        f"    slowest 1% ({len(slowest)} calls) during a collection of {STALL_SECONDS * 1e3:g} ms "
+        f"or more: {shares}"
+    ]
+
+
+def _server_pauses(pauses: list[Pause]) -> str:
+    """The server's full collections: how many, and how long they took."""
+    full = sorted(pause.seconds for pause in pauses if pause.generation == 2)
+    if not full:
+        return "  server's full collections: none"
+    cpu = sorted(pause.cpu for pause in pauses if pause.generation == 2)
+    return (
+        f"  server's full collections: {len(full)}, median {percentile(full, 0.5) * 1e3:.1f} ms "
+        f"(CPU {percentile(cpu, 0.5) * 1e3:.1f}), longest {full[-1] * 1e3:.1f} ms "
+        f"(CPU {cpu[-1] * 1e3:.1f})"
     )
 
 
@@ -310,6 +352,12 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
         help=f"how long each server is loaded ({MINUTES:g})",
     )
     parser.add_argument("--agentkit-only", action="store_true", help="leave FastMCP out")
+    parser.add_argument(
+        "--trace-gc",
+        action="store_true",
+        help="start agentkit through benchmarks.gc_trace, which notes its garbage "
+        "collections, and say which share of each tool's slowest calls waited on one",
+    )
     args = parser.parse_args(argv)
     if not args.agentkit_only and importlib.util.find_spec("fastmcp") is None:
         parser.error(
@@ -327,7 +375,9 @@ def main(argv: list[str]) -> int:
     missed: list[str] = []
     with tempfile.TemporaryDirectory() as folder, upstream.running() as upstream_at:
         write_tools(Path(folder), upstream_at.url)
-        servers = {"agentkit": agentkit_command("--tools", folder, "--http", "127.0.0.1:0")}
+        gc_log = Path(folder, "agentkit-gc.log") if args.trace_gc else None
+        served = ("--tools", folder, "--http", "127.0.0.1:0")
+        servers = {"agentkit": agentkit_command(*served, gc_log=gc_log)}
         if not args.agentkit_only:
             servers["FastMCP"] = fastmcp_command("http", "--upstream", upstream_at.url)
         print(
@@ -336,7 +386,9 @@ def main(argv: list[str]) -> int:
             flush=True,
         )
         for server, command in servers.items():
-            lines, server_missed = report(soak(server, command, seconds, upstream_at), seconds)
+            traced = gc_log if server == "agentkit" else None
+            run = soak(server, command, seconds, upstream_at, traced)
+            lines, server_missed = report(run, seconds)
             print("\n".join(lines), flush=True)
             missed.extend(server_missed)
     for miss in missed:
