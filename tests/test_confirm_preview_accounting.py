@@ -52,6 +52,7 @@ REQUESTS = {
     "multipart-with-a-credential": "    multipart:\n"
     + f'      fields: {{sig: "{{{{ credentials.tok }}}} {ON_ONE_LINE}"}}\n',
     "path-beside-a-credential": "",  # in the URL (see _definition)
+    "path-with-a-credential": "",  # in the URL (see _definition)
 }
 #: Requests that cannot carry a line break (a header would refuse to be sent).
 ONE_LINE_ONLY = {"header-one-value", "header-with-a-credential"}
@@ -66,6 +67,9 @@ def _definition(kind: str) -> str:
     if kind == "path-beside-a-credential":  # one segment; each template renders on its own
         segment = "{{ credentials.tok }}-" + "-".join(f"{{{{ inputs.{name} }}}}" for name in NAMES)
         url = f"{url}/{segment}"
+    if kind == "path-with-a-credential":  # one template: the credential and arguments
+        joined = " ~ '-' ~ ".join(f"inputs.{name}" for name in NAMES)
+        url = f"{url}/{{{{ credentials.tok ~ '-' ~ {joined} }}}}"
     return (
         f"name: send_{kind.replace('-', '_')}\nversion: 1.0.0\ndescription: d\n"
         f"credentials: [tok]\ninput_schema:\n  parameters:\n{PARAMETERS}\n"
