@@ -299,8 +299,8 @@ def _find(
         if depth >= MAX_WALK:
             return location, False, ""
         for key, item in value.items():
-            if isinstance(key, str) and compiled.search(key):
-                return location, True, key
+            if _holds_secret(compiled, key, depth + 1):
+                return location, True, _key_text(compiled, key)
             found = _find(compiled, item, (*location, str(key)), depth + 1)
             if found is not None:
                 return found
@@ -318,6 +318,14 @@ def _find(
     return None
 
 
+def _key_text(compiled: CompiledSecrets, key: Any) -> str | bytes:
+    """What shows the secret in a key that holds one: the key itself, or what shows a
+    key that is no text (bytes, a tuple, an object)."""
+    if isinstance(key, str):
+        return key
+    return _shown_with_secret(compiled, key) or _safe_str(key, repr)
+
+
 def _redacted_copy(compiled: CompiledSecrets, value: Any, depth: int) -> Any:
     if isinstance(value, str):
         return compiled.sub(value)
@@ -327,7 +335,7 @@ def _redacted_copy(compiled: CompiledSecrets, value: Any, depth: int) -> Any:
         return {
             key: _redacted_copy(compiled, item, depth + 1)
             for key, item in value.items()
-            if not (isinstance(key, str) and compiled.search(key))  # left out, never rewritten
+            if not _holds_secret(compiled, key, depth + 1)  # left out, never rewritten
         }
     if isinstance(value, (list, tuple)):
         if depth >= MAX_WALK:

@@ -486,6 +486,26 @@ def test_a_secret_in_a_value_that_is_not_json_is_found_and_masked(kind: str, sec
     assert redactor.leak(redacted) is None
 
 
+@pytest.mark.parametrize("secret", SECRETS, ids=range(len(SECRETS)))
+@pytest.mark.parametrize(
+    "make_key",
+    [
+        pytest.param(lambda secret: secret.encode(), id="bytes"),
+        pytest.param(lambda secret: ("k", secret), id="tuple"),
+        pytest.param(lambda secret: _Shown(secret, in_repr=True), id="object"),
+    ],
+)
+def test_a_key_that_is_not_text_and_holds_a_secret_is_found_and_left_out(
+    make_key: Callable[[str], Any], secret: str
+) -> None:
+    redactor = Redactor(named={"api-key": secret})
+    value = {"labels": {"ok": 1, make_key(secret): 2}}
+    leak = redactor.leak(value, "output")
+    assert leak == Leak(where="a key of output.labels", credentials=("api-key",))
+    redacted = redactor.redact_value(value)
+    assert redacted == {"labels": {"ok": 1}}
+
+
 def test_a_value_that_is_not_json_and_holds_no_secret_is_left_as_it_is() -> None:
     redactor = Redactor([SECRETS[0]])
     held = [b"bytes", {"a", "b"}, ValueError("fine"), _Shown("fine")]
