@@ -264,7 +264,10 @@ def _shown_with_secret(compiled: CompiledSecrets, value: Any) -> str | bytes | N
     """Where a value that is no JSON (bytes, a set, an exception, a Python tool's own
     object) shows a secret: its bytes (``binary``), its ``str`` (what ``json.dumps(...,
     default=str)`` writes) or its ``repr`` (what a log of its container writes); the
-    text or bytes that hold it, or ``None``."""
+    text or bytes that hold it, or ``None``. A number (an ``int`` or ``float`` subclass
+    too: an enum, a NumPy float) is not searched, as the plain ones are not."""
+    if isinstance(value, (int, float)):
+        return None
     if isinstance(value, _BYTES):
         data = bytes(value)
         if compiled.binary.search(data) is not None:
