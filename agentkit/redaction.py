@@ -235,7 +235,7 @@ def _holds_secret(compiled: CompiledSecrets, value: Any, depth: int) -> bool:
         )
     if isinstance(value, (list, tuple)):
         return depth >= MAX_WALK or _any_holds_secret(compiled, value, depth)
-    return False
+    return type(value) not in _NOT_SEARCHED and _shown_with_secret(compiled, value) is not None
 
 
 def _any_holds_secret(compiled: CompiledSecrets, items: Iterable[Any], depth: int) -> bool:
@@ -257,22 +257,53 @@ def _any_holds_secret(compiled: CompiledSecrets, items: Iterable[Any], depth: in
 
 # What a search-only walk passes over without a call (a str subclass gets one).
 _NOT_SEARCHED: Final = frozenset({int, float, bool, type(None)})
+_BYTES: Final = (bytes, bytearray, memoryview)
+
+
+def _shown_with_secret(compiled: CompiledSecrets, value: Any) -> str | bytes | None:
+    """Where a value that is no JSON (bytes, a set, an exception, a Python tool's own
+    object) shows a secret: its bytes (``binary``), its ``str`` (what ``json.dumps(...,
+    default=str)`` writes) or its ``repr`` (what a log of its container writes); the
+    text or bytes that hold it, or ``None``. A number (an ``int`` or ``float`` subclass
+    too: an enum, a NumPy float) is not searched, as the plain ones are not."""
+    if isinstance(value, (int, float)):
+        return None
+    if isinstance(value, _BYTES):
+        data = bytes(value)
+        if compiled.binary.search(data) is not None:
+            return data
+    for show in (str, repr):
+        text = _safe_str(value, show)
+        if compiled.search(text):
+            return text
+    return None
+
+
+def _masked_object(compiled: CompiledSecrets, value: Any) -> Any:
+    """``value`` (no JSON) itself when it shows no secret, else its ``repr`` redacted:
+    only its redacted text travels on, as for an exception's argument."""
+    if _shown_with_secret(compiled, value) is None:
+        return value
+    if isinstance(value, _BYTES):
+        value = compiled.binary.sub(MASK.encode(), bytes(value))
+    return compiled.sub(_safe_str(value, repr))
 
 
 def _find(
     compiled: CompiledSecrets, value: Any, location: tuple[str | int, ...], depth: int
-) -> tuple[tuple[str | int, ...], bool, str] | None:
+) -> tuple[tuple[str | int, ...], bool, str | bytes] | None:
     """The first string of ``value`` holding a secret: its location, whether it is a
-    key, and the string. A key is searched before its value, so a location names
-    only keys that hold none. Past ``MAX_WALK`` a container counts as holding one."""
+    key, and the string (a value that is no JSON: what shows it). A key is searched
+    before its value, so a location names only keys that hold none. Past ``MAX_WALK``
+    a container counts as holding one."""
     if isinstance(value, str):
         return (location, False, value) if compiled.search(value) else None
     if isinstance(value, dict):
         if depth >= MAX_WALK:
             return location, False, ""
         for key, item in value.items():
-            if isinstance(key, str) and compiled.search(key):
-                return location, True, key
+            if _holds_secret(compiled, key, depth + 1):
+                return location, True, _key_text(compiled, key)
             found = _find(compiled, item, (*location, str(key)), depth + 1)
             if found is not None:
                 return found
@@ -283,7 +314,19 @@ def _find(
             found = _find(compiled, item, (*location, index), depth + 1)
             if found is not None:
                 return found
+    elif type(value) not in _NOT_SEARCHED:
+        shown = _shown_with_secret(compiled, value)
+        if shown is not None:
+            return location, False, shown
     return None
+
+
+def _key_text(compiled: CompiledSecrets, key: Any) -> str | bytes:
+    """What shows the secret in a key that holds one: the key itself, or what shows a
+    key that is no text (bytes, a tuple, an object)."""
+    if isinstance(key, str):
+        return key
+    return _shown_with_secret(compiled, key) or _safe_str(key, repr)
 
 
 def _redacted_copy(compiled: CompiledSecrets, value: Any, depth: int) -> Any:
@@ -295,14 +338,14 @@ def _redacted_copy(compiled: CompiledSecrets, value: Any, depth: int) -> Any:
         return {
             key: _redacted_copy(compiled, item, depth + 1)
             for key, item in value.items()
-            if not (isinstance(key, str) and compiled.search(key))  # left out, never rewritten
+            if not _holds_secret(compiled, key, depth + 1)  # left out, never rewritten
         }
     if isinstance(value, (list, tuple)):
         if depth >= MAX_WALK:
             return MASK
         items = [_redacted_copy(compiled, item, depth + 1) for item in value]
         return items if type(value) is list else type(value)(items)
-    return value
+    return value if type(value) in _NOT_SEARCHED else _masked_object(compiled, value)
 
 
 class _Cleaner:

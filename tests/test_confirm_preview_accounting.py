@@ -24,6 +24,7 @@ from agentkit.declarative.backends.http.backend import HttpBackend
 from agentkit.declarative.backends.http.request import build_request, preview
 from agentkit.declarative.backends.http.spec import HttpSpec
 from agentkit.declarative.loader import load_tools
+from agentkit.redaction import Redactor, redacting
 
 NAMES = ("memo", "to_account", "trace")
 PARAMETERS = "\n".join(f"    - {{name: {name}, type: string}}" for name in NAMES)
@@ -42,17 +43,48 @@ REQUESTS = {
     "header-with-a-credential": '    headers: {X-Signed: "{{ credentials.tok }} '
     + ON_ONE_LINE
     + '"}\n',
+    # A value made from a credential and arguments is a form of the credential: the
+    # call's redactor masks it whole, arguments and all, wherever it is sent.
+    "json-with-a-credential": f'    json: {{sig: "{{{{ credentials.tok }}}} {ON_ONE_LINE}"}}\n',
+    "form-with-a-credential": f'    form: {{sig: "{{{{ credentials.tok }}}} {ON_ONE_LINE}"}}\n',
+    "query-with-a-credential": f'    query: {{sig: "{{{{ credentials.tok }}}} {ON_ONE_LINE}"}}\n',
+    "text-with-a-credential": f'    body: "{{{{ credentials.tok }}}} {ON_ONE_LINE}"\n',
+    "multipart-with-a-credential": "    multipart:\n"
+    + f'      fields: {{sig: "{{{{ credentials.tok }}}} {ON_ONE_LINE}"}}\n',
+    "path-beside-a-credential": "",  # in the URL (see _definition)
+    "path-with-a-credential": "",  # in the URL (see _definition)
 }
 #: Requests that cannot carry a line break (a header would refuse to be sent).
 ONE_LINE_ONLY = {"header-one-value", "header-with-a-credential"}
+#: Requests where a value made from a credential holds the arguments.
+WITH_A_CREDENTIAL = {kind for kind in REQUESTS if kind.endswith("-with-a-credential")}
+SECRET = "s3cret-token"
 
 
 def _definition(kind: str) -> str:
+    url = "http://127.0.0.1:9/send"
+    request = REQUESTS[kind]
+    if kind == "path-beside-a-credential":  # one segment; each template renders on its own
+        segment = "{{ credentials.tok }}-" + "-".join(f"{{{{ inputs.{name} }}}}" for name in NAMES)
+        url = f"{url}/{segment}"
+    if kind == "path-with-a-credential":  # one template: the credential and arguments
+        joined = " ~ '-' ~ ".join(f"inputs.{name}" for name in NAMES)
+        url = f"{url}/{{{{ credentials.tok ~ '-' ~ {joined} }}}}"
     return (
         f"name: send_{kind.replace('-', '_')}\nversion: 1.0.0\ndescription: d\n"
         f"credentials: [tok]\ninput_schema:\n  parameters:\n{PARAMETERS}\n"
-        "backend:\n  http:\n    method: POST\n    url: http://127.0.0.1:9/send\n" + REQUESTS[kind]
+        f"backend:\n  http:\n    method: POST\n    url: {url}\n" + request
     )
+
+
+def _asked(spec: HttpSpec, inputs: dict[str, Any]) -> str:
+    """The question as the user reads it: the preview of the request ``build_request``
+    made, through the call's redactor (which knows the forms the request made of
+    ``SECRET``), as ``agentkit.context.confirm`` shows it."""
+    redactor = Redactor(named={"tok": SECRET})
+    with redacting(redactor):
+        request = build_request(spec, inputs, {"tok": SECRET}, time.monotonic() + 10)
+    return redactor.redact(preview(spec, request, inputs))
 
 
 def _specs() -> dict[str, HttpSpec]:
@@ -108,8 +140,7 @@ def test_every_argument_is_shown_whole_or_listed_with_what_is_cut(
     spec = SPECS[kind]
     lines = kind.startswith("text")
     inputs = {name: data.draw(_value(name, lines=lines), label=name) for name in NAMES}
-    request = build_request(spec, inputs, {"tok": "s3cret-token"}, time.monotonic() + 10)
-    asked = preview(spec, request, inputs)
+    asked = _asked(spec, inputs)
     listed = _listed(asked)
     for name, value in inputs.items():
         # Letters and digits go as they are in every encoding (JSON, form, header).
@@ -118,7 +149,7 @@ def test_every_argument_is_shown_whole_or_listed_with_what_is_cut(
             continue
         assert listed is not None, f"{name} is neither shown whole nor listed:\n{asked}"
         assert _accounted(value, listed[name]), f"{name} is listed as {listed[name]!r}"
-    assert "s3cret-token" not in asked
+    assert SECRET not in asked
 
 
 def test_a_long_argument_does_not_hide_the_next_one_on_its_line() -> None:
@@ -136,7 +167,20 @@ def test_a_request_shown_whole_lists_no_arguments() -> None:
         asked = preview(
             spec, build_request(spec, inputs, {"tok": "t"}, time.monotonic() + 10), inputs
         )
-        assert (_listed(asked) is None) is (kind != "header-with-a-credential"), kind
+        assert (_listed(asked) is None) is (kind not in WITH_A_CREDENTIAL), kind
+
+
+@pytest.mark.parametrize("kind", sorted(WITH_A_CREDENTIAL))
+def test_an_argument_inside_a_value_made_from_a_credential_is_listed(kind: str) -> None:
+    """The value is masked whole in the question (it is a form of the credential), so the
+    argument it carries is shown in the list after the request, never only as ``***``."""
+    inputs = {"memo": "refund", "to_account": "ATTACKER-IBAN", "trace": "t-1"}
+    asked = _asked(SPECS[kind], inputs)
+    request = asked.partition("\n\n(Not all of it is shown above")[0]
+    assert "ATTACKER-IBAN" not in request
+    assert "***" in request
+    assert _listed(asked) == inputs
+    assert SECRET not in asked
 
 
 # -- mapping keys alike once cut -----------------------------------------------------------------

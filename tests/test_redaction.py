@@ -19,6 +19,7 @@ from agentkit.redaction import (
     MASK,
     MAX_WALK,
     MIN_SECRET_LENGTH,
+    Leak,
     excerpt,
     redact_also,
     redacting,
@@ -442,6 +443,75 @@ def test_lines_of_wrapped_base64_around_a_secret_are_kept() -> None:
     assert shown.startswith(text[:200])
     assert shown.endswith(text[-200:])
     assert len(shown) < len(text)
+
+
+class _Shown:
+    """An object a Python tool made, shown by its ``str`` and its ``repr``."""
+
+    def __init__(self, text: str, *, in_repr: bool = False) -> None:
+        self.text, self.in_repr = text, in_repr
+
+    def __str__(self) -> str:
+        return "shown" if self.in_repr else self.text
+
+    def __repr__(self) -> str:
+        return f"_Shown({self.text!r})" if self.in_repr else "_Shown()"
+
+
+# Values that are not JSON, which no JSON walk enters: each is searched where it is shown.
+NOT_JSON: dict[str, Callable[[str], Any]] = {
+    "bytes": lambda secret: b"\x00" + secret.encode() + b"\xff",
+    "bytes-upper": lambda secret: secret.upper().encode(),
+    "bytearray": lambda secret: bytearray(secret.encode()),
+    "memoryview": lambda secret: memoryview(secret.encode()),
+    "set": lambda secret: {"x", secret},
+    "frozenset": lambda secret: frozenset([quote(secret, safe="")]),
+    "exception": lambda secret: ValueError(f"bad key {secret}"),
+    "object-str": lambda secret: _Shown(f"ref {secret}"),
+    "object-repr": lambda secret: _Shown(secret, in_repr=True),
+}
+
+
+@pytest.mark.parametrize("secret", SECRETS, ids=range(len(SECRETS)))
+@pytest.mark.parametrize("kind", sorted(NOT_JSON), ids=sorted(NOT_JSON))
+def test_a_secret_in_a_value_that_is_not_json_is_found_and_masked(kind: str, secret: str) -> None:
+    redactor = Redactor(named={"api-key": secret})
+    value = {"items": ["ok", {"held": NOT_JSON[kind](secret)}]}
+    leak = redactor.leak(value, "output")
+    assert leak == Leak(where="output.items[1].held", credentials=("api-key",))
+    redacted = redactor.redact_value(value)
+    assert redacted["items"][0] == "ok"
+    shown = repr(redacted) + json.dumps(redacted, default=str)
+    assert leaked_in_any_case(shown, [secret]) == []
+    assert redactor.leak(redacted) is None
+
+
+@pytest.mark.parametrize("secret", SECRETS, ids=range(len(SECRETS)))
+@pytest.mark.parametrize(
+    "make_key",
+    [
+        pytest.param(lambda secret: secret.encode(), id="bytes"),
+        pytest.param(lambda secret: ("k", secret), id="tuple"),
+        pytest.param(lambda secret: _Shown(secret, in_repr=True), id="object"),
+    ],
+)
+def test_a_key_that_is_not_text_and_holds_a_secret_is_found_and_left_out(
+    make_key: Callable[[str], Any], secret: str
+) -> None:
+    redactor = Redactor(named={"api-key": secret})
+    value = {"labels": {"ok": 1, make_key(secret): 2}}
+    leak = redactor.leak(value, "output")
+    assert leak == Leak(where="a key of output.labels", credentials=("api-key",))
+    redacted = redactor.redact_value(value)
+    assert redacted == {"labels": {"ok": 1}}
+
+
+def test_a_value_that_is_not_json_and_holds_no_secret_is_left_as_it_is() -> None:
+    redactor = Redactor([SECRETS[0]])
+    held = [b"bytes", {"a", "b"}, ValueError("fine"), _Shown("fine")]
+    value = {"items": held}
+    assert redactor.leak(value, "output") is None
+    assert redactor.redact_value(value) is value
 
 
 # -- where an answer holds a secret ------------------------------------------------------------

@@ -97,6 +97,16 @@ def _assert_withheld(result: ToolResult, where: str, credentials: tuple[str, ...
     assert leaked_in_any_case(shown, [TOKEN, SECRETS[0]]) == []
 
 
+class _Shows:
+    """A Python tool's own object, whose str() (as json.dumps(default=str) shows it) holds ``text``."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
 # -- where the secret is --------------------------------------------------------------------
 
 
@@ -134,6 +144,18 @@ PLACES: dict[str, tuple[Callable[[str], Any], str]] = {
     "a binary resource": (
         lambda token: Output(Resource(uri="file:///a.bin", data=b"\x01" + token.upper().encode())),
         "content[0].data",
+    ),
+    # Values that are not JSON, which a Python tool may put in a list or a mapping:
+    # each is searched where it would be shown (its bytes, its str, its repr).
+    "bytes in a list": (lambda token: {"items": ["a", token.lower().encode()]}, "output.items[1]"),
+    "a set in a list": (lambda token: {"items": [{"x", token}]}, "output.items[0]"),
+    "an object in a mapping": (
+        lambda token: {"labels": {"ok": 1, "k": _Shows(f"ref {token}")}},
+        "output.labels.k",
+    ),
+    "an exception in a mapping": (
+        lambda token: {"labels": {"error": ValueError(token)}},
+        "output.labels.error",
     ),
 }
 

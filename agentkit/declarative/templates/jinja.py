@@ -165,7 +165,16 @@ def render(rendering: Rendering, context: Mapping[str, Any], deadline: float | N
         raise TemplateRenderError(_describe(exc)) from exc
     except RecursionError:
         raise TemplateRenderError("the value nests too deeply to render") from None
-    except (ArithmeticError, TypeError, ValueError, LookupError) as exc:
+    # What a filter or method raises for the value it is given (an argument's or an
+    # answer's): truncate asserts on its length, dictsort reads .items() of a string.
+    except (
+        ArithmeticError,
+        AssertionError,
+        AttributeError,
+        LookupError,
+        TypeError,
+        ValueError,
+    ) as exc:
         raise TemplateRenderError(f"{type(exc).__name__}: {exc}") from exc
 
 

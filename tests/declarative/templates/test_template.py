@@ -112,6 +112,26 @@ def test_the_sandbox_and_the_caps_hold(source: str) -> None:
         render(source)
 
 
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        # Jinja's truncate asserts its length covers the ellipsis: an argument picks it.
+        pytest.param("{{ inputs.city | truncate(inputs.n - 2) }}", "expected length", id="assert"),
+        # dictsort of what is not a mapping: an upstream answer picks the type.
+        pytest.param("{{ inputs.city | dictsort }}", "has no attribute", id="attribute"),
+        pytest.param("x{{ inputs.tags | dictsort }}", "has no attribute", id="attribute-text"),
+    ],
+)
+def test_a_filter_failing_on_a_value_fails_naming_the_field(source: str, said: str) -> None:
+    """What a filter raises for the value it is given, whatever its type, is a
+    ``TemplateRenderError`` naming the field, never a bare Python exception."""
+    template = compile_template(source, "query.q", ROOTS)
+    with pytest.raises(TemplateRenderError, match=said) as info:
+        template.render(CONTEXT)
+    assert info.value.field == "query.q"
+    assert str(info.value).startswith("query.q: ")
+
+
 def test_text_output_is_capped() -> None:
     source = "{% for i in range(10000) %}" + "x" * 200 + "{% endfor %}"
     with pytest.raises(TemplateRenderError, match=f"over {MAX_OUTPUT_CHARS} characters"):

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Final, TypeAlias
 from urllib.parse import quote
 
@@ -32,6 +32,7 @@ from agentkit.declarative.backends.http.values import (
     JsonNode,
     JsonObject,
     OAuth2Auth,
+    TextBody,
 )
 from agentkit.declarative.templates import Template
 from agentkit.redaction import MIN_SECRET_LENGTH, redact_also
@@ -95,8 +96,11 @@ def preview(
         )
     lines = [f"{prepared.method} {prepared.url}"]
     secret = _secret_headers(spec)
-    # A masked header made from an argument too hides that argument.
-    cut = any(_masks_an_input(spec, name, secret) for name in prepared.headers)
+    # A masked header made from an argument too hides that argument; so does any value
+    # made from a credential and an argument, which the call's redactor masks whole.
+    cut = _credential_with_an_input(spec) or any(
+        _masks_an_input(spec, name, secret) for name in prepared.headers
+    )
     for name, value in prepared.headers.items():
         shown_value = _header_shown(value, secret=name.lower() in secret)
         cut = cut or (name.lower() not in secret and (shown_value != value or spelled_alike(value)))
@@ -140,6 +144,50 @@ def _masks_an_input(spec: HttpSpec, name: str, secret: set[str]) -> bool:
         for header, value in spec.headers
         if header.lower() == name.lower()
     )
+
+
+def _credential_with_an_input(spec: HttpSpec) -> bool:
+    """Whether a template of the request reads both ``credentials`` and ``inputs``: what
+    it renders is a form of a secret (``made_from_credentials``), so the question shows
+    ``***`` for the arguments in it too."""
+    return any(
+        {"credentials", "inputs"} <= {root for root, _ in template.references}
+        for template in _request_templates(spec)
+    )
+
+
+def _request_templates(spec: HttpSpec) -> Iterator[Template]:
+    """Every template a request of ``spec`` renders: path, query, headers and body."""
+    for segment in spec.path:
+        for piece in segment:
+            if isinstance(piece, Segments):
+                yield piece.template
+            elif isinstance(piece, Template):
+                yield piece
+    body = spec.body
+    pending: list[Any] = [value for _, value in (*spec.query, *spec.headers)]
+    if isinstance(body, (FormBody, MultipartBody)):
+        pending += [value for _, value in body.fields]
+    if isinstance(body, MultipartBody):
+        pending += [
+            value
+            for part in body.files
+            for value in (part.content, part.filename, part.content_type)
+        ]
+    elif isinstance(body, TextBody):
+        pending.append(body.template)
+    elif isinstance(body, JsonBody):
+        pending.append(body.value)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, Template):
+            yield value
+        elif isinstance(value, tuple):  # a name sent once per item
+            pending += value
+        elif isinstance(value, JsonObject):
+            pending += [member for _, member in value.members]
+        elif isinstance(value, JsonArray):
+            pending += value.items
 
 
 def _secret_headers(spec: HttpSpec) -> set[str]:
