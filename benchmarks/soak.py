@@ -249,7 +249,7 @@ def report(run: Run, seconds: float) -> tuple[list[str], list[str]]:
     lines += [
         f"  server CPU: {cpu:.1f} s, {cpu / max(answers, 1) * 1e3:.2f} ms per call answered",
         _cores(run, cpu, last.seconds - first.seconds),
-        *([_server_pauses(run.server_gc)] if run.server_gc is not None else []),
+        *([_server_pauses(run.server_gc, _load_window(tally))] if run.server_gc else []),
         f"  upstream: {run.upstream_requests} requests over {run.upstream_connections} connections",
     ]
     return lines, missed
@@ -290,14 +290,30 @@ def _waited(run: Run, tool: ToolTally) -> list[str]:
     ]
 
 
-def _server_pauses(pauses: list[Pause]) -> str:
-    """The server's full collections: how many, and how long they took."""
-    full = sorted(pause.seconds for pause in pauses if pause.generation == 2)
-    if not full:
-        return "  server's full collections: none"
-    cpu = sorted(pause.cpu for pause in pauses if pause.generation == 2)
+def _load_window(tally: Tally) -> tuple[float, float]:
+    """From the first call sent to the last answer, on ``time.monotonic()``."""
+    tools = [tool for tool in tally.tools.values() if tool.sent_at]
+    if not tools:
+        return 0.0, 0.0
+    first = min(tool.sent_at[0] for tool in tools)
+    last = max(
+        at + took for tool in tools for at, took in zip(tool.sent_at, tool.latencies, strict=True)
+    )
+    return first, last
+
+
+def _server_pauses(pauses: list[Pause], window: tuple[float, float]) -> str:
+    """The server's full collections while it was loaded (not those of its start and
+    its end): how many, and how long they took."""
+    begin, end = window
+    during = [p for p in pauses if p.generation == 2 and begin <= p.start and p.end <= end]
+    if not during:
+        return "  server's full collections under load: none"
+    full = sorted(pause.seconds for pause in during)
+    cpu = sorted(pause.cpu for pause in during)
     return (
-        f"  server's full collections: {len(full)}, median {percentile(full, 0.5) * 1e3:.1f} ms "
+        f"  server's full collections under load: {len(full)}, "
+        f"median {percentile(full, 0.5) * 1e3:.1f} ms "
         f"(CPU {percentile(cpu, 0.5) * 1e3:.1f}), longest {full[-1] * 1e3:.1f} ms "
         f"(CPU {cpu[-1] * 1e3:.1f})"
     )
