@@ -28,6 +28,10 @@
   (``agentkit.mcp.served_call``).
 
 Serving it over stdio is ``agentkit.mcp.stdio_serving``; over HTTP, ``agentkit.mcp.http_app``.
+The handlers stay in one module, past 500 lines: each is a few lines over the same
+closure (the served tools, the executor, the limits, the audit), and the pieces they
+share with nothing else, the checks a request passes before its handler, sit beside
+them.
 
 Needs ``pip install 'agentkit[mcp]'``.
 """

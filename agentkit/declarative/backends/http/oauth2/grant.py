@@ -1,7 +1,11 @@
 """The client-credentials grant: one token endpoint, its cache, single flight and refresh.
 
 The package docstring (``agentkit.declarative.backends.http.oauth2``) says what it
-guarantees; ``replies`` reads what the endpoint sends back.
+guarantees; ``replies`` reads what the endpoint sends back. The grant and its cache
+stay in one module, past 500 lines: the grant's single flight, its refresh after a
+401 and the tokens it keeps for redaction are the cache's state under the cache's
+one lock, which the grant reads through private methods that a split would have to
+make public.
 """
 
 from __future__ import annotations
