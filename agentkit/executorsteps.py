@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any, final
 
-from agentkit.jsonvalues import MAX_DEPTH, checked_copy
+from agentkit.jsonvalues import MAX_DEPTH, checked_copy, checked_object
 from agentkit.paging import (
     Page,
 )
@@ -135,7 +135,9 @@ def too_deep(name: str, exc: RecursionError) -> ToolExecutionError:
 def checked_output(
     name: str, schema: ToolSchema, raw: Any, redactor: Redactor | None
 ) -> dict[str, Any]:
-    """Step 4: ``raw`` checked against the output schema (defaults applied)."""
+    """Step 4: ``raw`` checked against the output schema (defaults applied): a copy
+    of it, or ``ToolValidationError``. A free-form schema's output is held to JSON
+    values alone (``checked_object``), as a free-form parameter's is."""
     if type(raw) is not dict and not isinstance(raw, dict):
         got = f"'{type(raw).__name__}'"
         if isinstance(raw, CoroutineType):  # an async execute the class does not declare
@@ -147,7 +149,13 @@ def checked_output(
         raise ToolValidationError(
             name, "output", [f"Expected the tool to return a dictionary, got {got}"]
         )
-    if redactor is None:
+    if schema.free_form:
+        # Not checked against parameters, but sent as JSON all the same (printed,
+        # served): a value JSON has no form for is refused here, not where it is sent.
+        found: list[Problem] = []
+        output = checked_object(raw, found)
+        problems: tuple[Problem, ...] = tuple(found)
+    elif redactor is None:
         output, problems = schema.check(raw)
     else:
         # Checked with the redactor active, so that a message quotes the value
