@@ -7,18 +7,19 @@ from __future__ import annotations
 
 import contextvars
 import reprlib
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any, final
 
-from agentkit.jsonvalues import MAX_DEPTH, checked_copy
+from agentkit.jsonvalues import MAX_DEPTH, checked_copy, checked_object
 from agentkit.paging import (
     Page,
 )
 from agentkit.redaction import Redactor, activate, deactivate
 from agentkit.tool import Tool, ToolSpec, spec_of
 from agentkit.toolerrors import (
+    AgentKitError,
     Problem,
     SemanticError,
     ToolExecutionError,
@@ -44,6 +45,8 @@ __all__ = [
     "bounded_inputs",
     "check_timeout",
     "checked_output",
+    "contained",
+    "contained_call",
     "execution_error",
     "pending_calls",
     "raised_result",
@@ -110,17 +113,40 @@ def refused(tool: object) -> ToolSpec:
     return spec_of(tool)  # raises, saying which
 
 
-def execution_error(name: str, exc: Exception, redactor: Redactor | None) -> ToolExecutionError:
+def execution_error(name: str, exc: BaseException, redactor: Redactor | None) -> ToolExecutionError:
     """Step 3's failure: what the tool raised -- for a tool with credentials, a copy of
     it and its chain without their values.
 
+    A ``BaseException`` that is not an ``Exception`` (``sys.exit()``, ``GeneratorExit``,
+    a class of the tool's own) fails the call the same way, its message saying so
+    and what to raise instead; ``KeyboardInterrupt`` never comes here (the caller's).
     Made inside the ``except`` block but raised (by ``_finish``) outside it, so
     Python never chains the original, secret-bearing exception as ``__context__``.
     """
+    if type(exc) is _Stopped:
+        exc = exc.raised
+    detail = None if isinstance(exc, Exception) else _not_an_exception(exc)
     if not redactor:
-        return ToolExecutionError(name, exc)
+        return ToolExecutionError(name, exc, detail=detail)
     cause = redactor.clean_exception(exc)
-    return ToolExecutionError(name, cause, detail=redactor.redact(str(cause)))
+    shown = str(cause) if detail is None else detail
+    return ToolExecutionError(name, cause, detail=redactor.redact(shown))
+
+
+def _not_an_exception(exc: BaseException) -> str:
+    """What a tool that exited, or raised what only stops a process or a generator, did."""
+    instead = "a tool should raise an exception instead (that fails only its call)"
+    if isinstance(exc, SystemExit):
+        code = exc.code
+        if code is None or isinstance(code, int):
+            return f"the tool called sys.exit() with exit code {code or 0}; {instead}"
+        return f'the tool called sys.exit() with exit code 1 and the message "{code}"; {instead}'
+    text = str(exc)
+    said = f"{text}; " if text else ""
+    return (
+        f"{said}the tool raised {type(exc).__name__}, a BaseException that is not an "
+        f"Exception (such are meant to stop a process or a generator); {instead}"
+    )
 
 
 def too_deep(name: str, exc: RecursionError) -> ToolExecutionError:
@@ -135,7 +161,9 @@ def too_deep(name: str, exc: RecursionError) -> ToolExecutionError:
 def checked_output(
     name: str, schema: ToolSchema, raw: Any, redactor: Redactor | None
 ) -> dict[str, Any]:
-    """Step 4: ``raw`` checked against the output schema (defaults applied)."""
+    """Step 4: ``raw`` checked against the output schema (defaults applied): a copy
+    of it, or ``ToolValidationError``. A free-form schema's output is held to JSON
+    values alone (``checked_object``), as a free-form parameter's is."""
     if type(raw) is not dict and not isinstance(raw, dict):
         got = f"'{type(raw).__name__}'"
         if isinstance(raw, CoroutineType):  # an async execute the class does not declare
@@ -147,7 +175,13 @@ def checked_output(
         raise ToolValidationError(
             name, "output", [f"Expected the tool to return a dictionary, got {got}"]
         )
-    if redactor is None:
+    if schema.free_form:
+        # Not checked against parameters, but sent as JSON all the same (printed,
+        # served): a value JSON has no form for is refused here, not where it is sent.
+        found: list[Problem] = []
+        output = checked_object(raw, found)
+        problems: tuple[Problem, ...] = tuple(found)
+    elif redactor is None:
         output, problems = schema.check(raw)
     else:
         # Checked with the redactor active, so that a message quotes the value
@@ -197,6 +231,55 @@ def run_to_completion(coroutine: Coroutine[Any, Any, Any]) -> Any:
     context = contextvars.copy_context()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentkit-async-tool") as one:
         return one.submit(context.run, asyncio.run, coroutine).result()
+
+
+@final
+class _Stopped(AgentKitError):
+    """A tool's ``BaseException`` that is not an ``Exception`` (``sys.exit()``,
+    ``GeneratorExit``...), carried out of the task or thread the tool ran in as an
+    exception: asyncio raises a task's ``SystemExit`` out of the event loop itself,
+    past every caller (a server would stop), and throws a ``GeneratorExit`` it is
+    handed into the awaiting coroutine, which Python takes as closing it.
+    ``execution_error`` reports the exception carried."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__()
+        self.raised = raised
+
+
+def _carried(exc: BaseException) -> BaseException:
+    """What leaves a task or a thread for ``exc``, which a tool raised: a ``_Stopped``
+    for a ``BaseException`` that fails the call and is not an ``Exception``; else
+    ``exc`` itself (an ``Exception``, the user's Ctrl-C, a cancellation)."""
+    import asyncio
+
+    if isinstance(exc, (Exception, KeyboardInterrupt, asyncio.CancelledError)):
+        return exc
+    return _Stopped(exc)
+
+
+async def contained(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """``coroutine``'s result, for a task of its own: a ``BaseException`` of the tool's
+    that is not an ``Exception`` leaves the task as one (see ``_Stopped``)."""
+    try:
+        return await coroutine
+    except BaseException as exc:
+        carried = _carried(exc)
+        if carried is exc:
+            raise
+        raise carried from None
+
+
+def contained_call(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)``, for a thread of a pool: a ``BaseException`` it raises that is
+    not an ``Exception`` leaves the thread as one (see ``_Stopped``)."""
+    try:
+        return function(*args)
+    except BaseException as exc:
+        carried = _carried(exc)
+        if carried is exc:
+            raise
+        raise carried from None
 
 
 async def within_timeout(

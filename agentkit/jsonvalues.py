@@ -4,17 +4,20 @@ A model (or an upstream service) can send any JSON. Two kinds of value break
 code that trusts it: one nested hundreds of levels deep, which makes every
 recursive walk (copying, redacting, ``json.dumps``) raise ``RecursionError``;
 and the floats ``NaN`` and ``Infinity``, which pass every ``minimum``/``maximum``
-comparison and are not JSON at all. Every free-form value a call takes or
-returns goes through ``checked_copy``, and every JSON text from the model
-through ``loads``, so neither reaches a tool or a reply.
+comparison and are not JSON at all. A Python caller or tool can add a third:
+a value JSON has no form for (bytes, a set, a tuple, a datetime, an object of
+its own, a key that is not a string), on which ``json.dumps`` raises when the
+answer is printed or sent. Every free-form value a call takes or returns goes
+through ``checked_copy``, and every JSON text from the model through ``loads``,
+so none of them reaches a tool or a reply.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import math
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Mapping
 from types import NoneType
 from typing import Any, Final
 
@@ -23,6 +26,7 @@ from agentkit.toolerrors import Problem
 __all__ = [
     "MAX_DEPTH",
     "checked_copy",
+    "checked_object",
     "loads",
     "plain_copy",
     "plain_dict_copy",
@@ -35,12 +39,22 @@ __all__ = [
 #: recursion limit (about 1,000 frames), whichever thread it runs in.
 MAX_DEPTH: Final = 64
 
-_SCALARS: Final = (str, int, bool, NoneType)
+#: What a value may be, as a message says it.
+_JSON_VALUE: Final = "a JSON value (a string, number, boolean, null, list or dictionary)"
+
+# Python values that are JSON as they are: ``str``, ``int`` and ``bool`` of any
+# subclass (``json.dumps`` writes an ``IntEnum`` or a ``str`` subclass as its value).
+_SCALARS: Final = (str, int, NoneType)
 
 
 def checked_copy(value: Any, path: str, errors: list[Problem]) -> Any:
-    """A copy of the JSON-like ``value``, checked: nesting within ``MAX_DEPTH``, floats finite.
+    """A copy of the JSON-like ``value``, checked: JSON values only, nesting within
+    ``MAX_DEPTH``, floats finite.
 
+    JSON values are strings, numbers, booleans, ``None``, lists and dictionaries
+    with string keys (subclasses of these too; a ``dict`` or ``list`` subclass is
+    copied as a plain one). Anything else -- bytes, a set, a tuple, a datetime, an
+    object of the caller's, a key that is not a string -- is a problem, not copied.
     Problems are appended to ``errors`` in the schema's wording, ``path`` naming
     the parameter (``filters.tags[2]`` for a bad number inside it). The copy is
     fresh all the way down, so neither the caller nor a default is ever shared.
@@ -53,12 +67,32 @@ def checked_copy(value: Any, path: str, errors: list[Problem]) -> Any:
     return _copy(value, 0, path, parts, errors)
 
 
+def checked_object(value: dict[Any, Any], errors: list[Problem]) -> dict[str, Any]:
+    """``checked_copy`` of a free-form object (a schema that declares no parameters):
+    each of its values checked as a free-form value, named by its key, which must be
+    a string."""
+    if type(value) is dict:
+        copied = plain_dict_copy(value, -1)  # its values are at the depth of parameters
+        if copied is not None:
+            return copied
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if isinstance(key, str):
+            out[key] = checked_copy(item, key, errors)
+        else:
+            errors.append(_bad_key("", key))
+        if len(errors) > _ERROR_LIMIT:
+            break
+    return out
+
+
 def plain_copy(value: dict[Any, Any] | list[Any], depth: int = 0) -> Any:
     """``checked_copy`` of a dict or list of plain JSON values, without a path or messages.
 
     Plain: every container an exact ``dict`` or ``list`` nested within
-    ``MAX_DEPTH`` (``value`` itself ``depth`` levels down), every other value an
-    exact ``str``, ``int``, ``bool``, ``None`` or finite ``float``. Returns the
+    ``MAX_DEPTH`` (``value`` itself ``depth`` levels down), every key an exact
+    ``str``, every other value an exact ``str``, ``int``, ``bool``, ``None`` or
+    finite ``float``. Returns the
     fresh copy -- equal to what ``checked_copy`` makes -- or ``None`` when the
     value is not plain, for ``checked_copy`` to judge with its messages.
     """
@@ -84,6 +118,8 @@ def plain_dict_copy(value: dict[Any, Any], depth: int = 0) -> dict[Any, Any] | N
     copied = value.copy()
     inner = depth + 1
     for key, item in value.items():
+        if type(key) is not str:
+            return None
         kind = type(item)
         if kind is str or kind is int:
             continue
@@ -139,42 +175,71 @@ def plain_list_copy(value: list[Any], depth: int = 0) -> list[Any] | None:
 
 
 def _copy(value: Any, depth: int, path: str, parts: list[str | int], errors: list[Problem]) -> Any:
-    kind = type(value)
-    if kind in _SCALARS:
+    if isinstance(value, _SCALARS):
         return value
-    if kind is float:
+    if isinstance(value, float):
         if not math.isfinite(value):
             where = _join(path, parts)
             message = f"Parameter '{where}': expected a finite number, got {value}"
             errors.append(Problem(path=where, message=message))
         return value
-    if isinstance(value, (dict, list, tuple)):
-        if depth >= MAX_DEPTH:
-            message = (
-                f"Parameter '{path}': nested more than {MAX_DEPTH} levels deep; "
-                "send a flatter value"
-            )
-            errors.append(Problem(path=path, message=message))
-            return None
-        if isinstance(value, dict):
-            out: dict[Any, Any] = {}
-            for key, item in value.items():
+    if not isinstance(value, (dict, list)):
+        where = _join(path, parts)
+        message = f"Parameter '{where}': expected {_JSON_VALUE}, got '{type(value).__name__}'"
+        errors.append(Problem(path=where, message=message + _hint(value)))
+        return value  # a problem: the call fails, nothing is given this value
+    if depth >= MAX_DEPTH:
+        message = (
+            f"Parameter '{path}': nested more than {MAX_DEPTH} levels deep; send a flatter value"
+        )
+        errors.append(Problem(path=path, message=message))
+        return None
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            if isinstance(key, str):
                 parts.append(key)
                 out[key] = _copy(item, depth + 1, path, parts, errors)
                 parts.pop()
-                if len(errors) > _ERROR_LIMIT:
-                    break
-            return out
-        items = []
-        for index, item in enumerate(value):
-            parts.append(index)
-            items.append(_copy(item, depth + 1, path, parts, errors))
-            parts.pop()
+            else:
+                errors.append(_bad_key(_join(path, parts), key))
             if len(errors) > _ERROR_LIMIT:
                 break
-        return items if isinstance(value, list) else tuple(items)
-    # Not JSON (a Python caller's own object): copied as before, so it is not shared.
-    return copy.deepcopy(value)
+        return out
+    items = []
+    for index, item in enumerate(value):
+        parts.append(index)
+        items.append(_copy(item, depth + 1, path, parts, errors))
+        parts.pop()
+        if len(errors) > _ERROR_LIMIT:
+            break
+    return items
+
+
+def _bad_key(where: str, key: Any) -> Problem:
+    """A dictionary's key that is not a string, named by its type (its value may be
+    anything, a secret included)."""
+    at = f"Parameter '{where}': " if where else ""
+    return Problem(
+        path=where,
+        message=f"{at}expected a dictionary with string keys, got a key of type "
+        f"'{type(key).__name__}'; JSON keys are strings",
+    )
+
+
+def _hint(value: Any) -> str:
+    """What to give instead of ``value``, where the usual fix is known."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "; decode bytes to a string (or base64-encode them)"
+    if isinstance(value, (tuple, set, frozenset)):
+        return "; give a list"
+    if isinstance(value, Mapping):
+        return "; give a dict"
+    # A date or a time is of a module its caller has loaded: no import here.
+    dates = sys.modules.get("datetime")
+    if dates is not None and isinstance(value, (dates.date, dates.time)):
+        return "; give its isoformat() string"
+    return ""
 
 
 # A million NaNs need not make a million messages: the first few say what to fix.
@@ -184,7 +249,7 @@ _ERROR_LIMIT: Final = 20
 def _join(path: str, parts: list[str | int]) -> str:
     text = path
     for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else part
     return text
 
 

@@ -28,6 +28,8 @@ from agentkit.executorsteps import (
     bounded_inputs,
     check_timeout,
     checked_output,
+    contained,
+    contained_call,
     execution_error,
     pending_calls,
     raised_result,
@@ -129,7 +131,10 @@ class ToolExecutor:
     1. validate the inputs against the tool's input schema (defaults applied to
        a copy: the caller's dict is never changed);
     2. resolve the tool's named credentials;
-    3. run ``tool.execute`` (any exception becomes ``ToolExecutionError``);
+    3. run ``tool.execute`` (any exception becomes ``ToolExecutionError``, and so
+       does a ``sys.exit()`` or another ``BaseException``: a tool cannot end the
+       process that runs it; only ``KeyboardInterrupt``, the user's, propagates,
+       and in ``aexecute`` a cancellation);
     4. validate the output against the output schema;
     5. return a ``ToolResult`` -- or, in strict mode, raise the failure.
 
@@ -251,7 +256,9 @@ class ToolExecutor:
                 returned = failure = None
                 try:
                     returned = tool.execute(values, _NO_CREDENTIALS)
-                except Exception as exc:
+                except KeyboardInterrupt:  # the user's Ctrl-C: theirs, not the call's
+                    raise
+                except BaseException as exc:  # sys.exit() too: this call's failure alone
                     failure = execution_error(spec.name, exc, None)
                 else:
                     check_output = spec.output_schema.fast_check
@@ -288,7 +295,9 @@ class ToolExecutor:
                             raw = run_to_completion(raw)  # type: ignore[arg-type]
                     finally:
                         deactivate(active)
-            except Exception as exc:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:
                 error = execution_error(spec.name, exc, redactor)
         return self._finish(
             tool, spec, listeners, call_id, span, start, inputs, validated, redactor, raw, error,
@@ -344,6 +353,10 @@ class ToolExecutor:
                     None, ToolExecutionError(spec.name, exc), False,
                 )  # fmt: skip
                 raise
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # sys.exit() too: the server goes on serving
+                error = execution_error(spec.name, exc, redactor)
         return self._finish(
             tool, spec, listeners, call_id, span, start, inputs, validated, redactor, raw, error,
             raise_on_failure,
@@ -630,13 +643,13 @@ class ToolExecutor:
             if timeout is None:
                 return await coroutine
             return await within_timeout(
-                asyncio.ensure_future(coroutine), spec.name, timeout, abandoned=False
+                asyncio.ensure_future(contained(coroutine)), spec.name, timeout, abandoned=False
             )
         # The caller's context (an OpenTelemetry parent span) goes with the call, as
         # asyncio.to_thread does it.
         context = contextvars.copy_context()
         future = asyncio.get_running_loop().run_in_executor(
-            self._thread_pool(), context.run, tool.execute, values, credentials
+            self._thread_pool(), context.run, contained_call, tool.execute, values, credentials
         )
         if timeout is None:
             return await future

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar, Final, NamedTuple, final
 
+from agentkit.jsonvalues import plain_dict_copy
 from agentkit.problem import did_you_mean
 from agentkit.schema.code import Validator, compile_check, generate_validator
 from agentkit.schema.parse import Builders, parse_parameter_list, parse_schema
@@ -324,7 +325,7 @@ class ToolSchema:
     #: has -- the values a call gets, as ``check`` makes them: a fresh copy that
     #: shares no list or dictionary with ``values``. ``None`` for anything else,
     #: valid or not (``check`` judges it and says why). ``FREE_FORM``'s is a copy
-    #: of any dict.
+    #: of any dict of plain JSON values (string keys, nesting within ``MAX_DEPTH``).
     fast_check: Callable[[Any], dict[str, Any] | None]
 
     def __init__(self, parameters: Iterable[Parameter | Mapping[str, Any]] | None = None) -> None:
@@ -488,8 +489,10 @@ def _accept_any_mapping(values: Mapping[str, Any]) -> Checked:
     return _refused(values)
 
 
-def _copy_any_dict(values: Any) -> dict[str, Any] | None:
-    return values.copy() if type(values) is dict else None
+def _copy_plain_dict(values: Any) -> dict[str, Any] | None:
+    # Plain JSON values only: a tool's free-form output must be JSON (the executor's
+    # step 4 says what is not), and inputs that are not plain take the full check.
+    return plain_dict_copy(values, -1) if type(values) is dict else None
 
 
 def _free_form_schema() -> ToolSchema:
@@ -497,7 +500,7 @@ def _free_form_schema() -> ToolSchema:
     object.__setattr__(schema, "_free_form", True)
     object.__setattr__(schema, "_check", _accept_any)
     object.__setattr__(schema, "check", _accept_any_mapping)
-    object.__setattr__(schema, "fast_check", _copy_any_dict)
+    object.__setattr__(schema, "fast_check", _copy_plain_dict)
     return schema
 
 

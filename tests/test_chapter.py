@@ -1040,7 +1040,6 @@ class Anything(Tool):
         pytest.param({}, id="empty"),
         pytest.param({"city": "Oslo", "days": True, "x": None}, id="anything"),
         pytest.param({"nested": {"a": [1, {"b": 2}]}}, id="nested"),
-        pytest.param({1: "non-string key"}, id="int-key"),
     ],
 )
 def test_a_tool_without_schemas_takes_any_inputs(inputs: dict[Any, Any]) -> None:
@@ -1050,6 +1049,42 @@ def test_a_tool_without_schemas_takes_any_inputs(inputs: dict[Any, Any]) -> None
     assert result.output is not None
     assert result.output["echo"] is not inputs  # the tool got a copy
     assert inputs == before
+
+
+@pytest.mark.parametrize(
+    ("inputs", "problem"),
+    [
+        pytest.param(
+            {1: "non-string key"},
+            "Parameter 'echo': expected a dictionary with string keys, got a key of type 'int'",
+            id="int-key",
+        ),
+        pytest.param(
+            {"raw": b"bytes"},
+            "Parameter 'echo.raw': expected a JSON value (a string, number, boolean, null, "
+            "list or dictionary), got 'bytes'",
+            id="bytes",
+        ),
+    ],
+)
+def test_a_tool_without_schemas_takes_any_inputs_and_answers_json(
+    inputs: dict[Any, Any], problem: str
+) -> None:
+    """Stricter than the chapter (docs/chapter.md): what a tool answers is sent as JSON,
+    so its answer is refused where JSON has no form for a value, schema or none."""
+    seen: list[dict[Any, Any]] = []
+
+    class Echoes(Anything):
+        def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+            seen.append(inputs)
+            return super().execute(inputs, credentials)
+
+    with pytest.raises(ToolValidationError) as info:
+        ToolExecutor(credentials={}).execute(Echoes(), inputs)
+    assert seen == [inputs]  # taken as given
+    assert info.value.direction == "output"
+    [found] = info.value.problems
+    assert found.message.startswith(problem)
 
 
 @pytest.mark.parametrize(

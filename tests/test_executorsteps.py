@@ -21,6 +21,8 @@ from agentkit.executorsteps import (
     bounded_inputs,
     check_timeout,
     checked_output,
+    contained,
+    contained_call,
     execution_error,
     pending_calls,
     raised_result,
@@ -226,6 +228,99 @@ def test_an_execution_error_with_credentials_carries_no_secret() -> None:
     assert SECRET not in str(error.cause)
     assert SECRET not in repr(error.__cause__)
     assert error.__context__ is None
+
+
+class _Halt(BaseException):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("raised", "shown"),
+    [
+        pytest.param(
+            SystemExit(3), "SystemExit: the tool called sys.exit() with exit code 3", id="code"
+        ),
+        pytest.param(
+            SystemExit(None), "SystemExit: the tool called sys.exit() with exit code 0", id="none"
+        ),
+        pytest.param(
+            SystemExit(f"bad key {SECRET}"),
+            'SystemExit: the tool called sys.exit() with exit code 1 and the message "bad key ***"',
+            id="message",
+        ),
+        pytest.param(
+            GeneratorExit(),
+            "GeneratorExit: the tool raised GeneratorExit, a BaseException that is not an Exception",
+            id="generator-exit",
+        ),
+        pytest.param(
+            _Halt(f"at {SECRET}"),
+            "_Halt: at ***; the tool raised _Halt, a BaseException that is not an Exception",
+            id="its-own",
+        ),
+    ],
+)
+@pytest.mark.parametrize("redactor", [None, Redactor([SECRET])], ids=["plain", "redacted"])
+def test_an_exit_is_a_failure_saying_what_to_raise_instead(
+    raised: BaseException, shown: str, redactor: Redactor | None
+) -> None:
+    error = execution_error("weather", raised, redactor)
+    expected = shown if redactor else shown.replace("***", SECRET)
+    assert str(error).startswith(f"Tool 'weather' failed: {expected}")
+    assert str(error).endswith(
+        "a tool should raise an exception instead (that fails only its call)"
+    )
+    assert type(error.cause) is type(raised)
+    if redactor:
+        assert SECRET not in str(error) + repr(error.cause.args)
+
+
+def test_an_exit_from_a_task_or_a_thread_leaves_it_as_an_exception() -> None:
+    """asyncio re-raises a task's SystemExit out of the loop, and throws a GeneratorExit it
+    is handed into the coroutine awaiting it (closing it): each leaves as an Exception,
+    which execution_error reports as the tool raised it."""
+
+    def stop(error: BaseException) -> None:
+        raise error
+
+    async def stop_async(error: BaseException) -> None:
+        raise error
+
+    async def scenario() -> list[BaseException]:
+        caught = []
+        for error in (SystemExit(3), GeneratorExit(), _Halt()):
+            for future in (
+                asyncio.ensure_future(contained(stop_async(error))),
+                asyncio.get_running_loop().run_in_executor(None, contained_call, stop, error),
+            ):
+                try:
+                    await future
+                except Exception as left:  # an Exception, whatever the tool raised
+                    caught.append(execution_error("weather", left, None).cause)
+        return caught
+
+    assert [type(cause) for cause in asyncio.run(scenario())] == [
+        SystemExit,
+        SystemExit,
+        GeneratorExit,
+        GeneratorExit,
+        _Halt,
+        _Halt,
+    ]
+
+
+@pytest.mark.parametrize("raised", [KeyboardInterrupt(), asyncio.CancelledError(), ValueError()])
+def test_what_is_not_the_tools_to_stop_passes_through_as_it_is(raised: BaseException) -> None:
+    def stop() -> None:
+        raise raised
+
+    async def stop_async() -> None:
+        raise raised
+
+    with pytest.raises(type(raised)):
+        contained_call(stop)
+    with pytest.raises(type(raised)):
+        asyncio.run(contained(stop_async()))
 
 
 def test_a_value_nested_too_deeply_fails_naming_the_limit() -> None:

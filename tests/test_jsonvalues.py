@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -14,7 +17,9 @@ from agentkit import (
     Tool,
     ToolExecutor,
     ToolRegistry,
+    ToolResult,
     ToolSchema,
+    ToolValidationError,
 )
 from agentkit.adapters.dispatch import (
     dispatch_anthropic,
@@ -24,6 +29,7 @@ from agentkit.adapters.dispatch import (
 from agentkit.jsonvalues import (
     MAX_DEPTH,
     checked_copy,
+    checked_object,
     loads,
     plain_copy,
     plain_dict_copy,
@@ -96,7 +102,7 @@ TOO_DEEP = [
     pytest.param({"rows": [{"x": 1}, nested(MAX_DEPTH + 1, kind="dict")]}, "rows[1]", id="items"),
     pytest.param({"box": {"inner": nested(5000)}}, "box.inner", id="declared-nesting"),
     pytest.param({"items": [nested(MAX_DEPTH, kind="dict")]}, "items", id="mixed-kinds"),
-    pytest.param({"data": {"t": tuple(nested(MAX_DEPTH))}}, "data", id="tuple"),
+    pytest.param({"data": {"t": [nested(MAX_DEPTH)]}}, "data", id="list-in-a-list"),
 ]
 
 
@@ -163,6 +169,246 @@ def test_outputs_are_held_to_the_same_rules(
     assert f"Parameter {problem}" in str(result.error)
 
 
+class _Own:
+    """An object of a Python tool's own, which JSON has no form for."""
+
+
+class _Str(str):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+class _Float(float):
+    pass
+
+
+JSON_VALUE = "expected a JSON value (a string, number, boolean, null, list or dictionary)"
+
+NOT_JSON = [
+    pytest.param(b"k3y", "'bytes'; decode bytes to a string (or base64-encode them)", id="bytes"),
+    pytest.param(bytearray(b"x"), "'bytearray'; decode bytes", id="bytearray"),
+    pytest.param(memoryview(b"x"), "'memoryview'; decode bytes", id="memoryview"),
+    pytest.param({1, 2}, "'set'; give a list", id="set"),
+    pytest.param(frozenset(), "'frozenset'; give a list", id="frozenset"),
+    pytest.param((1, 2), "'tuple'; give a list", id="tuple"),
+    pytest.param(datetime.datetime(2026, 1, 2), "'datetime'; give its isoformat()", id="datetime"),
+    pytest.param(datetime.date(2026, 1, 2), "'date'; give its isoformat() string", id="date"),
+    pytest.param(decimal.Decimal("1.5"), "'Decimal'", id="decimal"),
+    pytest.param(MappingProxyType({"a": 1}), "'mappingproxy'; give a dict", id="mapping-proxy"),
+    pytest.param(_Own(), "'_Own'", id="an-object-of-its-own"),
+    pytest.param(iter([1]), "'list_iterator'", id="an-iterator"),
+    pytest.param((n for n in [1]), "'generator'", id="a-generator"),
+    pytest.param(ValueError("x"), "'ValueError'", id="an-exception"),
+]
+
+# Where a value sits: (the answer, the path a message names), for the one schema
+# of Echo's output and Free's (none at all).
+PLACES = [
+    pytest.param(lambda bad: {"data": {"blob": bad}}, "data.blob", id="in-a-free-form-dict"),
+    pytest.param(lambda bad: {"data": {"a": [1, {"b": bad}]}}, "data.a[1].b", id="deep"),
+    pytest.param(lambda bad: {"items": ["x", bad]}, "items[1]", id="in-a-free-form-list"),
+    pytest.param(lambda bad: {"rows": [{"x": bad}]}, "rows[0].x", id="in-dictionary-items"),
+    pytest.param(lambda bad: {"box": {"inner": [bad]}}, "box.inner[0]", id="in-a-declared-dict"),
+]
+
+
+class Free(Tool):
+    """A tool without schemas (the chapter's ``= None``): any argument, any answer that is JSON."""
+
+    TOOL_NAME = "free"
+    INPUT_SCHEMA = None
+    OUTPUT_SCHEMA = None
+
+    def __init__(self, output: Any = None) -> None:
+        super().__init__()
+        self.output = output
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
+        return self.output if self.output is not None else dict(inputs)
+
+
+class Answers(Tool):
+    TOOL_NAME = "answers"
+    OUTPUT_SCHEMA = Echo.INPUT_SCHEMA
+
+    def __init__(self, output: dict[str, Any]) -> None:
+        super().__init__()
+        self.output = output
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        return self.output
+
+
+def _both_ways(tool: Tool, inputs: dict[str, Any]) -> list[ToolResult]:
+    """The call on the one stretch and through the steps (a listener sends it there)."""
+    return [
+        ToolExecutor(credentials={}).execute(tool, inputs, raise_on_failure=False),
+        ToolExecutor(credentials={}, listeners=[lambda event: None]).execute(
+            tool, inputs, raise_on_failure=False
+        ),
+    ]
+
+
+@pytest.mark.parametrize(("bad", "got"), NOT_JSON)
+@pytest.mark.parametrize(("place", "path"), PLACES)
+@pytest.mark.parametrize("direction", ["input", "output"])
+def test_a_value_json_has_no_form_for_is_refused_where_it_is(
+    bad: Any, got: str, place: Callable[[Any], dict[str, Any]], path: str, direction: str
+) -> None:
+    """An argument from Python and a tool's answer are held to one rule, and the
+    refusal names the tool, the place, the type found and what is allowed."""
+    given = place(bad)
+    tool: Tool = Echo() if direction == "input" else Answers(given)
+    for result in _both_ways(tool, given if direction == "input" else {}):
+        assert not result.succeeded
+        error = result.error
+        assert isinstance(error, ToolValidationError)
+        assert (error.tool_name, error.direction) == (tool.name, direction)
+        [problem] = error.problems
+        assert problem.path == path
+        assert problem.message.startswith(f"Parameter '{path}': {JSON_VALUE}, got {got}")
+        json.dumps(result.to_dict())  # the failure itself is JSON
+    assert not hasattr(tool, "called")
+
+
+@pytest.mark.parametrize(("bad", "got"), NOT_JSON)
+def test_a_free_form_answer_holds_json_alone(bad: Any, got: str) -> None:
+    """A tool without an output schema still answers in JSON: printed, served, dispatched."""
+    for result in _both_ways(Free({"ok": 1, "data": {"k": [bad]}}), {}):
+        assert not result.succeeded
+        assert isinstance(result.error, ToolValidationError)
+        assert (
+            f"Tool 'free' returned invalid output:\n  - Parameter 'data.k[0]': {JSON_VALUE}, got {got}"
+            in str(result.error)
+        )
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        pytest.param(
+            {1: "a"},
+            "expected a dictionary with string keys, got a key of type 'int'",
+            id="top-level-int-key",
+        ),
+        pytest.param(
+            {"a": {(1, 2): 3}},
+            "Parameter 'a': expected a dictionary with string keys, got a key of type 'tuple'",
+            id="tuple-key",
+        ),
+        pytest.param(
+            {"a": [{None: 1}]},
+            "Parameter 'a[0]': expected a dictionary with string keys, got a key of type 'NoneType'",
+            id="none-key-in-a-list",
+        ),
+        pytest.param(
+            {"a": {True: 1}},
+            "Parameter 'a': expected a dictionary with string keys, got a key of type 'bool'; JSON keys are strings",
+            id="bool-key",
+        ),
+        pytest.param(
+            {"x": float("nan")}, "Parameter 'x': expected a finite number, got nan", id="nan"
+        ),
+        pytest.param(
+            {"x": nested(MAX_DEPTH + 1)},
+            "Parameter 'x': nested more than 64 levels deep",
+            id="too-deep",
+        ),
+    ],
+)
+def test_a_free_form_answer_is_held_to_the_free_form_rules(answer: Any, message: str) -> None:
+    for result in _both_ways(Free(answer), {}):
+        assert not result.succeeded
+        assert f"\n  - {message}" in str(result.error)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param({"data": {1: "a"}}, id="int-key"),
+        pytest.param({"data": {"k": {("a",): 1}}}, id="tuple-key-nested"),
+        pytest.param({"items": [{2.5: "x"}]}, id="float-key-in-a-list"),
+    ],
+)
+def test_a_key_that_is_not_a_string_is_refused_both_ways(value: dict[str, Any]) -> None:
+    for result in [*_both_ways(Echo(), value), *_both_ways(Answers(value), {})]:
+        assert not result.succeeded
+        assert "expected a dictionary with string keys, got a key of type" in str(result.error)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(_Str("text"), id="a-str-subclass"),
+        pytest.param(_Int(7), id="an-int-subclass"),
+        pytest.param(_Float(2.5), id="a-float-subclass"),
+        pytest.param({_Str("key"): 1}, id="a-str-subclass-key"),
+    ],
+)
+def test_subclasses_of_json_types_are_json(value: Any) -> None:
+    """As a declared ``string`` takes a ``str`` subclass, a free-form value does: json.dumps
+    writes each as its value."""
+    given = {"data": {"v": [value]}}
+    for result in [
+        *_both_ways(Echo(), given),
+        *_both_ways(Answers(given), {}),
+        *_both_ways(Free(given), {}),
+    ]:
+        assert result.succeeded, result.error
+        assert json.loads(json.dumps(result.to_dict()))["output"] == json.loads(json.dumps(given))
+
+
+def test_a_float_subclass_must_be_finite_too() -> None:
+    [result, _] = _both_ways(Answers({"data": {"v": _Float("nan")}}), {})
+    assert "Parameter 'data.v': expected a finite number, got nan" in str(result.error)
+
+
+def test_a_free_form_input_is_the_tools_own_business() -> None:
+    """``INPUT_SCHEMA = None`` checks nothing (the tool checks its own inputs): a
+    Python caller may hand it anything; only what it answers must be JSON."""
+    own = _Own()
+    seen: list[dict[str, Any]] = []
+
+    class Takes(Free):
+        def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> Any:
+            seen.append(inputs)
+            return {"kind": type(inputs["x"]).__name__}
+
+    given: dict[Any, Any] = {"x": own, 1: b"y"}
+    for result in _both_ways(Takes(), given):
+        assert result.succeeded, result.error
+        assert result.output == {"kind": "_Own"}
+    assert all(inputs["x"] is own for inputs in seen)
+
+
+def test_a_plain_free_form_answer_is_a_copy() -> None:
+    answer: dict[str, Any] = {"a": [1, {"b": "c"}], "d": {"e": None}}
+    for result in _both_ways(Free(answer), {}):
+        assert result.output == answer
+        assert result.output is not answer
+        assert result.output["a"] is not answer["a"]
+        assert result.output["a"][1] is not answer["a"][1]
+
+
+def test_checked_object_names_each_value_by_its_key() -> None:
+    errors: list[Problem] = []
+    copied = checked_object({"a": [1, b"x"], "b": 2, 3: "c"}, errors)
+    assert copied == {"a": [1, b"x"], "b": 2}
+    assert [problem.path for problem in errors] == ["a[1]", ""]
+
+
+def test_a_flood_of_values_json_has_no_form_for_gives_a_few_messages() -> None:
+    errors: list[Problem] = []
+    checked_copy({str(i): b"x" for i in range(10_000)}, "data", errors)
+    assert 0 < len(errors) <= 25
+    errors = []
+    checked_copy(dict.fromkeys(range(10_000), 1), "data", errors)
+    assert 0 < len(errors) <= 25
+
+
 def test_a_free_form_list_is_copied_in_and_out(executor: ToolExecutor) -> None:
     """A list of leaves and a list of containers, each a copy both ways."""
     given = {"data": {"leaves": ["a", 1, True, None, 2.5], "rows": [{"k": [1]}, ["x"]]}}
@@ -224,14 +470,6 @@ def test_plain_copy_copies_each_container_to_its_place(value: Any) -> None:
     assert not any(id(container) in theirs for container in _containers(copied))
 
 
-class _Str(str):
-    pass
-
-
-class _Int(int):
-    pass
-
-
 @pytest.mark.parametrize(
     "value",
     [
@@ -241,6 +479,9 @@ class _Int(int):
         pytest.param({"a": [1.0, NAN]}, id="nan"),
         pytest.param([[-INF]], id="minus-infinity"),
         pytest.param({"a": nested(MAX_DEPTH)}, id="past-the-bound"),
+        pytest.param({"a": {1: "x"}}, id="an-int-key"),
+        pytest.param([{"a": 1, ("b",): 2}], id="a-tuple-key-in-a-list"),
+        pytest.param({"a": {_Str("k"): 1}}, id="a-str-subclass-key"),
     ],
 )
 def test_plain_copy_declines_what_is_not_plain_json(value: Any) -> None:

@@ -33,6 +33,7 @@ from agentkit import (
     ToolExecutor,
     ToolRegistry,
     ToolResult,
+    ToolValidationError,
 )
 from agentkit.adapters.dispatch import adispatch_openai, dispatch_anthropic, dispatch_openai
 from agentkit.content import Audio, Image, Output, Resource, Text
@@ -145,19 +146,53 @@ PLACES: dict[str, tuple[Callable[[str], Any], str]] = {
         lambda token: Output(Resource(uri="file:///a.bin", data=b"\x01" + token.upper().encode())),
         "content[0].data",
     ),
-    # Values that are not JSON, which a Python tool may put in a list or a mapping:
-    # each is searched where it would be shown (its bytes, its str, its repr).
-    "bytes in a list": (lambda token: {"items": ["a", token.lower().encode()]}, "output.items[1]"),
-    "a set in a list": (lambda token: {"items": [{"x", token}]}, "output.items[0]"),
+}
+
+# Values JSON has no form for, which a Python tool may put in a list or a mapping:
+# the output check refuses each (naming its place and type, never its value) before
+# anything could show it (its bytes, its str, its repr).
+NOT_JSON: dict[str, tuple[Callable[[str], Any], str, str]] = {
+    "bytes in a list": (
+        lambda token: {"items": ["a", token.lower().encode()]},
+        "items[1]",
+        "bytes",
+    ),
+    "a set in a list": (lambda token: {"items": [{"x", token}]}, "items[0]", "set"),
     "an object in a mapping": (
         lambda token: {"labels": {"ok": 1, "k": _Shows(f"ref {token}")}},
-        "output.labels.k",
+        "labels.k",
+        "_Shows",
     ),
     "an exception in a mapping": (
         lambda token: {"labels": {"error": ValueError(token)}},
-        "output.labels.error",
+        "labels.error",
+        "ValueError",
+    ),
+    "bytes under a key that is the credential": (
+        lambda token: {"labels": {token: token.encode()}},
+        "labels.***",
+        "bytes",
     ),
 }
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("place", sorted(NOT_JSON), ids=sorted(NOT_JSON))
+def test_an_answer_json_cannot_hold_is_refused_without_showing_it(place: str, path: str) -> None:
+    make, where, kind = NOT_JSON[place]
+    events: list[ToolEvent] = []
+    result = _run(path, Answering(lambda credentials: make(credentials["api-key"])), events)
+    assert not result.succeeded
+    assert result.output is None
+    error = result.error
+    assert isinstance(error, ToolValidationError)
+    assert [problem.path for problem in error.problems] == [where]
+    assert f"Parameter '{where}': expected a JSON value" in str(error)
+    assert f"got '{kind}'" in str(error)
+    shown = repr(result) + json.dumps(result.to_dict()) + str(error)
+    for event in events:
+        shown += repr(event) + json.dumps(event.to_dict())
+    assert leaked_in_any_case(shown, [TOKEN, SECRETS[0]]) == []
 
 
 @pytest.mark.parametrize("path", PATHS)

@@ -90,10 +90,17 @@ JSON_VALUES = st.recursive(
     max_leaves=8,
 )
 # What a model or a caller gets wrong: bools for numbers, non-finite floats, an
-# integer no float holds, nesting past the bound.
-NOISE = st.sampled_from(
-    [None, True, False, NAN, INF, -INF, 10**400, "7", 7, 2.5, [], {}, [NAN], {"x": [INF]}]
-) | st.builds(lambda depth: _nested(depth), st.sampled_from([MAX_DEPTH - 1, MAX_DEPTH, 70]))
+# integer no float holds, nesting past the bound; and what only a Python caller or
+# tool can give: values JSON has no form for, keys that are not strings.
+NOISE = (
+    st.sampled_from(
+        [None, True, False, NAN, INF, -INF, 10**400, "7", 7, 2.5, [], {}, [NAN], {"x": [INF]}]
+    )
+    | st.builds(lambda depth: _nested(depth), st.sampled_from([MAX_DEPTH - 1, MAX_DEPTH, 70]))
+    | st.sampled_from(
+        [b"x", (1, 2), {1, 2}, object, ["a", b"x"], {"k": (1,)}, {1: "a"}, [{"a": 1, (2,): 3}]]
+    )
+)
 
 
 def _nested(depth: int) -> list[Any]:
@@ -605,6 +612,26 @@ def test_numbers_must_be_finite(bad: float, path: str, where: str, direction: st
         given = changed(path, bad)
     outcome = call(direction, given)
     assert f"Parameter '{where}': expected a finite number, got {bad}" in outcome
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        pytest.param("data", {"blob": b"x"}, "'data.blob': expected a JSON value", id="bytes"),
+        pytest.param("data", {"s": {1}}, "'data.s': expected a JSON value", id="a-set"),
+        pytest.param("data", {"t": (1,)}, "'data.t': expected a JSON value", id="a-tuple"),
+        pytest.param("data", {2: "x"}, "'data': expected a dictionary with string keys", id="key"),
+        pytest.param("rows[0].extra", {"k": [object()]}, "'rows[0].extra.k[0]'", id="in-rows"),
+        pytest.param("q", b"weather", "'q': expected type 'string', got 'bytes'", id="a-string"),
+        pytest.param("tags[1]", b"b", "'tags[1]': expected type 'string', got 'bytes'", id="item"),
+        pytest.param("tags", ("a",), "'tags': expected type 'list', got 'tuple'", id="list"),
+    ],
+)
+@pytest.mark.parametrize("direction", ["input", "output"])
+def test_a_value_json_has_no_form_for_is_an_error(
+    path: str, value: Any, message: str, direction: str
+) -> None:
+    assert f"Parameter {message}" in call(direction, changed(path, value))
 
 
 @pytest.mark.parametrize(

@@ -136,7 +136,7 @@ def compile_check(spec: ParameterSpec) -> Check:
         else:
             return value  # a scalar of a union: checked
         # Free-form containers are copied so defaults and callers never share
-        # them, and checked on the way: bounded nesting, finite numbers.
+        # them, and checked on the way: JSON values, bounded nesting, finite numbers.
         return checked_copy(value, path, errors)
 
     return check
@@ -491,7 +491,7 @@ class _FastTier:
             self.check_object(spec.parameters.parameters, var, indent, level + 1)
         elif spec.items is not None:
             self.check_items(spec.items, var, indent, level + 1)
-        else:  # free-form: any plain JSON, nested within MAX_DEPTH
+        else:  # free-form: any plain JSON (string keys), nested within MAX_DEPTH
             self.add(indent, f"{var} = plain_{kind}_copy({var})")
             self.add(indent, f"if {var} is None:")
             self.add(indent + 1, "return None")

@@ -230,3 +230,33 @@ def heap() -> dict[str, Any]:
     import gc
 
     return {"frozen": gc.get_freeze_count()}
+
+
+class Halt(BaseException):
+    """A tool's own BaseException, which is not an Exception."""
+
+
+def stops(how: str, credentials: Mapping[str, str]) -> dict[str, Any]:
+    """Stops as ``how`` says: ``exit`` (``sys.exit(3)``), ``exit-text`` (``sys.exit()``
+    with the credential in its message), ``generator-exit``, ``halt`` (``Halt``), or
+    ``bytes`` (answers bytes, which JSON has no form for); ``fine`` answers."""
+    import sys
+
+    key = credentials.get("api-key", "")
+    if how == "exit":
+        sys.exit(3)
+    if how == "exit-text":
+        sys.exit(f"bad key {key}")
+    if how == "generator-exit":
+        raise GeneratorExit(f"closing {key}")
+    if how == "halt":
+        raise Halt(f"halted at {key}")
+    if how == "bytes":
+        return {"data": {"blob": key.encode()}}
+    return {"data": {"how": how}}
+
+
+async def stops_async(how: str, credentials: Mapping[str, str]) -> dict[str, Any]:
+    """``stops`` as an async tool, run on the server's loop."""
+    await asyncio.sleep(0)
+    return stops(how, credentials)
