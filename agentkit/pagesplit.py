@@ -18,7 +18,8 @@ from typing import Any, Final, final
 __all__ = ["PagePart", "fits", "page_answer", "size_of"]
 
 # One encoder for every measure: json.dumps with options builds a new one each call. A
-# value JSON has no form for (a free-form answer's) is measured as its text.
+# value JSON has no form for, which the executor's output check refuses before any
+# answer is paged, is measured as its text if it comes here all the same.
 _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 
 

@@ -205,7 +205,7 @@ def paged(
         if fits(output, budget):
             return output, None
         planned = page_answer(output, schema.to_json_schema(), budget)
-    except (TypeError, ValueError):  # a free-form output holding what JSON cannot
+    except (TypeError, ValueError):  # no JSON (step 4 refuses it; paged alone, kept whole)
         return output, None
     if planned is None:
         return output, None
