@@ -1,7 +1,7 @@
 """A confirmation accounts for everything it lets happen: each argument is shown whole, or
 the question lists it with an explicit count of what is cut; no key stands in for another.
 
-The preview (``http_request.preview``) is the one ``agentkit serve`` and ``agentkit call``
+The preview (``agentkit.declarative.backends.http.preview``) is the one ``agentkit serve`` and ``agentkit call``
 both ask with; these tests call it directly, on requests ``build_request`` made, for
 random arguments of text, JSON, form and header requests, and ``arguments_shown`` (what a
 Python tool's question shows) for random nested mappings."""
@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from agentkit.context import MAX_ENTRIES, MAX_VALUE_CHARS, arguments_shown, shortened
 from agentkit.declarative.backends.http.backend import HttpBackend
-from agentkit.declarative.backends.http.request import build_request, preview
+from agentkit.declarative.backends.http.preview import preview
+from agentkit.declarative.backends.http.request import build_request
 from agentkit.declarative.backends.http.spec import HttpSpec
 from agentkit.declarative.loader import load_tools
 from agentkit.redaction import Redactor, redacting

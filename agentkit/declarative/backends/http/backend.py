@@ -27,7 +27,8 @@ from agentkit.declarative.backends.http import failures as failures
 from agentkit.declarative.backends.http.multipart import MultipartError
 from agentkit.declarative.backends.http.oauth2 import OAuth2Error
 from agentkit.declarative.backends.http.pagination import Pagination, PaginationError, collect
-from agentkit.declarative.backends.http.request import build_request, preview
+from agentkit.declarative.backends.http.preview import preview
+from agentkit.declarative.backends.http.request import build_request
 from agentkit.declarative.backends.http.responses import ResponseView
 from agentkit.declarative.backends.http.sending import Sender
 from agentkit.declarative.backends.http.source_use import use_source
