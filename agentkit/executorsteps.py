@@ -42,7 +42,9 @@ if TYPE_CHECKING:
 __all__ = [
     "BatchCall",
     "TakenPage",
+    "belongs_to_the_process",
     "bounded_inputs",
+    "cancelled_by_the_tool",
     "check_timeout",
     "checked_output",
     "contained",
@@ -119,7 +121,8 @@ def execution_error(name: str, exc: BaseException, redactor: Redactor | None) ->
 
     A ``BaseException`` that is not an ``Exception`` (``sys.exit()``, ``GeneratorExit``,
     a class of the tool's own) fails the call the same way, its message saying so
-    and what to raise instead; ``KeyboardInterrupt`` never comes here (the caller's).
+    and what to raise instead; what belongs to the process (``belongs_to_the_process``:
+    the user's Ctrl-C, a signal handler's exit) never comes here.
     Made inside the ``except`` block but raised (by ``_finish``) outside it, so
     Python never chains the original, secret-bearing exception as ``__context__``.
     """
@@ -235,51 +238,100 @@ def run_to_completion(coroutine: Coroutine[Any, Any, Any]) -> Any:
 
 @final
 class _Stopped(AgentKitError):
-    """A tool's ``BaseException`` that is not an ``Exception`` (``sys.exit()``,
-    ``GeneratorExit``...), carried out of the task or thread the tool ran in as an
-    exception: asyncio raises a task's ``SystemExit`` out of the event loop itself,
-    past every caller (a server would stop), and throws a ``GeneratorExit`` it is
-    handed into the awaiting coroutine, which Python takes as closing it.
-    ``execution_error`` reports the exception carried."""
+    """What a tool raised that is not an ``Exception`` of its call (``sys.exit()``,
+    ``GeneratorExit``, a ``CancelledError`` nobody asked for...), carried out of the
+    task or thread the tool ran in as an exception: asyncio raises a task's
+    ``SystemExit`` out of the event loop itself, past every caller (a server would
+    stop), throws a ``GeneratorExit`` it is handed into the awaiting coroutine, which
+    Python takes as closing it, and turns a thread's ``CancelledError`` into a
+    cancellation of the caller. ``execution_error`` reports the exception carried."""
 
     def __init__(self, raised: BaseException) -> None:
         super().__init__()
         self.raised = raised
 
 
-def _carried(exc: BaseException) -> BaseException:
-    """What leaves a task or a thread for ``exc``, which a tool raised: a ``_Stopped``
-    for a ``BaseException`` that fails the call and is not an ``Exception``; else
-    ``exc`` itself (an ``Exception``, the user's Ctrl-C, a cancellation)."""
+def belongs_to_the_process(exc: BaseException) -> bool:
+    """Whether ``exc``, raised while a tool ran on the caller's own thread, is the
+    process's rather than the call's: the user's Ctrl-C (``KeyboardInterrupt``), or a
+    ``SystemExit`` raised by one of the program's signal handlers (``sys.exit()`` on
+    SIGTERM, say), which Python runs in whatever code is running when the signal
+    comes. Either goes on; anything else a tool raises fails its call alone."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    return isinstance(exc, SystemExit) and _raised_in_a_signal_handler(exc)
+
+
+def _raised_in_a_signal_handler(exc: BaseException) -> bool:
+    """Whether a frame of ``exc``'s traceback runs a signal handler installed now."""
+    import signal
+
+    handlers = set()
+    for signum in signal.valid_signals():
+        try:
+            handler = signal.getsignal(signum)
+        except (OSError, ValueError):  # a signal this platform lists but cannot query
+            continue
+        code = getattr(handler, "__code__", None)  # a function, or a bound method's
+        if code is not None:
+            handlers.add(code)
+    trace = exc.__traceback__
+    while trace is not None:  # the traceback's frames, each once
+        if trace.tb_frame.f_code in handlers:
+            return True
+        trace = trace.tb_next
+    return False
+
+
+def cancelled_by_the_tool(exc: BaseException) -> bool:
+    """Whether ``exc``, a ``CancelledError`` raised on the event loop, is the tool's own
+    rather than a cancellation of the running task (Python 3.11's ``cancelling``; on
+    3.10, which cannot tell, it is taken for a cancellation)."""
     import asyncio
 
-    if isinstance(exc, (Exception, KeyboardInterrupt, asyncio.CancelledError)):
-        return exc
-    return _Stopped(exc)
+    if not isinstance(exc, asyncio.CancelledError):
+        return False
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)
+    return cancelling is not None and cancelling() == 0
 
 
 async def contained(coroutine: Coroutine[Any, Any, Any]) -> Any:
-    """``coroutine``'s result, for a task of its own: a ``BaseException`` of the tool's
-    that is not an ``Exception`` leaves the task as one (see ``_Stopped``)."""
+    """``coroutine``'s result, for a task of its own: what the tool raises that is not
+    an ``Exception`` of its call leaves the task as one (see ``_Stopped``), but for the
+    process's own (``belongs_to_the_process``) and a cancellation of the task."""
+    import asyncio
+
     try:
         return await coroutine
+    except Exception:
+        raise
     except BaseException as exc:
-        carried = _carried(exc)
-        if carried is exc:
+        if belongs_to_the_process(exc) or (
+            isinstance(exc, asyncio.CancelledError) and not cancelled_by_the_tool(exc)
+        ):
             raise
-        raise carried from None
+        raise _Stopped(exc) from None
 
 
 def contained_call(function: Callable[..., Any], *args: Any) -> Any:
-    """``function(*args)``, for a thread of a pool: a ``BaseException`` it raises that is
-    not an ``Exception`` leaves the thread as one (see ``_Stopped``)."""
+    """``function(*args)``, for a thread of a pool: what it raises that is not an
+    ``Exception`` of its call -- any ``BaseException``, and a ``CancelledError`` of
+    either kind, which asyncio would take for a cancellation of the caller -- leaves
+    the thread as one (see ``_Stopped``). Nothing raised there is the process's:
+    Python runs signal handlers, and raises Ctrl-C's ``KeyboardInterrupt``, in the
+    main thread alone."""
+    import asyncio
+    import concurrent.futures
+
     try:
         return function(*args)
+    except (asyncio.CancelledError, concurrent.futures.CancelledError) as exc:
+        raise _Stopped(exc) from None
+    except Exception:
+        raise
     except BaseException as exc:
-        carried = _carried(exc)
-        if carried is exc:
-            raise
-        raise carried from None
+        raise _Stopped(exc) from None
 
 
 async def within_timeout(

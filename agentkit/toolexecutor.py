@@ -25,7 +25,9 @@ from agentkit.credentials import CredentialsManager
 from agentkit.executorsteps import (
     BatchCall,
     TakenPage,
+    belongs_to_the_process,
     bounded_inputs,
+    cancelled_by_the_tool,
     check_timeout,
     checked_output,
     contained,
@@ -133,8 +135,9 @@ class ToolExecutor:
     2. resolve the tool's named credentials;
     3. run ``tool.execute`` (any exception becomes ``ToolExecutionError``, and so
        does a ``sys.exit()`` or another ``BaseException``: a tool cannot end the
-       process that runs it; only ``KeyboardInterrupt``, the user's, propagates,
-       and in ``aexecute`` a cancellation);
+       process that runs it; only what is the process's propagates: the user's
+       ``KeyboardInterrupt``, a ``SystemExit`` from a signal handler of the program,
+       and in ``aexecute`` a cancellation of the calling task);
     4. validate the output against the output schema;
     5. return a ``ToolResult`` -- or, in strict mode, raise the failure.
 
@@ -256,9 +259,9 @@ class ToolExecutor:
                 returned = failure = None
                 try:
                     returned = tool.execute(values, _NO_CREDENTIALS)
-                except KeyboardInterrupt:  # the user's Ctrl-C: theirs, not the call's
-                    raise
                 except BaseException as exc:  # sys.exit() too: this call's failure alone
+                    if belongs_to_the_process(exc):  # Ctrl-C, a signal handler's exit
+                        raise
                     failure = execution_error(spec.name, exc, None)
                 else:
                     check_output = spec.output_schema.fast_check
@@ -295,9 +298,9 @@ class ToolExecutor:
                             raw = run_to_completion(raw)  # type: ignore[arg-type]
                     finally:
                         deactivate(active)
-            except KeyboardInterrupt:
-                raise
             except BaseException as exc:
+                if belongs_to_the_process(exc):
+                    raise
                 error = execution_error(spec.name, exc, redactor)
         return self._finish(
             tool, spec, listeners, call_id, span, start, inputs, validated, redactor, raw, error,
@@ -347,15 +350,18 @@ class ToolExecutor:
             except Exception as exc:
                 error = execution_error(spec.name, exc, redactor)
             except asyncio.CancelledError as exc:
-                # Report the call that was cut short, then let the cancellation go on.
-                self._finish(
-                    tool, spec, listeners, call_id, span, start, inputs, validated, redactor,
-                    None, ToolExecutionError(spec.name, exc), False,
-                )  # fmt: skip
-                raise
-            except KeyboardInterrupt:
-                raise
+                if cancelled_by_the_tool(exc):  # raised, not a cancellation: a failure
+                    error = execution_error(spec.name, exc, redactor)
+                else:
+                    # Report the call that was cut short, then let the cancellation go on.
+                    self._finish(
+                        tool, spec, listeners, call_id, span, start, inputs, validated,
+                        redactor, None, ToolExecutionError(spec.name, exc), False,
+                    )  # fmt: skip
+                    raise
             except BaseException as exc:  # sys.exit() too: the server goes on serving
+                if belongs_to_the_process(exc):
+                    raise
                 error = execution_error(spec.name, exc, redactor)
         return self._finish(
             tool, spec, listeners, call_id, span, start, inputs, validated, redactor, raw, error,

@@ -8,7 +8,9 @@ what its message says.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
+import sys
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -36,6 +38,7 @@ from agentkit.jsonvalues import MAX_DEPTH
 from agentkit.redaction import Redactor
 from agentkit.tool import Tool
 from agentkit.toolerrors import (
+    AgentKitError,
     SemanticError,
     ToolExecutionError,
     ToolTimeoutError,
@@ -309,18 +312,60 @@ def test_an_exit_from_a_task_or_a_thread_leaves_it_as_an_exception() -> None:
     ]
 
 
-@pytest.mark.parametrize("raised", [KeyboardInterrupt(), asyncio.CancelledError(), ValueError()])
-def test_what_is_not_the_tools_to_stop_passes_through_as_it_is(raised: BaseException) -> None:
+def test_an_exception_passes_through_as_it_is() -> None:
+    def stop() -> None:
+        raise ValueError("no")
+
+    async def stop_async() -> None:
+        raise ValueError("no")
+
+    with pytest.raises(ValueError, match="no"):
+        contained_call(stop)
+    with pytest.raises(ValueError, match="no"):
+        asyncio.run(contained(stop_async()))
+
+
+def test_ctrl_c_on_the_loop_is_the_processs() -> None:
+    async def stop_async() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(contained(stop_async()))
+
+
+@pytest.mark.parametrize(
+    "raised",
+    [KeyboardInterrupt(), asyncio.CancelledError(), concurrent.futures.CancelledError()],
+    ids=["ctrl-c", "asyncio-cancelled", "concurrent-cancelled"],
+)
+def test_in_a_pool_thread_nothing_is_the_processs(raised: BaseException) -> None:
+    """Signals are handled, and Ctrl-C raised, in the main thread alone; a thread's
+    CancelledError would read as the caller's cancellation: each is carried."""
+
     def stop() -> None:
         raise raised
 
-    async def stop_async() -> None:
-        raise raised
+    with (
+        concurrent.futures.ThreadPoolExecutor(1) as pool,
+        pytest.raises(AgentKitError) as carried,
+    ):
+        pool.submit(contained_call, stop).result()
+    assert execution_error("weather", carried.value, None).cause is raised
 
-    with pytest.raises(type(raised)):
-        contained_call(stop)
-    with pytest.raises(type(raised)):
-        asyncio.run(contained(stop_async()))
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Task.cancelling() is new in 3.11")
+def test_a_cancelled_error_a_task_was_not_asked_for_is_carried() -> None:
+    async def stop_async() -> None:
+        raise asyncio.CancelledError
+
+    async def scenario() -> BaseException:
+        try:
+            await asyncio.ensure_future(contained(stop_async()))
+        except AgentKitError as carried:
+            return execution_error("weather", carried, None).cause
+        raise AssertionError("not carried")
+
+    assert type(asyncio.run(scenario())) is asyncio.CancelledError
 
 
 def test_a_value_nested_too_deeply_fails_naming_the_limit() -> None:

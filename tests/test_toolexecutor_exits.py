@@ -4,7 +4,9 @@ Each fails its own call as a ``ToolExecutionError`` naming the tool, what it did
 and what to raise instead, redacted like every other failure, on every path a
 call takes (sync and async tools; ``execute``, ``aexecute`` with and without a
 timeout, the batches; the one stretch and the steps); and whatever runs calls
-goes on running them. ``KeyboardInterrupt`` is the user's: it propagates. The
+goes on running them. What is the process's propagates: the user's
+``KeyboardInterrupt`` (raised in the main thread alone: one from a pool thread is
+the tool's), a signal handler's ``SystemExit``, a cancellation of the caller. The
 command and the server over each transport are in ``tests/mcp/test_tool_exits.py``.
 """
 
@@ -192,21 +194,127 @@ def test_ctrl_c_is_the_users_and_propagates_from_execute(tool: Tool) -> None:
 
 
 @pytest.mark.parametrize("timeout", [None, 30], ids=["no-timeout", "timeout"])
-@pytest.mark.parametrize(
-    "tool", [stopping(_interrupt), stopping(_interrupt, kind="async")], ids=["sync", "async"]
-)
-def test_ctrl_c_is_the_users_and_propagates_from_aexecute(
-    tool: Tool, timeout: float | None
-) -> None:
+def test_ctrl_c_is_the_users_and_propagates_from_aexecute(timeout: float | None) -> None:
     async def run() -> ToolResult:
         with ToolExecutor(credentials={"api-key": TOKEN}) as executor:
+            tool = stopping(_interrupt, kind="async")
             return await executor.aexecute(tool, {}, raise_on_failure=False, timeout=timeout)
 
     with pytest.raises(KeyboardInterrupt):
         asyncio.run(run())
 
 
-def test_a_cancellation_still_propagates() -> None:
+@pytest.mark.parametrize("timeout", [None, 30], ids=["no-timeout", "timeout"])
+def test_a_keyboard_interrupt_from_a_pool_thread_is_the_tools(timeout: float | None) -> None:
+    """Python raises Ctrl-C's KeyboardInterrupt in the main thread alone: one raised in
+    the thread a sync tool runs in under aexecute is the tool's, and fails its call."""
+
+    async def run() -> ToolResult:
+        with ToolExecutor(credentials={"api-key": TOKEN}) as executor:
+            return await executor.aexecute(
+                stopping(_interrupt), {}, raise_on_failure=False, timeout=timeout
+            )
+
+    result = asyncio.run(run())
+    assert isinstance(result.error, ToolExecutionError)
+    assert type(result.error.cause) is KeyboardInterrupt
+    assert str(result.error).endswith(INSTEAD)
+
+
+def _cancelled_future(key: str) -> Any:
+    import concurrent.futures
+
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    future.cancel()
+    return future.result()  # raises concurrent.futures.CancelledError
+
+
+def _asyncio_cancelled(key: str) -> Any:
+    raise asyncio.CancelledError
+
+
+@pytest.mark.parametrize("timeout", [None, 30], ids=["no-timeout", "timeout"])
+@pytest.mark.parametrize(
+    "stop", [_cancelled_future, _asyncio_cancelled], ids=["concurrent", "asyncio"]
+)
+def test_a_cancelled_error_a_sync_tool_raises_fails_its_call(
+    stop: Callable[[str], Any], timeout: float | None
+) -> None:
+    """asyncio takes a thread's CancelledError (either kind) for a cancellation of the
+    caller; nobody cancelled this call: the tool failed, as under execute."""
+
+    async def run() -> ToolResult:
+        with ToolExecutor(credentials={"api-key": TOKEN}) as executor:
+            return await executor.aexecute(
+                stopping(stop), {}, raise_on_failure=False, timeout=timeout
+            )
+
+    result = asyncio.run(run())
+    assert isinstance(result.error, ToolExecutionError)
+    assert "CancelledError" in str(result.error)
+    direct = ToolExecutor(credentials={"api-key": TOKEN}).execute(
+        stopping(stop), {}, raise_on_failure=False
+    )
+    assert type(direct.error) is type(result.error)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Task.cancelling() is new in 3.11")
+@pytest.mark.parametrize("timeout", [None, 30], ids=["no-timeout", "timeout"])
+def test_a_cancelled_error_an_async_tool_raises_itself_fails_its_call(
+    timeout: float | None,
+) -> None:
+    async def run() -> ToolResult:
+        with ToolExecutor(credentials={"api-key": TOKEN}) as executor:
+            tool = stopping(_asyncio_cancelled, kind="async")
+            return await executor.aexecute(tool, {}, raise_on_failure=False, timeout=timeout)
+
+    result = asyncio.run(run())
+    assert isinstance(result.error, ToolExecutionError)
+    assert type(result.error.cause) is asyncio.CancelledError
+
+
+SIGNAL_HANDLER_EXIT = """
+import os, signal, sys, threading, time
+from agentkit import Tool, ToolExecutor
+
+signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
+
+class Slow(Tool):
+    TOOL_NAME = "slow"
+    INPUT_SCHEMA = None
+    OUTPUT_SCHEMA = None
+
+    def execute(self, inputs, credentials):
+        os.kill(os.getpid(), signal.SIGTERM)  # lands while the tool runs
+        for _ in range(1000):
+            time.sleep(0.01)
+        return {"ok": 1}
+
+result = ToolExecutor().execute(Slow(), {}, raise_on_failure=False)
+print("the program went on:", result.status)
+"""
+
+
+def test_a_signal_handlers_exit_ends_the_program_not_the_call() -> None:
+    """A program's SIGTERM handler that calls sys.exit() runs in whatever code is
+    running when the signal comes, a tool's too: that exit is the program's."""
+    import subprocess
+
+    from tests.support.serving import ROOT
+
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNAL_HANDLER_EXIT],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 143, done.stdout + done.stderr
+    assert "went on" not in done.stdout
+
+
+@pytest.mark.parametrize("timeout", [None, 30], ids=["no-timeout", "timeout"])
+def test_a_cancellation_still_propagates(timeout: float | None) -> None:
     """What the tool raises is its call's failure; a cancellation of the caller is not."""
     started = asyncio.Event()
 
@@ -220,7 +328,8 @@ def test_a_cancellation_still_propagates() -> None:
             await asyncio.sleep(60)
 
     async def run() -> None:
-        task = asyncio.ensure_future(ToolExecutor(credentials={}).aexecute(Waits(), {}, timeout=30))
+        executor = ToolExecutor(credentials={})
+        task = asyncio.ensure_future(executor.aexecute(Waits(), {}, timeout=timeout))
         await asyncio.wait_for(started.wait(), 30)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
