@@ -268,11 +268,16 @@ def _shown_with_secret(compiled: CompiledSecrets, value: Any) -> str | bytes | N
     too: an enum, a NumPy float) is not searched, as the plain ones are not."""
     if isinstance(value, (int, float)):
         return None
+    shows: tuple[Any, ...] = (str, repr)
     if isinstance(value, _BYTES):
-        data = bytes(value)
+        try:
+            data = bytes(value)
+        except ValueError:  # a released memoryview: nothing left to show
+            return None
         if compiled.binary.search(data) is not None:
             return data
-    for show in (str, repr):
+        shows = (repr,)  # bytes' str is their repr: the escapes, searched once
+    for show in shows:
         text = _safe_str(value, show)
         if compiled.search(text):
             return text
@@ -285,7 +290,10 @@ def _masked_object(compiled: CompiledSecrets, value: Any) -> Any:
     if _shown_with_secret(compiled, value) is None:
         return value
     if isinstance(value, _BYTES):
-        value = compiled.binary.sub(MASK.encode(), bytes(value))
+        try:
+            value = compiled.binary.sub(MASK.encode(), bytes(value))
+        except ValueError:  # released meanwhile
+            return MASK
     return compiled.sub(_safe_str(value, repr))
 
 
@@ -304,7 +312,8 @@ def _find(
         for key, item in value.items():
             if _holds_secret(compiled, key, depth + 1):
                 return location, True, _key_text(compiled, key)
-            found = _find(compiled, item, (*location, str(key)), depth + 1)
+            named = key if isinstance(key, str) else _safe_str(key)  # str() may raise
+            found = _find(compiled, item, (*location, named), depth + 1)
             if found is not None:
                 return found
     elif isinstance(value, (list, tuple)):
@@ -344,8 +353,20 @@ def _redacted_copy(compiled: CompiledSecrets, value: Any, depth: int) -> Any:
         if depth >= MAX_WALK:
             return MASK
         items = [_redacted_copy(compiled, item, depth + 1) for item in value]
-        return items if type(value) is list else type(value)(items)
+        if type(value) is list:
+            return items
+        return _same_kind(value, items)
     return value if type(value) in _NOT_SEARCHED else _masked_object(compiled, value)
+
+
+def _same_kind(value: list[Any] | tuple[Any, ...], items: list[Any]) -> Any:
+    """``items`` as a container of ``value``'s type where it can be made from them (a
+    tuple, a list or tuple subclass, a named tuple through ``_make``); else a tuple."""
+    make = getattr(type(value), "_make", None)  # a named tuple takes its fields so
+    try:
+        return make(items) if callable(make) else type(value)(items)
+    except Exception:  # a subclass whose constructor takes other arguments
+        return tuple(items) if isinstance(value, tuple) else items
 
 
 class _Cleaner:

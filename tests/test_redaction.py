@@ -540,3 +540,42 @@ def test_a_leak_of_a_derived_form_names_every_credential_of_the_redactor() -> No
     assert leak is not None
     assert leak.where == "output[1]"
     assert leak.credentials == ("token", "user")
+
+
+class _Unshowable:
+    """A key a Python tool may use whose ``str`` and ``repr`` raise."""
+
+    def __str__(self) -> str:
+        raise ValueError("no")
+
+    def __repr__(self) -> str:
+        raise ValueError("no")
+
+    def __hash__(self) -> int:
+        return 1
+
+
+def test_a_key_that_cannot_be_shown_is_named_as_such_where_a_secret_is_found() -> None:
+    token = "A1b2C3d4e5F6g7H8"
+    leak = Redactor(named={"k": token}).leak({_Unshowable(): token}, "output")
+    assert leak is not None
+    assert leak.where == "output.<_Unshowable that cannot be shown>"
+
+
+def test_a_named_tuple_holding_a_secret_is_redacted_as_a_named_tuple() -> None:
+    import collections
+
+    Pair = collections.namedtuple("Pair", "first second")
+    token = "A1b2C3d4e5F6g7H8"
+    redacted = Redactor(named={"k": token}).redact_value({"pair": Pair(token, 1)})
+    assert redacted == {"pair": Pair("***", 1)}
+    assert type(redacted["pair"]) is Pair
+
+
+def test_a_released_memoryview_is_passed_over() -> None:
+    token = "A1b2C3d4e5F6g7H8"
+    view = memoryview(token.encode())
+    view.release()
+    redactor = Redactor(named={"k": token})
+    assert redactor.leak({"view": view}, "output") is None
+    assert redactor.redact_value({"view": view})["view"] is view
