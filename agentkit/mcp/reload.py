@@ -242,16 +242,20 @@ class Reloader:
                 await self.served.log("error", self.served.redact(f"{kept} {shown}"))
                 return None
             found = changes(before, registry)
-            message = f"reloaded ({reason}): {len(registry)} tools; {found.describe()}"
-            self._say(message)
-            await self.served.log("info", message)
-            if found:
-                await self.served.announce()
-            for name, served in self.sets.items():
-                said = f"reloaded ({reason}): toolset '{name}'"
-                await _swap(served, sets[name].restrict(registry), sets[name].deferred, said)
             del before
-            heap.refreeze()  # the replaced tools' cycles are collected, not kept frozen
+            try:
+                message = f"reloaded ({reason}): {len(registry)} tools; {found.describe()}"
+                self._say(message)
+                await self.served.log("info", message)
+                if found:
+                    await self.served.announce()
+                for name, served in self.sets.items():
+                    said = f"reloaded ({reason}): toolset '{name}'"
+                    await _swap(served, sets[name].restrict(registry), sets[name].deferred, said)
+            finally:
+                # Swapped in: the replaced tools' cycles are collected, not kept frozen,
+                # whatever becomes of telling the clients (a failure, a cancellation).
+                heap.refreeze()
             return found
 
     def _listed(self) -> list[str]:

@@ -142,3 +142,31 @@ def test_an_http_server_freezes_its_heap_once_ready(tmp_path: Path) -> None:
 
     with serving(["--tools", str(tmp_path)]) as served:
         assert anyio.run(scenario, served.url) > 10_000
+
+
+def test_a_reload_lets_the_replaced_tools_go_when_telling_the_clients_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentkit import load_tools
+    from agentkit.mcp.reload import Reloader
+    from agentkit.mcp.served_tools import ServedTools
+    from agentkit.toolregistry import ToolRegistry
+
+    (tmp_path / "heap.yaml").write_text(HEAP)
+
+    def load() -> ToolRegistry:
+        registry = ToolRegistry()
+        load_tools(tmp_path, registry=registry)
+        return registry
+
+    async def unreachable(self: ServedTools, level: str, message: str) -> None:
+        raise ConnectionError("the clients are gone")
+
+    reloader = Reloader(load, list, say=lambda _: None)
+    first = weakref.ref(type(reloader.served.registry["heap"]))
+    heap.freeze()
+    monkeypatch.setattr(ServedTools, "log", unreachable)
+    (tmp_path / "heap.yaml").write_text(HEAP.replace("How many", "The number of"))
+    with pytest.raises(ConnectionError):
+        anyio.run(reloader.reload, "SIGHUP")
+    assert first() is None  # swapped in, then collected although the reload raised
