@@ -2,12 +2,12 @@
 
     python -m benchmarks.gc_trace LOG ARGS...    (as ``python -m agentkit ARGS...``)
 
-For ``make soak --trace-gc`` (``benchmarks/soak.py``): each collection of the oldest
-generation, and any other that took over ``NOTED_SECONDS``, is one line of ``LOG``:
-the generation, its start and end on ``time.monotonic()`` (the clock every process on
-the machine shares, so they line up with the client's calls) and the CPU time the
-collecting thread spent in it. The only change to the server is the callback, which
-runs twice per collection.
+For ``python -m benchmarks.soak --trace-gc`` (``make soak SOAK_ARGS=--trace-gc``):
+each collection of the oldest generation, and any other that took over
+``NOTED_SECONDS``, is one line of ``LOG``: the generation, its start and end on
+``time.monotonic()`` (the clock every process on the machine shares, so they line
+up with the client's calls) and the CPU time the collecting thread spent in it. The
+only change to the server is the callback, which runs twice per collection.
 """
 
 from __future__ import annotations

@@ -71,12 +71,16 @@ class Pauses:
 
 
 def read_log(path: Path) -> list[Pause]:
-    """The pauses ``benchmarks.gc_trace`` wrote to ``path`` (none if it wrote nothing)."""
+    """The pauses ``benchmarks.gc_trace`` wrote to ``path`` (none if it wrote nothing);
+    a line cut short (the server killed while writing it) is left out."""
     if not path.exists():
         return []
     pauses = []
     for line in path.read_text(encoding="utf-8").splitlines():
-        generation, start, end, cpu = line.split()
+        fields = line.split()
+        if len(fields) != 4:
+            continue
+        generation, start, end, cpu = fields
         pauses.append(
             Pause(generation=int(generation), start=float(start), end=float(end), cpu=float(cpu))
         )

@@ -274,9 +274,10 @@ def _waited(run: Run, tool: ToolTally) -> list[str]:
     ``STALL_SECONDS``: whether its tail is made of pauses."""
     if not tool.latencies:
         return []
-    calls = [(at, at + took) for at, took in zip(tool.sent_at, tool.latencies, strict=True)]
+    timed = list(zip(tool.sent_at, tool.latencies, strict=True))
+    calls = [(at, at + took) for at, took in timed]
     p99 = percentile(tool.latencies, 0.99)
-    slowest = [call for call in calls if call[1] - call[0] >= p99]
+    slowest = [(at, at + took) for at, took in timed if took >= p99]
     sides = {"client": run.client_gc.noted}
     if run.server_gc is not None:
         sides["server"] = run.server_gc
@@ -295,7 +296,7 @@ def _load_window(tally: Tally) -> tuple[float, float]:
     tools = [tool for tool in tally.tools.values() if tool.sent_at]
     if not tools:
         return 0.0, 0.0
-    first = min(tool.sent_at[0] for tool in tools)
+    first = min(min(tool.sent_at) for tool in tools)  # kept as calls end, not as sent
     last = max(
         at + took for tool in tools for at, took in zip(tool.sent_at, tool.latencies, strict=True)
     )
@@ -311,11 +312,11 @@ def _server_pauses(pauses: list[Pause], window: tuple[float, float]) -> str:
         return "  server's full collections under load: none"
     full = sorted(pause.seconds for pause in during)
     cpu = sorted(pause.cpu for pause in during)
+    longest = max(during, key=lambda pause: pause.seconds)
     return (
         f"  server's full collections under load: {len(full)}, "
-        f"median {percentile(full, 0.5) * 1e3:.1f} ms "
-        f"(CPU {percentile(cpu, 0.5) * 1e3:.1f}), longest {full[-1] * 1e3:.1f} ms "
-        f"(CPU {cpu[-1] * 1e3:.1f})"
+        f"median {percentile(full, 0.5) * 1e3:.1f} ms (CPU {percentile(cpu, 0.5) * 1e3:.1f}), "
+        f"longest {longest.seconds * 1e3:.1f} ms (its CPU {longest.cpu * 1e3:.1f})"
     )
 
 

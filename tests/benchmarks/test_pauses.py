@@ -87,3 +87,9 @@ def test_the_traced_server_is_the_agentkit_command(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("agentkit ")
     assert (tmp_path / "gc.log").exists()
+
+
+def test_a_line_cut_short_is_left_out(tmp_path: Path) -> None:
+    log = tmp_path / "gc.log"
+    log.write_text("2 10.000000 10.025000 0.020000\n0 11.000000 11.0")
+    assert read_log(log) == [Pause(generation=2, start=10.0, end=10.025, cpu=0.02)]
