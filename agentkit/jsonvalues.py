@@ -27,6 +27,7 @@ __all__ = [
     "MAX_DEPTH",
     "checked_copy",
     "checked_object",
+    "containers_copied",
     "loads",
     "plain_copy",
     "plain_dict_copy",
@@ -172,6 +173,24 @@ def plain_list_copy(value: list[Any], depth: int = 0) -> list[Any] | None:
             return None
         copied.append(item)
     return copied
+
+
+def containers_copied(value: Mapping[Any, Any]) -> dict[Any, Any]:
+    """``value`` as a new dict whose dicts and lists, at any depth within ``MAX_DEPTH``,
+    are new too (a subclass of either copied as the plain one); every other value,
+    and what lies deeper, is the same object. For what a tool without an input schema
+    takes: any mapping, its values unchecked, and still none of the caller's lists or
+    dictionaries, as the values of a schema's check share none."""
+    return {key: _containers(item, 1) for key, item in value.items()}
+
+
+def _containers(value: Any, depth: int) -> Any:
+    if depth >= MAX_DEPTH or not isinstance(value, (dict, list)):
+        return value
+    inner = depth + 1
+    if isinstance(value, dict):
+        return {key: _containers(item, inner) for key, item in value.items()}
+    return [_containers(item, inner) for item in value]
 
 
 def _copy(value: Any, depth: int, path: str, parts: list[str | int], errors: list[Problem]) -> Any:

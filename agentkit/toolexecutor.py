@@ -41,6 +41,7 @@ from agentkit.executorsteps import (
     too_deep,
     within_timeout,
 )
+from agentkit.jsonvalues import containers_copied
 from agentkit.observability import InMemoryHistogram, Metrics, Span, Tracer
 from agentkit.paging import (
     CONTINUATION,
@@ -519,7 +520,9 @@ class ToolExecutor:
             if problems:
                 raise ToolValidationError(name, "input", problems)
             if values is inputs:
-                values = dict(inputs)  # the tool gets its own dict, never the caller's
+                # The tool gets its own dict, and its own lists and dicts within,
+                # never the caller's (the fast tier's copy of plain JSON is as deep).
+                values = containers_copied(inputs)
             if listeners:
                 validated = dict(values)
             if self._replay is not None:

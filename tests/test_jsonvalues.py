@@ -30,6 +30,7 @@ from agentkit.jsonvalues import (
     MAX_DEPTH,
     checked_copy,
     checked_object,
+    containers_copied,
     loads,
     plain_copy,
     plain_dict_copy,
@@ -734,3 +735,32 @@ def test_a_failed_call_is_recorded_with_its_deep_parts_cut(inputs: dict[str, Any
     (call,) = recorder.calls
     assert call.status == "failure"
     json.dumps(call.inputs)  # every listener can walk what it was given
+
+
+def test_containers_copied_shares_no_list_or_dict_and_every_other_value() -> None:
+    class Labels(dict[str, Any]):
+        pass
+
+    raw = b"bytes"
+    thing = object()
+    given = {"xs": [1, [2]], "labels": Labels(a=[3]), "raw": raw, 1: (thing,)}
+    copied = containers_copied(given)
+    assert copied == given
+    assert copied["xs"] is not given["xs"]
+    assert copied["xs"][1] is not given["xs"][1]
+    assert type(copied["labels"]) is dict
+    assert copied["labels"]["a"] is not given["labels"]["a"]
+    assert copied["raw"] is raw
+    assert copied[1] is given[1]  # a tuple is no list or dict: shared as it is
+
+
+def test_containers_copied_stops_at_the_depth_bound() -> None:
+    deep: Any = ["bottom"]
+    for _ in range(MAX_DEPTH + 5):
+        deep = [deep]
+    copied = containers_copied({"deep": deep})
+    level, original = copied["deep"], deep
+    for _ in range(MAX_DEPTH - 1):
+        assert level is not original
+        level, original = level[0], original[0]
+    assert level is original  # past the bound, shared: no walk without end

@@ -437,3 +437,32 @@ def test_a_call_without_the_credential_names_it(weather_tool: WeatherTool) -> No
         pytest.raises(ToolExecutionError, match="needs credential 'weather-api-key'"),
     ):
         bare.execute(weather_tool, {"city": "Oslo"})
+
+
+class _Mutates(Tool):
+    """A tool without schemas that changes the lists and dicts it is given."""
+
+    TOOL_NAME = "mutates"
+    INPUT_SCHEMA = None
+    OUTPUT_SCHEMA = None
+
+    def execute(self, inputs: dict[str, Any], credentials: Mapping[str, str]) -> dict[str, Any]:
+        inputs["xs"].append(9)
+        inputs["nested"]["inner"].append("x")
+        inputs["added"] = True
+        return {"ok": True}
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"raw": b"bytes"}, {1: "int key"}, {"t": (1, 2)}],
+    ids=["plain-json", "bytes", "int-key", "tuple"],
+)
+def test_a_tool_without_an_input_schema_shares_no_container_with_its_caller(
+    extra: dict[Any, Any],
+) -> None:
+    """Plain JSON takes the fast tier's copy, anything else the full tier's: either way
+    the caller's lists and dicts, at every depth, stay as they were."""
+    given: dict[Any, Any] = {"xs": [1], "nested": {"inner": ["a"]}, **extra}
+    ToolExecutor(credentials={}).execute(_Mutates(), given)
+    assert given == {"xs": [1], "nested": {"inner": ["a"]}, **extra}
