@@ -743,7 +743,7 @@ def test_containers_copied_shares_no_list_or_dict_and_every_other_value() -> Non
 
     raw = b"bytes"
     thing = object()
-    given = {"xs": [1, [2]], "labels": Labels(a=[3]), "raw": raw, 1: (thing,)}
+    given: dict[Any, Any] = {"xs": [1, [2]], "labels": Labels(a=[3]), "raw": raw, 1: (thing,)}
     copied = containers_copied(given)
     assert copied == given
     assert copied["xs"] is not given["xs"]
