@@ -15,37 +15,17 @@ from __future__ import annotations
 import gc
 import runpy
 import sys
-import time
-from collections.abc import Callable
-from typing import Final, TextIO
+from typing import Final
 
-from benchmarks.pauses import NOTED_SECONDS
+from benchmarks.pauses import noting
 
-__all__ = ["main", "tracer"]
-
-
-def tracer(log: TextIO) -> Callable[[str, dict[str, int]], None]:
-    """A ``gc.callbacks`` callback writing the pauses it notes to ``log``."""
-    began = [0.0, 0.0]
-
-    def observe(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            began[0], began[1] = time.monotonic(), time.thread_time()
-            return
-        end = time.monotonic()
-        generation = info["generation"]
-        if generation == 2 or end - began[0] > NOTED_SECONDS:
-            log.write(
-                f"{generation} {began[0]:.6f} {end:.6f} {time.thread_time() - began[1]:.6f}\n"
-            )
-
-    return observe
+__all__ = ["main"]
 
 
 def main(argv: list[str]) -> None:
     log_path, *args = argv
     log = open(log_path, "w", buffering=1, encoding="utf-8")  # noqa: SIM115 (the process's life)
-    gc.callbacks.append(tracer(log))
+    gc.callbacks.append(noting(lambda pause: log.write(pause.logged())))
     sys.argv = ["agentkit", *args]
     runpy.run_module("agentkit", run_name="__main__", alter_sys=True)
 

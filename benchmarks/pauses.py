@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, final
 
 __all__ = [
     "NOTED_SECONDS",
     "STALL_SECONDS",
     "Pause",
     "Pauses",
+    "noting",
     "read_log",
     "waited_share",
 ]
@@ -44,30 +45,49 @@ class Pause:
     def seconds(self) -> float:
         return self.end - self.start
 
+    def logged(self) -> str:
+        """The pause as a line of ``benchmarks.gc_trace``'s log (``read_log`` reads it)."""
+        return f"{self.generation} {self.start:.6f} {self.end:.6f} {self.cpu:.6f}\n"
 
-@dataclass
-class Pauses:
-    """This process's collections, noted through ``gc.callbacks`` (``observe``): its
-    full collections counted, the longest timed, and every noted one kept."""
 
-    full: int = 0
-    longest_full: float = 0.0
-    noted: list[Pause] = field(default_factory=list)
-    _began: tuple[float, float] = (0.0, 0.0)
+def noting(on_pause: Callable[[Pause], object]) -> Callable[[str, dict[str, int]], None]:
+    """A ``gc.callbacks`` callback that hands ``on_pause`` each collection worth
+    noting: every one of the oldest generation, any other over ``NOTED_SECONDS``."""
+    began = [0.0, 0.0]  # the wall clock and the thread's CPU time at the start
 
-    def observe(self, phase: str, info: dict[str, int]) -> None:
+    def observe(phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            self._began = (time.monotonic(), time.thread_time())
+            began[0], began[1] = time.monotonic(), time.thread_time()
             return
-        began, cpu = self._began
         end = time.monotonic()
         generation = info["generation"]
-        if generation == 2:
-            self.full += 1
-            self.longest_full = max(self.longest_full, end - began)
-        if generation == 2 or end - began > NOTED_SECONDS:
-            pause = Pause(generation=generation, start=began, end=end, cpu=time.thread_time() - cpu)
-            self.noted.append(pause)
+        if generation == 2 or end - began[0] > NOTED_SECONDS:
+            cpu = time.thread_time() - began[1]
+            on_pause(Pause(generation=generation, start=began[0], end=end, cpu=cpu))
+
+    return observe
+
+
+@final
+class Pauses:
+    """This process's collections worth noting, kept as they come (``observe`` is the
+    ``gc.callbacks`` callback)."""
+
+    __slots__ = ("noted", "observe")
+
+    def __init__(self) -> None:
+        self.noted: list[Pause] = []
+        self.observe = noting(self.noted.append)
+
+    @property
+    def full(self) -> int:
+        """How many full collections (of the oldest generation) there were."""
+        return sum(1 for pause in self.noted if pause.generation == 2)
+
+    @property
+    def longest_full(self) -> float:
+        """The longest full collection, in seconds (0 when there was none)."""
+        return max((pause.seconds for pause in self.noted if pause.generation == 2), default=0.0)
 
 
 def read_log(path: Path) -> list[Pause]:
