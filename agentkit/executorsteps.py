@@ -321,16 +321,15 @@ def contained_call(function: Callable[..., Any], *args: Any) -> Any:
     the thread as one (see ``_Stopped``). Nothing raised there is the process's:
     Python runs signal handlers, and raises Ctrl-C's ``KeyboardInterrupt``, in the
     main thread alone."""
-    import asyncio
     import concurrent.futures
 
     try:
         return function(*args)
-    except (asyncio.CancelledError, concurrent.futures.CancelledError) as exc:
+    except concurrent.futures.CancelledError as exc:  # an Exception asyncio converts
         raise _Stopped(exc) from None
     except Exception:
         raise
-    except BaseException as exc:
+    except BaseException as exc:  # asyncio's CancelledError among them
         raise _Stopped(exc) from None
 
 
